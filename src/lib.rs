@@ -1,0 +1,7 @@
+//! fencelab: a hands-on lab about leases and fencing tokens, and the engine that
+//! runs it.
+//!
+//! [`lease`] is the lab's subject (the reference implementation of the contract);
+//! everything else is the tool that judges implementations of it.
+
+pub mod lease;
