@@ -53,7 +53,10 @@ impl fmt::Display for LeaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             LeaseError::InvalidTtl(ttl) => {
-                write!(f, "invalid ttl {ttl}: a lease needs a finite ttl greater than 0")
+                write!(
+                    f,
+                    "invalid ttl {ttl}: a lease needs a finite ttl greater than 0"
+                )
             }
             LeaseError::InvalidNow(now) => write!(f, "invalid time {now}: now must be finite"),
             LeaseError::Db(err) => write!(f, "database error: {err}"),
@@ -61,14 +64,7 @@ impl fmt::Display for LeaseError {
     }
 }
 
-impl std::error::Error for LeaseError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            LeaseError::Db(err) => Some(err),
-            _ => None,
-        }
-    }
-}
+impl std::error::Error for LeaseError {}
 
 impl From<rusqlite::Error> for LeaseError {
     fn from(err: rusqlite::Error) -> Self {

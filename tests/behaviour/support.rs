@@ -1,0 +1,340 @@
+//! What every step of the suite shares: a fresh database per test, reading the
+//! stored rows through a connection of the test's own, holding the write lock,
+//! and reporting an observation so that a learner sees what was looked at.
+//!
+//! Nothing here calls the implementation except `Db::new` and `Db::with_job`
+//! (steps 1 and 2), so a test of a later step is judged on what it observes,
+//! not on how the implementation is written.
+
+#![allow(dead_code)]
+
+use std::fmt::Debug;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use rusqlite::{Connection, OptionalExtension, params};
+use tempfile::TempDir;
+
+use crate::lease;
+
+/// A database file of the test's own, in a temporary directory that is removed
+/// when the test ends.
+pub struct Db {
+    dir: TempDir,
+    pub path: PathBuf,
+}
+
+impl Db {
+    /// A path where no database exists yet.
+    pub fn empty() -> Db {
+        let dir = tempfile::Builder::new()
+            .prefix("fencelab-")
+            .tempdir()
+            .expect("create a temporary directory for the test database");
+        let path = dir.path().join("jobs.db");
+        Db { dir, path }
+    }
+
+    /// A database after `init_db`.
+    pub fn new() -> Db {
+        let db = Db::empty();
+        lease::init_db(&db.path).expect("init_db on a fresh database");
+        db
+    }
+
+    /// A database after `init_db` and `enqueue(job_id)`.
+    pub fn with_job(job_id: &str) -> Db {
+        let db = Db::new();
+        let added = lease::enqueue(&db.path, job_id).expect("enqueue on a fresh database");
+        assert!(added, "enqueue of a new job must return true");
+        db
+    }
+
+    /// The directory holding the database, for files a test needs beside it.
+    pub fn dir(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// The stored row of `job_id`, read through a connection of the test's own.
+    pub fn row(&self, job_id: &str) -> Option<Row> {
+        let conn = connect(&self.path);
+        conn.query_row(
+            "SELECT owner, until, fence, result, done FROM jobs WHERE id = ?1",
+            [job_id],
+            |r| {
+                Ok(Row {
+                    owner: r.get(0)?,
+                    until: r.get(1)?,
+                    fence: r.get(2)?,
+                    result: r.get(3)?,
+                    done: r.get(4)?,
+                })
+            },
+        )
+        .optional()
+        .expect("read the jobs row through a separate connection")
+    }
+
+    /// Every stored row, ordered by id: what "nothing changed" is checked against.
+    pub fn rows(&self) -> Vec<(String, Row)> {
+        let conn = connect(&self.path);
+        let mut stmt = conn
+            .prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")
+            .expect("prepare a read of every row");
+        stmt.query_map([], |r| {
+            Ok((
+                r.get(0)?,
+                Row {
+                    owner: r.get(1)?,
+                    until: r.get(2)?,
+                    fence: r.get(3)?,
+                    result: r.get(4)?,
+                    done: r.get(5)?,
+                },
+            ))
+        })
+        .expect("read every row through a separate connection")
+        .collect::<Result<_, _>>()
+        .expect("read every row through a separate connection")
+    }
+
+    /// Stores `row` for `job_id` directly, bypassing the implementation: the way
+    /// a test sets up a state (a done job, a high fence) without relying on the
+    /// steps that would lead there.
+    pub fn put(&self, job_id: &str, row: Row) {
+        let conn = connect(&self.path);
+        conn.execute(
+            "INSERT OR REPLACE INTO jobs (id, owner, until, fence, result, done)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+            params![
+                job_id, row.owner, row.until, row.fence, row.result, row.done
+            ],
+        )
+        .expect("store a row directly through a separate connection");
+    }
+
+    /// Takes the database's write lock on a connection of the test's own and
+    /// keeps it until the returned guard is dropped.
+    pub fn hold_write_lock(&self) -> WriteLock {
+        let conn = connect(&self.path);
+        conn.execute_batch("BEGIN IMMEDIATE")
+            .expect("take the write lock on a separate connection");
+        WriteLock { conn }
+    }
+}
+
+/// A connection of the test's own, separate from any the implementation opens.
+pub fn connect(path: &Path) -> Connection {
+    let conn = Connection::open(path).expect("open the test's own connection");
+    conn.busy_timeout(Duration::from_secs(10))
+        .expect("set a busy timeout on the test's own connection");
+    conn
+}
+
+/// The write lock of a database, held by the test until dropped.
+pub struct WriteLock {
+    conn: Connection,
+}
+
+impl Drop for WriteLock {
+    fn drop(&mut self) {
+        let _ = self.conn.execute_batch("ROLLBACK");
+    }
+}
+
+/// A row of `jobs` as SQLite stores it (`done` as the stored integer).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    pub owner: Option<String>,
+    pub until: f64,
+    pub fence: i64,
+    pub result: Option<String>,
+    pub done: i64,
+}
+
+impl Row {
+    /// The row of a job that was enqueued and never touched since.
+    pub fn fresh() -> Row {
+        Row {
+            owner: None,
+            until: 0.0,
+            fence: 0,
+            result: None,
+            done: 0,
+        }
+    }
+
+    /// The row of a job leased to `owner` with `fence` until `until`.
+    pub fn held(owner: &str, fence: i64, until: f64) -> Row {
+        Row {
+            owner: Some(owner.to_string()),
+            until,
+            fence,
+            result: None,
+            done: 0,
+        }
+    }
+
+    /// The row of a job completed by `owner` under `fence`.
+    pub fn done(owner: &str, fence: i64, until: f64, result: &str) -> Row {
+        Row {
+            owner: Some(owner.to_string()),
+            until,
+            fence,
+            result: Some(result.to_string()),
+            done: 1,
+        }
+    }
+}
+
+/// Fails the test unless `actual == expected`, saying what was observed.
+///
+/// The message has a fixed shape (`observation:`, `expected:`, `actual:`; a value
+/// that spans several lines follows on lines indented by four spaces) so that
+/// `fencelab check` can show the two side by side.
+#[track_caller]
+pub fn observe<T: PartialEq + Debug>(what: &str, actual: T, expected: T) {
+    if actual != expected {
+        panic!(
+            "observation: {what}\n{}{}",
+            field("expected", &expected),
+            field("actual", &actual)
+        );
+    }
+}
+
+/// Fails the test with an observation that is not a plain equality.
+#[track_caller]
+pub fn observe_that(what: &str, holds: bool, actual: impl Debug, expected: &str) {
+    if !holds {
+        panic!(
+            "observation: {what}\nexpected: {expected}\n{}",
+            field("actual", &actual)
+        );
+    }
+}
+
+fn field(name: &str, value: &impl Debug) -> String {
+    let short = format!("{value:?}");
+    if short.len() <= 60 && !short.contains('\n') {
+        format!("{name}: {short}\n")
+    } else {
+        let long = format!("{value:#?}");
+        let indented: String = long.lines().map(|l| format!("    {l}\n")).collect();
+        format!("{name}:\n{indented}")
+    }
+}
+
+/// How `kind` renders `Err(LeaseError::InvalidTtl(_))`.
+pub const INVALID_TTL: &str = "Err(InvalidTtl(_))";
+/// How `kind` renders `Err(LeaseError::InvalidNow(_))`.
+pub const INVALID_NOW: &str = "Err(InvalidNow(_))";
+
+/// A call's answer as text: the value of an `Ok`, and of an error only its
+/// variant, since the contract says nothing of error payloads or messages.
+pub fn kind<T: Debug>(result: &Result<T, lease::LeaseError>) -> String {
+    match result {
+        Ok(value) => ok(value),
+        Err(lease::LeaseError::InvalidTtl(_)) => INVALID_TTL.to_string(),
+        Err(lease::LeaseError::InvalidNow(_)) => INVALID_NOW.to_string(),
+        Err(lease::LeaseError::Db(_)) => "Err(Db(_))".to_string(),
+    }
+}
+
+/// The expected answer `Ok(value)`, rendered as `kind` renders answers.
+pub fn ok<T: Debug>(value: T) -> String {
+    format!("Ok({value:?})")
+}
+
+/// The environment variable that turns the suite's child-process helper test into
+/// a claimer (see `claim_in_processes`).
+pub const CHILD_CLAIM_ENV: &str = "FENCELAB_CHILD_CLAIM";
+/// The full name of the helper test that claims in a child process.
+pub const CHILD_CLAIM_TEST: &str = "step8::claim_in_child_process";
+const CHILD_RESULT_PREFIX: &str = "fencelab-child-claim-result: ";
+const SEPARATOR: char = '\u{1f}';
+
+/// Claims `job_id` once per owner, each from a separate OS process, all started
+/// while the test holds the write lock and let go together once every child is
+/// about to claim. Returns each child's answer as `kind` renders it.
+///
+/// The children are this test binary run again on its `CHILD_CLAIM_TEST` helper,
+/// so the same implementation is judged in every process.
+pub fn claim_in_processes(
+    db: &Db,
+    job_id: &str,
+    owners: &[&str],
+    now: f64,
+    ttl: f64,
+) -> Vec<String> {
+    let exe = std::env::current_exe().expect("find the test binary to run children");
+    let lock = db.hold_write_lock();
+    let children: Vec<_> = owners
+        .iter()
+        .map(|owner| {
+            let ready = db.dir().join(format!("ready-{owner}"));
+            let spec = [
+                db.path.display().to_string(),
+                job_id.to_string(),
+                owner.to_string(),
+                format!("{:x}", now.to_bits()),
+                format!("{:x}", ttl.to_bits()),
+                ready.display().to_string(),
+            ]
+            .join(&SEPARATOR.to_string());
+            let child = Command::new(&exe)
+                .args(["--exact", CHILD_CLAIM_TEST, "--ignored", "--nocapture"])
+                .args(["--test-threads", "1"])
+                .env(CHILD_CLAIM_ENV, spec)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .expect("start a child process to claim");
+            (child, ready)
+        })
+        .collect();
+    // Let go of the lock once every child is about to claim (or after a while, so
+    // that a child that cannot start does not hang the test).
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while Instant::now() < deadline && !children.iter().all(|(_, ready)| ready.exists()) {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    std::thread::sleep(Duration::from_millis(100));
+    drop(lock);
+    children
+        .into_iter()
+        .map(|(child, _)| {
+            let out = child.wait_with_output().expect("wait for a claiming child");
+            let stdout = String::from_utf8_lossy(&out.stdout);
+            // libtest prints the test's name on the same line, before the answer.
+            let answer = stdout
+                .lines()
+                .find_map(|l| l.split_once(CHILD_RESULT_PREFIX).map(|(_, a)| a));
+            match answer {
+                Some(answer) => answer.trim().to_string(),
+                None => format!(
+                    "no answer ({}): {}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                ),
+            }
+        })
+        .collect()
+}
+
+/// The body of the `CHILD_CLAIM_TEST` helper: claims once as described by the
+/// environment and prints the answer. Does nothing when run as a plain test.
+pub fn child_claim() {
+    let Ok(spec) = std::env::var(CHILD_CLAIM_ENV) else {
+        return;
+    };
+    let parts: Vec<&str> = spec.split(SEPARATOR).collect();
+    let [path, job_id, owner, now, ttl, ready] = parts[..] else {
+        panic!("malformed {CHILD_CLAIM_ENV}: {spec:?}");
+    };
+    let float = |hex: &str| f64::from_bits(u64::from_str_radix(hex, 16).expect("f64 bits in hex"));
+    std::fs::write(ready, b"").expect("signal that the child is about to claim");
+    let answer = lease::claim(path, job_id, owner, float(now), float(ttl));
+    println!("{CHILD_RESULT_PREFIX}{}", kind(&answer));
+}
