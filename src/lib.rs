@@ -5,3 +5,4 @@
 //! everything else is the tool that judges implementations of it.
 
 pub mod lease;
+pub mod worksheet;

@@ -1,0 +1,733 @@
+//! The lab's worksheet as data: the framing sections and the eight steps, each
+//! with its contract, rationale and question, in Japanese and English.
+//!
+//! The text lives in `worksheet/lab.toml` and `worksheet/steps.toml`. Both files
+//! are compiled into the binary ([`Worksheet::builtin`]) and can also be read
+//! from a directory at run time ([`Worksheet::load`]), e.g. while the text is
+//! being edited. Both paths check the same rules: exactly eight steps, numbered
+//! 1 to 8 in file order, with the slugs of [`SLUGS`] in that order, and no empty
+//! text in either language. Every error names the file, the line and the column.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// The file holding the framing sections, inside a worksheet directory.
+pub const LAB_FILE: &str = "lab.toml";
+/// The file holding the steps, inside a worksheet directory.
+pub const STEPS_FILE: &str = "steps.toml";
+
+/// The steps' slugs in order: the functions of the contract, one per step.
+pub const SLUGS: [&str; 8] = [
+    "init_db",
+    "enqueue",
+    "state",
+    "claim",
+    "renew",
+    "complete",
+    "release",
+    "claim_many",
+];
+
+const BUILTIN_DIR: &str = "worksheet";
+const BUILTIN_LAB: &str = include_str!("../worksheet/lab.toml");
+const BUILTIN_STEPS: &str = include_str!("../worksheet/steps.toml");
+
+/// A language the worksheet is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Lang {
+    Ja,
+    En,
+}
+
+impl Lang {
+    /// Every language, in the order they are offered.
+    pub const ALL: [Lang; 2] = [Lang::Ja, Lang::En];
+
+    /// The code used on the command line and in the TOML files.
+    pub fn code(self) -> &'static str {
+        match self {
+            Lang::Ja => "ja",
+            Lang::En => "en",
+        }
+    }
+}
+
+impl fmt::Display for Lang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
+impl FromStr for Lang {
+    type Err = UnknownLang;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Lang::ALL
+            .into_iter()
+            .find(|lang| lang.code() == s)
+            .ok_or_else(|| UnknownLang(s.to_owned()))
+    }
+}
+
+/// A language code that is not one of [`Lang::ALL`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownLang(pub String);
+
+impl fmt::Display for UnknownLang {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let choices: Vec<&str> = Lang::ALL.iter().map(|lang| lang.code()).collect();
+        write!(
+            f,
+            "unknown language `{}`: choose one of {}",
+            self.0,
+            choices.join(", ")
+        )
+    }
+}
+
+impl std::error::Error for UnknownLang {}
+
+/// One text in both languages. Surrounding whitespace is dropped when loading,
+/// so that a multi-line string may open and close on lines of its own.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Text {
+    #[serde(deserialize_with = "trimmed")]
+    pub ja: String,
+    #[serde(deserialize_with = "trimmed")]
+    pub en: String,
+}
+
+impl Text {
+    pub fn get(&self, lang: Lang) -> &str {
+        match lang {
+            Lang::Ja => &self.ja,
+            Lang::En => &self.en,
+        }
+    }
+}
+
+fn trimmed<'de, D: Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    Ok(text.trim().to_owned())
+}
+
+/// One step of the worksheet: a function of the contract and what to think
+/// about before running its tests.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Step {
+    /// 1 to 8, in worksheet order.
+    pub number: u32,
+    /// The name of the function the step is about, e.g. `claim`.
+    pub slug: String,
+    pub title: Text,
+    /// What the function must do, precisely, in terms of the Rust API.
+    pub contract: Text,
+    /// Why the contract is the way it is.
+    pub rationale: Text,
+    /// What the learner answers before running the step's tests.
+    pub question: Text,
+}
+
+impl Step {
+    fn texts(&self) -> [(&'static str, &Text); 4] {
+        [
+            ("title", &self.title),
+            ("contract", &self.contract),
+            ("rationale", &self.rationale),
+            ("question", &self.question),
+        ]
+    }
+}
+
+/// The sections framing the steps (`lab.toml`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Lab {
+    pub title: Text,
+    /// The lab in one sentence.
+    pub summary: Text,
+    /// The stale worker story: why leases alone are not enough.
+    pub why: Text,
+    /// How leases and fences work, with the little timeline.
+    pub how: Text,
+    /// How the worksheet is used: predict, run, compare.
+    pub exercise: Text,
+    /// What the lab leaves out in real deployments.
+    pub in_the_field: Text,
+    /// Where the steps lead, and the closing exercise.
+    pub next: Text,
+}
+
+impl Lab {
+    fn texts(&self) -> [(&'static str, &Text); 7] {
+        [
+            ("title", &self.title),
+            ("summary", &self.summary),
+            ("why", &self.why),
+            ("how", &self.how),
+            ("exercise", &self.exercise),
+            ("in_the_field", &self.in_the_field),
+            ("next", &self.next),
+        ]
+    }
+}
+
+/// The whole worksheet, checked: eight steps in order, no empty text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Worksheet {
+    pub lab: Lab,
+    pub steps: Vec<Step>,
+}
+
+/// The shape of `steps.toml`: an array of `[[step]]` tables.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct StepsFile {
+    // A file without steps is reported by the validation, which says how many
+    // are expected, rather than as a missing key.
+    #[serde(default)]
+    step: Vec<Step>,
+}
+
+impl Worksheet {
+    /// The worksheet compiled into the binary.
+    ///
+    /// # Panics
+    ///
+    /// Only if the built-in files are broken, which a unit test rules out.
+    pub fn builtin() -> Worksheet {
+        let dir = Path::new(BUILTIN_DIR);
+        match Worksheet::parse(dir, BUILTIN_LAB, BUILTIN_STEPS) {
+            Ok(worksheet) => worksheet,
+            Err(err) => panic!("the built-in worksheet is broken: {err}"),
+        }
+    }
+
+    /// Reads `lab.toml` and `steps.toml` from `dir` and checks them.
+    pub fn load(dir: &Path) -> Result<Worksheet, WorksheetError> {
+        let read = |name: &str| {
+            let path = dir.join(name);
+            std::fs::read_to_string(&path).map_err(|source| WorksheetError::Read { path, source })
+        };
+        let lab = read(LAB_FILE)?;
+        let steps = read(STEPS_FILE)?;
+        Worksheet::parse(dir, &lab, &steps)
+    }
+
+    /// The step with this number (1 to 8).
+    pub fn step(&self, number: u32) -> Option<&Step> {
+        self.steps.iter().find(|step| step.number == number)
+    }
+
+    /// The step about the function `slug`, e.g. `"claim"`.
+    pub fn step_by_slug(&self, slug: &str) -> Option<&Step> {
+        self.steps.iter().find(|step| step.slug == slug)
+    }
+
+    fn parse(dir: &Path, lab_src: &str, steps_src: &str) -> Result<Worksheet, WorksheetError> {
+        let lab_path = dir.join(LAB_FILE);
+        let steps_path = dir.join(STEPS_FILE);
+        let lab: Lab = from_toml(&lab_path, lab_src)?;
+        let steps: StepsFile = from_toml(&steps_path, steps_src)?;
+        let worksheet = Worksheet {
+            lab,
+            steps: steps.step,
+        };
+        worksheet.validate().map_err(|problem| {
+            let (path, src) = match problem.file {
+                File::Lab => (lab_path, lab_src),
+                File::Steps => (steps_path, steps_src),
+            };
+            WorksheetError::Invalid {
+                at: locate_key(src, &problem.key),
+                path,
+                message: problem.message,
+            }
+        })?;
+        Ok(worksheet)
+    }
+
+    fn validate(&self) -> Result<(), Problem> {
+        for (section, text) in self.lab.texts() {
+            check_text(text).map_err(|lang| Problem {
+                file: File::Lab,
+                key: vec![Key::Name(section), Key::Name(lang.code())],
+                message: format!(
+                    "[{section}] has no {lang} text: write the {lang} version of this section"
+                ),
+            })?;
+        }
+
+        let order = SLUGS.join(", ");
+        if self.steps.len() != SLUGS.len() {
+            let missing: Vec<&str> = SLUGS
+                .iter()
+                .copied()
+                .filter(|slug| self.step_by_slug(slug).is_none())
+                .collect();
+            let (key, hint) = if self.steps.len() > SLUGS.len() {
+                let extra = vec![Key::Name("step"), Key::Index(SLUGS.len())];
+                (extra, "remove the steps after the eighth".to_owned())
+            } else if missing.is_empty() {
+                (vec![Key::Name("step")], format!("the steps are {order}"))
+            } else {
+                let hint = format!("add a [[step]] for {}", missing.join(", "));
+                (vec![Key::Name("step")], hint)
+            };
+            return Err(Problem {
+                file: File::Steps,
+                key,
+                message: format!(
+                    "found {} steps, expected {}: {hint}",
+                    self.steps.len(),
+                    SLUGS.len()
+                ),
+            });
+        }
+
+        for (index, (step, slug)) in self.steps.iter().zip(SLUGS).enumerate() {
+            let at =
+                |field: &'static str| vec![Key::Name("step"), Key::Index(index), Key::Name(field)];
+            let position = index + 1;
+            if usize::try_from(step.number) != Ok(position) {
+                return Err(Problem {
+                    file: File::Steps,
+                    key: at("number"),
+                    message: format!(
+                        "step {position} in file order has number {}: number the steps 1 to 8 in the order they appear",
+                        step.number
+                    ),
+                });
+            }
+            if step.slug != slug {
+                return Err(Problem {
+                    file: File::Steps,
+                    key: at("slug"),
+                    message: format!(
+                        "step {position} has slug `{}`, expected `{slug}`: the slugs are {order}, in that order",
+                        step.slug
+                    ),
+                });
+            }
+            for (field, text) in step.texts() {
+                check_text(text).map_err(|lang| {
+                    let mut key = at(field);
+                    key.push(Key::Name(lang.code()));
+                    Problem {
+                        file: File::Steps,
+                        key,
+                        message: format!(
+                            "step {position} ({slug}) has no {lang} {field}: write the {lang} text"
+                        ),
+                    }
+                })?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// The first language whose text is empty (after trimming), if any.
+fn check_text(text: &Text) -> Result<(), Lang> {
+    match Lang::ALL
+        .into_iter()
+        .find(|&lang| text.get(lang).is_empty())
+    {
+        Some(lang) => Err(lang),
+        None => Ok(()),
+    }
+}
+
+fn from_toml<T: for<'de> Deserialize<'de>>(path: &Path, src: &str) -> Result<T, WorksheetError> {
+    toml::from_str(src).map_err(|err| WorksheetError::Parse {
+        path: path.to_owned(),
+        at: err.span().map(|span| Location::at(src, span.start)),
+        message: err.message().trim().to_owned(),
+    })
+}
+
+/// Which of the two files a validation problem is in.
+enum File {
+    Lab,
+    Steps,
+}
+
+/// One step of a path to a value inside a TOML document.
+enum Key {
+    Name(&'static str),
+    Index(usize),
+}
+
+/// A rule of the worksheet that a well-formed file breaks.
+struct Problem {
+    file: File,
+    /// The value the problem is about; the nearest existing parent is shown if
+    /// the value itself is missing.
+    key: Vec<Key>,
+    message: String,
+}
+
+/// Where the value at `key` starts in `src`, or where its nearest existing
+/// parent does. `None` only if the document has none of it.
+fn locate_key(src: &str, key: &[Key]) -> Option<Location> {
+    let doc = toml::de::DeTable::parse(src).ok()?;
+    let mut value = doc.get_ref().get(match key.first()? {
+        Key::Name(name) => *name,
+        Key::Index(_) => return None,
+    })?;
+    for part in &key[1..] {
+        let next = match part {
+            Key::Name(name) => value.get_ref().get(*name),
+            Key::Index(index) => value.get_ref().get(*index),
+        };
+        match next {
+            Some(next) => value = next,
+            None => break,
+        }
+    }
+    Some(Location::at(src, value.span().start))
+}
+
+/// A position in a file, as people count: lines and columns from 1, columns
+/// in characters (not bytes).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Location {
+    pub line: usize,
+    pub column: usize,
+    /// The whole line, to show next to the message.
+    pub source_line: String,
+}
+
+impl Location {
+    /// The location of the byte `offset` in `src`.
+    pub fn at(src: &str, offset: usize) -> Location {
+        let mut offset = offset.min(src.len());
+        while !src.is_char_boundary(offset) {
+            offset -= 1;
+        }
+        let before = &src[..offset];
+        let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
+        let line_end = src[line_start..]
+            .find('\n')
+            .map_or(src.len(), |newline| line_start + newline);
+        Location {
+            line: before.matches('\n').count() + 1,
+            column: before[line_start..].chars().count() + 1,
+            source_line: src[line_start..line_end].trim_end_matches('\r').to_owned(),
+        }
+    }
+}
+
+/// Why a worksheet directory could not be loaded.
+#[derive(Debug)]
+pub enum WorksheetError {
+    /// A file could not be read.
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// A file is not TOML, or not in the worksheet's shape (e.g. an unknown key).
+    Parse {
+        path: PathBuf,
+        at: Option<Location>,
+        message: String,
+    },
+    /// A file is in the worksheet's shape but breaks one of its rules.
+    Invalid {
+        path: PathBuf,
+        at: Option<Location>,
+        message: String,
+    },
+}
+
+impl fmt::Display for WorksheetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (path, at, message, next) = match self {
+            WorksheetError::Read { path, source } => {
+                return write!(
+                    f,
+                    "cannot read {}: {source}\n  next: give a directory that holds {LAB_FILE} and {STEPS_FILE}",
+                    path.display()
+                );
+            }
+            WorksheetError::Parse { path, at, message } => (
+                path,
+                at,
+                message,
+                "fix the file at that line (its header comment lists the keys it takes) and run again",
+            ),
+            WorksheetError::Invalid { path, at, message } => {
+                (path, at, message, "fix the file at that line and run again")
+            }
+        };
+        match at {
+            Some(at) => {
+                let line = at.line;
+                write!(f, "{}:{line}:{}: {message}", path.display(), at.column)?;
+                write!(f, "\n  {line} | {}", at.source_line)?;
+            }
+            None => write!(f, "{}: {message}", path.display())?,
+        }
+        write!(f, "\n  next: {next}")
+    }
+}
+
+impl std::error::Error for WorksheetError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            WorksheetError::Read { source, .. } => Some(source),
+            _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use tempfile::TempDir;
+
+    /// A worksheet directory holding the given file contents.
+    fn dir_with(lab: &str, steps: &str) -> TempDir {
+        let dir = TempDir::new().expect("create a temp dir");
+        std::fs::write(dir.path().join(LAB_FILE), lab).expect("write lab.toml");
+        std::fs::write(dir.path().join(STEPS_FILE), steps).expect("write steps.toml");
+        dir
+    }
+
+    fn load_err(lab: &str, steps: &str) -> WorksheetError {
+        let dir = dir_with(lab, steps);
+        match Worksheet::load(dir.path()) {
+            Ok(_) => panic!("the worksheet was accepted"),
+            Err(err) => err,
+        }
+    }
+
+    /// The 1-based line of the first line of `src` containing `needle`.
+    fn line_of(src: &str, needle: &str) -> usize {
+        src.lines()
+            .position(|line| line.contains(needle))
+            .expect("needle in source")
+            + 1
+    }
+
+    #[test]
+    fn builtin_loads_and_validates() {
+        // Checked directly first, so that a broken file shows its error here.
+        let parsed = Worksheet::parse(Path::new(BUILTIN_DIR), BUILTIN_LAB, BUILTIN_STEPS);
+        let worksheet = parsed.unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(worksheet, Worksheet::builtin());
+
+        let slugs: Vec<&str> = worksheet.steps.iter().map(|s| s.slug.as_str()).collect();
+        assert_eq!(slugs, SLUGS);
+        assert_eq!(worksheet.step(4).map(|s| s.slug.as_str()), Some("claim"));
+        assert_eq!(worksheet.step_by_slug("renew").map(|s| s.number), Some(5));
+        assert!(worksheet.step(0).is_none() && worksheet.step(9).is_none());
+        assert!(worksheet.step_by_slug("claim_all").is_none());
+        assert!(
+            worksheet
+                .lab
+                .title
+                .get(Lang::En)
+                .starts_with("Keeping a stale")
+        );
+    }
+
+    #[test]
+    fn the_checked_in_directory_loads_like_the_builtin() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(BUILTIN_DIR);
+        let loaded = Worksheet::load(&dir).unwrap_or_else(|err| panic!("{err}"));
+        assert_eq!(loaded, Worksheet::builtin());
+    }
+
+    #[test]
+    fn texts_are_trimmed_and_picked_by_language() {
+        let worksheet = Worksheet::builtin();
+        let claim = worksheet.step_by_slug("claim").expect("claim step");
+        for lang in Lang::ALL {
+            let contract = claim.contract.get(lang);
+            assert_eq!(contract, contract.trim());
+            assert!(contract.starts_with("`claim(path, job_id, owner, now, ttl)`"));
+        }
+        assert_ne!(claim.contract.get(Lang::Ja), claim.contract.get(Lang::En));
+    }
+
+    #[test]
+    fn malformed_toml_names_the_file_line_and_column() {
+        let steps = "[[step]]\nnumber = 1\nslug = \"init_db\n";
+        let err = load_err(BUILTIN_LAB, steps);
+        let WorksheetError::Parse { path, at, .. } = &err else {
+            panic!("expected a parse error, got {err:?}");
+        };
+        assert!(path.ends_with(STEPS_FILE));
+        let at = at.as_ref().expect("a location");
+        assert_eq!(at.line, 3);
+        assert_eq!(at.source_line, "slug = \"init_db");
+        let shown = err.to_string();
+        assert!(
+            shown.contains(&format!("{STEPS_FILE}:3:{}:", at.column)),
+            "{shown}"
+        );
+        assert!(shown.contains("next:"), "{shown}");
+    }
+
+    #[test]
+    fn an_unknown_key_in_a_step_is_refused() {
+        let steps =
+            BUILTIN_STEPS.replacen("slug = \"state\"", "slug = \"state\"\ncolour = \"red\"", 1);
+        let err = load_err(BUILTIN_LAB, &steps);
+        let WorksheetError::Parse { at, message, .. } = &err else {
+            panic!("expected a parse error, got {err:?}");
+        };
+        assert!(message.contains("colour"), "{message}");
+        assert_eq!(
+            at.as_ref().map(|at| at.line),
+            Some(line_of(&steps, "colour"))
+        );
+    }
+
+    #[test]
+    fn an_unknown_language_in_the_lab_is_refused() {
+        let lab = BUILTIN_LAB.replacen("[summary]\n", "[summary]\nfr = \"Bonjour\"\n", 1);
+        let err = load_err(&lab, BUILTIN_STEPS);
+        let WorksheetError::Parse { path, message, .. } = &err else {
+            panic!("expected a parse error, got {err:?}");
+        };
+        assert!(path.ends_with(LAB_FILE));
+        assert!(message.contains("fr"), "{message}");
+    }
+
+    /// `BUILTIN_STEPS` without its step about `slug`.
+    fn steps_without(slug: &str) -> String {
+        let mut parts: Vec<&str> = BUILTIN_STEPS.split("[[step]]").collect();
+        let before = parts.len();
+        parts.retain(|part| !part.contains(&format!("slug = \"{slug}\"")));
+        assert_eq!(parts.len(), before - 1, "exactly one step about {slug}");
+        parts.join("[[step]]")
+    }
+
+    #[test]
+    fn a_missing_step_is_refused() {
+        let err = load_err(BUILTIN_LAB, &steps_without("claim"));
+        let WorksheetError::Invalid { path, message, .. } = &err else {
+            panic!("expected a validation error, got {err:?}");
+        };
+        assert!(path.ends_with(STEPS_FILE));
+        assert!(message.contains("found 7 steps, expected 8"), "{message}");
+        assert!(message.contains("claim"), "{message}");
+    }
+
+    #[test]
+    fn an_empty_steps_file_is_refused() {
+        let err = load_err(BUILTIN_LAB, "# nothing yet\n");
+        assert!(
+            err.to_string().contains("found 0 steps, expected 8"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn steps_out_of_order_are_refused_where_they_go_wrong() {
+        // Step 7 (release) moved to the end: position 7 now holds number 8.
+        let release = BUILTIN_STEPS
+            .split("[[step]]")
+            .find(|part| part.contains("slug = \"release\""))
+            .expect("release step");
+        let steps = format!("{}[[step]]{release}", steps_without("release"));
+        let err = load_err(BUILTIN_LAB, &steps);
+        let WorksheetError::Invalid { at, message, .. } = &err else {
+            panic!("expected a validation error, got {err:?}");
+        };
+        assert!(
+            message.contains("step 7 in file order has number 8"),
+            "{message}"
+        );
+        assert_eq!(
+            at.as_ref().map(|at| at.line),
+            Some(line_of(&steps, "number = 8"))
+        );
+    }
+
+    #[test]
+    fn a_wrong_slug_is_refused() {
+        let steps = BUILTIN_STEPS.replacen("slug = \"state\"", "slug = \"status\"", 1);
+        let err = load_err(BUILTIN_LAB, &steps);
+        let WorksheetError::Invalid { at, message, .. } = &err else {
+            panic!("expected a validation error, got {err:?}");
+        };
+        assert!(message.contains("`status`, expected `state`"), "{message}");
+        assert_eq!(
+            at.as_ref().map(|at| at.line),
+            Some(line_of(&steps, "\"status\""))
+        );
+    }
+
+    #[test]
+    fn empty_text_is_refused_in_either_language() {
+        let steps = BUILTIN_STEPS.replacen(
+            "title.en = \"Read the stored state\"",
+            "title.en = \"  \"",
+            1,
+        );
+        let err = load_err(BUILTIN_LAB, &steps);
+        let WorksheetError::Invalid { at, message, .. } = &err else {
+            panic!("expected a validation error, got {err:?}");
+        };
+        assert!(
+            message.contains("step 3 (state) has no en title"),
+            "{message}"
+        );
+        assert_eq!(
+            at.as_ref().map(|at| at.line),
+            Some(line_of(&steps, "title.en = \"  \""))
+        );
+
+        let title = format!("ja = \"{}\"", Worksheet::builtin().lab.title.ja);
+        let lab = BUILTIN_LAB.replacen(&title, "ja = \"\"", 1);
+        let err = load_err(&lab, BUILTIN_STEPS);
+        assert!(err.to_string().contains("[title] has no ja text"), "{err}");
+    }
+
+    #[test]
+    fn a_missing_directory_says_what_to_give() {
+        let dir = TempDir::new().expect("create a temp dir");
+        let err = Worksheet::load(&dir.path().join("nowhere")).expect_err("no such directory");
+        assert!(matches!(err, WorksheetError::Read { .. }));
+        let shown = err.to_string();
+        assert!(
+            shown.contains(LAB_FILE) && shown.contains("next:"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn locations_count_lines_and_characters_from_one() {
+        let src = "a = 1\nあい = x\n";
+        let offset = src.find('x').expect("x in source");
+        let at = Location::at(src, offset);
+        assert_eq!((at.line, at.column), (2, 6));
+        assert_eq!(at.source_line, "あい = x");
+        assert_eq!(Location::at(src, 0).line, 1);
+        assert_eq!(Location::at(src, usize::MAX).line, 3);
+    }
+
+    #[test]
+    fn languages_parse_from_their_codes_only() {
+        for lang in Lang::ALL {
+            assert_eq!(lang.to_string().parse::<Lang>(), Ok(lang));
+        }
+        assert_eq!("ja".parse::<Lang>(), Ok(Lang::Ja));
+        let err = "fr".parse::<Lang>().expect_err("fr is not offered");
+        assert_eq!(
+            err.to_string(),
+            "unknown language `fr`: choose one of ja, en"
+        );
+    }
+}
