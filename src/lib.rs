@@ -4,5 +4,10 @@
 //! [`lease`] is the lab's subject (the reference implementation of the contract);
 //! everything else is the tool that judges implementations of it.
 
+pub mod bridge;
+pub mod error;
 pub mod lease;
+pub mod mutant;
+pub mod scratch;
+pub mod suite;
 pub mod worksheet;

@@ -9,6 +9,8 @@
 //! text in either language. Every error names the file, the line and the column.
 
 use std::fmt;
+
+pub use crate::error::Location;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
@@ -393,36 +395,6 @@ fn locate_key(src: &str, key: &[Key]) -> Option<Location> {
         }
     }
     Some(Location::at(src, value.span().start))
-}
-
-/// A position in a file, as people count: lines and columns from 1, columns
-/// in characters (not bytes).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
-    pub line: usize,
-    pub column: usize,
-    /// The whole line, to show next to the message.
-    pub source_line: String,
-}
-
-impl Location {
-    /// The location of the byte `offset` in `src`.
-    pub fn at(src: &str, offset: usize) -> Location {
-        let mut offset = offset.min(src.len());
-        while !src.is_char_boundary(offset) {
-            offset -= 1;
-        }
-        let before = &src[..offset];
-        let line_start = before.rfind('\n').map_or(0, |newline| newline + 1);
-        let line_end = src[line_start..]
-            .find('\n')
-            .map_or(src.len(), |newline| line_start + newline);
-        Location {
-            line: before.matches('\n').count() + 1,
-            column: before[line_start..].chars().count() + 1,
-            source_line: src[line_start..line_end].trim_end_matches('\r').to_owned(),
-        }
-    }
 }
 
 /// Why a worksheet directory could not be loaded.

@@ -1,0 +1,237 @@
+//! The judge's side of the bridge: starts the implementation's process on the
+//! first call of a test and forwards every call to it, one connection per call
+//! so that calls from several threads of a test can be under way at once.
+//!
+//! Whatever goes wrong on the other side ends the test with a message that says
+//! what the implementation did: panicked (with its message), ended (with its exit
+//! status or signal, and the last of what it printed), or sent nonsense.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use super::protocol::{
+    Answer, Failure, IMPL_ENV, IMPL_PANICKED, PROCESS_ENDED, Request, Response, SERVER_ENV,
+    from_line, to_line,
+};
+use super::server::LISTENER_FD;
+
+/// How much of the implementation's stdout and stderr is kept (each); the rest
+/// is read and counted but dropped, so a flood cannot fill memory or block it.
+const OUTPUT_CAP: usize = 16 * 1024;
+
+/// The implementation's process for this test.
+struct Server {
+    child: Mutex<Child>,
+    socket: PathBuf,
+    /// Held open so that the server sees end-of-file when the judge goes away.
+    _stdin: ChildStdin,
+    stdout: Arc<Mutex<Captured>>,
+    stderr: Arc<Mutex<Captured>>,
+}
+
+static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// The start of a stream of output, and how much more there was.
+#[derive(Default)]
+pub struct Captured {
+    pub kept: Vec<u8>,
+    pub dropped: usize,
+}
+
+impl Captured {
+    fn text(&self, what: &str) -> String {
+        if self.kept.is_empty() {
+            return String::new();
+        }
+        let mut text = format!("\n--- the implementation's {what} ---\n");
+        text.push_str(String::from_utf8_lossy(&self.kept).trim_end());
+        if self.dropped > 0 {
+            text.push_str(&format!("\n[... {} more bytes dropped]", self.dropped));
+        }
+        text
+    }
+}
+
+/// Calls the implementation: the `Ok`/`Err` it returned, or a panic of the test
+/// that says what happened to it.
+pub fn call(request: Request) -> Result<Answer, Failure> {
+    let server = SERVER.get_or_init(start);
+    let function = request.function();
+    match exchange(&server.socket, &request) {
+        Ok(Response::Returned(returned)) => returned,
+        Ok(Response::Panicked { message, location }) => {
+            let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
+            panic!("{IMPL_PANICKED} in {function}(){at}:\n{message}")
+        }
+        Err(err) => server.ended(function, &err),
+    }
+}
+
+/// One request and its response over a fresh connection to `socket`.
+pub fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
+    let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
+    (&stream)
+        .write_all(to_line(request).as_bytes())
+        .map_err(|e| format!("cannot send the call: {e}"))?;
+    let mut line = String::new();
+    BufReader::new(&stream)
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the answer: {e}"))?;
+    if line.is_empty() {
+        return Err("it closed the connection without answering".to_string());
+    }
+    from_line(&line)
+}
+
+fn start() -> Server {
+    let exe = std::env::var_os(SERVER_ENV).unwrap_or_else(|| {
+        panic!("{PROCESS_ENDED} could not start: {SERVER_ENV} is not set (run the judge through fencelab)")
+    });
+    let key = std::env::var(IMPL_ENV).unwrap_or_else(|_| {
+        panic!("{PROCESS_ENDED} could not start: {IMPL_ENV} is not set (run the judge through fencelab)")
+    });
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let socket = std::env::temp_dir().join(format!(
+        "fencelab-{}-{}.sock",
+        std::process::id(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_file(&socket);
+    let listener = UnixListener::bind(&socket).unwrap_or_else(|e| {
+        panic!(
+            "{PROCESS_ENDED} could not start: cannot listen on {}: {e}",
+            socket.display()
+        )
+    });
+    let fd = listener.as_raw_fd();
+    let mut command = Command::new(&exe);
+    command
+        .args(["serve", key.as_str()])
+        .env("RUST_BACKTRACE", "0")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    // Hand the listening socket over as fd 3. dup2 clears close-on-exec on the
+    // copy; when the socket already is fd 3, clear the flag on it directly.
+    unsafe {
+        command.pre_exec(move || {
+            let ok = if fd == LISTENER_FD {
+                libc::fcntl(fd, libc::F_SETFD, 0) != -1
+            } else {
+                libc::dup2(fd, LISTENER_FD) != -1
+            };
+            if ok {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        });
+    }
+    let mut child = command.spawn().unwrap_or_else(|e| {
+        panic!(
+            "{PROCESS_ENDED} could not start: {}: {e}",
+            Path::new(&exe).display()
+        )
+    });
+    // Only the server keeps the listening socket: once it ends, connecting fails
+    // at once instead of waiting for an answer that cannot come.
+    drop(listener);
+    let stdin = child.stdin.take().expect("piped stdin");
+    let stdout = capture(child.stdout.take().expect("piped stdout"));
+    let stderr = capture(child.stderr.take().expect("piped stderr"));
+    Server {
+        child: Mutex::new(child),
+        socket,
+        _stdin: stdin,
+        stdout,
+        stderr,
+    }
+}
+
+/// Reads `stream` to its end on a thread of its own, keeping the first bytes.
+fn capture(mut stream: impl Read + Send + 'static) -> Arc<Mutex<Captured>> {
+    let captured = Arc::new(Mutex::new(Captured::default()));
+    let sink = Arc::clone(&captured);
+    std::thread::spawn(move || {
+        let mut buf = [0u8; 8192];
+        while let Ok(n) = stream.read(&mut buf) {
+            if n == 0 {
+                break;
+            }
+            let mut c = sink.lock().unwrap_or_else(|e| e.into_inner());
+            let room = OUTPUT_CAP.saturating_sub(c.kept.len()).min(n);
+            c.kept.extend_from_slice(&buf[..room]);
+            c.dropped += n - room;
+        }
+    });
+    captured
+}
+
+impl Server {
+    /// Ends the test: the implementation did not answer `function`.
+    fn ended(&self, function: &str, err: &str) -> ! {
+        let status = self.wait(Duration::from_millis(500));
+        // Let the capture threads take in the last of what it printed.
+        std::thread::sleep(Duration::from_millis(20));
+        let how = match status {
+            Some(status) => describe(status),
+            None => format!("stopped answering ({err})"),
+        };
+        let stderr = self
+            .stderr
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .text("stderr");
+        let stdout = self
+            .stdout
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .text("stdout");
+        panic!("{PROCESS_ENDED} {how} during {function}(){stderr}{stdout}")
+    }
+
+    fn wait(&self, limit: Duration) -> Option<ExitStatus> {
+        let deadline = Instant::now() + limit;
+        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match child.try_wait() {
+                Ok(Some(status)) => return Some(status),
+                Ok(None) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5))
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// "exited with status 0", "was killed by signal 6 (SIGABRT)".
+pub fn describe(status: ExitStatus) -> String {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("exited with status {code}"),
+        (None, Some(signal)) => format!("was killed by signal {signal} ({})", signal_name(signal)),
+        _ => format!("ended ({status})"),
+    }
+}
+
+fn signal_name(signal: i32) -> &'static str {
+    match signal {
+        libc::SIGABRT => "SIGABRT: an abort, such as a stack overflow",
+        libc::SIGSEGV => "SIGSEGV: an invalid memory access",
+        libc::SIGKILL => "SIGKILL",
+        libc::SIGTERM => "SIGTERM",
+        libc::SIGBUS => "SIGBUS",
+        libc::SIGILL => "SIGILL",
+        libc::SIGFPE => "SIGFPE",
+        libc::SIGXFSZ => "SIGXFSZ: it wrote more than the file size limit",
+        libc::SIGXCPU => "SIGXCPU: it used more than the CPU time limit",
+        _ => "a signal",
+    }
+}

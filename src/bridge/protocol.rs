@@ -1,0 +1,159 @@
+//! What crosses the bridge: one request per connection, one response back, each
+//! a line of JSON. Floats travel as their bits so that NaN, infinities and every
+//! fraction arrive exactly as they were sent.
+
+use serde::{Deserialize, Serialize};
+
+/// The name of the environment variable that holds the implementation server's path.
+pub const SERVER_ENV: &str = "FENCELAB_SERVER";
+/// The name of the environment variable that says which implementation to serve.
+pub const IMPL_ENV: &str = "FENCELAB_IMPL";
+/// The marker that starts a judge's message about the implementation's process
+/// itself (it crashed, exited, or could not start), as opposed to its answers.
+pub const PROCESS_ENDED: &str = "fencelab: the implementation's process";
+/// The marker that starts a judge's message about a panic inside the implementation.
+pub const IMPL_PANICKED: &str = "fencelab: the implementation panicked";
+
+/// An `f64` carried as its bit pattern.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Float(pub u64);
+
+impl From<f64> for Float {
+    fn from(value: f64) -> Self {
+        Float(value.to_bits())
+    }
+}
+
+impl From<Float> for f64 {
+    fn from(value: Float) -> Self {
+        f64::from_bits(value.0)
+    }
+}
+
+/// A call of the contract's API.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Request {
+    InitDb {
+        path: String,
+    },
+    Enqueue {
+        path: String,
+        job_id: String,
+    },
+    State {
+        path: String,
+        job_id: String,
+    },
+    Claim {
+        path: String,
+        job_id: String,
+        owner: String,
+        now: Float,
+        ttl: Float,
+    },
+    Renew {
+        path: String,
+        job_id: String,
+        owner: String,
+        fence: i64,
+        now: Float,
+        ttl: Float,
+    },
+    Complete {
+        path: String,
+        job_id: String,
+        owner: String,
+        fence: i64,
+        now: Float,
+        result: String,
+    },
+    Release {
+        path: String,
+        job_id: String,
+        owner: String,
+        fence: i64,
+    },
+    ClaimMany {
+        path: String,
+        job_id: String,
+        owners: Vec<String>,
+        now: Float,
+        ttl: Float,
+    },
+}
+
+impl Request {
+    /// The API function this request calls.
+    pub fn function(&self) -> &'static str {
+        match self {
+            Request::InitDb { .. } => "init_db",
+            Request::Enqueue { .. } => "enqueue",
+            Request::State { .. } => "state",
+            Request::Claim { .. } => "claim",
+            Request::Renew { .. } => "renew",
+            Request::Complete { .. } => "complete",
+            Request::Release { .. } => "release",
+            Request::ClaimMany { .. } => "claim_many",
+        }
+    }
+}
+
+/// A stored job, as `state` answers it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct JobRow {
+    pub id: String,
+    pub owner: Option<String>,
+    pub until: Float,
+    pub fence: i64,
+    pub result: Option<String>,
+    pub done: bool,
+}
+
+/// The `Ok` value of a call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Answer {
+    Unit,
+    Bool(bool),
+    Job(Option<JobRow>),
+    Fence(Option<i64>),
+    Fences(Vec<Option<i64>>),
+}
+
+/// The `Err` value of a call.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Failure {
+    InvalidTtl(Float),
+    InvalidNow(Float),
+    /// A `rusqlite::Error`: SQLite's extended result code when it has one, and
+    /// the error's text.
+    Db {
+        code: Option<i32>,
+        message: String,
+    },
+    /// A variant the contract does not have (shown by its `Debug` text).
+    Other(String),
+}
+
+/// What comes back over the bridge.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum Response {
+    Returned(Result<Answer, Failure>),
+    /// The implementation panicked inside the call.
+    Panicked {
+        message: String,
+        location: Option<String>,
+    },
+}
+
+/// Encodes one message as a line.
+pub fn to_line<T: Serialize>(message: &T) -> String {
+    let mut line = serde_json::to_string(message).expect("bridge messages always serialize");
+    line.push('\n');
+    line
+}
+
+/// Decodes one message from a line.
+pub fn from_line<T: for<'de> Deserialize<'de>>(line: &str) -> Result<T, String> {
+    serde_json::from_str(line.trim_end()).map_err(|e| format!("malformed bridge message: {e}"))
+}

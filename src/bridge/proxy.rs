@@ -1,0 +1,216 @@
+//! The contract's API as the judge sees it: the same types and functions as
+//! `src/lease.rs`, each forwarding the call over the bridge to the
+//! implementation under test. The behavioural suite is compiled against this
+//! module in place of `fencelab::lease`.
+
+use std::fmt;
+use std::path::Path;
+
+use super::client::call;
+use super::protocol::{Answer, Failure, JobRow, Request};
+
+/// One row of the `jobs` table, as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Job {
+    pub id: String,
+    pub owner: Option<String>,
+    pub until: f64,
+    pub fence: i64,
+    pub result: Option<String>,
+    pub done: bool,
+}
+
+/// The contract's error type.
+#[derive(Debug)]
+pub enum LeaseError {
+    InvalidTtl(f64),
+    InvalidNow(f64),
+    Db(rusqlite::Error),
+}
+
+impl fmt::Display for LeaseError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LeaseError::InvalidTtl(ttl) => write!(f, "invalid ttl {ttl}"),
+            LeaseError::InvalidNow(now) => write!(f, "invalid now {now}"),
+            LeaseError::Db(err) => write!(f, "database error: {err}"),
+        }
+    }
+}
+
+impl std::error::Error for LeaseError {}
+
+impl From<rusqlite::Error> for LeaseError {
+    fn from(err: rusqlite::Error) -> Self {
+        LeaseError::Db(err)
+    }
+}
+
+impl From<Failure> for LeaseError {
+    fn from(failure: Failure) -> Self {
+        match failure {
+            Failure::InvalidTtl(ttl) => LeaseError::InvalidTtl(ttl.into()),
+            Failure::InvalidNow(now) => LeaseError::InvalidNow(now.into()),
+            Failure::Db { code, message } => LeaseError::Db(rusqlite::Error::SqliteFailure(
+                rusqlite::ffi::Error::new(code.unwrap_or(rusqlite::ffi::SQLITE_ERROR)),
+                Some(message),
+            )),
+            Failure::Other(debug) => {
+                panic!("the implementation returned an error the contract does not have: {debug}")
+            }
+        }
+    }
+}
+
+fn path_of(path: impl AsRef<Path>) -> String {
+    path.as_ref().to_string_lossy().into_owned()
+}
+
+fn forward(request: Request) -> Result<Answer, LeaseError> {
+    call(request).map_err(LeaseError::from)
+}
+
+#[track_caller]
+fn mismatch(function: &str, answer: Answer) -> ! {
+    panic!("the implementation's {function}() answered with the wrong type: {answer:?}")
+}
+
+pub fn init_db(path: impl AsRef<Path>) -> Result<(), LeaseError> {
+    match forward(Request::InitDb {
+        path: path_of(path),
+    })? {
+        Answer::Unit => Ok(()),
+        other => mismatch("init_db", other),
+    }
+}
+
+pub fn enqueue(path: impl AsRef<Path>, job_id: &str) -> Result<bool, LeaseError> {
+    let request = Request::Enqueue {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+    };
+    match forward(request)? {
+        Answer::Bool(added) => Ok(added),
+        other => mismatch("enqueue", other),
+    }
+}
+
+pub fn state(path: impl AsRef<Path>, job_id: &str) -> Result<Option<Job>, LeaseError> {
+    let request = Request::State {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+    };
+    match forward(request)? {
+        Answer::Job(row) => Ok(row.map(|row: JobRow| Job {
+            id: row.id,
+            owner: row.owner,
+            until: row.until.into(),
+            fence: row.fence,
+            result: row.result,
+            done: row.done,
+        })),
+        other => mismatch("state", other),
+    }
+}
+
+pub fn claim(
+    path: impl AsRef<Path>,
+    job_id: &str,
+    owner: &str,
+    now: f64,
+    ttl: f64,
+) -> Result<Option<i64>, LeaseError> {
+    let request = Request::Claim {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+        owner: owner.to_string(),
+        now: now.into(),
+        ttl: ttl.into(),
+    };
+    match forward(request)? {
+        Answer::Fence(fence) => Ok(fence),
+        other => mismatch("claim", other),
+    }
+}
+
+pub fn renew(
+    path: impl AsRef<Path>,
+    job_id: &str,
+    owner: &str,
+    fence: i64,
+    now: f64,
+    ttl: f64,
+) -> Result<bool, LeaseError> {
+    let request = Request::Renew {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+        owner: owner.to_string(),
+        fence,
+        now: now.into(),
+        ttl: ttl.into(),
+    };
+    match forward(request)? {
+        Answer::Bool(renewed) => Ok(renewed),
+        other => mismatch("renew", other),
+    }
+}
+
+pub fn complete(
+    path: impl AsRef<Path>,
+    job_id: &str,
+    owner: &str,
+    fence: i64,
+    now: f64,
+    result: &str,
+) -> Result<bool, LeaseError> {
+    let request = Request::Complete {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+        owner: owner.to_string(),
+        fence,
+        now: now.into(),
+        result: result.to_string(),
+    };
+    match forward(request)? {
+        Answer::Bool(completed) => Ok(completed),
+        other => mismatch("complete", other),
+    }
+}
+
+pub fn release(
+    path: impl AsRef<Path>,
+    job_id: &str,
+    owner: &str,
+    fence: i64,
+) -> Result<bool, LeaseError> {
+    let request = Request::Release {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+        owner: owner.to_string(),
+        fence,
+    };
+    match forward(request)? {
+        Answer::Bool(released) => Ok(released),
+        other => mismatch("release", other),
+    }
+}
+
+pub fn claim_many(
+    path: impl AsRef<Path>,
+    job_id: &str,
+    owners: &[&str],
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<Option<i64>>, LeaseError> {
+    let request = Request::ClaimMany {
+        path: path_of(path),
+        job_id: job_id.to_string(),
+        owners: owners.iter().map(|o| o.to_string()).collect(),
+        now: now.into(),
+        ttl: ttl.into(),
+    };
+    match forward(request)? {
+        Answer::Fences(fences) => Ok(fences),
+        other => mismatch("claim_many", other),
+    }
+}

@@ -1,0 +1,138 @@
+//! The implementation's side of the bridge: the main function of the server
+//! process, which hosts one or more implementations (the reference and all its
+//! mutants are compiled into one server) and answers each call on a thread of
+//! its own until the judge goes away.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::os::fd::FromRawFd;
+use std::os::unix::net::{UnixListener, UnixStream};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Mutex;
+
+use super::protocol::{Answer, Failure, Request, Response, from_line, to_line};
+
+/// Calls the hosted implementation's API for one request.
+pub type Dispatch = fn(Request) -> Result<Answer, Failure>;
+
+/// One implementation compiled into the server.
+pub struct Hosted {
+    /// The key the judge asks for (`FENCELAB_IMPL`).
+    pub key: &'static str,
+    /// A hash of the implementation's source, reported by `--identify` so that
+    /// the engine can prove which source this binary was built from.
+    pub source: &'static str,
+    /// The path rustc saw for the implementation's file, and the path to show
+    /// instead in panic locations.
+    pub compiled_path: &'static str,
+    pub shown_path: &'static str,
+    pub dispatch: Dispatch,
+}
+
+/// The file descriptor on which the judge hands over the listening socket.
+pub const LISTENER_FD: i32 = 3;
+
+/// Where the last panic happened (set by the panic hook, read by the thread that
+/// catches the unwind).
+static LAST_PANIC_AT: Mutex<Option<String>> = Mutex::new(None);
+
+/// The server's `main`: `--identify` prints the build and what it hosts as JSON;
+/// `serve KEY` answers calls for that implementation on the listening socket at
+/// `LISTENER_FD` until its standard input closes (the judge has gone).
+pub fn main(build: &str, hosted: &[Hosted]) -> ! {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["--identify"] => {
+            let impls: Vec<serde_json::Value> = hosted
+                .iter()
+                .map(|h| serde_json::json!({ "key": h.key, "source": h.source }))
+                .collect();
+            println!("{}", serde_json::json!({ "build": build, "impls": impls }));
+            std::process::exit(0)
+        }
+        ["serve", key] => {
+            let Some(hosted) = hosted.iter().find(|h| h.key == key) else {
+                eprintln!("fencelab server: no implementation {key:?} in this build");
+                std::process::exit(2)
+            };
+            // The judge passed the listening socket as fd 3 and owns nothing else of ours.
+            let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
+            std::thread::spawn(exit_when_the_judge_goes);
+            serve(
+                listener,
+                hosted.dispatch,
+                hosted.compiled_path,
+                hosted.shown_path,
+            )
+        }
+        _ => {
+            eprintln!(
+                "usage: fencelab server --identify | serve KEY (run by fencelab, not by hand)"
+            );
+            std::process::exit(2)
+        }
+    }
+}
+
+fn exit_when_the_judge_goes() {
+    let mut buf = [0u8; 256];
+    let mut stdin = std::io::stdin();
+    while matches!(stdin.read(&mut buf), Ok(n) if n > 0) {}
+    std::process::exit(0);
+}
+
+/// Answers connections on `listener` forever, one request each.
+pub fn serve(
+    listener: UnixListener,
+    dispatch: Dispatch,
+    compiled: &'static str,
+    shown: &'static str,
+) -> ! {
+    let default_hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let at = info.location().map(|l| l.to_string());
+        *LAST_PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = at;
+        default_hook(info);
+    }));
+    loop {
+        match listener.accept() {
+            Ok((stream, _)) => {
+                std::thread::spawn(move || answer(stream, dispatch, compiled, shown));
+            }
+            Err(err) => {
+                eprintln!("fencelab server: accept failed: {err}");
+                std::process::exit(3)
+            }
+        }
+    }
+}
+
+/// Reads one request from `stream`, calls the implementation and writes the response.
+pub fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &str) {
+    let mut reader = BufReader::new(&stream);
+    let mut line = String::new();
+    if reader.read_line(&mut line).is_err() {
+        return;
+    }
+    let response = match from_line::<Request>(&line) {
+        Ok(request) => match catch_unwind(AssertUnwindSafe(|| dispatch(request))) {
+            Ok(returned) => Response::Returned(returned),
+            Err(payload) => {
+                let message = if let Some(s) = payload.downcast_ref::<&str>() {
+                    s.to_string()
+                } else if let Some(s) = payload.downcast_ref::<String>() {
+                    s.clone()
+                } else {
+                    "(a panic without a message)".to_string()
+                };
+                let location = LAST_PANIC_AT
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .take()
+                    .map(|at| at.replace(compiled, shown));
+                Response::Panicked { message, location }
+            }
+        },
+        Err(err) => Response::Returned(Err(Failure::Other(err))),
+    };
+    let _ = (&stream).write_all(to_line(&response).as_bytes());
+}

@@ -1,0 +1,105 @@
+//! The bridge in one process: a listener answered by `server::answer` on threads,
+//! called through `client::exchange`, with the reference behind `dispatch.rs`.
+
+use std::os::unix::net::UnixListener;
+use std::path::Path;
+
+use super::client::exchange;
+use super::hosted_reference::dispatch::dispatch;
+use super::protocol::{Answer, Failure, Float, Request, Response};
+use super::server::{Dispatch, answer};
+
+fn serve_in_background(dir: &Path, dispatch: Dispatch) -> std::path::PathBuf {
+    let socket = dir.join("bridge.sock");
+    let listener = UnixListener::bind(&socket).unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let stream = stream.unwrap();
+            std::thread::spawn(move || answer(stream, dispatch, "compiled.rs", "shown.rs"));
+        }
+    });
+    socket
+}
+
+fn returned(response: Response) -> Result<Answer, Failure> {
+    match response {
+        Response::Returned(returned) => returned,
+        other => panic!("expected a returned answer, got {other:?}"),
+    }
+}
+
+#[test]
+fn calls_cross_with_exact_floats_and_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = serve_in_background(dir.path(), dispatch);
+    let db = dir.path().join("jobs.db").to_string_lossy().into_owned();
+    let call = |request| returned(exchange(&socket, &request).unwrap());
+
+    assert!(matches!(
+        call(Request::InitDb { path: db.clone() }),
+        Ok(Answer::Unit)
+    ));
+    let enqueue = Request::Enqueue {
+        path: db.clone(),
+        job_id: "j".into(),
+    };
+    assert!(matches!(call(enqueue), Ok(Answer::Bool(true))));
+    let claim = |now: f64, ttl: f64| Request::Claim {
+        path: db.clone(),
+        job_id: "j".into(),
+        owner: "a".into(),
+        now: now.into(),
+        ttl: ttl.into(),
+    };
+    match call(claim(0.0, f64::NAN)) {
+        Err(Failure::InvalidTtl(Float(bits))) => assert!(f64::from_bits(bits).is_nan()),
+        other => panic!("NaN ttl must come back as InvalidTtl(NaN), got {other:?}"),
+    }
+    assert!(matches!(call(claim(0.1, 0.2)), Ok(Answer::Fence(Some(1)))));
+    match call(Request::State {
+        path: db.clone(),
+        job_id: "j".into(),
+    }) {
+        Ok(Answer::Job(Some(job))) => {
+            assert_eq!(f64::from(job.until).to_bits(), (0.1f64 + 0.2).to_bits())
+        }
+        other => panic!("state must answer the claimed job, got {other:?}"),
+    }
+    let missing_dir = dir
+        .path()
+        .join("no-such-dir/jobs.db")
+        .to_string_lossy()
+        .into_owned();
+    match call(Request::InitDb { path: missing_dir }) {
+        Err(Failure::Db {
+            code: Some(code),
+            message,
+        }) => {
+            assert_eq!(code & 0xff, rusqlite::ffi::SQLITE_CANTOPEN, "{message}");
+        }
+        other => panic!("a database that cannot be opened is a Db failure, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_panic_comes_back_with_its_message() {
+    fn panics(_: Request) -> Result<Answer, Failure> {
+        todo!()
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let socket = serve_in_background(dir.path(), panics);
+    let response = exchange(&socket, &Request::InitDb { path: "x".into() }).unwrap();
+    match response {
+        Response::Panicked { message, .. } => assert_eq!(message, "not yet implemented"),
+        other => panic!("expected a panic, got {other:?}"),
+    }
+}
+
+#[test]
+fn a_server_that_is_gone_is_an_error_not_a_hang() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("gone.sock");
+    drop(UnixListener::bind(&socket).unwrap());
+    let answer = exchange(&socket, &Request::InitDb { path: "x".into() });
+    assert!(answer.is_err(), "{answer:?}");
+}

@@ -1,0 +1,462 @@
+//! Mutants: deliberate breaks of an implementation, one TOML file each, written
+//! by hand (see `mutants/README.md` for the format). This module reads and checks
+//! them, and applies one to an implementation's source.
+//!
+//! A mutant names the tests that must kill it and the tests it must leave
+//! passing, so a mutants directory is also a claim about the suite that
+//! `fencelab verify` checks.
+
+use std::collections::BTreeSet;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::error::{Error, Location, at_line};
+use crate::worksheet::Text;
+
+/// The implementation file a mutant applies to when it does not say.
+pub const DEFAULT_FILE: &str = "src/lease.rs";
+
+/// One mutant, checked.
+#[derive(Debug, Clone)]
+pub struct Mutant {
+    /// The file name without `.toml`.
+    pub id: String,
+    /// The worksheet step it illustrates (1..=8).
+    pub step: u32,
+    /// A one-line title.
+    pub title: String,
+    /// Whether this is the broken fragment the worksheet shows for its step.
+    pub worksheet: bool,
+    /// The implementation file it was written for, relative to the project.
+    pub file: PathBuf,
+    /// Text that occurs exactly once in the implementation, and what replaces it.
+    pub find: String,
+    pub replace: String,
+    /// Tests that must fail under the mutant.
+    pub killers: Vec<String>,
+    /// Tests that must still pass under it (the case it leaves intact).
+    pub survivors: Vec<String>,
+    pub explanation: Text,
+    /// The TOML file it was read from.
+    pub path: PathBuf,
+}
+
+/// The keys of a mutant file, as written.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct MutantFile {
+    id: Option<Spanned<String>>,
+    step: Spanned<u32>,
+    title: Spanned<String>,
+    #[serde(default)]
+    worksheet: bool,
+    file: Option<Spanned<String>>,
+    find: Spanned<String>,
+    replace: String,
+    killers: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    survivors: Vec<Spanned<String>>,
+    explanation: Spanned<Text>,
+}
+
+/// Why a mutant cannot be applied to an implementation: its `find` text occurs
+/// there not exactly once.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stale {
+    /// How many times `find` occurs (0, or 2 and more).
+    pub occurrences: usize,
+    /// Lines of the implementation to look at: where it occurs, or the lines
+    /// nearest to its first line, as (line number, text).
+    pub nearest: Vec<(usize, String)>,
+}
+
+impl Stale {
+    /// A sentence for people, with the lines to look at.
+    pub fn describe(&self, file: &Path) -> String {
+        let mut text = if self.occurrences == 0 {
+            format!(
+                "its `find` text does not occur in {}; nearest lines:",
+                file.display()
+            )
+        } else {
+            format!(
+                "its `find` text occurs {} times in {}, so it is ambiguous:",
+                self.occurrences,
+                file.display()
+            )
+        };
+        for (line, source) in &self.nearest {
+            text.push_str(&format!("\n  {line:>4} | {source}"));
+        }
+        text
+    }
+}
+
+impl Mutant {
+    /// Applies the mutant to `source`, the implementation's text.
+    pub fn apply(&self, source: &str) -> Result<String, Stale> {
+        let occurrences = source.matches(&self.find).count();
+        if occurrences == 1 {
+            return Ok(source.replacen(&self.find, &self.replace, 1));
+        }
+        let nearest = if occurrences == 0 {
+            nearest_lines(source, &self.find)
+        } else {
+            source
+                .match_indices(&self.find)
+                .map(|(offset, _)| {
+                    let at = Location::at(source, offset);
+                    (at.line, at.source_line)
+                })
+                .collect()
+        };
+        Err(Stale {
+            occurrences,
+            nearest,
+        })
+    }
+}
+
+/// The three lines of `source` most like the first non-blank line of `find`.
+fn nearest_lines(source: &str, find: &str) -> Vec<(usize, String)> {
+    let wanted = find
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .unwrap_or("");
+    let mut scored: Vec<(f32, usize, &str)> = source
+        .lines()
+        .enumerate()
+        .filter(|(_, line)| !line.trim().is_empty())
+        .map(|(i, line)| {
+            let ratio = similar::TextDiff::from_chars(wanted, line.trim()).ratio();
+            (ratio, i + 1, line)
+        })
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
+    scored
+        .into_iter()
+        .take(3)
+        .map(|(_, n, l)| (n, l.to_string()))
+        .collect()
+}
+
+/// Reads every `*.toml` file in `dir` as a mutant, sorted by step and id.
+/// `tests` are the suite's test names that `killers` and `survivors` may use.
+pub fn load_dir(dir: &Path, tests: &BTreeSet<String>) -> Result<Vec<Mutant>, Error> {
+    let entries = std::fs::read_dir(dir).map_err(|e| {
+        Error::io("read the mutants directory", dir, e).with_next(
+            "give a directory of mutant files with --mutants DIR (see mutants/README.md)",
+        )
+    })?;
+    let mut paths: Vec<PathBuf> = entries
+        .filter_map(|entry| entry.ok().map(|e| e.path()))
+        .filter(|path| path.extension().is_some_and(|ext| ext == "toml") && path.is_file())
+        .collect();
+    paths.sort();
+    if paths.is_empty() {
+        return Err(Error::input(format!("{} holds no mutant (*.toml) files", dir.display()))
+            .with_next("add mutant files (see mutants/README.md for the format) or point --mutants at the right directory"));
+    }
+    let mut mutants = paths
+        .iter()
+        .map(|path| load_file(path, tests))
+        .collect::<Result<Vec<_>, _>>()?;
+    mutants.sort_by(|a, b| (a.step, &a.id).cmp(&(b.step, &b.id)));
+    Ok(mutants)
+}
+
+/// Reads and checks one mutant file.
+pub fn load_file(path: &Path, tests: &BTreeSet<String>) -> Result<Mutant, Error> {
+    let text = std::fs::read_to_string(path).map_err(|e| Error::io("read", path, e))?;
+    parse(path, &text, tests)
+}
+
+/// Parses and checks the text of a mutant file read from `path`.
+pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant, Error> {
+    let fix = "fix the mutant file at that line (the format is in mutants/README.md) and run again";
+    let problem = |span: Range<usize>, message: String| {
+        Error::input(at_line(path, &Location::at(text, span.start), &message)).with_next(fix)
+    };
+    let file: MutantFile = toml::from_str(text).map_err(|e| {
+        let message = e.message().trim().to_string();
+        match e.span() {
+            Some(span) => problem(span, message),
+            None => Error::input(format!("{}: {message}", path.display())).with_next(fix),
+        }
+    })?;
+    let id = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default()
+        .to_string();
+    if id.is_empty()
+        || !id
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
+    {
+        return Err(Error::input(format!(
+            "{}: a mutant's id is its file name, which may hold only letters, digits, - and _",
+            path.display()
+        ))
+        .with_next("rename the file"));
+    }
+    if let Some(given) = &file.id
+        && given.get_ref() != &id
+    {
+        return Err(problem(
+            given.span(),
+            format!(
+                "id = {:?} but the file is named {id}.toml: the file name is the id",
+                given.get_ref()
+            ),
+        ));
+    }
+    let step = *file.step.get_ref();
+    if !(1..=8).contains(&step) {
+        return Err(problem(
+            file.step.span(),
+            format!("step = {step}: the worksheet's steps are 1 to 8"),
+        ));
+    }
+    let title = file.title.get_ref().trim();
+    if title.is_empty() || title.contains('\n') {
+        return Err(problem(
+            file.title.span(),
+            "the title must be one line of text".to_string(),
+        ));
+    }
+    if file.find.get_ref().is_empty() {
+        return Err(problem(
+            file.find.span(),
+            "`find` is empty: give the exact text to replace".to_string(),
+        ));
+    }
+    let check_names = |names: &[Spanned<String>]| -> Result<Vec<String>, Error> {
+        names
+            .iter()
+            .map(|name| {
+                if tests.contains(name.get_ref()) {
+                    Ok(name.get_ref().clone())
+                } else {
+                    let hint = closest(name.get_ref(), tests)
+                        .map(|c| format!(" (did you mean {c}?)"))
+                        .unwrap_or_default();
+                    Err(problem(
+                        name.span(),
+                        format!("{:?} is not a test of the suite{hint}", name.get_ref()),
+                    ))
+                }
+            })
+            .collect()
+    };
+    let killers = check_names(file.killers.get_ref())?;
+    if killers.is_empty() {
+        return Err(problem(
+            file.killers.span(),
+            "`killers` is empty: name at least one test that must fail under this mutant"
+                .to_string(),
+        ));
+    }
+    let survivors = check_names(&file.survivors)?;
+    if let Some(both) = file
+        .survivors
+        .iter()
+        .find(|s| killers.contains(s.get_ref()))
+    {
+        return Err(problem(
+            both.span(),
+            format!("{} is both a killer and a survivor", both.get_ref()),
+        ));
+    }
+    let explanation = file.explanation.get_ref().clone();
+    if explanation.ja.is_empty() || explanation.en.is_empty() {
+        return Err(problem(
+            file.explanation.span(),
+            "the explanation needs both ja and en text".to_string(),
+        ));
+    }
+    Ok(Mutant {
+        id,
+        step,
+        title: title.to_string(),
+        worksheet: file.worksheet,
+        file: PathBuf::from(
+            file.file
+                .map_or(DEFAULT_FILE.to_string(), |f| f.into_inner()),
+        ),
+        find: file.find.into_inner(),
+        replace: file.replace,
+        killers,
+        survivors,
+        explanation,
+        path: path.to_path_buf(),
+    })
+}
+
+/// The known name most like `name`, if any is close.
+fn closest<'a>(name: &str, known: &'a BTreeSet<String>) -> Option<&'a str> {
+    known
+        .iter()
+        .map(|k| (similar::TextDiff::from_chars(name, k.as_str()).ratio(), k))
+        .filter(|(ratio, _)| *ratio > 0.7)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k.as_str())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tests() -> BTreeSet<String> {
+        crate::suite::test_names()
+    }
+
+    const GOOD: &str = r#"
+step = 4
+title = "boundary"
+find = "until > now"
+replace = "until >= now"
+killers = ["step4::reclaims_at_exact_expiry"]
+survivors = ["step4::fresh_job_gets_fence_1"]
+
+[explanation]
+ja = "境界"
+en = "boundary"
+"#;
+
+    fn parse_str(text: &str) -> Result<Mutant, Error> {
+        parse(Path::new("mutants/x.toml"), text, &tests())
+    }
+
+    #[test]
+    fn a_good_mutant_reads_back_whole() {
+        let m = parse_str(GOOD).unwrap();
+        assert_eq!(
+            (m.id.as_str(), m.step, m.title.as_str()),
+            ("x", 4, "boundary")
+        );
+        assert_eq!(m.file, PathBuf::from(DEFAULT_FILE));
+        assert_eq!(m.killers, vec!["step4::reclaims_at_exact_expiry"]);
+        assert_eq!(m.survivors, vec!["step4::fresh_job_gets_fence_1"]);
+        assert!(!m.worksheet);
+    }
+
+    #[test]
+    fn an_unknown_key_names_file_line_and_column() {
+        let err = parse_str(&GOOD.replace("title =", "tittle =")).unwrap_err();
+        assert!(
+            err.message.starts_with("mutants/x.toml:3:1: "),
+            "{}",
+            err.message
+        );
+        assert!(err.message.contains("tittle"), "{}", err.message);
+        assert!(err.next.is_some());
+    }
+
+    #[test]
+    fn an_unknown_test_is_refused_with_a_suggestion() {
+        let err = parse_str(&GOOD.replace("reclaims_at_exact_expiry", "reclaim_at_exact_expiry"))
+            .unwrap_err();
+        assert!(
+            err.message.starts_with("mutants/x.toml:6:"),
+            "{}",
+            err.message
+        );
+        assert!(
+            err.message
+                .contains("did you mean step4::reclaims_at_exact_expiry"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn a_step_outside_the_worksheet_is_refused() {
+        let err = parse_str(&GOOD.replace("step = 4", "step = 9")).unwrap_err();
+        assert!(
+            err.message.starts_with("mutants/x.toml:2:8: step = 9"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn an_id_must_match_the_file_name() {
+        let err = parse_str(&format!("id = \"y\"\n{GOOD}")).unwrap_err();
+        assert!(
+            err.message.contains("the file name is the id"),
+            "{}",
+            err.message
+        );
+        assert!(parse_str(&format!("id = \"x\"\n{GOOD}")).is_ok());
+    }
+
+    #[test]
+    fn killers_and_survivors_must_not_overlap_nor_killers_be_empty() {
+        let both = GOOD.replace(
+            "step4::fresh_job_gets_fence_1",
+            "step4::reclaims_at_exact_expiry",
+        );
+        assert!(
+            parse_str(&both)
+                .unwrap_err()
+                .message
+                .contains("both a killer and a survivor")
+        );
+        let none = GOOD.replace(
+            "killers = [\"step4::reclaims_at_exact_expiry\"]",
+            "killers = []",
+        );
+        assert!(
+            parse_str(&none)
+                .unwrap_err()
+                .message
+                .contains("`killers` is empty")
+        );
+    }
+
+    #[test]
+    fn apply_replaces_exactly_once_or_reports_stale() {
+        let m = parse_str(GOOD).unwrap();
+        assert_eq!(
+            m.apply("a\nif until > now {\nb").unwrap(),
+            "a\nif until >= now {\nb"
+        );
+        let missing = m.apply("a\nif until >= now {\nb").unwrap_err();
+        assert_eq!(missing.occurrences, 0);
+        assert_eq!(missing.nearest[0], (2, "if until >= now {".to_string()));
+        let twice = m.apply("until > now\nx\nuntil > now").unwrap_err();
+        assert_eq!(twice.occurrences, 2);
+        assert_eq!(
+            twice.nearest,
+            vec![(1, "until > now".into()), (3, "until > now".into())]
+        );
+    }
+
+    #[test]
+    fn the_projects_mutants_all_load_and_apply_to_the_reference() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
+        let mutants = load_dir(&dir, &tests()).unwrap();
+        let reference = include_str!("lease.rs");
+        for step in 1..=8 {
+            let of_step: Vec<&Mutant> = mutants.iter().filter(|m| m.step == step).collect();
+            assert!(
+                of_step.len() >= 2,
+                "step {step} has {} mutants",
+                of_step.len()
+            );
+            let shown = of_step.iter().filter(|m| m.worksheet).count();
+            assert_eq!(shown, 1, "step {step} has one worksheet fragment");
+        }
+        for m in &mutants {
+            let mutated = m
+                .apply(reference)
+                .unwrap_or_else(|s| panic!("{}: {}", m.id, s.describe(&m.file)));
+            assert_ne!(mutated, reference, "{} changes the reference", m.id);
+        }
+    }
+}

@@ -1,0 +1,184 @@
+//! The scratch workspace: where the engine writes the crates it builds (the
+//! judge, the implementations, the server that hosts them) and how it keeps
+//! concurrent runs apart.
+//!
+//! It lives in the target directory, never among the project's sources. Every
+//! crate's directory is named after a hash of its contents and written once,
+//! atomically, so a crate that exists is complete and is never rewritten under a
+//! build or a run that uses it. Builds share the target directory of the running
+//! fencelab binary and its profile, so the dependencies (SQLite above all) are
+//! compiled once for fencelab and its scratch crates alike.
+
+use std::collections::hash_map::DefaultHasher;
+use std::fs::File;
+use std::hash::{Hash, Hasher};
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+
+/// The project's lock file, so that scratch builds resolve to exactly the
+/// versions fencelab itself was built with, and need nothing from the network.
+const LOCK_FILE: &str = include_str!("../Cargo.lock");
+
+/// The scratch workspace in a target directory.
+#[derive(Debug, Clone)]
+pub struct Scratch {
+    /// `<target>/fencelab/ws`
+    pub root: PathBuf,
+    /// The cargo target directory shared with fencelab's own build.
+    pub target_dir: PathBuf,
+    /// Whether to build with `--release` (when fencelab itself was).
+    pub release: bool,
+}
+
+/// A crate written into the scratch workspace.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CrateDir {
+    /// The package name, which is also its directory under `crates/`:
+    /// `<kind>-<hash of the contents>`.
+    pub name: String,
+}
+
+impl CrateDir {
+    /// The crate's name as Rust code refers to it (`-` becomes `_`).
+    pub fn ident(&self) -> String {
+        self.name.replace('-', "_")
+    }
+}
+
+/// The exclusive lock on the scratch workspace, held while its manifest is
+/// written and cargo builds; released when dropped.
+pub struct WorkspaceLock {
+    _file: File,
+}
+
+/// A hash of some texts, as 16 hex digits.
+pub fn hash_of<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
+    let mut hasher = DefaultHasher::new();
+    for part in parts {
+        part.len().hash(&mut hasher);
+        part.hash(&mut hasher);
+    }
+    format!("{:016x}", hasher.finish())
+}
+
+impl Scratch {
+    /// The scratch workspace for a project whose own target directory is
+    /// `project_target` (used when fencelab does not run from a target directory).
+    pub fn locate(project_target: &Path) -> Scratch {
+        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
+            .map(PathBuf::from)
+            .or_else(running_target_dir)
+            .unwrap_or_else(|| project_target.to_path_buf());
+        let target_dir = std::path::absolute(&target_dir).unwrap_or(target_dir);
+        Scratch {
+            root: target_dir.join("fencelab").join("ws"),
+            target_dir,
+            release: !cfg!(debug_assertions),
+        }
+    }
+
+    /// Writes a crate with `files` (paths relative to the crate) unless a crate
+    /// with the same contents is there already.
+    pub fn write_crate(&self, kind: &str, files: &[(String, String)]) -> Result<CrateDir, Error> {
+        let hash = hash_of(files.iter().flat_map(|(p, c)| [p.as_str(), c.as_str()]));
+        let name = format!("{kind}-{hash}");
+        let dir = self.root.join("crates").join(&name);
+        if dir.is_dir() {
+            return Ok(CrateDir { name });
+        }
+        let staging_root = self.root.join("staging");
+        std::fs::create_dir_all(&staging_root)
+            .map_err(|e| Error::io("create", &staging_root, e))?;
+        let staging = tempfile::Builder::new()
+            .prefix(&name)
+            .tempdir_in(&staging_root)
+            .map_err(|e| Error::io("create a directory in", &staging_root, e))?;
+        for (path, contents) in files {
+            let file = staging.path().join(path);
+            if let Some(parent) = file.parent() {
+                std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+            }
+            std::fs::write(&file, contents).map_err(|e| Error::io("write", &file, e))?;
+        }
+        let crates = self.root.join("crates");
+        std::fs::create_dir_all(&crates).map_err(|e| Error::io("create", &crates, e))?;
+        let staged = staging.keep();
+        if std::fs::rename(&staged, &dir).is_err() {
+            // Another run wrote the same crate first: its copy is as good as ours.
+            let _ = std::fs::remove_dir_all(&staged);
+            if !dir.is_dir() {
+                return Err(Error::io(
+                    "move a crate into",
+                    &dir,
+                    std::io::Error::other("rename failed"),
+                ));
+            }
+        }
+        Ok(CrateDir { name })
+    }
+
+    /// Takes the workspace's lock, waiting for another fencelab run to finish
+    /// its build.
+    pub fn lock(&self) -> Result<WorkspaceLock, Error> {
+        std::fs::create_dir_all(&self.root).map_err(|e| Error::io("create", &self.root, e))?;
+        let path = self.root.join(".lock");
+        let file = File::create(&path).map_err(|e| Error::io("create", &path, e))?;
+        // SAFETY: flock on a file descriptor we own.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(Error::io("lock", &path, std::io::Error::last_os_error()));
+        }
+        Ok(WorkspaceLock { _file: file })
+    }
+
+    /// Writes the workspace manifest with exactly `members` (under the lock), and
+    /// the lock file if there is none yet.
+    pub fn set_members(&self, _lock: &WorkspaceLock, members: &[&CrateDir]) -> Result<(), Error> {
+        let mut names: Vec<&str> = members.iter().map(|c| c.name.as_str()).collect();
+        names.sort();
+        names.dedup();
+        let list: Vec<String> = names
+            .iter()
+            .map(|n| format!("    \"crates/{n}\","))
+            .collect();
+        let manifest = format!(
+            "# Written by fencelab for its scratch builds; not part of any project.\n\
+             [workspace]\nresolver = \"3\"\nmembers = [\n{}\n]\n\n\
+             # Scratch crates compile fast and unoptimised; dependencies keep the\n\
+             # profile's settings, so fencelab's own builds of them are reused.\n\
+             [profile.release]\nopt-level = 0\ndebug = false\nincremental = true\n\
+             [profile.release.package.\"*\"]\nopt-level = 3\n",
+            list.join("\n")
+        );
+        write_if_changed(&self.root.join("Cargo.toml"), &manifest)?;
+        let lock = self.root.join("Cargo.lock");
+        if !lock.exists() {
+            std::fs::write(&lock, LOCK_FILE).map_err(|e| Error::io("write", &lock, e))?;
+        }
+        Ok(())
+    }
+
+    /// The directory of a crate.
+    pub fn dir(&self, krate: &CrateDir) -> PathBuf {
+        self.root.join("crates").join(&krate.name)
+    }
+}
+
+fn write_if_changed(path: &Path, contents: &str) -> Result<(), Error> {
+    if std::fs::read_to_string(path).ok().as_deref() == Some(contents) {
+        return Ok(());
+    }
+    std::fs::write(path, contents).map_err(|e| Error::io("write", path, e))
+}
+
+/// The cargo target directory the running binary was built into, if it runs
+/// from one (`<target>/<profile>/fencelab` or `<target>/<profile>/deps/<test>`).
+fn running_target_dir() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    exe.ancestors()
+        .skip(1)
+        .take(4)
+        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
+        .map(Path::to_path_buf)
+}

@@ -1,0 +1,188 @@
+//! The behavioural suite as the tool sees it: its source files (compiled into
+//! fencelab, so a learner's crate and every scratch crate get exactly the
+//! project's suite), the list of its tests by step, and the root file that binds
+//! the suite to an implementation.
+
+use std::collections::BTreeSet;
+
+/// The line of `tests/behaviour.rs` that picks the implementation; every other
+/// crate that runs the suite replaces just this line.
+pub const BINDING_LINE: &str = "use fencelab::lease;";
+
+/// The suite's root file, as written for the project itself.
+pub const ROOT: &str = include_str!("../tests/behaviour.rs");
+
+/// The suite's modules: path under `tests/`, and contents.
+pub const MODULES: [(&str, &str); 9] = [
+    (
+        "behaviour/support.rs",
+        include_str!("../tests/behaviour/support.rs"),
+    ),
+    (
+        "behaviour/step1.rs",
+        include_str!("../tests/behaviour/step1.rs"),
+    ),
+    (
+        "behaviour/step2.rs",
+        include_str!("../tests/behaviour/step2.rs"),
+    ),
+    (
+        "behaviour/step3.rs",
+        include_str!("../tests/behaviour/step3.rs"),
+    ),
+    (
+        "behaviour/step4.rs",
+        include_str!("../tests/behaviour/step4.rs"),
+    ),
+    (
+        "behaviour/step5.rs",
+        include_str!("../tests/behaviour/step5.rs"),
+    ),
+    (
+        "behaviour/step6.rs",
+        include_str!("../tests/behaviour/step6.rs"),
+    ),
+    (
+        "behaviour/step7.rs",
+        include_str!("../tests/behaviour/step7.rs"),
+    ),
+    (
+        "behaviour/step8.rs",
+        include_str!("../tests/behaviour/step8.rs"),
+    ),
+];
+
+/// One test of the suite.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct SuiteTest {
+    /// The step it belongs to (1..=8).
+    pub step: u32,
+    /// Its full name as libtest knows it, e.g. `step4::reclaims_at_exact_expiry`.
+    pub name: String,
+}
+
+/// The root file for a crate whose implementation is reached as `binding`
+/// (e.g. `use my_crate as lease;`).
+pub fn root_with(binding: &str) -> String {
+    assert_eq!(
+        ROOT.matches(BINDING_LINE).count(),
+        1,
+        "tests/behaviour.rs binds `lease` once"
+    );
+    ROOT.replace(BINDING_LINE, binding)
+}
+
+/// Every test of the suite, in step order and then file order. Helpers marked
+/// `#[ignore]` (run by other tests in child processes) are not tests of their
+/// own and are left out.
+pub fn tests() -> Vec<SuiteTest> {
+    let mut tests = Vec::new();
+    for (path, source) in MODULES {
+        let Some(step) = step_of_module(path) else {
+            continue;
+        };
+        let mut attributes: Vec<&str> = Vec::new();
+        for line in source.lines().map(str::trim) {
+            if line.starts_with("#[") {
+                attributes.push(line);
+            } else if let Some(rest) = line.strip_prefix("fn ") {
+                let is_test = attributes.contains(&"#[test]");
+                let ignored = attributes.iter().any(|a| a.starts_with("#[ignore"));
+                if is_test && !ignored {
+                    let name = rest.split(['(', '<']).next().unwrap_or(rest).trim();
+                    tests.push(SuiteTest {
+                        step,
+                        name: format!("step{step}::{name}"),
+                    });
+                }
+                attributes.clear();
+            } else if !line.starts_with("//") && !line.is_empty() {
+                attributes.clear();
+            }
+        }
+    }
+    tests
+}
+
+/// The names of the suite's tests, for look-ups.
+pub fn test_names() -> BTreeSet<String> {
+    tests().into_iter().map(|t| t.name).collect()
+}
+
+/// The step of a test name such as `step4::x`.
+pub fn step_of(test: &str) -> Option<u32> {
+    test.strip_prefix("step")?.split("::").next()?.parse().ok()
+}
+
+fn step_of_module(path: &str) -> Option<u32> {
+    path.strip_prefix("behaviour/step")?
+        .strip_suffix(".rs")?
+        .parse()
+        .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::worksheet::Worksheet;
+
+    #[test]
+    fn finds_every_test_and_no_helper() {
+        let tests = tests();
+        let names = test_names();
+        assert_eq!(names.len(), tests.len(), "test names are unique");
+        assert!(names.contains("step4::reclaims_at_exact_expiry"));
+        assert!(names.contains("step8::claims_race_across_processes"));
+        assert!(
+            !names.contains("step8::claim_in_child_process"),
+            "ignored helpers are not tests"
+        );
+        // Each module's `#[test]` attributes, counted plainly, minus the one helper.
+        let attributes: usize = MODULES
+            .iter()
+            .map(|(_, s)| s.matches("#[test]").count())
+            .sum();
+        assert_eq!(tests.len(), attributes - 1);
+    }
+
+    #[test]
+    fn every_test_belongs_to_a_worksheet_step_and_every_step_has_tests() {
+        let worksheet = Worksheet::builtin();
+        let tests = tests();
+        for test in &tests {
+            assert!(
+                worksheet.step(test.step).is_some(),
+                "{} has no step in worksheet/",
+                test.name
+            );
+            assert_eq!(
+                step_of(&test.name),
+                Some(test.step),
+                "{} is named after its step",
+                test.name
+            );
+        }
+        for step in &worksheet.steps {
+            let count = tests.iter().filter(|t| t.step == step.number).count();
+            assert!(
+                count >= 3,
+                "step {} ({}) has {count} tests",
+                step.number,
+                step.slug
+            );
+        }
+    }
+
+    #[test]
+    fn the_root_binds_lease_in_one_line() {
+        let root = root_with("use learner as lease;");
+        assert!(root.contains("use learner as lease;"));
+        assert!(!root.contains(BINDING_LINE));
+        for (path, _) in MODULES {
+            assert!(
+                root.contains(&format!("#[path = \"{path}\"]")),
+                "the root declares {path}"
+            );
+        }
+    }
+}
