@@ -5,9 +5,19 @@
 //! everything else is the tool that judges implementations of it.
 
 pub mod bridge;
+pub mod builder;
+pub mod cargo;
+pub mod cli;
+pub mod diff;
 pub mod error;
 pub mod lease;
 pub mod mutant;
+pub mod outcome;
+pub mod printer;
+pub mod process;
+pub mod runner;
 pub mod scratch;
+pub mod style;
 pub mod suite;
+pub mod verify;
 pub mod worksheet;

@@ -79,11 +79,23 @@ impl Scratch {
         }
     }
 
-    /// Writes a crate with `files` (paths relative to the crate) unless a crate
-    /// with the same contents is there already.
+    /// Writes a crate of `kind` with `files` (paths relative to the crate)
+    /// unless a crate with the same contents is there already. Its name is
+    /// `<kind>-<hash of the files>`; the files say `<kind>-NAME` (or `<kind>_NAME`)
+    /// where they need it, and get the final name in its place.
     pub fn write_crate(&self, kind: &str, files: &[(String, String)]) -> Result<CrateDir, Error> {
         let hash = hash_of(files.iter().flat_map(|(p, c)| [p.as_str(), c.as_str()]));
         let name = format!("{kind}-{hash}");
+        let placeholder = format!("{kind}-NAME");
+        let files: Vec<(String, String)> = files
+            .iter()
+            .map(|(path, contents)| {
+                let contents = contents
+                    .replace(&placeholder, &name)
+                    .replace(&placeholder.replace('-', "_"), &name.replace('-', "_"));
+                (path.clone(), contents)
+            })
+            .collect();
         let dir = self.root.join("crates").join(&name);
         if dir.is_dir() {
             return Ok(CrateDir { name });
@@ -95,7 +107,7 @@ impl Scratch {
             .prefix(&name)
             .tempdir_in(&staging_root)
             .map_err(|e| Error::io("create a directory in", &staging_root, e))?;
-        for (path, contents) in files {
+        for (path, contents) in &files {
             let file = staging.path().join(path);
             if let Some(parent) = file.parent() {
                 std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;

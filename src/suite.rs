@@ -76,7 +76,18 @@ pub fn root_with(binding: &str) -> String {
 /// `#[ignore]` (run by other tests in child processes) are not tests of their
 /// own and are left out.
 pub fn tests() -> Vec<SuiteTest> {
+    scan().0
+}
+
+/// The full names of the helpers: `#[ignore]`d tests that other tests run.
+pub fn helper_names() -> Vec<String> {
+    scan().1.into_iter().map(|t| t.name).collect()
+}
+
+/// (tests, helpers)
+fn scan() -> (Vec<SuiteTest>, Vec<SuiteTest>) {
     let mut tests = Vec::new();
+    let mut helpers = Vec::new();
     for (path, source) in MODULES {
         let Some(step) = step_of_module(path) else {
             continue;
@@ -88,12 +99,17 @@ pub fn tests() -> Vec<SuiteTest> {
             } else if let Some(rest) = line.strip_prefix("fn ") {
                 let is_test = attributes.contains(&"#[test]");
                 let ignored = attributes.iter().any(|a| a.starts_with("#[ignore"));
-                if is_test && !ignored {
+                if is_test {
                     let name = rest.split(['(', '<']).next().unwrap_or(rest).trim();
-                    tests.push(SuiteTest {
+                    let test = SuiteTest {
                         step,
                         name: format!("step{step}::{name}"),
-                    });
+                    };
+                    if ignored {
+                        helpers.push(test);
+                    } else {
+                        tests.push(test);
+                    }
                 }
                 attributes.clear();
             } else if !line.starts_with("//") && !line.is_empty() {
@@ -101,7 +117,7 @@ pub fn tests() -> Vec<SuiteTest> {
             }
         }
     }
-    tests
+    (tests, helpers)
 }
 
 /// The names of the suite's tests, for look-ups.

@@ -7,7 +7,7 @@
 use std::time::Duration;
 
 use crate::lease;
-use crate::support::{Db, INVALID_NOW, INVALID_TTL, Row, kind, observe, observe_that, ok};
+use crate::support::{Answer, Db, INVALID_NOW, INVALID_TTL, Row, kind, observe, observe_that, ok};
 
 #[test]
 fn fresh_job_gets_fence_1() {
@@ -228,7 +228,7 @@ fn refused_with(ttl: f64, now: f64, expected: &str) {
     observe(
         &format!("claim of a fresh job with now = {now}, ttl = {ttl}"),
         kind(&answer),
-        expected.to_string(),
+        Answer::from(expected),
     );
     observe(
         "rows after the rejected claim (must be unchanged)",
@@ -285,7 +285,7 @@ fn argument_checks_come_before_the_lookup() {
         observe(
             &format!("claim of the {job} job with now = {now}, ttl = {ttl}"),
             kind(&answer),
-            expected.to_string(),
+            Answer::from(expected),
         );
     }
     observe(
@@ -322,7 +322,7 @@ fn concurrent_claims_have_one_winner() {
     let db = Db::with_job("job-1");
     let owners = ["worker-a", "worker-b", "worker-c", "worker-d"];
     let lock = db.hold_write_lock();
-    let answers: Vec<String> = std::thread::scope(|s| {
+    let answers: Vec<Answer> = std::thread::scope(|s| {
         let claimers: Vec<_> = owners
             .iter()
             .map(|owner| s.spawn(|| lease::claim(&db.path, "job-1", owner, 10.0, 5.0)))

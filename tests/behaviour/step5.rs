@@ -4,7 +4,7 @@
 //! revived, because someone else may already be entitled to it.
 
 use crate::lease;
-use crate::support::{Db, INVALID_NOW, INVALID_TTL, Row, kind, observe, ok};
+use crate::support::{Answer, Db, INVALID_NOW, INVALID_TTL, Row, kind, observe, ok};
 
 /// A database where `worker-a` holds `job-1` with fence 3 until 50.
 fn held() -> Db {
@@ -193,7 +193,7 @@ fn rejected(ttl: f64, now: f64, expected: &str) {
     observe(
         &format!("renew of a live lease by its holder with now = {now}, ttl = {ttl}"),
         kind(&answer),
-        expected.to_string(),
+        Answer::from(expected),
     );
     observe(
         "rows after the rejected renew (must be unchanged)",

@@ -4,7 +4,7 @@
 //! late cannot overwrite the good result.
 
 use crate::lease;
-use crate::support::{Db, INVALID_NOW, Row, kind, observe, ok};
+use crate::support::{Answer, Db, INVALID_NOW, Row, kind, observe, ok};
 
 /// A database where `worker-a` holds `job-1` with fence 3 until 50.
 fn held() -> Db {
@@ -184,7 +184,7 @@ fn rejects_nan_or_infinite_now() {
         observe(
             &format!("complete under a live lease with now = {now}"),
             kind(&answer),
-            INVALID_NOW.to_string(),
+            Answer::from(INVALID_NOW),
         );
         observe(
             "rows after the rejected complete (must be unchanged)",

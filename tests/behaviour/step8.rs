@@ -6,7 +6,9 @@
 use std::time::Duration;
 
 use crate::lease;
-use crate::support::{Db, INVALID_TTL, Row, claim_in_processes, kind, observe, observe_that, ok};
+use crate::support::{
+    Answer, Db, INVALID_TTL, Row, claim_in_processes, kind, observe, observe_that, ok,
+};
 
 /// The index of the single `Some(1)`, failing the test unless there is exactly one
 /// winner and everybody else got `None`.
@@ -167,7 +169,7 @@ fn invalid_ttl_is_an_error() {
     observe(
         "claim_many of two owners with ttl = 0",
         kind(&answers),
-        INVALID_TTL.to_string(),
+        Answer::from(INVALID_TTL),
     );
     observe(
         "rows after the rejected claim_many (must be unchanged)",

@@ -233,18 +233,46 @@ pub const INVALID_NOW: &str = "Err(InvalidNow(_))";
 
 /// A call's answer as text: the value of an `Ok`, and of an error only its
 /// variant, since the contract says nothing of error payloads or messages.
-pub fn kind<T: Debug>(result: &Result<T, lease::LeaseError>) -> String {
+#[derive(Clone, PartialEq)]
+pub struct Answer(pub String);
+
+impl Debug for Answer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl From<&str> for Answer {
+    fn from(text: &str) -> Answer {
+        Answer(text.to_string())
+    }
+}
+
+impl PartialEq<str> for Answer {
+    fn eq(&self, other: &str) -> bool {
+        self.0 == other
+    }
+}
+
+impl PartialEq<&str> for Answer {
+    fn eq(&self, other: &&str) -> bool {
+        self.0 == *other
+    }
+}
+
+/// How a call answered, as an `Answer`.
+pub fn kind<T: Debug>(result: &Result<T, lease::LeaseError>) -> Answer {
     match result {
         Ok(value) => ok(value),
-        Err(lease::LeaseError::InvalidTtl(_)) => INVALID_TTL.to_string(),
-        Err(lease::LeaseError::InvalidNow(_)) => INVALID_NOW.to_string(),
-        Err(lease::LeaseError::Db(_)) => "Err(Db(_))".to_string(),
+        Err(lease::LeaseError::InvalidTtl(_)) => Answer::from(INVALID_TTL),
+        Err(lease::LeaseError::InvalidNow(_)) => Answer::from(INVALID_NOW),
+        Err(lease::LeaseError::Db(_)) => Answer::from("Err(Db(_))"),
     }
 }
 
 /// The expected answer `Ok(value)`, rendered as `kind` renders answers.
-pub fn ok<T: Debug>(value: T) -> String {
-    format!("Ok({value:?})")
+pub fn ok<T: Debug>(value: T) -> Answer {
+    Answer(format!("Ok({value:?})"))
 }
 
 /// The environment variable that turns the suite's child-process helper test into
@@ -267,7 +295,7 @@ pub fn claim_in_processes(
     owners: &[&str],
     now: f64,
     ttl: f64,
-) -> Vec<String> {
+) -> Vec<Answer> {
     let exe = std::env::current_exe().expect("find the test binary to run children");
     let lock = db.hold_write_lock();
     let children: Vec<_> = owners
@@ -312,12 +340,12 @@ pub fn claim_in_processes(
                 .lines()
                 .find_map(|l| l.split_once(CHILD_RESULT_PREFIX).map(|(_, a)| a));
             match answer {
-                Some(answer) => answer.trim().to_string(),
-                None => format!(
+                Some(answer) => Answer::from(answer.trim()),
+                None => Answer(format!(
                     "no answer ({}): {}",
                     out.status,
                     String::from_utf8_lossy(&out.stderr).trim()
-                ),
+                )),
             }
         })
         .collect()
@@ -336,5 +364,5 @@ pub fn child_claim() {
     let float = |hex: &str| f64::from_bits(u64::from_str_radix(hex, 16).expect("f64 bits in hex"));
     std::fs::write(ready, b"").expect("signal that the child is about to claim");
     let answer = lease::claim(path, job_id, owner, float(now), float(ttl));
-    println!("{CHILD_RESULT_PREFIX}{}", kind(&answer));
+    println!("{CHILD_RESULT_PREFIX}{:?}", kind(&answer));
 }

@@ -1,0 +1,124 @@
+//! The command line: fencelab's subcommands and their arguments. Each
+//! subcommand is a thin front end over the engine.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Parser, Subcommand};
+
+use crate::error::{Error, ErrorKind};
+use crate::printer::Printer;
+use crate::scratch::Scratch;
+use crate::style::ColorChoice;
+use crate::verify;
+
+/// A hands-on lab about leases and fencing tokens, and the engine that judges it.
+#[derive(Debug, Parser)]
+#[command(name = "fencelab", version)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+    /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always, never.
+    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    pub color: ColorChoice,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Prove that the suite kills every mutant as declared (for instructors, before term).
+    Verify(VerifyArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Only the mutants whose id contains one of these (all when none is given).
+    #[arg(value_name = "MUTANT")]
+    pub filters: Vec<String>,
+    /// Match the mutant ids exactly.
+    #[arg(long)]
+    pub exact: bool,
+    /// The directory of mutant files [default: mutants/ of the project].
+    #[arg(long, value_name = "DIR")]
+    pub mutants: Option<PathBuf>,
+    /// The implementation the mutants apply to [default: src/lease.rs of the project].
+    #[arg(long = "impl", value_name = "FILE")]
+    pub implementation: Option<PathBuf>,
+    /// Also write the results as JSON to FILE (schema in README.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// A fixed time limit per test, in seconds [default: max(10, 5 x the baseline)].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// A time limit for the build, in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub build_timeout: Option<f64>,
+    /// How many tests run at once [default: twice the number of CPUs].
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+/// The nearest directory from the current one up that holds a Cargo.toml (the
+/// current directory if none does).
+pub fn project_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    cwd.ancestors()
+        .find(|dir| dir.join("Cargo.toml").is_file())
+        .map_or(cwd.clone(), Path::to_path_buf)
+}
+
+fn seconds(value: Option<f64>, flag: &str) -> Result<Option<Duration>, Error> {
+    match value {
+        None => Ok(None),
+        Some(secs) if secs.is_finite() && secs > 0.0 => Ok(Some(Duration::from_secs_f64(secs))),
+        Some(secs) => Err(Error::input(format!(
+            "{flag} {secs}: give a number of seconds greater than 0"
+        ))),
+    }
+}
+
+/// Runs the command line; the exit code says how it went.
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let mut printer = Printer::new(cli.color);
+    let result = match cli.command {
+        Command::Verify(args) => run_verify(args, &mut printer),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code as u8),
+        Err(err) => {
+            printer.error(&err);
+            ExitCode::from(match err.kind {
+                ErrorKind::Input | ErrorKind::Environment | ErrorKind::Internal => {
+                    verify::exit::UNUSABLE_INPUT as u8
+                }
+                ErrorKind::Build => 3,
+            })
+        }
+    }
+}
+
+fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
+    let root = project_root();
+    let options = verify::Options {
+        mutants: args.mutants.unwrap_or_else(|| root.join("mutants")),
+        implementation: args
+            .implementation
+            .unwrap_or_else(|| root.join(crate::mutant::DEFAULT_FILE)),
+        root: root.clone(),
+        filters: args.filters,
+        exact: args.exact,
+        timeout: seconds(args.timeout, "--timeout")?,
+        build_timeout: seconds(args.build_timeout, "--build-timeout")?,
+        jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
+    };
+    let scratch = Scratch::locate(&root.join("target"));
+    let report = verify::run(&options, &scratch, printer)?;
+    printer.verify_report(&report);
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).expect("the report serializes");
+        std::fs::write(path, json + "\n")
+            .map_err(|e| Error::io("write the JSON report to", path, e))?;
+    }
+    Ok(report.summary.exit_code)
+}

@@ -1,0 +1,5 @@
+//! The `fencelab` command: see `fencelab --help`.
+
+fn main() -> std::process::ExitCode {
+    fencelab::cli::main()
+}

@@ -1,0 +1,236 @@
+//! Outcomes: what happened to one test of one implementation, and what that
+//! makes of a mutant. Every report (terminal, JSON, JUnit, Gradescope) is
+//! written from these types.
+
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::bridge::protocol::{IMPL_PANICKED, PROCESS_ENDED};
+use crate::process::Finished;
+
+/// What happened to one test.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum TestOutcome {
+    Passed,
+    Failed {
+        kind: FailureKind,
+        message: String,
+    },
+    /// Killed at its time limit.
+    TimedOut {
+        limit_secs: f64,
+    },
+}
+
+/// Why a test failed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FailureKind {
+    /// An observation did not hold.
+    Assertion,
+    /// The implementation panicked inside a call.
+    Panicked,
+    /// The implementation reached a `todo!()`: the step is not started.
+    NotStarted,
+    /// The implementation's process ended during a call (abort, signal, exit),
+    /// or took the judge's process with it.
+    Crashed,
+}
+
+impl TestOutcome {
+    pub fn passed(&self) -> bool {
+        matches!(self, TestOutcome::Passed)
+    }
+
+    /// The one-word label reports use.
+    pub fn label(&self) -> &'static str {
+        match self {
+            TestOutcome::Passed => "passed",
+            TestOutcome::Failed {
+                kind: FailureKind::Crashed,
+                ..
+            } => "crashed",
+            TestOutcome::Failed {
+                kind: FailureKind::NotStarted,
+                ..
+            } => "not started",
+            TestOutcome::Failed { .. } => "failed",
+            TestOutcome::TimedOut { .. } => "timeout",
+        }
+    }
+
+    /// The failure message, if any.
+    pub fn message(&self) -> Option<String> {
+        match self {
+            TestOutcome::Passed => None,
+            TestOutcome::Failed { message, .. } => Some(message.clone()),
+            TestOutcome::TimedOut { limit_secs } => Some(format!(
+                "the test did not finish within its limit of {limit_secs:.1} s and was killed"
+            )),
+        }
+    }
+
+    /// Reads the outcome of `test` from the judge process that ran it alone.
+    /// The verdict comes from the judge's exit status; its output only explains.
+    pub fn from_judge(test: &str, finished: &Finished, limit: Duration) -> TestOutcome {
+        let Some(status) = finished.status else {
+            return TestOutcome::TimedOut {
+                limit_secs: limit.as_secs_f64(),
+            };
+        };
+        if status.success() && finished.stdout.contains("test result: ok. 1 passed") {
+            return TestOutcome::Passed;
+        }
+        let mut message = failure_text(&finished.stdout, test);
+        let kind = if status.code().is_none() {
+            message = format!(
+                "{PROCESS_ENDED} took the judge down: the judge {}\n{message}",
+                crate::bridge::client::describe(status)
+            );
+            FailureKind::Crashed
+        } else if message.contains(PROCESS_ENDED) {
+            FailureKind::Crashed
+        } else if message.contains(IMPL_PANICKED) && message.contains("not yet implemented") {
+            FailureKind::NotStarted
+        } else if message.contains(IMPL_PANICKED) {
+            FailureKind::Panicked
+        } else {
+            FailureKind::Assertion
+        };
+        if message.is_empty() {
+            message = format!("the judge ended with {status} and said nothing");
+        }
+        TestOutcome::Failed { kind, message }
+    }
+}
+
+/// The part of libtest's output that explains a failure: the test's captured
+/// output and panic message, with the scratch crate's paths made the project's.
+pub fn failure_text(stdout: &str, test: &str) -> String {
+    let header = format!("---- {test} stdout ----");
+    let body = match stdout.find(&header) {
+        Some(start) => {
+            let rest = &stdout[start + header.len()..];
+            &rest[..rest.find("\nfailures:\n").unwrap_or(rest.len())]
+        }
+        None => stdout,
+    };
+    body.lines()
+        .filter(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))
+        .map(
+            |line| match (line.starts_with("thread '"), line.find("panicked at ")) {
+                (true, Some(at)) => unscratch(&line[at..]),
+                _ => unscratch(line),
+            },
+        )
+        .collect::<Vec<_>>()
+        .join("\n")
+        .trim()
+        .to_string()
+}
+
+/// `crates/judge-0123…/tests/behaviour/step4.rs` → `tests/behaviour/step4.rs`.
+fn unscratch(line: &str) -> String {
+    match line.find("crates/judge-") {
+        Some(start) => match line[start..].find("/tests/") {
+            Some(rel) => format!("{}{}", &line[..start], &line[start + rel + 1..]),
+            None => line.to_string(),
+        },
+        None => line.to_string(),
+    }
+}
+
+/// What a mutant came to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
+#[serde(rename_all = "snake_case")]
+pub enum MutantOutcome {
+    /// At least one test failed.
+    Killed,
+    /// Only crashes exposed it (it counts as a kill, shown apart).
+    Crashed,
+    /// Only time limits exposed it.
+    Timeout,
+    /// Every test passed.
+    Survived,
+    /// It does not compile.
+    Unviable,
+    /// Its `find` text is not in the implementation exactly once.
+    Stale,
+}
+
+impl MutantOutcome {
+    pub fn label(self) -> &'static str {
+        match self {
+            MutantOutcome::Killed => "killed",
+            MutantOutcome::Crashed => "crashed",
+            MutantOutcome::Timeout => "timeout",
+            MutantOutcome::Survived => "survived",
+            MutantOutcome::Unviable => "unviable",
+            MutantOutcome::Stale => "stale",
+        }
+    }
+
+    /// The outcome of a mutant whose tests ended as `outcomes`.
+    pub fn from_tests<'a>(outcomes: impl IntoIterator<Item = &'a TestOutcome>) -> MutantOutcome {
+        let (mut failed, mut crashed, mut timed_out) = (false, false, false);
+        for outcome in outcomes {
+            match outcome {
+                TestOutcome::Passed => {}
+                TestOutcome::Failed {
+                    kind: FailureKind::Crashed,
+                    ..
+                } => crashed = true,
+                TestOutcome::Failed { .. } => failed = true,
+                TestOutcome::TimedOut { .. } => timed_out = true,
+            }
+        }
+        if failed {
+            MutantOutcome::Killed
+        } else if crashed {
+            MutantOutcome::Crashed
+        } else if timed_out {
+            MutantOutcome::Timeout
+        } else {
+            MutantOutcome::Survived
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LIBTEST_FAILURE: &str = "\nrunning 1 test\ntest step4::x ... FAILED\n\nfailures:\n\n---- step4::x stdout ----\n\nthread 'step4::x' (19433) panicked at crates/judge-d1847bc7452d6721/tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)\n\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    step4::x\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 92 filtered out; finished in 0.01s\n";
+
+    #[test]
+    fn the_failure_text_is_the_panic_with_project_paths() {
+        assert_eq!(
+            failure_text(LIBTEST_FAILURE, "step4::x"),
+            "panicked at tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)"
+        );
+    }
+
+    #[test]
+    fn a_mutant_is_killed_by_failures_before_crashes_before_timeouts() {
+        let failed = TestOutcome::Failed {
+            kind: FailureKind::Assertion,
+            message: String::new(),
+        };
+        let crashed = TestOutcome::Failed {
+            kind: FailureKind::Crashed,
+            message: String::new(),
+        };
+        let timeout = TestOutcome::TimedOut { limit_secs: 1.0 };
+        let passed = TestOutcome::Passed;
+        let of = |o: &[&TestOutcome]| MutantOutcome::from_tests(o.iter().copied());
+        assert_eq!(
+            of(&[&passed, &timeout, &crashed, &failed]),
+            MutantOutcome::Killed
+        );
+        assert_eq!(of(&[&passed, &timeout, &crashed]), MutantOutcome::Crashed);
+        assert_eq!(of(&[&timeout, &passed]), MutantOutcome::Timeout);
+        assert_eq!(of(&[&passed]), MutantOutcome::Survived);
+    }
+}
