@@ -113,7 +113,8 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
         jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
     };
     let scratch = Scratch::locate(&root.join("target"));
-    let report = verify::run(&options, &scratch, printer)?;
+    let mutants = verify::load(&options)?;
+    let report = verify::run(&options, &mutants, &scratch, printer)?;
     printer.verify_report(&report);
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).expect("the report serializes");

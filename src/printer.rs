@@ -2,7 +2,8 @@
 //! only), results on stdout. One place, so that every front end reads alike.
 
 use std::collections::BTreeSet;
-use std::io::{IsTerminal, Write};
+use std::fmt::Write as _;
+use std::io::{IsTerminal, Write as _};
 
 use crate::outcome::{MutantOutcome, TestOutcome};
 use crate::style::{ColorChoice, Style};
@@ -89,15 +90,21 @@ impl Printer {
     /// every mutant not killed as declared.
     pub fn verify_report(&mut self, report: &Report) {
         self.clear_progress();
+        print!("{}", self.render_verify_report(report));
+    }
+
+    /// What `verify_report` prints.
+    pub fn render_verify_report(&self, report: &Report) -> String {
+        let mut out = String::new();
         if !report.baseline.passed {
-            return;
+            return out;
         }
-        println!();
-        self.kill_matrix(report);
+        let _ = writeln!(out);
+        out.push_str(&self.render_kill_matrix(report));
         let problems: Vec<&MutantReport> =
             report.mutants.iter().filter(|m| !m.as_declared).collect();
         for m in &problems {
-            self.mutant_details(m);
+            out.push_str(&self.render_mutant_details(m));
         }
         let s = &report.summary;
         let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect();
@@ -110,9 +117,14 @@ impl Printer {
                 s.not_as_declared, s.mutants
             ))
         };
-        println!("\nfencelab verify: {verdict} ({})", outcomes.join(", "));
+        let _ = writeln!(
+            out,
+            "\nfencelab verify: {verdict} ({})",
+            outcomes.join(", ")
+        );
         if !report.baseline.flaky.is_empty() {
-            println!(
+            let _ = writeln!(
+                out,
                 "{} flaky in the baseline, not trusted for kills: {}",
                 self.out.yellow("warning:"),
                 report.baseline.flaky.join(", ")
@@ -120,12 +132,19 @@ impl Printer {
         }
         if s.not_as_declared > 0 {
             let ids: Vec<&str> = problems.iter().map(|m| m.id.as_str()).collect();
-            println!("rerun them with: fencelab verify --exact {}", ids.join(" "));
+            let _ = writeln!(
+                out,
+                "rerun them with: fencelab verify --exact {}",
+                ids.join(" ")
+            );
         }
+        out
     }
 
-    /// Rows are tests grouped by step, columns are mutants (numbered as listed).
-    fn kill_matrix(&mut self, report: &Report) {
+    /// The kill matrix: rows are tests grouped by step, columns are mutants
+    /// (numbered as listed below it).
+    pub fn render_kill_matrix(&self, report: &Report) -> String {
+        let mut out = String::new();
         let tests = suite::tests();
         let flaky: BTreeSet<&str> = report.baseline.flaky.iter().map(String::as_str).collect();
         let width = tests
@@ -134,8 +153,9 @@ impl Printer {
             .max()
             .unwrap_or(10)
             .min(56);
-        println!("{}", self.out.bold("Kill matrix"));
-        println!(
+        let _ = writeln!(out, "{}", self.out.bold("Kill matrix"));
+        let _ = writeln!(
+            out,
             "{}",
             self.out.dim("  K killed, as declared   k killed, not declared   x declared killer that passed\n  o declared survivor that passed   ! declared survivor that failed   . passed   - not run   ~ flaky")
         );
@@ -149,14 +169,14 @@ impl Printer {
                     format!("{} ", &padded[row..row + 1])
                 })
                 .collect();
-            println!("  {:width$}   {}", "", self.out.dim(&header));
+            let _ = writeln!(out, "  {:width$}   {}", "", self.out.dim(&header));
         }
         let mut killing_nothing = Vec::new();
         let mut step = 0;
         for test in &tests {
             if test.step != step {
                 step = test.step;
-                println!("  {}", self.out.cyan(&format!("step {step}")));
+                let _ = writeln!(out, "  {}", self.out.cyan(&format!("step {step}")));
             }
             let mut kills = 0;
             let cells: String = report
@@ -189,44 +209,51 @@ impl Printer {
                 .collect();
             let name = test.name.split("::").nth(1).unwrap_or(&test.name);
             let name: String = name.chars().take(width - 2).collect();
-            println!("    {name:<w$} {cells}", w = width - 2);
+            let _ = writeln!(out, "    {name:<w$} {cells}", w = width - 2);
             if kills == 0 {
                 killing_nothing.push(test.name.clone());
             }
         }
-        println!();
+        let _ = writeln!(out);
         for (n, m) in report.mutants.iter().enumerate() {
             let mark = if m.as_declared {
                 self.out.green("✓")
             } else {
                 self.out.red("✗")
             };
-            println!(
+            let _ = writeln!(
+                out,
                 "  {:>digits$} {mark} {} {}",
                 n + 1,
                 m.id,
                 self.out.dim(&format!("(step {})", m.step))
             );
         }
-        if !killing_nothing.is_empty() {
-            println!(
+        if !killing_nothing.is_empty() && !report.filtered {
+            let _ = writeln!(
+                out,
                 "\n{} ({}): {}",
                 self.out.bold("Tests that kill no mutant"),
                 killing_nothing.len(),
                 killing_nothing.join(", ")
             );
         }
+        out
     }
 
-    fn mutant_details(&mut self, m: &MutantReport) {
-        println!(
+    /// Why a mutant was not killed as declared: its diff, what the compiler or
+    /// the file said, and the relevant tests' messages.
+    pub fn render_mutant_details(&self, m: &MutantReport) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
             "\n{} {} {}  {}",
             self.out.bold("──"),
             self.out.bold(&m.id),
             self.out.dim(&format!("({}, step {})", m.path, m.step)),
             self.outcome_label(m.outcome, m.as_declared)
         );
-        println!("{}", m.title);
+        let _ = writeln!(out, "{}", m.title);
         if !m.diff.is_empty() {
             // The report keeps the plain diff; colour it again here if allowed.
             for line in m.diff.lines() {
@@ -237,7 +264,7 @@ impl Printer {
                     _ if line.contains("+|") => self.out.green(line),
                     _ => self.out.dim(line),
                 };
-                println!("  {painted}");
+                let _ = writeln!(out, "  {painted}");
             }
         }
         if let Some(detail) = &m.detail {
@@ -245,34 +272,42 @@ impl Printer {
                 MutantOutcome::Unviable => "it does not compile:",
                 _ => "it cannot be applied:",
             };
-            println!("{}", self.out.yellow(heading));
+            let _ = writeln!(out, "{}", self.out.yellow(heading));
             for line in detail.lines() {
-                println!("  {line}");
+                let _ = writeln!(out, "  {line}");
             }
         }
         for test in &m.missing_killers {
             match m.tests.get(test) {
                 Some(TestOutcome::Passed) | None if !m.tests.is_empty() => {
-                    println!("{} {test} should kill it but passed", self.out.red("✗"))
+                    let _ = writeln!(
+                        out,
+                        "{} {test} should kill it but passed",
+                        self.out.red("✗")
+                    );
                 }
                 _ if m.tests.is_empty() => {}
-                _ => println!(
-                    "{} {test} should kill it but is flaky in the baseline",
-                    self.out.red("✗")
-                ),
+                _ => {
+                    let _ = writeln!(
+                        out,
+                        "{} {test} should kill it but is flaky in the baseline",
+                        self.out.red("✗")
+                    );
+                }
             }
         }
         for test in &m.failed_survivors {
-            println!(
+            let _ = writeln!(
+                out,
                 "{} {test} should pass under it but did not:",
                 self.out.red("✗")
             );
             if let Some(message) = m.tests.get(test).and_then(TestOutcome::message) {
-                println!("{}", indent(&message, 4));
+                let _ = writeln!(out, "{}", indent(&message, 4));
             }
         }
         if !m.missing_killers.is_empty() && !m.killed_by.is_empty() {
-            println!("{}", self.out.yellow("it was killed by other tests:"));
+            let _ = writeln!(out, "{}", self.out.yellow("it was killed by other tests:"));
         }
         if !m.as_declared {
             for kill in m
@@ -281,10 +316,11 @@ impl Printer {
                 .filter(|k| !m.killers.contains(&k.test))
                 .take(5)
             {
-                println!("  {} ({})", kill.test, kill.outcome);
-                println!("{}", indent(&kill.message, 4));
+                let _ = writeln!(out, "  {} ({})", kill.test, kill.outcome);
+                let _ = writeln!(out, "{}", indent(&kill.message, 4));
             }
         }
+        out
     }
 }
 

@@ -57,6 +57,8 @@ pub struct Report {
     pub baseline: Baseline,
     pub limit: LimitInfo,
     pub mutants: Vec<MutantReport>,
+    /// Whether only some of the directory's mutants were run.
+    pub filtered: bool,
     pub summary: Summary,
 }
 
@@ -191,19 +193,20 @@ pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
     Ok(selected)
 }
 
-/// Runs the verification.
+/// Runs the verification of `mutants` (as `load` selected them; none runs the
+/// baseline alone).
 pub fn run(
     options: &Options,
+    mutants: &[Mutant],
     scratch: &Scratch,
     progress: &mut dyn Progress,
 ) -> Result<Report, Error> {
-    let mutants = load(options)?;
     let source = std::fs::read_to_string(&options.implementation).map_err(|e| {
         Error::io("read the implementation", &options.implementation, e)
             .with_next("give the implementation's file with --impl FILE")
     })?;
     let shown = shown_path(&options.implementation, &options.root);
-    check_files(&mutants, &options.implementation, &options.root, &shown)?;
+    check_files(mutants, &options.implementation, &options.root, &shown)?;
     let mutants_dir = options.mutants.display().to_string();
     progress.started(mutants.len(), &shown, &mutants_dir);
 
@@ -213,7 +216,7 @@ pub fn run(
         source: source.clone(),
     }];
     let mut applied: Vec<Result<(usize, String), String>> = Vec::new();
-    for m in &mutants {
+    for m in mutants {
         match m.apply(&source) {
             Ok(mutated) => {
                 applied.push(Ok((implementations.len(), mutated.clone())));
@@ -247,6 +250,7 @@ pub fn run(
         },
         limit: limit_info,
         mutants: Vec::new(),
+        filtered: !options.filters.is_empty(),
         summary: Summary::default(),
     };
     let reference_key = match &build.hosting[0] {

@@ -1,0 +1,145 @@
+//! The mutation matrix as part of `cargo test`: one trial for the reference
+//! (every test of the suite passes on `src/lease.rs`, twice) and one per mutant
+//! in `mutants/` (killed exactly as its file declares). It runs the same engine
+//! as `fencelab verify`.
+//!
+//! A libtest-mimic harness (`harness = false`), so that filters, `--list`,
+//! `--exact`, `--skip` and `--format json` work as for any cargo test. Only the
+//! selected trials are built and run.
+
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use fencelab::mutant;
+use fencelab::printer::{Printer, indent};
+use fencelab::scratch::Scratch;
+use fencelab::suite;
+use fencelab::verify::{self, Baseline, MutantReport, Progress, Report};
+use libtest_mimic::{Arguments, Failed, Trial};
+
+const REFERENCE: &str = "reference";
+
+/// Says on stderr how the engine is getting on; libtest-mimic prints the trials.
+struct Status;
+
+impl Progress for Status {
+    fn started(&mut self, mutants: usize, implementation: &str, _: &str) {
+        eprintln!("fencelab: verifying {mutants} mutants of {implementation}");
+    }
+    fn built(&mut self, implementations: usize, secs: f64) {
+        eprintln!("fencelab: built the judge and {implementations} implementations in {secs:.1}s");
+    }
+    fn trial_done(&mut self, _: usize, _: usize) {}
+    fn baseline(&mut self, baseline: &Baseline) {
+        eprintln!(
+            "fencelab: baseline ran {} tests twice in {:.1}s",
+            baseline.tests.len(),
+            baseline.secs
+        );
+    }
+    fn mutant(&mut self, _: &MutantReport) {}
+}
+
+fn main() -> ExitCode {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let options = verify::Options {
+        mutants: root.join("mutants"),
+        implementation: root.join(mutant::DEFAULT_FILE),
+        root: root.to_path_buf(),
+        filters: Vec::new(),
+        exact: true,
+        timeout: None,
+        build_timeout: None,
+        jobs: fencelab::runner::default_jobs(),
+    };
+    let mutants = match mutant::load_dir(&options.mutants, &suite::test_names()) {
+        Ok(mutants) => mutants,
+        Err(err) => {
+            let message = err.to_string();
+            let trial = Trial::test("mutants", move || Err(Failed::from(message)));
+            return libtest_mimic::run(&args, vec![trial]).exit_code();
+        }
+    };
+    let names: Vec<String> = std::iter::once(REFERENCE.to_string())
+        .chain(mutants.iter().map(|m| format!("mutant::{}", m.id)))
+        .collect();
+    let probes: Vec<Trial> = names
+        .iter()
+        .map(|n| Trial::test(n.as_str(), || Ok(())))
+        .collect();
+    if args.list {
+        return libtest_mimic::run(&args, probes).exit_code();
+    }
+    let selected: Vec<&str> = probes
+        .iter()
+        .filter(|t| !args.is_filtered_out(t) && !args.is_ignored(t))
+        .map(Trial::name)
+        .collect();
+    let report = if selected.is_empty() {
+        eprintln!(
+            "note: no trial matches {:?}; the trials are `{REFERENCE}` and `mutant::<id>` for the files in mutants/ (see --list)",
+            args.filter.as_deref().unwrap_or("")
+        );
+        None
+    } else {
+        let chosen: Vec<mutant::Mutant> = mutants
+            .iter()
+            .filter(|m| selected.contains(&format!("mutant::{}", m.id).as_str()))
+            .cloned()
+            .collect();
+        let scratch = Scratch::locate(&root.join("target"));
+        Some(verify::run(&options, &chosen, &scratch, &mut Status).map_err(|e| e.to_string()))
+    };
+    let report = Arc::new(report);
+    let trials = names
+        .into_iter()
+        .map(|name| {
+            let report = Arc::clone(&report);
+            Trial::test(name.clone(), move || {
+                verdict(report.as_ref().as_ref(), &name)
+            })
+        })
+        .collect();
+    libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// The trial `name` passes when the engine says so.
+fn verdict(report: Option<&Result<Report, String>>, name: &str) -> Result<(), Failed> {
+    let report = match report {
+        Some(Ok(report)) => report,
+        Some(Err(err)) => return Err(format!("fencelab could not verify: {err}").into()),
+        None => return Err("not run".into()),
+    };
+    let printer = Printer::plain();
+    if name == REFERENCE || !report.baseline.passed {
+        return match (&report.baseline.compile_errors, report.baseline.passed) {
+            (Some(errors), _) => Err(format!("src/lease.rs does not compile:\n{errors}").into()),
+            (None, true) => Ok(()),
+            (None, false) => {
+                let failing: Vec<String> = report
+                    .baseline
+                    .tests
+                    .iter()
+                    .filter(|t| !t.runs.iter().any(|r| r.passed()))
+                    .map(|t| {
+                        format!(
+                            "{} ({})\n{}",
+                            t.test,
+                            t.runs[0].label(),
+                            indent(&t.runs[0].message().unwrap_or_default(), 4)
+                        )
+                    })
+                    .collect();
+                Err(format!("the baseline fails:\n{}", failing.join("\n")).into())
+            }
+        };
+    }
+    let id = name.strip_prefix("mutant::").unwrap_or(name);
+    match report.mutants.iter().find(|m| m.id == id) {
+        Some(m) if m.as_declared => Ok(()),
+        Some(m) => Err(printer.render_mutant_details(m).into()),
+        None => Err(format!("no result for {id}").into()),
+    }
+}
