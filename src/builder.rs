@@ -227,12 +227,15 @@ pub fn build(
         } else {
             Some(write_server(scratch, &bridge, &hosted)?)
         };
-        let mut members = vec![&judge];
+        let mut roots = vec![&judge];
         if let Some((server, _)) = &server {
-            members.push(server);
+            roots.push(server);
         }
+        let mut members = roots.clone();
+        members.push(&bridge);
+        members.extend(viable.iter().map(|&i| &crates[i]));
         scratch.set_members(&lock, &members)?;
-        let built = cargo::build(scratch, &members, time_limit)?;
+        let built = cargo::build(scratch, &roots, time_limit)?;
         let failed: Vec<usize> = viable
             .iter()
             .copied()

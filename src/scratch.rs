@@ -144,8 +144,9 @@ impl Scratch {
         Ok(WorkspaceLock { _file: file })
     }
 
-    /// Writes the workspace manifest with exactly `members` (under the lock), and
-    /// the lock file if there is none yet.
+    /// Writes the workspace manifest with exactly `members` (every scratch crate
+    /// of the build, path dependencies included), under the lock, and the lock
+    /// file if there is none yet.
     pub fn set_members(&self, _lock: &WorkspaceLock, members: &[&CrateDir]) -> Result<(), Error> {
         let mut names: Vec<&str> = members.iter().map(|c| c.name.as_str()).collect();
         names.sort();
@@ -154,13 +155,17 @@ impl Scratch {
             .iter()
             .map(|n| format!("    \"crates/{n}\","))
             .collect();
+        // Scratch crates compile unoptimised even in release builds. The override
+        // names them one by one: a change to the profile itself would change
+        // every dependency's build hash (build scripts included), and SQLite
+        // would be compiled again instead of reused from fencelab's own build.
+        let overrides: String = names
+            .iter()
+            .map(|n| format!("[profile.release.package.{n}]\nopt-level = 0\ndebug = false\n\n"))
+            .collect();
         let manifest = format!(
             "# Written by fencelab for its scratch builds; not part of any project.\n\
-             [workspace]\nresolver = \"3\"\nmembers = [\n{}\n]\n\n\
-             # Scratch crates compile fast and unoptimised; dependencies keep the\n\
-             # profile's settings, so fencelab's own builds of them are reused.\n\
-             [profile.release]\nopt-level = 0\ndebug = false\nincremental = true\n\
-             [profile.release.package.\"*\"]\nopt-level = 3\n",
+             [workspace]\nresolver = \"3\"\nmembers = [\n{}\n]\n\n{overrides}",
             list.join("\n")
         );
         write_if_changed(&self.root.join("Cargo.toml"), &manifest)?;
