@@ -98,13 +98,22 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// `name` in the project: relative when the project is the current directory,
+/// so that messages show the short path.
+fn in_project(root: &Path, name: &str) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(cwd) if cwd == root => PathBuf::from(name),
+        _ => root.join(name),
+    }
+}
+
 fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
     let root = project_root();
     let options = verify::Options {
-        mutants: args.mutants.unwrap_or_else(|| root.join("mutants")),
+        mutants: args.mutants.unwrap_or_else(|| in_project(&root, "mutants")),
         implementation: args
             .implementation
-            .unwrap_or_else(|| root.join(crate::mutant::DEFAULT_FILE)),
+            .unwrap_or_else(|| in_project(&root, crate::mutant::DEFAULT_FILE)),
         root: root.clone(),
         filters: args.filters,
         exact: args.exact,

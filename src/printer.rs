@@ -75,8 +75,9 @@ impl Printer {
         eprintln!("{} {text}", self.err.red(&self.err.bold("error:")));
     }
 
-    fn outcome_label(&self, outcome: MutantOutcome, as_declared: bool) -> String {
-        let label = format!("{:<9}", outcome.label());
+    /// The outcome's label, padded to `width`, coloured by how it went.
+    fn outcome_label(&self, outcome: MutantOutcome, as_declared: bool, width: usize) -> String {
+        let label = format!("{:<width$}", outcome.label());
         match (outcome, as_declared) {
             (_, true) => self.out.green(&label),
             (MutantOutcome::Survived | MutantOutcome::Stale | MutantOutcome::Unviable, _) => {
@@ -251,7 +252,7 @@ impl Printer {
             self.out.bold("──"),
             self.out.bold(&m.id),
             self.out.dim(&format!("({}, step {})", m.path, m.step)),
-            self.outcome_label(m.outcome, m.as_declared)
+            self.outcome_label(m.outcome, m.as_declared, 0)
         );
         let _ = writeln!(out, "{}", m.title);
         if !m.diff.is_empty() {
@@ -424,7 +425,7 @@ impl Progress for Printer {
         };
         let line = format!(
             "{} {} {} {}{declared} {}",
-            self.outcome_label(m.outcome, m.as_declared),
+            self.outcome_label(m.outcome, m.as_declared, 9),
             self.out.bold(&m.id),
             self.out.dim(&format!("step {}", m.step)),
             by,

@@ -207,7 +207,10 @@ pub fn run(
     })?;
     let shown = shown_path(&options.implementation, &options.root);
     check_files(mutants, &options.implementation, &options.root, &shown)?;
-    let mutants_dir = options.mutants.display().to_string();
+    let mutants_dir = shown_path(
+        &options.mutants,
+        &std::env::current_dir().unwrap_or_default(),
+    );
     progress.started(mutants.len(), &shown, &mutants_dir);
 
     // The reference first, then each mutant that applies.
@@ -521,7 +524,7 @@ fn finish(
         id: mutant.id.clone(),
         step: mutant.step,
         title: mutant.title.clone(),
-        path: mutant.path.display().to_string(),
+        path: shown_path(&mutant.path, &std::env::current_dir().unwrap_or_default()),
         outcome,
         as_declared,
         killed_by,

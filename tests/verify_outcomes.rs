@@ -1,0 +1,266 @@
+//! The mutation checker's own tests: fixture mutants with every outcome other
+//! than "killed as declared" (`tests/fixtures/outcomes/`), malformed mutant
+//! files (`tests/fixtures/malformed/`) and a filter that selects nothing. What a
+//! user reads is checked with snapshots (`cargo insta review` to update them).
+//!
+//! The outcomes fixture runs once (one build, one baseline) and each test looks
+//! at one mutant of it.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use fencelab::outcome::MutantOutcome;
+use fencelab::printer::Printer;
+use fencelab::scratch::Scratch;
+use fencelab::suite;
+use fencelab::verify::{self, Baseline, MutantReport, Options, Progress, Report};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn options(mutants: &str) -> Options {
+    Options {
+        mutants: root().join(mutants),
+        implementation: root().join("src/lease.rs"),
+        root: root().to_path_buf(),
+        filters: Vec::new(),
+        exact: false,
+        // A hang is caught quickly; the reference's tests take well under this.
+        timeout: Some(Duration::from_secs(3)),
+        build_timeout: None,
+        jobs: fencelab::runner::default_jobs(),
+    }
+}
+
+/// Collects the per-mutant lines as the terminal would show them.
+#[derive(Default)]
+struct Lines(Vec<String>);
+
+impl Progress for Lines {
+    fn started(&mut self, _: usize, _: &str, _: &str) {}
+    fn built(&mut self, _: usize, _: f64) {}
+    fn trial_done(&mut self, _: usize, _: usize) {}
+    fn baseline(&mut self, _: &Baseline) {}
+    fn mutant(&mut self, report: &MutantReport) {
+        self.0
+            .push(format!("{} {}", report.id, report.outcome.label()));
+    }
+}
+
+fn outcomes() -> &'static (Report, Vec<String>) {
+    static REPORT: OnceLock<(Report, Vec<String>)> = OnceLock::new();
+    REPORT.get_or_init(|| {
+        let options = options("tests/fixtures/outcomes");
+        let mutants = verify::load(&options).expect("the fixture mutants load");
+        let scratch = Scratch::locate(&root().join("target"));
+        let mut lines = Lines::default();
+        let report = verify::run(&options, &mutants, &scratch, &mut lines).expect("verify runs");
+        (report, lines.0)
+    })
+}
+
+fn mutant(id: &str) -> &'static MutantReport {
+    outcomes()
+        .0
+        .mutants
+        .iter()
+        .find(|m| m.id == id)
+        .unwrap_or_else(|| panic!("no report for {id}"))
+}
+
+/// What a user reads about a mutant, with timings and line numbers of the suite
+/// (which move whenever it is edited) blotted out.
+fn details(id: &str) -> String {
+    Printer::plain().render_mutant_details(mutant(id))
+}
+
+macro_rules! snapshot {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"tests/behaviour/(step\d|support)\.rs:\d+:\d+", "tests/behaviour/$1.rs:[line]"),
+            (r"\d+\.\ds", "[secs]"),
+        ]}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+#[test]
+fn the_baseline_passes_and_only_the_crash_is_as_declared() {
+    let (report, _) = outcomes();
+    assert!(report.baseline.passed);
+    assert!(
+        report.baseline.flaky.is_empty(),
+        "{:?}",
+        report.baseline.flaky
+    );
+    assert_eq!(report.summary.mutants, 7);
+    let as_declared: Vec<&str> = report
+        .mutants
+        .iter()
+        .filter(|m| m.as_declared)
+        .map(|m| m.id.as_str())
+        .collect();
+    assert_eq!(
+        as_declared,
+        vec!["crashes"],
+        "a crash counts as a kill; nothing else here is as declared"
+    );
+    assert_eq!(report.summary.exit_code, verify::exit::NOT_AS_DECLARED);
+}
+
+#[test]
+fn a_missing_find_is_stale_with_the_nearest_lines() {
+    let m = mutant("stale-missing");
+    assert_eq!(m.outcome, MutantOutcome::Stale);
+    assert!(m.tests.is_empty(), "a stale mutant runs no test");
+    let detail = m.detail.as_deref().unwrap();
+    assert!(
+        detail.contains("does not occur in src/lease.rs"),
+        "{detail}"
+    );
+    assert!(
+        detail.contains("if done || until > now {"),
+        "the nearest line is shown: {detail}"
+    );
+    snapshot!("stale_missing", details("stale-missing"));
+}
+
+#[test]
+fn an_ambiguous_find_is_stale_with_every_place() {
+    let m = mutant("stale-ambiguous");
+    assert_eq!(m.outcome, MutantOutcome::Stale);
+    let detail = m.detail.as_deref().unwrap();
+    assert!(detail.contains("occurs 6 times"), "{detail}");
+    snapshot!("stale_ambiguous", details("stale-ambiguous"));
+}
+
+#[test]
+fn a_mutant_that_does_not_compile_is_unviable_with_the_compilers_message() {
+    let m = mutant("unviable");
+    assert_eq!(m.outcome, MutantOutcome::Unviable);
+    let detail = m.detail.as_deref().unwrap();
+    assert!(detail.contains("cannot add `&str` to `i64`"), "{detail}");
+    assert!(
+        detail.contains("--> src/lease.rs:"),
+        "the path is the project's: {detail}"
+    );
+    assert!(
+        !detail.contains("crates/impl-"),
+        "no scratch path: {detail}"
+    );
+}
+
+#[test]
+fn an_equivalent_mutant_survives() {
+    let m = mutant("equivalent");
+    assert_eq!(m.outcome, MutantOutcome::Survived);
+    assert_eq!(m.tests.len(), suite::tests().len(), "every test ran");
+    assert!(m.killed_by.is_empty());
+    assert_eq!(m.missing_killers, vec!["step4::fence_grows_on_every_claim"]);
+    snapshot!("equivalent", details("equivalent"));
+}
+
+#[test]
+fn a_hang_is_a_timeout_and_the_other_tests_still_run() {
+    let m = mutant("hangs");
+    assert_eq!(m.outcome, MutantOutcome::Timeout);
+    assert!(m.killed_by.iter().all(|k| k.outcome == "timeout"));
+    assert!(
+        m.killed_by
+            .iter()
+            .any(|k| k.test == "step7::holder_releases")
+    );
+    // The hang comes before the lookup, so even the declared survivor hangs.
+    assert_eq!(m.failed_survivors, vec!["step7::refuses_a_missing_job"]);
+    assert!(!m.as_declared);
+    assert!(
+        m.tests["step4::fresh_job_gets_fence_1"].passed(),
+        "tests that do not release are unaffected"
+    );
+}
+
+#[test]
+fn an_abort_is_a_crash_named_as_such() {
+    let m = mutant("crashes");
+    assert_eq!(m.outcome, MutantOutcome::Crashed);
+    let kill = m
+        .killed_by
+        .iter()
+        .find(|k| k.test == "step6::holder_completes_under_a_live_lease")
+        .unwrap();
+    assert_eq!(kill.outcome, "crashed");
+    assert!(
+        kill.message.contains("was killed by signal 6 (SIGABRT"),
+        "{}",
+        kill.message
+    );
+    assert!(
+        kill.message.contains("during complete()"),
+        "{}",
+        kill.message
+    );
+    assert!(m.as_declared, "a crash counts as a kill");
+}
+
+#[test]
+fn a_kill_by_an_undeclared_test_is_not_as_declared_and_names_the_real_killers() {
+    let m = mutant("undeclared-killer");
+    assert_eq!(m.outcome, MutantOutcome::Killed);
+    assert!(!m.as_declared);
+    assert_eq!(m.missing_killers, vec!["step4::held_job_is_refused"]);
+    let killers: Vec<&str> = m.killed_by.iter().map(|k| k.test.as_str()).collect();
+    assert!(
+        killers.contains(&"step4::reclaims_at_exact_expiry"),
+        "{killers:?}"
+    );
+    snapshot!("undeclared_killer", details("undeclared-killer"));
+}
+
+#[test]
+fn every_mutant_is_reported_as_it_finishes() {
+    let (_, lines) = outcomes();
+    let mut lines = lines.clone();
+    lines.sort();
+    snapshot!("progress_lines", lines.join("\n"));
+}
+
+#[test]
+fn a_malformed_mutant_names_file_line_and_column() {
+    let tests = suite::test_names();
+    let typo =
+        fencelab::mutant::load_file(&root().join("tests/fixtures/malformed/typo.toml"), &tests)
+            .unwrap_err();
+    let text = typo.to_string().replace(root().to_str().unwrap(), "[root]");
+    snapshot!("malformed_typo", text);
+    let syntax = fencelab::mutant::load_file(
+        &root().join("tests/fixtures/malformed/broken-syntax.toml"),
+        &tests,
+    )
+    .unwrap_err();
+    let text = syntax
+        .to_string()
+        .replace(root().to_str().unwrap(), "[root]");
+    assert!(text.contains("broken-syntax.toml:2:"), "{text}");
+    snapshot!("malformed_syntax", text);
+}
+
+#[test]
+fn a_filter_that_selects_nothing_says_so() {
+    let mut options = options("mutants");
+    options.filters = vec!["no-such-mutant".to_string()];
+    let err = verify::load(&options).unwrap_err();
+    let text = err.to_string().replace(root().to_str().unwrap(), "[root]");
+    snapshot!("filter_selects_nothing", text);
+}
+
+#[test]
+fn an_empty_mutants_directory_is_an_error_not_a_pass() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut options = options("mutants");
+    options.mutants = PathBuf::from(dir.path());
+    let err = verify::load(&options).unwrap_err();
+    assert!(err.to_string().contains("holds no mutant"), "{err}");
+}
