@@ -1,0 +1,746 @@
+//! Crash test: worker processes claim, renew, complete and release many jobs in
+//! one database while the coordinator kills some of them with SIGKILL at
+//! random moments and starts replacements.
+//!
+//! Why: the lease contract is about what survives when a holder stalls or dies
+//! in the middle of a call. A worker killed inside a write transaction leaves a
+//! hot journal and a held lock behind; a worker that stalls past its lease
+//! wakes up with a stale fence. Afterwards the database must pass
+//! `PRAGMA integrity_check`, and every answer any worker was given must be
+//! consistent with the final rows (see `history.rs` for the invariants and
+//! what the logs can prove).
+//!
+//! How:
+//! - Workers are separate OS processes: this test binary re-executed with
+//!   `--exact crash::worker --ignored`, configured through `FENCELAB_CRASH_*`
+//!   environment variables.
+//! - Time is simulated, shared through a memory-mapped file: every call a
+//!   worker makes advances the clock by one tick, so leases expire as work goes
+//!   on, whatever the speed of the machine. A stalling worker sleeps and then
+//!   finds the clock moved to its lease's end or a little past it (exactly at
+//!   the end often, to exercise `now == until`); it then tries to renew,
+//!   complete or release with its stale fence, or takes the job back and lets a
+//!   "zombie" use the old fence. The clock only moves forward.
+//! - The same file holds a global sequence counter that orders the log lines
+//!   of all workers, and the stop flag.
+//! - Kills are scheduled at random points of that sequence (not of wall-clock
+//!   time), so a loaded machine runs the same amount of work and kills.
+//! - A fixed seed drives a small xorshift generator in the coordinator and in
+//!   every worker; set `FENCELAB_CRASH_SEED` to try another one.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fs::{self, File, OpenOptions};
+use std::io::{self, Write};
+use std::os::fd::AsRawFd;
+use std::os::unix::process::ExitStatusExt;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use fencelab::lease::{self, Job, LeaseError};
+use rusqlite::Connection;
+
+use crate::history::{self, Answer, Call, Run, Sample};
+
+/// Jobs enqueued before the workers start.
+const JOBS: u64 = 240;
+/// Workers pick among this many jobs at a time: a window that slides along
+/// the jobs as the simulated clock advances (new work keeps arriving), so
+/// that workers contend for the same few jobs and take over expired leases.
+const WINDOW: u64 = 10;
+/// Ticks of the simulated clock per step of the window.
+const TICKS_PER_JOB: u64 = 12;
+/// Workers alive at any time.
+const WORKERS: usize = 4;
+/// Every lease is taken for this many ticks of the simulated clock.
+const TTL: f64 = 10.0;
+/// The run stops when the global sequence reaches this (two numbers per call).
+const BUDGET: u64 = 5000;
+/// Kills, at random points of the sequence.
+const KILLS: usize = 12;
+/// A run that has not used its budget by then stops anyway (a loaded machine).
+const WALL_CLOCK_CAP: Duration = Duration::from_secs(6);
+/// How long stopped workers get to exit.
+const EXIT_GRACE: Duration = Duration::from_secs(20);
+const DEFAULT_SEED: u64 = 0x00f3_9c3e_1ab5_2024;
+
+const ENV_DB: &str = "FENCELAB_CRASH_DB";
+const ENV_SHARED: &str = "FENCELAB_CRASH_SHARED";
+const ENV_NAME: &str = "FENCELAB_CRASH_WORKER";
+const ENV_SEED: &str = "FENCELAB_CRASH_SEED";
+const ENV_LOG: &str = "FENCELAB_CRASH_LOG";
+
+fn job_name(i: u64) -> String {
+    format!("job{i:03}")
+}
+
+/// xorshift64*, seeded through splitmix64: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn new(seed: u64) -> Rng {
+        let mut z = seed.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        Rng((z ^ (z >> 31)) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// Three counters in a memory-mapped file shared by the coordinator and all
+/// workers: the simulated clock, the global sequence, the stop flag.
+struct Shared {
+    base: NonNull<AtomicU64>,
+    _file: File,
+}
+
+const SHARED_LEN: usize = 4096;
+
+impl Shared {
+    fn create(path: &Path) -> io::Result<Shared> {
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(path)?;
+        file.set_len(SHARED_LEN as u64)?;
+        Shared::map(file)
+    }
+
+    fn open(path: &Path) -> io::Result<Shared> {
+        Shared::map(OpenOptions::new().read(true).write(true).open(path)?)
+    }
+
+    fn map(file: File) -> io::Result<Shared> {
+        // SAFETY: a fresh shared mapping of a file we keep open; the kernel
+        // picks the (page-aligned) address.
+        let ptr = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                SHARED_LEN,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                0,
+            )
+        };
+        if ptr == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        let base = NonNull::new(ptr.cast()).ok_or_else(io::Error::last_os_error)?;
+        Ok(Shared { base, _file: file })
+    }
+
+    fn slot(&self, i: usize) -> &AtomicU64 {
+        assert!(i < 3);
+        // SAFETY: the mapping is page-aligned, SHARED_LEN bytes long and lives
+        // as long as `self`; its memory is only ever accessed atomically.
+        unsafe { self.base.add(i).as_ref() }
+    }
+
+    fn clock(&self) -> &AtomicU64 {
+        self.slot(0)
+    }
+
+    fn seq(&self) -> &AtomicU64 {
+        self.slot(1)
+    }
+
+    fn stop(&self) -> &AtomicU64 {
+        self.slot(2)
+    }
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: unmaps exactly the mapping made in `map`; no reference to it
+        // outlives `self`.
+        unsafe {
+            libc::munmap(self.base.as_ptr().cast(), SHARED_LEN);
+        }
+    }
+}
+
+/// A lease the worker believes it holds.
+#[derive(Clone)]
+struct Held {
+    owner: String,
+    fence: i64,
+    until: f64,
+}
+
+/// One worker process: a loop of claims and lease lifecycles, each call
+/// logged before the answer is acted on.
+struct Worker {
+    name: String,
+    db: PathBuf,
+    shared: Shared,
+    rng: Rng,
+    log: File,
+}
+
+impl Worker {
+    /// The coordinator's stop flag; the backstop on the sequence ends the
+    /// worker should the coordinator die without setting it.
+    fn stopping(&self) -> bool {
+        self.shared.stop().load(SeqCst) != 0 || self.shared.seq().load(SeqCst) > 4 * BUDGET
+    }
+
+    /// Reads the simulated clock, advancing it by one tick.
+    fn tick(&self) -> f64 {
+        (self.shared.clock().fetch_add(1, SeqCst) + 1) as f64
+    }
+
+    /// The worker freezes (a long GC pause, a stopped VM); when it wakes, the
+    /// clock has usually moved to its lease's end or past it.
+    fn stall(&mut self, until: f64) -> f64 {
+        thread::sleep(Duration::from_micros(300 + self.rng.below(3000)));
+        if self.rng.chance(75) {
+            let target = until as u64 + [0, 0, 0, 1, 4][self.rng.below(5) as usize];
+            let before = self.shared.clock().fetch_max(target, SeqCst);
+            before.max(target) as f64
+        } else {
+            self.tick()
+        }
+    }
+
+    /// Logs the call, makes it, logs the answer (before anything acts on it).
+    fn record(
+        &mut self,
+        call: Call,
+        run: impl FnOnce(&Path) -> Result<Answer, LeaseError>,
+    ) -> Answer {
+        let start = self.shared.seq().fetch_add(1, SeqCst);
+        self.write(&history::start_line(start, &call));
+        let answer = run(&self.db).unwrap_or_else(|err| Answer::Error(err.to_string()));
+        let end = self.shared.seq().fetch_add(1, SeqCst);
+        self.write(&history::end_line(end, &answer));
+        if let Answer::Error(msg) = &answer {
+            panic!("{}: {call} failed: {msg}", self.name);
+        }
+        answer
+    }
+
+    fn write(&mut self, line: &str) {
+        self.log
+            .write_all(line.as_bytes())
+            .expect("write the worker log");
+    }
+
+    fn init(&mut self) {
+        self.record(Call::init(), |db| lease::init_db(db).map(|()| Answer::Ok));
+    }
+
+    fn enqueue(&mut self, job: &str) {
+        self.record(Call::enqueue(job), |db| {
+            lease::enqueue(db, job).map(Answer::Bool)
+        });
+    }
+
+    fn state(&mut self, job: &str) -> Option<Job> {
+        match self.record(Call::state(job), |db| {
+            lease::state(db, job).map(Answer::State)
+        }) {
+            Answer::State(row) => row,
+            other => unreachable!("{other:?}"),
+        }
+    }
+
+    /// Claims for `owners` (one: `claim`, more: `claim_many`); the lease won.
+    fn claim(&mut self, job: &str, owners: &[&str], now: f64) -> Option<Held> {
+        let call = Call::claim(job, owners, now, TTL);
+        let answer = self.record(call, |db| {
+            if let [owner] = owners {
+                lease::claim(db, job, owner, now, TTL).map(|c| Answer::Claims(vec![c]))
+            } else {
+                lease::claim_many(db, job, owners, now, TTL).map(Answer::Claims)
+            }
+        });
+        let Answer::Claims(claims) = answer else {
+            unreachable!("{answer:?}")
+        };
+        owners.iter().zip(claims).find_map(|(owner, claim)| {
+            claim.map(|fence| Held {
+                owner: owner.to_string(),
+                fence,
+                until: now + TTL,
+            })
+        })
+    }
+
+    fn boolean(answer: Answer) -> bool {
+        match answer {
+            Answer::Bool(b) => b,
+            other => unreachable!("{other:?}"),
+        }
+    }
+
+    fn renew(&mut self, job: &str, owner: &str, fence: i64, now: f64) -> bool {
+        let call = Call::renew(job, owner, fence, now, TTL);
+        Self::boolean(self.record(call, |db| {
+            lease::renew(db, job, owner, fence, now, TTL).map(Answer::Bool)
+        }))
+    }
+
+    fn complete(&mut self, job: &str, owner: &str, fence: i64, now: f64) -> bool {
+        let result = history::result_for(owner, fence, now);
+        let call = Call::complete(job, owner, fence, now, &result);
+        Self::boolean(self.record(call, |db| {
+            lease::complete(db, job, owner, fence, now, &result).map(Answer::Bool)
+        }))
+    }
+
+    fn release(&mut self, job: &str, owner: &str, fence: i64) -> bool {
+        let call = Call::release(job, owner, fence);
+        Self::boolean(self.record(call, |db| {
+            lease::release(db, job, owner, fence).map(Answer::Bool)
+        }))
+    }
+
+    fn run(&mut self) {
+        self.init();
+        let me = self.name.clone();
+        let alias = format!("{me}x");
+        while !self.stopping() {
+            let first = (self.shared.clock().load(SeqCst) / TICKS_PER_JOB).min(JOBS - WINDOW);
+            let job = job_name(first + self.rng.below(WINDOW));
+            let roll = self.rng.below(100);
+            if roll < 20 && self.state(&job).is_some_and(|row| row.done) {
+                continue;
+            }
+            if (20..23).contains(&roll) {
+                self.enqueue(&job);
+            }
+            let now = self.tick();
+            let held = if self.rng.chance(12) {
+                self.claim(&job, &[&me, &alias], now)
+            } else {
+                self.claim(&job, &[&me], now)
+            };
+            if let Some(held) = held {
+                self.hold(&job, held);
+            }
+        }
+    }
+
+    /// Works under a lease: renews a few times, sometimes stalls, sometimes
+    /// uses a wrong fence, then completes, releases or walks away.
+    fn hold(&mut self, job: &str, mut held: Held) {
+        let mut steps = self.rng.below(4);
+        loop {
+            if self.stopping() {
+                return;
+            }
+            let now = if self.rng.chance(15) {
+                self.stall(held.until)
+            } else {
+                self.tick()
+            };
+            if self.rng.chance(5) {
+                let wrong = held.fence + if self.rng.chance(50) { 1 } else { -1 };
+                match self.rng.below(3) {
+                    0 => self.renew(job, &held.owner, wrong, now),
+                    1 => self.complete(job, &held.owner, wrong, now),
+                    _ => self.release(job, &held.owner, wrong),
+                };
+            }
+            if steps == 0 {
+                self.finish(job, &held, now);
+                return;
+            }
+            steps -= 1;
+            if self.renew(job, &held.owner, held.fence, now) {
+                held.until = now + TTL;
+                continue;
+            }
+            // Refused: the lease ended, or somebody else holds the job now.
+            match self.lost(job, &held, now) {
+                Some(next) => {
+                    held = next;
+                    steps = self.rng.below(3);
+                }
+                None => return,
+            }
+        }
+    }
+
+    /// After a refused renew: carry on with the stale fence anyway, or take
+    /// the job back at the same moment (at `now == until` it is free) while a
+    /// "zombie" still uses the old fence.
+    fn lost(&mut self, job: &str, held: &Held, now: f64) -> Option<Held> {
+        match self.rng.below(3) {
+            0 => {
+                self.complete(job, &held.owner, held.fence, now);
+                None
+            }
+            1 => {
+                let next = self.claim(job, &[&held.owner], now)?;
+                match self.rng.below(4) {
+                    0 => _ = self.complete(job, &held.owner, held.fence, now),
+                    1 => _ = self.release(job, &held.owner, held.fence),
+                    _ => {}
+                }
+                Some(next)
+            }
+            _ => {
+                self.release(job, &held.owner, held.fence);
+                None
+            }
+        }
+    }
+
+    fn finish(&mut self, job: &str, held: &Held, now: f64) {
+        match self.rng.below(10) {
+            0..7 => {
+                let completed = self.complete(job, &held.owner, held.fence, now);
+                if completed && self.rng.chance(25) {
+                    // A duplicate: the job is done, so both must be refused.
+                    let later = self.tick();
+                    if self.rng.chance(50) {
+                        self.complete(job, &held.owner, held.fence, later);
+                    } else {
+                        self.release(job, &held.owner, held.fence);
+                    }
+                }
+            }
+            7..9 => {
+                self.release(job, &held.owner, held.fence);
+            }
+            _ => {} // walk away: the lease expires on its own
+        }
+    }
+}
+
+/// Helper run by the crash test: the body of one worker process. It is
+/// ignored in normal runs and returns at once (passing) unless the crash test
+/// started it with the `FENCELAB_CRASH_*` environment variables.
+#[test]
+#[ignore = "helper process of crash::sigkilled_workers_keep_the_contract"]
+fn worker() {
+    let Ok(db) = std::env::var(ENV_DB) else {
+        return;
+    };
+    let var = |name: &str| std::env::var(name).unwrap_or_else(|_| panic!("{name} not set"));
+    let log = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(var(ENV_LOG))
+        .expect("open the worker log");
+    let mut worker = Worker {
+        name: var(ENV_NAME),
+        db: PathBuf::from(db),
+        shared: Shared::open(Path::new(&var(ENV_SHARED))).expect("map the shared clock"),
+        rng: Rng::new(var(ENV_SEED).parse().expect("numeric seed")),
+        log,
+    };
+    worker.run();
+}
+
+struct Process {
+    name: String,
+    child: Child,
+}
+
+/// Starts workers, kills them, samples the table; owns the run's files.
+struct Coordinator {
+    dir: PathBuf,
+    db: PathBuf,
+    shared_path: PathBuf,
+    seed: u64,
+    spawned: u64,
+    alive: Vec<Process>,
+    exited: Vec<(String, ExitStatus)>,
+}
+
+impl Coordinator {
+    fn spawn(&mut self) {
+        let name = format!("w{}", self.spawned);
+        self.spawned += 1;
+        let out = File::create(self.dir.join(format!("{name}.out"))).expect("worker output file");
+        let child = Command::new(std::env::current_exe().expect("current test binary"))
+            .args([
+                "--exact",
+                "crash::worker",
+                "--ignored",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env(ENV_DB, &self.db)
+            .env(ENV_SHARED, &self.shared_path)
+            .env(ENV_NAME, &name)
+            .env(
+                ENV_SEED,
+                (self.seed ^ self.spawned.wrapping_mul(0x9e37)).to_string(),
+            )
+            .env(ENV_LOG, self.dir.join(format!("{name}.log")))
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("clone output file"))
+            .stderr(out)
+            .spawn()
+            .expect("start a worker process");
+        self.alive.push(Process { name, child });
+    }
+
+    fn kill(&mut self, index: usize) {
+        let mut victim = self.alive.swap_remove(index);
+        let pid = libc::pid_t::try_from(victim.child.id()).expect("pid fits pid_t");
+        // SAFETY: plain syscall on the pid of a child we have not reaped yet.
+        let rc = unsafe { libc::kill(pid, libc::SIGKILL) };
+        assert_eq!(rc, 0, "kill: {}", io::Error::last_os_error());
+        let status = victim.child.wait().expect("reap a killed worker");
+        self.exited.push((victim.name, status));
+    }
+
+    /// Reaps workers that ended on their own (before the stop, a failure).
+    fn reap(&mut self) -> usize {
+        let mut ended = 0;
+        let mut i = 0;
+        while i < self.alive.len() {
+            if let Some(status) = self.alive[i].child.try_wait().expect("try_wait") {
+                let process = self.alive.swap_remove(i);
+                self.exited.push((process.name, status));
+                ended += 1;
+            } else {
+                i += 1;
+            }
+        }
+        ended
+    }
+
+    fn output(&self, name: &str) -> String {
+        fs::read_to_string(self.dir.join(format!("{name}.out"))).unwrap_or_default()
+    }
+}
+
+impl Drop for Coordinator {
+    /// Leaves no worker behind when the test panics half-way.
+    fn drop(&mut self) {
+        for process in &mut self.alive {
+            // Errors ignored: this may run while panicking.
+            let _ = process.child.kill();
+            let _ = process.child.wait();
+        }
+    }
+}
+
+fn read_rows(conn: &Connection) -> rusqlite::Result<Vec<Job>> {
+    let mut stmt = conn.prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs")?;
+    let rows = stmt.query_map([], |row| {
+        Ok(Job {
+            id: row.get(0)?,
+            owner: row.get(1)?,
+            until: row.get(2)?,
+            fence: row.get(3)?,
+            result: row.get(4)?,
+            done: row.get::<_, i64>(5)? != 0,
+        })
+    })?;
+    rows.collect()
+}
+
+#[test]
+fn sigkilled_workers_keep_the_contract() {
+    let seed = std::env::var(ENV_SEED)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(DEFAULT_SEED);
+    let tmp = crate::scratch_dir();
+    let dir = tmp.path().to_path_buf();
+    let db = dir.join("jobs.db");
+    let shared_path = dir.join("shared");
+    let shared = Shared::create(&shared_path).expect("create the shared clock");
+    lease::init_db(&db).expect("init_db");
+    let jobs: Vec<String> = (0..JOBS).map(job_name).collect();
+    for job in &jobs {
+        assert!(lease::enqueue(&db, job).expect("enqueue"));
+    }
+
+    let mut rng = Rng::new(seed);
+    let mut kill_points: Vec<u64> = (0..KILLS)
+        .map(|_| BUDGET / 20 + rng.below(BUDGET * 17 / 20))
+        .collect();
+    kill_points.sort_unstable();
+    kill_points.reverse();
+
+    let mut coord = Coordinator {
+        dir: dir.clone(),
+        db: db.clone(),
+        shared_path,
+        seed,
+        spawned: 0,
+        alive: Vec::new(),
+        exited: Vec::new(),
+    };
+    for _ in 0..WORKERS {
+        coord.spawn();
+    }
+
+    let sampler = Connection::open(&db).expect("open the sampling connection");
+    sampler
+        .busy_timeout(Duration::from_secs(10))
+        .expect("busy_timeout");
+    let mut samples = Vec::new();
+    let mut kills = 0;
+    let began = Instant::now();
+    let mut next_sample = began;
+    loop {
+        let seq = shared.seq().load(SeqCst);
+        if seq >= BUDGET || began.elapsed() > WALL_CLOCK_CAP {
+            break;
+        }
+        if coord.reap() > 0 {
+            break; // a worker failed: its status is reported below
+        }
+        if kill_points.last().is_some_and(|&point| seq >= point) {
+            kill_points.pop();
+            // A random moment: whatever the victim is doing a little later.
+            thread::sleep(Duration::from_micros(rng.below(1500)));
+            let victim = rng.below(coord.alive.len() as u64) as usize;
+            coord.kill(victim);
+            kills += 1;
+            coord.spawn();
+        }
+        if Instant::now() >= next_sample {
+            let start = shared.seq().fetch_add(1, SeqCst);
+            let rows = read_rows(&sampler).expect("sample the table");
+            let end = shared.seq().fetch_add(1, SeqCst);
+            samples.push(Sample { start, end, rows });
+            next_sample = Instant::now() + Duration::from_millis(5);
+        }
+        thread::sleep(Duration::from_micros(300));
+    }
+    let elapsed = began.elapsed();
+    shared.stop().store(1, SeqCst);
+    let deadline = Instant::now() + EXIT_GRACE;
+    while !coord.alive.is_empty() && Instant::now() < deadline {
+        coord.reap();
+        thread::sleep(Duration::from_millis(2));
+    }
+    let hung: Vec<String> = coord.alive.iter().map(|p| p.name.clone()).collect();
+    while !coord.alive.is_empty() {
+        coord.kill(0);
+    }
+
+    // Keep the files of a failed run for inspection.
+    let keep = |tmp: tempfile::TempDir, what: &str| -> ! {
+        let dir = tmp.keep();
+        panic!(
+            "{what}\n(seed {seed}; logs and database kept in {})",
+            dir.display()
+        );
+    };
+
+    let mut killed = HashSet::new();
+    let mut failures = Vec::new();
+    for (name, status) in &coord.exited {
+        if status.signal() == Some(libc::SIGKILL) && !hung.contains(name) {
+            killed.insert(name.clone());
+        } else if !status.success() || hung.contains(name) {
+            failures.push(format!(
+                "{name} ended with {status}:\n{}",
+                coord.output(name)
+            ));
+        }
+    }
+    if !hung.is_empty() {
+        failures.push(format!("workers did not stop: {hung:?}"));
+    }
+    if !failures.is_empty() {
+        keep(tmp, &failures.join("\n"));
+    }
+
+    drop(sampler);
+    let conn = Connection::open(&db).expect("open the database");
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |row| row.get(0))
+        .expect("integrity_check");
+    if integrity != "ok" {
+        keep(tmp, &format!("PRAGMA integrity_check: {integrity}"));
+    }
+    let final_rows: BTreeMap<String, Job> = read_rows(&conn)
+        .expect("read the final table")
+        .into_iter()
+        .map(|row| (row.id.clone(), row))
+        .collect();
+    drop(conn);
+
+    let mut logs = Vec::new();
+    for i in 0..coord.spawned {
+        let name = format!("w{i}");
+        let text = fs::read_to_string(dir.join(format!("{name}.log"))).unwrap_or_default();
+        match history::parse_log(&name, &text) {
+            Ok(entries) => logs.push((name, entries)),
+            Err(err) => keep(tmp, &format!("unreadable log: {err}")),
+        }
+    }
+    let run = Run {
+        logs,
+        killed,
+        samples,
+        final_rows,
+        jobs,
+    };
+    let (violations, stats) = history::check(&run);
+    eprintln!(
+        "crash test: seed {seed}, {:.2?} of work, {} workers started, {kills} killed, {} samples, final clock {}\n{stats:#?}",
+        elapsed,
+        coord.spawned,
+        run.samples.len(),
+        shared.clock().load(SeqCst),
+    );
+    if !violations.is_empty() {
+        let shown: Vec<&String> = violations.iter().take(25).collect();
+        let list: Vec<String> = shown.iter().map(|v| format!("- {v}")).collect();
+        keep(
+            tmp,
+            &format!(
+                "{} contract violations (first {}):\n{}",
+                violations.len(),
+                shown.len(),
+                list.join("\n")
+            ),
+        );
+    }
+
+    // The run must have exercised what it checks (generous floors: these
+    // counts are typically ten times higher).
+    let exercised = [
+        ("kills", kills),
+        ("calls with an unknown answer", stats.unknown),
+        ("claims won", stats.claims_won),
+        ("completes accepted", stats.completes_accepted),
+        ("takeovers after expiry", stats.takeovers_after_expiry),
+        (
+            "stale calls refused after expiry",
+            stats.refused_after_expiry,
+        ),
+        ("wrong fences refused", stats.refused_wrong_fence),
+        ("calls at now == until", stats.calls_at_boundary),
+        ("refused claims justified", stats.refusals_justified),
+    ];
+    let thin: Vec<String> = exercised
+        .iter()
+        .filter(|(_, n)| *n == 0)
+        .map(|(what, _)| what.to_string())
+        .collect();
+    if !thin.is_empty() {
+        keep(tmp, &format!("the run exercised no {}", thin.join(", no ")));
+    }
+}
