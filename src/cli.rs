@@ -12,6 +12,7 @@ use crate::printer::Printer;
 use crate::scratch::Scratch;
 use crate::style::ColorChoice;
 use crate::verify;
+use crate::worksheet::{Lang, Worksheet};
 
 /// A hands-on lab about leases and fencing tokens, and the engine that judges it.
 #[derive(Debug, Parser)]
@@ -28,6 +29,62 @@ pub struct Cli {
 pub enum Command {
     /// Prove that the suite kills every mutant as declared (for instructors, before term).
     Verify(VerifyArgs),
+    /// Create a learner's crate: the API to implement, the suite, the worksheet.
+    New(NewArgs),
+    /// Show a learner's progress step by step, and what the first failing step needs.
+    Check(CheckArgs),
+    /// Print the worksheet as Markdown.
+    Worksheet(WorksheetArgs),
+}
+
+/// The worksheet's language.
+fn parse_lang(text: &str) -> Result<Lang, String> {
+    text.parse::<Lang>().map_err(|e| e.to_string())
+}
+
+/// The language to use when none is given: Japanese when the locale is.
+fn default_lang() -> Lang {
+    let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
+    match locale {
+        Some(l) if l.starts_with("ja") => Lang::Ja,
+        _ => Lang::En,
+    }
+}
+
+#[derive(Debug, Args)]
+pub struct NewArgs {
+    /// The directory to create (it must not exist, or be empty).
+    pub dir: PathBuf,
+    /// The language of the worksheet and the doc comments: ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+}
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The learner's crate [default: the crate around the current directory].
+    pub dir: Option<PathBuf>,
+    /// Only this step (1 to 8).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// ja or en [default: the crate's, then the locale's].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+    /// A time limit per test, in seconds [default: 10].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// How many tests run at once [default: twice the number of CPUs].
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+#[derive(Debug, Args)]
+pub struct WorksheetArgs {
+    /// ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
 }
 
 #[derive(Debug, Args)]
@@ -83,6 +140,16 @@ pub fn main() -> ExitCode {
     let mut printer = Printer::new(cli.color);
     let result = match cli.command {
         Command::Verify(args) => run_verify(args, &mut printer),
+        Command::New(args) => run_new(args, &mut printer),
+        Command::Check(args) => run_check(args, &mut printer),
+        Command::Worksheet(args) => {
+            let worksheet = Worksheet::builtin();
+            print!(
+                "{}",
+                crate::worksheet_md::render(&worksheet, args.lang.unwrap_or_else(default_lang))
+            );
+            Ok(0)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code as u8),
@@ -131,4 +198,56 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
             .map_err(|e| Error::io("write the JSON report to", path, e))?;
     }
     Ok(report.summary.exit_code)
+}
+
+fn run_new(args: NewArgs, printer: &mut Printer) -> Result<i32, Error> {
+    let lang = args.lang.unwrap_or_else(default_lang);
+    let name = crate::starter::create(&args.dir, &Worksheet::builtin(), lang)?;
+    printer.status(
+        "Created",
+        &format!("the lab crate `{name}` in {}", args.dir.display()),
+    );
+    let dir = args.dir.display();
+    let next = match lang {
+        Lang::Ja => format!(
+            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n課題は {dir}/WORKSHEET.md にあります。"
+        ),
+        Lang::En => format!(
+            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\nThe worksheet is {dir}/WORKSHEET.md."
+        ),
+    };
+    printer.line(&next);
+    Ok(0)
+}
+
+fn run_check(args: CheckArgs, printer: &mut Printer) -> Result<i32, Error> {
+    let dir = match args.dir {
+        Some(dir) => dir,
+        None => project_root(),
+    };
+    let lang = args
+        .lang
+        .or_else(|| crate::check::crate_lang(&dir))
+        .unwrap_or_else(default_lang);
+    let options = crate::check::Options {
+        dir: dir.clone(),
+        step: args.step,
+        timeout: seconds(args.timeout, "--timeout")?,
+        jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
+    };
+    let scratch = Scratch::locate(&dir.join("target"));
+    printer.status(
+        "Checking",
+        &crate::check::learner_file(&dir).display().to_string(),
+    );
+    let checked = crate::check::run(&options, &scratch, |done, total| {
+        printer.progress(&format!("  running tests: {done}/{total}"));
+    })?;
+    let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
+    printer.line(text.trim_end());
+    Ok(match &checked {
+        crate::check::Checked::DoesNotCompile { .. } => crate::check::exit::DOES_NOT_COMPILE,
+        ran if ran.first_failing().is_some() => crate::check::exit::SOME_FAIL,
+        _ => crate::check::exit::ALL_PASS,
+    })
 }

@@ -7,6 +7,7 @@
 pub mod bridge;
 pub mod builder;
 pub mod cargo;
+pub mod check;
 pub mod cli;
 pub mod diff;
 pub mod error;
@@ -17,7 +18,9 @@ pub mod printer;
 pub mod process;
 pub mod runner;
 pub mod scratch;
+pub mod starter;
 pub mod style;
 pub mod suite;
 pub mod verify;
 pub mod worksheet;
+pub mod worksheet_md;

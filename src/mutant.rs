@@ -144,6 +144,23 @@ fn nearest_lines(source: &str, find: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// The project's own mutants (`mutants/*.toml`), compiled into fencelab.
+const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/mutants.rs"));
+
+/// The project's own mutants, as compiled into fencelab, sorted by step and id.
+pub fn builtin() -> Vec<Mutant> {
+    let tests = crate::suite::test_names();
+    let mut mutants: Vec<Mutant> = BUILTIN
+        .iter()
+        .map(|(name, text)| {
+            parse(&Path::new("mutants").join(name), text, &tests)
+                .expect("the built-in mutants are checked by the tests")
+        })
+        .collect();
+    mutants.sort_by(|a, b| (a.step, &a.id).cmp(&(b.step, &b.id)));
+    mutants
+}
+
 /// Reads every `*.toml` file in `dir` as a mutant, sorted by step and id.
 /// `tests` are the suite's test names that `killers` and `survivors` may use.
 pub fn load_dir(dir: &Path, tests: &BTreeSet<String>) -> Result<Vec<Mutant>, Error> {
@@ -435,6 +452,18 @@ en = "boundary"
             twice.nearest,
             vec![(1, "until > now".into()), (3, "until > now".into())]
         );
+    }
+
+    #[test]
+    fn the_built_in_mutants_are_the_directorys() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
+        let from_dir: Vec<String> = load_dir(&dir, &tests())
+            .unwrap()
+            .into_iter()
+            .map(|m| m.id)
+            .collect();
+        let built_in: Vec<String> = builtin().into_iter().map(|m| m.id).collect();
+        assert_eq!(built_in, from_dir);
     }
 
     #[test]

@@ -148,9 +148,9 @@ mod tests {
         let names = test_names();
         assert_eq!(names.len(), tests.len(), "test names are unique");
         assert!(names.contains("step4::reclaims_at_exact_expiry"));
-        assert!(names.contains("step8::claims_race_across_processes"));
+        assert!(names.contains("step4::claims_race_across_processes"));
         assert!(
-            !names.contains("step8::claim_in_child_process"),
+            !names.contains("step4::claim_in_child_process"),
             "ignored helpers are not tests"
         );
         // Each module's `#[test]` attributes, counted plainly, minus the one helper.

@@ -7,7 +7,9 @@
 use std::time::Duration;
 
 use crate::lease;
-use crate::support::{Answer, Db, INVALID_NOW, INVALID_TTL, Row, kind, observe, observe_that, ok};
+use crate::support::{
+    Answer, Db, INVALID_NOW, INVALID_TTL, Row, claim_in_processes, kind, observe, observe_that, ok,
+};
 
 #[test]
 fn fresh_job_gets_fence_1() {
@@ -351,4 +353,35 @@ fn concurrent_claims_have_one_winner() {
         db.row("job-1").and_then(|r| r.owner),
         winner.map(String::from),
     );
+}
+
+#[test]
+fn claims_race_across_processes() {
+    let db = Db::with_job("job-1");
+    let owners = ["p0", "p1", "p2", "p3"];
+    let answers = claim_in_processes(&db, "job-1", &owners, 10.0, 5.0);
+    let winners: Vec<usize> = (0..answers.len())
+        .filter(|&i| answers[i] == "Ok(Some(1))")
+        .collect();
+    let losers = answers.iter().filter(|a| *a == "Ok(None)").count();
+    observe_that(
+        "claim from four processes started while the write lock was held, then let go",
+        winners.len() == 1 && losers == 3,
+        &answers,
+        "exactly one Ok(Some(1)) and three Ok(None)",
+    );
+    observe(
+        "stored owner",
+        db.row("job-1").and_then(|r| r.owner),
+        Some(owners[winners[0]].to_string()),
+    );
+}
+
+/// Not a test of its own: the child process of `claims_race_across_processes`,
+/// which runs this with `--ignored` and tells it what to claim through the
+/// environment. Run on its own it does nothing.
+#[test]
+#[ignore = "helper: run by claims_race_across_processes"]
+fn claim_in_child_process() {
+    crate::support::child_claim();
 }

@@ -6,9 +6,7 @@
 use std::time::Duration;
 
 use crate::lease;
-use crate::support::{
-    Answer, Db, INVALID_TTL, Row, claim_in_processes, kind, observe, observe_that, ok,
-};
+use crate::support::{Answer, Db, INVALID_TTL, Row, kind, observe, observe_that, ok};
 
 /// The index of the single `Some(1)`, failing the test unless there is exactly one
 /// winner and everybody else got `None`.
@@ -205,35 +203,4 @@ fn one_winner_when_the_lock_is_let_go() {
         db.row("job-1").and_then(|r| r.owner),
         Some(owners[winner].to_string()),
     );
-}
-
-#[test]
-fn claims_race_across_processes() {
-    let db = Db::with_job("job-1");
-    let owners = ["p0", "p1", "p2", "p3"];
-    let answers = claim_in_processes(&db, "job-1", &owners, 10.0, 5.0);
-    let winners: Vec<usize> = (0..answers.len())
-        .filter(|&i| answers[i] == "Ok(Some(1))")
-        .collect();
-    let losers = answers.iter().filter(|a| *a == "Ok(None)").count();
-    observe_that(
-        "claim from four processes started while the write lock was held, then let go",
-        winners.len() == 1 && losers == 3,
-        &answers,
-        "exactly one Ok(Some(1)) and three Ok(None)",
-    );
-    observe(
-        "stored owner",
-        db.row("job-1").and_then(|r| r.owner),
-        Some(owners[winners[0]].to_string()),
-    );
-}
-
-/// Not a test of its own: the child process of `claims_race_across_processes`,
-/// which runs this with `--ignored` and tells it what to claim through the
-/// environment. Run on its own it does nothing.
-#[test]
-#[ignore = "helper: run by claims_race_across_processes"]
-fn claim_in_child_process() {
-    crate::support::child_claim();
 }

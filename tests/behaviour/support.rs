@@ -279,7 +279,7 @@ pub fn ok<T: Debug>(value: T) -> Answer {
 /// a claimer (see `claim_in_processes`).
 pub const CHILD_CLAIM_ENV: &str = "FENCELAB_CHILD_CLAIM";
 /// The full name of the helper test that claims in a child process.
-pub const CHILD_CLAIM_TEST: &str = "step8::claim_in_child_process";
+pub const CHILD_CLAIM_TEST: &str = "step4::claim_in_child_process";
 const CHILD_RESULT_PREFIX: &str = "fencelab-child-claim-result: ";
 const SEPARATOR: char = '\u{1f}';
 

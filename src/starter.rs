@@ -1,0 +1,324 @@
+//! The learner's starter kit, `fencelab new DIR`: a crate with the contract's
+//! API and nothing behind it (every function `todo!()`), the behavioural suite
+//! (the project's own, bound to the learner's crate), the worksheet in the
+//! chosen language, and a README with the two commands a learner needs.
+//!
+//! The API is cut out of `src/lease.rs` itself, so the starter's types are
+//! exactly the reference's and cannot drift from them; the reference's
+//! function bodies and private helpers are left out.
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::suite;
+use crate::worksheet::{Lang, Worksheet};
+
+/// The reference implementation, as compiled into fencelab.
+pub const REFERENCE: &str = include_str!("lease.rs");
+
+/// A top-level item of a Rust file formatted by rustfmt: its leading doc
+/// comments and attributes, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Item<'a> {
+    /// Doc comments and attributes above the item.
+    pub head: &'a str,
+    /// The item itself, up to and including its last line.
+    pub text: &'a str,
+}
+
+impl<'a> Item<'a> {
+    /// The function's name, if the item is a function.
+    pub fn function_name(&self) -> Option<&'a str> {
+        let rest = self
+            .text
+            .strip_prefix("pub fn ")
+            .or_else(|| self.text.strip_prefix("fn "))?;
+        rest.split(['(', '<']).next()
+    }
+
+    /// A function's signature (up to its body's opening brace, excluded) and
+    /// its body (from that brace on).
+    pub fn split_body(&self) -> Option<(&'a str, &'a str)> {
+        self.function_name()?;
+        // rustfmt puts the body's opening brace at the end of the signature's
+        // last line.
+        let open = self.text.find(" {\n").or_else(|| self.text.find(" {"))?;
+        Some((&self.text[..open], &self.text[open + 1..]))
+    }
+}
+
+/// The top-level items of `source`, which must be formatted by rustfmt (items
+/// start at column 0, and an item with a body ends at a `}` at column 0).
+pub fn items(source: &str) -> Vec<Item<'_>> {
+    let mut items = Vec::new();
+    let mut offset = 0;
+    let mut head_start: Option<usize> = None;
+    let mut item_start: Option<usize> = None;
+    for line in source.split_inclusive('\n') {
+        let start = offset;
+        offset += line.len();
+        let trimmed = line.trim_end();
+        if item_start.is_none() {
+            if trimmed.is_empty() || trimmed.starts_with("//!") || trimmed.starts_with("#![") {
+                head_start = None;
+                continue;
+            }
+            if trimmed.starts_with("///") || trimmed.starts_with("#[") || trimmed.starts_with("//")
+            {
+                head_start.get_or_insert(start);
+                continue;
+            }
+            item_start = Some(start);
+        }
+        let Some(begin) = item_start else { continue };
+        let ends = trimmed == "}"
+            || trimmed == "};"
+            || (begin == start && trimmed.ends_with(';'))
+            || (begin == start && trimmed.ends_with("{}"));
+        if ends {
+            let head = head_start.map_or("", |h| &source[h..begin]);
+            items.push(Item {
+                head,
+                text: &source[begin..offset],
+            });
+            head_start = None;
+            item_start = None;
+        }
+    }
+    items
+}
+
+/// The learner's `src/lib.rs`: the reference's public types and impls, and each
+/// public function with the worksheet's contract as its doc comment and
+/// `todo!()` as its body.
+pub fn learner_lib(worksheet: &Worksheet, lang: Lang) -> String {
+    let mut out = String::new();
+    let lab = &worksheet.lab;
+    let _ = writeln!(out, "//! {}\n//!", lab.title.get(lang));
+    for line in lab.summary.get(lang).lines() {
+        let _ = writeln!(out, "//! {line}");
+    }
+    let note = match lang {
+        Lang::Ja => {
+            "各関数の `todo!()` を、契約どおりの実装に置き換えてください。`fencelab check` が進み具合を示します。"
+        }
+        Lang::En => {
+            "Replace each function's `todo!()` with an implementation of its contract. `fencelab check` shows how far you are."
+        }
+    };
+    let _ = writeln!(out, "//!\n//! {note}\n");
+    let _ = writeln!(
+        out,
+        "// Parameters stay unused until their function is written.\n#![allow(unused_variables)]\n"
+    );
+    for item in items(REFERENCE) {
+        if item.text.starts_with("use ") {
+            // Only what the API itself needs; the learner adds the rest.
+            if item.text.contains("fmt") || item.text.contains("Path") {
+                let _ = write!(out, "{}", item.text);
+            }
+            continue;
+        }
+        if let Some((signature, _)) = item.split_body() {
+            if !signature.starts_with("pub fn") {
+                continue;
+            }
+            let name = item.function_name().unwrap_or_default();
+            if let Some(step) = worksheet.step_by_slug(name) {
+                let _ = writeln!(out);
+                let _ = writeln!(out, "/// {}", step.title.get(lang));
+                let _ = writeln!(out, "///");
+                for line in step.contract.get(lang).lines() {
+                    let _ = writeln!(out, "/// {line}").map(|_| ());
+                }
+            }
+            let _ = writeln!(out, "{signature} {{\n    todo!()\n}}");
+            continue;
+        }
+        if item.text.starts_with("pub ") || item.text.starts_with("impl ") {
+            let _ = write!(out, "\n{}{}", item.head, item.text);
+        }
+    }
+    out.lines()
+        .map(|l| l.trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
+        + "\n"
+}
+
+/// A crate name from a directory name: lower case, `_` for anything else.
+pub fn crate_name(dir: &Path) -> String {
+    let raw = dir
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut name: String = raw
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() {
+                c.to_ascii_lowercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if !name.starts_with(|c: char| c.is_ascii_lowercase()) {
+        name = format!("lease_lab_{name}");
+    }
+    name.trim_end_matches('_').to_string()
+}
+
+/// Every file of a learner's crate named `name`, as (path, contents).
+pub fn files(name: &str, worksheet: &Worksheet, lang: Lang) -> Vec<(PathBuf, String)> {
+    let ident = name.replace('-', "_");
+    let manifest = format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
+         [dependencies]\nrusqlite = {{ version = \"0.43.0\", features = [\"bundled\"] }}\n\n\
+         [dev-dependencies]\ntempfile = \"3.27.0\"\n\n\
+         # Read by `fencelab check`.\n[package.metadata.fencelab]\nlang = \"{}\"\n",
+        lang.code()
+    );
+    let mut files = vec![
+        (PathBuf::from("Cargo.toml"), manifest),
+        (PathBuf::from(".gitignore"), "/target\n".to_string()),
+        (PathBuf::from("src/lib.rs"), learner_lib(worksheet, lang)),
+        (
+            PathBuf::from("tests/behaviour.rs"),
+            suite::root_with(&format!("use {ident} as lease;")),
+        ),
+        (
+            PathBuf::from("WORKSHEET.md"),
+            crate::worksheet_md::render(worksheet, lang),
+        ),
+        (PathBuf::from("README.md"), readme(name, lang)),
+    ];
+    for (path, contents) in suite::MODULES {
+        files.push((PathBuf::from("tests").join(path), contents.to_string()));
+    }
+    files
+}
+
+fn readme(name: &str, lang: Lang) -> String {
+    match lang {
+        Lang::Ja => format!(
+            "# {name}\n\nリースとフェンシングトークンのラボです。課題は `WORKSHEET.md` にあります。\n\n\
+             `src/lib.rs` の `todo!()` を、ステップ 1 から順に実装します。\n\n\
+             ```sh\nfencelab check          # ステップごとの進み具合と、最初に失敗しているステップの説明\n\
+             cargo test              # 振る舞いのテストをすべて実行\n```\n\n\
+             1つのステップだけを見るには `fencelab check --step 4`、テストだけなら \
+             `cargo test --test behaviour step4::` です。\n"
+        ),
+        Lang::En => format!(
+            "# {name}\n\nA lab about leases and fencing tokens. The worksheet is `WORKSHEET.md`.\n\n\
+             Implement the `todo!()`s in `src/lib.rs`, step 1 first.\n\n\
+             ```sh\nfencelab check          # progress per step, and what the first failing step needs\n\
+             cargo test              # every behavioural test\n```\n\n\
+             For one step only: `fencelab check --step 4`, or just its tests with \
+             `cargo test --test behaviour step4::`.\n"
+        ),
+    }
+}
+
+/// Creates the learner's crate in `dir`, which must not exist or be empty.
+/// Nothing is written when `dir` holds anything.
+pub fn create(dir: &Path, worksheet: &Worksheet, lang: Lang) -> Result<String, Error> {
+    if let Ok(mut entries) = std::fs::read_dir(dir)
+        && entries.next().is_some()
+    {
+        return Err(Error::input(format!(
+            "{} exists and is not empty; nothing was written",
+            dir.display()
+        ))
+        .with_next("give a new directory, e.g. `fencelab new my-lease-lab`"));
+    }
+    if dir.exists() && !dir.is_dir() {
+        return Err(
+            Error::input(format!("{} exists and is not a directory", dir.display()))
+                .with_next("give a new directory, e.g. `fencelab new my-lease-lab`"),
+        );
+    }
+    let name = crate_name(dir);
+    for (path, contents) in files(&name, worksheet, lang) {
+        let path = dir.join(path);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
+        }
+        std::fs::write(&path, contents).map_err(|e| Error::io("write", &path, e))?;
+    }
+    Ok(name)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reference_splits_into_its_items() {
+        let items = items(REFERENCE);
+        let functions: Vec<&str> = items.iter().filter_map(Item::function_name).collect();
+        assert_eq!(
+            functions,
+            [
+                "open",
+                "check_now",
+                "check_ttl",
+                "init_db",
+                "enqueue",
+                "state",
+                "claim",
+                "renew",
+                "complete",
+                "release",
+                "claim_many"
+            ]
+        );
+        let job = items
+            .iter()
+            .find(|i| i.text.starts_with("pub struct Job"))
+            .unwrap();
+        assert!(job.head.contains("#[derive(Debug, Clone, PartialEq)]"));
+        assert!(job.text.trim_end().ends_with('}'));
+        let (signature, body) = items
+            .iter()
+            .find(|i| i.function_name() == Some("claim"))
+            .unwrap()
+            .split_body()
+            .unwrap();
+        assert!(signature.starts_with("pub fn claim(\n"));
+        assert!(signature.ends_with("-> Result<Option<i64>, LeaseError>"));
+        assert!(body.starts_with("{\n") && body.trim_end().ends_with('}'));
+    }
+
+    #[test]
+    fn the_learners_lib_has_the_api_and_no_solution() {
+        let lib = learner_lib(&Worksheet::builtin(), Lang::En);
+        for slug in crate::worksheet::SLUGS {
+            assert!(lib.contains(&format!("pub fn {slug}(")), "{slug}");
+        }
+        assert_eq!(
+            lib.matches("{\n    todo!()\n}").count(),
+            8,
+            "one todo per function"
+        );
+        assert!(lib.contains("pub struct Job {"));
+        assert!(lib.contains("pub enum LeaseError {"));
+        assert!(lib.contains("impl From<rusqlite::Error> for LeaseError"));
+        for private in [
+            "fn open(",
+            "fn check_ttl(",
+            "BUSY_TIMEOUT",
+            "BEGIN IMMEDIATE\" ",
+            "INSERT OR IGNORE",
+        ] {
+            assert!(!lib.contains(private), "the starter gives away {private}");
+        }
+    }
+
+    #[test]
+    fn crate_names_are_valid_identifiers() {
+        assert_eq!(crate_name(Path::new("/tmp/My Lab")), "my_lab");
+        assert_eq!(crate_name(Path::new("lab-2")), "lab_2");
+        assert_eq!(crate_name(Path::new("2026")), "lease_lab_2026");
+    }
+}

@@ -1,0 +1,125 @@
+//! The worksheet rendered as Markdown in one language (`fencelab worksheet`,
+//! and `WORKSHEET.md` in a learner's crate): the framing sections, then per
+//! step its contract, rationale, the deliberately broken fragment and the
+//! question. The fragment is the step's worksheet mutant from `mutants/`, so
+//! the worksheet and the mutation checker cannot disagree about it.
+
+use std::fmt::Write as _;
+
+use crate::mutant::{self, Mutant};
+use crate::worksheet::{Lang, Worksheet};
+
+struct Labels {
+    contract: &'static str,
+    rationale: &'static str,
+    fragment: &'static str,
+    question: &'static str,
+    steps: &'static str,
+}
+
+fn labels(lang: Lang) -> Labels {
+    match lang {
+        Lang::Ja => Labels {
+            contract: "契約",
+            rationale: "判断の根拠",
+            fragment: "レビューする誤った変更の断片",
+            question: "実行する前に",
+            steps: "ステップ",
+        },
+        Lang::En => Labels {
+            contract: "Contract",
+            rationale: "Why",
+            fragment: "The broken fragment to review",
+            question: "Before you run the tests",
+            steps: "Steps",
+        },
+    }
+}
+
+/// The worksheet in `lang`, with the fragments of the built-in mutants.
+pub fn render(worksheet: &Worksheet, lang: Lang) -> String {
+    render_with(worksheet, &mutant::builtin(), lang)
+}
+
+/// The worksheet in `lang`, with each step's fragment taken from `mutants`.
+pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> String {
+    let l = labels(lang);
+    let lab = &worksheet.lab;
+    let mut out = String::new();
+    let _ = writeln!(out, "# {}\n", lab.title.get(lang));
+    for section in [&lab.summary, &lab.why, &lab.how, &lab.exercise] {
+        let _ = writeln!(out, "{}\n", section.get(lang));
+    }
+    let _ = writeln!(out, "## {}\n", l.steps);
+    for step in &worksheet.steps {
+        let _ = writeln!(out, "### {}. {}\n", step.number, step.title.get(lang));
+        let _ = writeln!(out, "**{}.** {}\n", l.contract, step.contract.get(lang));
+        let _ = writeln!(out, "**{}.** {}\n", l.rationale, step.rationale.get(lang));
+        if let Some(m) = mutants
+            .iter()
+            .find(|m| m.step == step.number && m.worksheet)
+        {
+            let _ = writeln!(out, "**{}** (`{}`: {})\n", l.fragment, m.id, m.title);
+            let _ = writeln!(out, "```diff");
+            for line in m.find.trim_matches('\n').lines() {
+                let _ = writeln!(out, "- {}", line.trim_start());
+            }
+            for line in m.replace.trim_matches('\n').lines() {
+                let _ = writeln!(out, "+ {}", line.trim_start());
+            }
+            let _ = writeln!(out, "```\n");
+        }
+        let _ = writeln!(out, "**{}.** {}\n", l.question, step.question.get(lang));
+    }
+    for section in [&lab.in_the_field, &lab.next] {
+        let _ = writeln!(out, "{}\n", section.get(lang));
+    }
+    out.trim_end().to_string() + "\n"
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn worksheet_and_mutants_agree() {
+        let worksheet = Worksheet::builtin();
+        let mutants = mutant::builtin();
+        for step in &worksheet.steps {
+            let shown: Vec<&str> = mutants
+                .iter()
+                .filter(|m| m.step == step.number && m.worksheet)
+                .map(|m| m.id.as_str())
+                .collect();
+            assert_eq!(
+                shown.len(),
+                1,
+                "step {} shows exactly one fragment: {shown:?}",
+                step.number
+            );
+            let all = mutants.iter().filter(|m| m.step == step.number).count();
+            assert!(all >= 2, "step {} has {all} mutants", step.number);
+        }
+        for m in &mutants {
+            assert!(
+                worksheet.step(m.step).is_some(),
+                "{} names step {}",
+                m.id,
+                m.step
+            );
+        }
+    }
+
+    #[test]
+    fn every_step_renders_with_its_fragment_in_both_languages() {
+        let worksheet = Worksheet::builtin();
+        for lang in Lang::ALL {
+            let md = render(&worksheet, lang);
+            assert_eq!(md.matches("\n### ").count(), 8, "{lang:?}");
+            assert_eq!(md.matches("```diff").count(), 8, "{lang:?}");
+            assert!(md.contains("+ if done || until >= now {"), "{lang:?}");
+        }
+        assert!(render(&worksheet, Lang::Ja).contains("判断の根拠"));
+        assert!(render(&worksheet, Lang::En).contains("The broken fragment to review"));
+    }
+}

@@ -1,0 +1,252 @@
+//! The learner's workflow end to end: `fencelab new` makes a crate, the crate
+//! is filled step by step with the reference's functions, and `fencelab check`
+//! turns each step green in turn, with `cargo test` in the crate agreeing test
+//! by test. Also snapshots of what a learner reads, in both languages.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::Command;
+
+use fencelab::check::{self, Checked};
+use fencelab::printer::Printer;
+use fencelab::scratch::Scratch;
+use fencelab::starter::{self, REFERENCE, items};
+use fencelab::worksheet::{Lang, SLUGS, Worksheet};
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn scratch() -> Scratch {
+    Scratch::locate(&root().join("target"))
+}
+
+/// The learner's `src/lib.rs` with the first `steps` functions taken from the
+/// reference (and the reference's private helpers, which they use).
+fn filled(lib: &str, steps: usize) -> String {
+    let mut lib = lib.to_string();
+    let reference = items(REFERENCE);
+    for slug in &SLUGS[..steps] {
+        let item = reference
+            .iter()
+            .find(|i| i.function_name() == Some(slug))
+            .unwrap();
+        let (signature, body) = item.split_body().unwrap();
+        let todo = format!("{signature} {{\n    todo!()\n}}");
+        assert!(lib.contains(&todo), "the starter has {slug} as a todo");
+        lib = lib.replace(&todo, &format!("{signature} {}", body.trim_end()));
+    }
+    if steps > 0 {
+        lib.push_str("\n#[allow(unused_imports)]\nuse rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};\nuse std::time::Duration;\n");
+        for item in &reference {
+            let private_fn = item.function_name().is_some() && !item.text.starts_with("pub ");
+            if private_fn || item.text.starts_with("const ") {
+                lib.push_str(&format!("\n{}{}", item.head, item.text));
+            }
+        }
+    }
+    lib
+}
+
+/// (passed, failed) test names from `cargo test` in the learner's crate.
+fn cargo_test(dir: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
+    let out = Command::new(env!("CARGO"))
+        .args([
+            "test",
+            "--offline",
+            "--test",
+            "behaviour",
+            "--",
+            "--test-threads",
+            "4",
+        ])
+        .current_dir(dir)
+        // Share fencelab's target directory, so that SQLite is not compiled again.
+        .env("CARGO_TARGET_DIR", root().join("target"))
+        .env("RUST_BACKTRACE", "0")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains("test result:"),
+        "cargo test ran: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut passed = BTreeSet::new();
+    let mut failed = BTreeSet::new();
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("test ") {
+            if let Some(name) = rest.strip_suffix(" ... ok") {
+                passed.insert(name.to_string());
+            } else if let Some(name) = rest.strip_suffix(" ... FAILED") {
+                failed.insert(name.to_string());
+            }
+        }
+    }
+    (passed, failed)
+}
+
+fn check(dir: &Path) -> Checked {
+    let options = check::Options {
+        dir: dir.to_path_buf(),
+        step: None,
+        timeout: None,
+        jobs: 4,
+    };
+    check::run(&options, &scratch(), |_, _| {}).unwrap()
+}
+
+#[test]
+fn check_turns_each_step_green_in_turn_and_cargo_test_agrees() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
+    let starter_lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    for done in 0..=8 {
+        std::fs::write(krate.join("src/lib.rs"), filled(&starter_lib, done)).unwrap();
+        let Checked::Ran { steps } = check(&krate) else {
+            panic!("stage {done} does not compile")
+        };
+        for step in &steps {
+            if step.step as usize <= done {
+                assert!(
+                    step.complete(),
+                    "stage {done}: step {} is {}/{}: {:#?}",
+                    step.step,
+                    step.passed,
+                    step.total,
+                    step.failures
+                );
+            } else {
+                assert!(
+                    step.not_started,
+                    "stage {done}: step {} should be not started: {step:?}",
+                    step.step
+                );
+            }
+        }
+        let failing: BTreeSet<String> = steps
+            .iter()
+            .flat_map(|s| s.failures.iter().map(|(t, _)| t.clone()))
+            .collect();
+        let (passed, failed) = cargo_test(&krate);
+        assert_eq!(
+            failed, failing,
+            "stage {done}: cargo test and check disagree on what fails"
+        );
+        assert_eq!(
+            passed.len() + failed.len(),
+            fencelab::suite::tests().len(),
+            "stage {done}"
+        );
+    }
+}
+
+#[test]
+fn new_refuses_a_directory_that_is_not_empty_and_writes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("notes.txt"), "mine").unwrap();
+    let err = starter::create(dir.path(), &Worksheet::builtin(), Lang::En).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("exists and is not empty; nothing was written"),
+        "{err}"
+    );
+    let entries: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(entries.len(), 1, "nothing was added");
+}
+
+#[test]
+fn a_learner_file_that_does_not_compile_shows_the_compiler_with_the_learners_paths() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    std::fs::write(
+        krate.join("src/lib.rs"),
+        lib.replacen("{\n    todo!()\n}", "{\n    let x: i64 = \"no\";\n    todo!()\n}", 1),
+    )
+    .unwrap();
+    let Checked::DoesNotCompile { errors } = check(&krate) else {
+        panic!("it must not compile")
+    };
+    assert!(errors.contains("--> src/lib.rs:"), "{errors}");
+    assert!(!errors.contains("crates/impl-"), "{errors}");
+}
+
+/// A learner's crate at step 4 with the worksheet's own bug (`until >= now`).
+fn crate_with_a_boundary_bug(lang: Lang) -> (tempfile::TempDir, Checked) {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), lang).unwrap();
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let buggy = filled(&lib, 4).replace("if done || until > now {", "if done || until >= now {");
+    std::fs::write(krate.join("src/lib.rs"), buggy).unwrap();
+    let checked = check(&krate);
+    (dir, checked)
+}
+
+macro_rules! snapshot {
+    ($name:expr, $text:expr) => {
+        insta::with_settings!({filters => vec![
+            (r"tests/behaviour/(step\d|support)\.rs:\d+:\d+", "tests/behaviour/$1.rs:[line]"),
+        ]}, {
+            insta::assert_snapshot!($name, $text);
+        });
+    };
+}
+
+#[test]
+fn what_check_says_about_a_failing_step_in_both_languages() {
+    for lang in Lang::ALL {
+        let (_dir, checked) = crate_with_a_boundary_bug(lang);
+        let first = checked.first_failing().unwrap();
+        assert_eq!(first.step, 4);
+        assert!(!first.not_started);
+        let failing: Vec<&str> = first.failures.iter().map(|(t, _)| t.as_str()).collect();
+        assert!(
+            failing.contains(&"step4::reclaims_at_exact_expiry"),
+            "{failing:?}"
+        );
+        let text = Printer::plain().render_check(&checked, &Worksheet::builtin(), lang);
+        snapshot!(format!("check_failing_step_{}", lang.code()), text);
+    }
+}
+
+#[test]
+fn what_check_says_before_anything_is_written_in_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), Lang::Ja).unwrap();
+    let checked = check(&krate);
+    for lang in Lang::ALL {
+        let text = Printer::plain().render_check(&checked, &Worksheet::builtin(), lang);
+        snapshot!(format!("check_not_started_{}", lang.code()), text);
+    }
+}
+
+#[test]
+fn what_new_writes_in_both_languages() {
+    for lang in Lang::ALL {
+        let files = starter::files("my_lab", &Worksheet::builtin(), lang);
+        let get = |name: &str| {
+            files
+                .iter()
+                .find(|(p, _)| p == Path::new(name))
+                .map(|(_, c)| c.clone())
+                .unwrap()
+        };
+        snapshot!(format!("new_readme_{}", lang.code()), get("README.md"));
+        snapshot!(format!("new_lib_{}", lang.code()), get("src/lib.rs"));
+        assert!(get("tests/behaviour.rs").contains("use my_lab as lease;"));
+        assert!(get("Cargo.toml").contains(&format!("lang = \"{}\"", lang.code())));
+    }
+}
+
+#[test]
+fn the_worksheet_in_both_languages() {
+    for lang in Lang::ALL {
+        let md = fencelab::worksheet_md::render(&Worksheet::builtin(), lang);
+        snapshot!(format!("worksheet_{}", lang.code()), md);
+    }
+}
