@@ -19,7 +19,7 @@ cores=$(nproc)
 command -v cargo-mutants >/dev/null || cargo install --locked cargo-mutants
 cargo build --release --quiet
 cargo test --no-run --quiet --test behaviour 2>/dev/null
-ours=$(ls mutants/*.toml | wc -l)
+ours=$(find mutants -name '*.toml' | wc -l)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
@@ -31,7 +31,7 @@ git clone --quiet . "$work/cm"
 ( cd "$work/cm" && cargo test --no-run --quiet --test behaviour 2>/dev/null )
 
 target/release/fencelab verify --color never >/dev/null 2>&1 || true   # warm the scratch build
-behaviour=$(ls -t target/debug/deps/behaviour-* | grep -v '\.d$' | head -1)
+behaviour=$(find target/debug/deps -name 'behaviour-*' -type f -executable -printf '%T@ %p\n' | sort -rn | awk 'NR == 1 { print $2 }')
 
 for rep in $(seq "$reps"); do
   t0=$(now); target/release/fencelab verify --color never >/dev/null 2>&1; t1=$(now)

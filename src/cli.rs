@@ -35,6 +35,21 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the worksheet as Markdown.
     Worksheet(WorksheetArgs),
+    /// Write the blank predictions form: which observation exposes each mutant?
+    Predict(PredictArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct PredictArgs {
+    /// ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+    /// The directory of mutant files [default: mutants/ of the project, or fencelab's own].
+    #[arg(long, value_name = "DIR")]
+    pub mutants: Option<PathBuf>,
+    /// Write the form to FILE (which must not exist) instead of stdout.
+    #[arg(long, short, value_name = "FILE")]
+    pub output: Option<PathBuf>,
 }
 
 /// The worksheet's language.
@@ -113,6 +128,12 @@ pub struct VerifyArgs {
     /// How many tests run at once [default: twice the number of CPUs].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
+    #[arg(long, value_name = "FILE")]
+    pub predictions: Option<PathBuf>,
+    /// The language of the predictions' explanations: ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
 }
 
 /// The nearest directory from the current one up that holds a Cargo.toml (the
@@ -142,6 +163,7 @@ pub fn main() -> ExitCode {
         Command::Verify(args) => run_verify(args, &mut printer),
         Command::New(args) => run_new(args, &mut printer),
         Command::Check(args) => run_check(args, &mut printer),
+        Command::Predict(args) => run_predict(args, &mut printer),
         Command::Worksheet(args) => {
             let worksheet = Worksheet::builtin();
             print!(
@@ -177,10 +199,16 @@ fn in_project(root: &Path, name: &str) -> PathBuf {
 fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
     let root = project_root();
     let options = verify::Options {
-        mutants: args.mutants.unwrap_or_else(|| in_project(&root, "mutants")),
-        implementation: args
-            .implementation
-            .unwrap_or_else(|| in_project(&root, crate::mutant::DEFAULT_FILE)),
+        // Outside fencelab's project (in a learner's crate, say) the mutants
+        // and the reference built into fencelab stand in for the directories.
+        mutants: args.mutants.clone().or_else(|| {
+            Some(in_project(&root, "mutants")).filter(|_| root.join("mutants").is_dir())
+        }),
+        implementation: args.implementation.clone().or_else(|| {
+            let reference = root.join(crate::mutant::DEFAULT_FILE);
+            (args.mutants.is_none() && root.join("mutants").is_dir() && reference.is_file())
+                .then(|| in_project(&root, crate::mutant::DEFAULT_FILE))
+        }),
         root: root.clone(),
         filters: args.filters,
         exact: args.exact,
@@ -190,8 +218,26 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
     };
     let scratch = Scratch::locate(&root.join("target"));
     let mutants = verify::load(&options)?;
-    let report = verify::run(&options, &mutants, &scratch, printer)?;
+    // Read the predictions first: a mistake in them is found before the long run.
+    let predictions = match &args.predictions {
+        Some(path) => Some(crate::predict::load(
+            path,
+            &mutants,
+            &crate::suite::test_names(),
+        )?),
+        None => None,
+    };
+    let mut report = verify::run(&options, &mutants, &scratch, printer)?;
     printer.verify_report(&report);
+    if let Some(predictions) = &predictions
+        && report.baseline.passed
+    {
+        let card = crate::predict::score(predictions, &report);
+        let text =
+            printer.render_predictions(&card, &mutants, args.lang.unwrap_or_else(default_lang));
+        printer.line(text.trim_end());
+        report.predictions = Some(card);
+    }
     if let Some(path) = &args.json {
         let json = serde_json::to_string_pretty(&report).expect("the report serializes");
         std::fs::write(path, json + "\n")
@@ -250,4 +296,34 @@ fn run_check(args: CheckArgs, printer: &mut Printer) -> Result<i32, Error> {
         ran if ran.first_failing().is_some() => crate::check::exit::SOME_FAIL,
         _ => crate::check::exit::ALL_PASS,
     })
+}
+
+fn run_predict(args: PredictArgs, printer: &mut Printer) -> Result<i32, Error> {
+    let root = project_root();
+    let dir = args
+        .mutants
+        .or_else(|| Some(root.join("mutants")).filter(|d| d.is_dir()));
+    let mutants = match &dir {
+        Some(dir) => crate::mutant::load_dir(dir, &crate::suite::test_names())?,
+        None => crate::mutant::builtin(),
+    };
+    let form = crate::predict::template(&mutants, args.lang.unwrap_or_else(default_lang));
+    match &args.output {
+        None => print!("{form}"),
+        Some(path) => {
+            if path.exists() {
+                return Err(Error::input(format!(
+                    "{} exists; nothing was written",
+                    path.display()
+                ))
+                .with_next("give a new file name, or remove the old one yourself"));
+            }
+            std::fs::write(path, form).map_err(|e| Error::io("write", path, e))?;
+            printer.status(
+                "Wrote",
+                &format!("{} ({} mutants)", path.display(), mutants.len()),
+            );
+        }
+    }
+    Ok(0)
 }

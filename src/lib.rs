@@ -14,6 +14,7 @@ pub mod error;
 pub mod lease;
 pub mod mutant;
 pub mod outcome;
+pub mod predict;
 pub mod printer;
 pub mod process;
 pub mod runner;

@@ -31,10 +31,11 @@ const BASELINE_LIMIT: Duration = Duration::from_secs(60);
 /// What to verify, and how.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The directory of mutant files.
-    pub mutants: PathBuf,
-    /// The implementation the mutants apply to.
-    pub implementation: PathBuf,
+    /// The directory of mutant files (`None`: the mutants built into fencelab).
+    pub mutants: Option<PathBuf>,
+    /// The implementation the mutants apply to (`None`: the reference built
+    /// into fencelab).
+    pub implementation: Option<PathBuf>,
     /// The directory paths in mutant files are relative to.
     pub root: PathBuf,
     /// Mutant ids to run (substrings, or whole ids with `exact`); all if empty.
@@ -59,6 +60,8 @@ pub struct Report {
     pub mutants: Vec<MutantReport>,
     /// Whether only some of the directory's mutants were run.
     pub filtered: bool,
+    /// With `--predictions`: each prediction beside what happened, and the score.
+    pub predictions: Option<crate::predict::Scorecard>,
     pub summary: Summary,
 }
 
@@ -166,7 +169,10 @@ pub trait Progress {
 
 /// Loads the mutants selected by `options`.
 pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
-    let all = mutant::load_dir(&options.mutants, &suite::test_names())?;
+    let all = match &options.mutants {
+        Some(dir) => mutant::load_dir(dir, &suite::test_names())?,
+        None => mutant::builtin(),
+    };
     if options.filters.is_empty() {
         return Ok(all);
     }
@@ -185,7 +191,12 @@ pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
     if selected.is_empty() {
         return Err(Error::input(format!(
             "no mutant in {} matches {}",
-            options.mutants.display(),
+            options
+                .mutants
+                .as_ref()
+                .map_or("fencelab's built-in mutants".into(), |d| d
+                    .display()
+                    .to_string()),
             options.filters.join(", ")
         ))
         .with_next("run `fencelab verify` without a filter to see every mutant's id"));
@@ -201,16 +212,28 @@ pub fn run(
     scratch: &Scratch,
     progress: &mut dyn Progress,
 ) -> Result<Report, Error> {
-    let source = std::fs::read_to_string(&options.implementation).map_err(|e| {
-        Error::io("read the implementation", &options.implementation, e)
-            .with_next("give the implementation's file with --impl FILE")
-    })?;
-    let shown = shown_path(&options.implementation, &options.root);
-    check_files(mutants, &options.implementation, &options.root, &shown)?;
-    let mutants_dir = shown_path(
-        &options.mutants,
-        &std::env::current_dir().unwrap_or_default(),
-    );
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let (source, shown) = match &options.implementation {
+        Some(path) => {
+            let source = std::fs::read_to_string(path).map_err(|e| {
+                Error::io("read the implementation", path, e)
+                    .with_next("give the implementation's file with --impl FILE")
+            })?;
+            let shown = shown_path(path, &options.root);
+            if options.mutants.is_some() {
+                check_files(mutants, path, &options.root, &shown)?;
+            }
+            (source, shown)
+        }
+        None => (
+            crate::starter::REFERENCE.to_string(),
+            "src/lease.rs".to_string(),
+        ),
+    };
+    let mutants_dir = match &options.mutants {
+        Some(dir) => shown_path(dir, &cwd),
+        None => "fencelab's built-in mutants".to_string(),
+    };
     progress.started(mutants.len(), &shown, &mutants_dir);
 
     // The reference first, then each mutant that applies.
@@ -254,6 +277,7 @@ pub fn run(
         limit: limit_info,
         mutants: Vec::new(),
         filtered: !options.filters.is_empty(),
+        predictions: None,
         summary: Summary::default(),
     };
     let reference_key = match &build.hosting[0] {

@@ -164,7 +164,11 @@ fn a_learner_file_that_does_not_compile_shows_the_compiler_with_the_learners_pat
     let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
     std::fs::write(
         krate.join("src/lib.rs"),
-        lib.replacen("{\n    todo!()\n}", "{\n    let x: i64 = \"no\";\n    todo!()\n}", 1),
+        lib.replacen(
+            "{\n    todo!()\n}",
+            "{\n    let x: i64 = \"no\";\n    todo!()\n}",
+            1,
+        ),
     )
     .unwrap();
     let Checked::DoesNotCompile { errors } = check(&krate) else {

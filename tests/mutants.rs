@@ -45,8 +45,8 @@ fn main() -> ExitCode {
     let args = Arguments::from_args();
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let options = verify::Options {
-        mutants: root.join("mutants"),
-        implementation: root.join(mutant::DEFAULT_FILE),
+        mutants: Some(root.join("mutants")),
+        implementation: Some(root.join(mutant::DEFAULT_FILE)),
         root: root.to_path_buf(),
         filters: Vec::new(),
         exact: true,
@@ -54,7 +54,7 @@ fn main() -> ExitCode {
         build_timeout: None,
         jobs: fencelab::runner::default_jobs(),
     };
-    let mutants = match mutant::load_dir(&options.mutants, &suite::test_names()) {
+    let mutants = match mutant::load_dir(options.mutants.as_ref().unwrap(), &suite::test_names()) {
         Ok(mutants) => mutants,
         Err(err) => {
             let message = err.to_string();

@@ -22,8 +22,8 @@ fn root() -> &'static Path {
 
 fn options(mutants: &str) -> Options {
     Options {
-        mutants: root().join(mutants),
-        implementation: root().join("src/lease.rs"),
+        mutants: Some(root().join(mutants)),
+        implementation: Some(root().join("src/lease.rs")),
         root: root().to_path_buf(),
         filters: Vec::new(),
         exact: false,
@@ -260,7 +260,7 @@ fn a_filter_that_selects_nothing_says_so() {
 fn an_empty_mutants_directory_is_an_error_not_a_pass() {
     let dir = tempfile::tempdir().unwrap();
     let mut options = options("mutants");
-    options.mutants = PathBuf::from(dir.path());
+    options.mutants = Some(PathBuf::from(dir.path()));
     let err = verify::load(&options).unwrap_err();
     assert!(err.to_string().contains("holds no mutant"), "{err}");
 }
