@@ -666,11 +666,9 @@ impl Printer {
                 let _ = writeln!(out, "    {}: {}", s.dim(why), mutant.explanation.get(lang));
             }
         }
-        let percent = if card.max_points == 0 {
-            0
-        } else {
-            card.points * 100 / card.max_points
-        };
+        let percent = (card.points * 100)
+            .checked_div(card.max_points)
+            .unwrap_or(0);
         let _ = writeln!(
             out,
             "\n{score}: {}/{} ({percent}%)",
