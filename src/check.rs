@@ -148,6 +148,7 @@ pub fn run(
         server: build.server.expect("a hosted implementation has a server"),
         jobs: options.jobs,
         output_cap: 64 * 1024,
+        hunt_orphans: false,
     };
     let mut outcomes: Vec<Option<TestOutcome>> = vec![None; trials.len()];
     let total = trials.len();

@@ -47,6 +47,9 @@ pub struct Finished {
     /// How many bytes of output were beyond the cap and not read.
     pub dropped: u64,
     pub duration: Duration,
+    /// Whether processes of the child's group were still running a while
+    /// after the child ended (they were killed).
+    pub left_behind: bool,
 }
 
 impl Finished {
@@ -114,7 +117,9 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         }
     };
     let duration = start.elapsed();
-    // Whatever the child left running in its group goes with it.
+    // Whatever the child left running in its group goes with it, after a
+    // moment to end on its own.
+    let left_behind = status.is_some() && linger(group, LINGER);
     kill_group(group, libc::SIGKILL);
     let (stdout, dropped_out) = read_capped(&out_path, limits.output_cap);
     let (stderr, dropped_err) = read_capped(&err_path, limits.output_cap);
@@ -124,7 +129,85 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         stderr,
         dropped: dropped_out + dropped_err,
         duration,
+        left_behind,
     })
+}
+
+/// How long a group may outlive its leader before what is left counts as left
+/// behind.
+const LINGER: Duration = Duration::from_millis(300);
+
+/// Waits up to `limit` for the group to hold no live process; true if one is
+/// still running then. (Zombies do not count: they are dead, waiting for a
+/// parent, possibly a slow init, to collect them.)
+fn linger(group: libc::pid_t, limit: Duration) -> bool {
+    let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_micros(100);
+    loop {
+        // SAFETY: signal 0 only asks whether the group exists.
+        let exists = unsafe { libc::killpg(group, 0) } == 0;
+        if !exists || live_processes(|stat| stat.pgrp == group).is_empty() {
+            return false;
+        }
+        if Instant::now() >= deadline {
+            return true;
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(10));
+    }
+}
+
+/// What `/proc/PID/stat` says of a process.
+struct Stat {
+    pid: libc::pid_t,
+    state: char,
+    pgrp: libc::pid_t,
+}
+
+/// The pids of the live (not zombie) processes whose stat passes `select`.
+fn live_processes(select: impl Fn(&Stat) -> bool) -> Vec<libc::pid_t> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<libc::pid_t>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // The fields after the command name, which is in parentheses.
+            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
+            let state = fields.next()?.chars().next()?;
+            let _ppid = fields.next()?;
+            let pgrp = fields.next()?.parse().ok()?;
+            Some(Stat { pid, state, pgrp })
+        })
+        .filter(|stat| stat.state != 'Z' && stat.state != 'X' && select(stat))
+        .map(|stat| stat.pid)
+        .collect()
+}
+
+/// Kills every live process whose environment has `TMPDIR` at or under `dir`,
+/// wherever it is now (a process that left its group with `setsid` is found
+/// too); returns how many there were.
+pub fn kill_tagged(dir: &Path) -> usize {
+    let me = std::process::id() as libc::pid_t;
+    let tagged = live_processes(|stat| {
+        stat.pid != me
+            && std::fs::read(format!("/proc/{}/environ", stat.pid)).is_ok_and(|environ| {
+                environ.split(|b| *b == 0).any(|var| {
+                    var.strip_prefix(b"TMPDIR=").is_some_and(|value| {
+                        std::str::from_utf8(value).is_ok_and(|v| Path::new(v).starts_with(dir))
+                    })
+                })
+            })
+    });
+    for pid in &tagged {
+        // SAFETY: a signal to a process of the trial's, found by its tag.
+        unsafe {
+            libc::kill(*pid, libc::SIGKILL);
+        }
+    }
+    tagged.len()
 }
 
 /// Sends `signal` to every process in the group led by `group`.

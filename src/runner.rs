@@ -44,7 +44,13 @@ pub struct Runner {
     pub jobs: usize,
     /// How many bytes of a trial's output are kept.
     pub output_cap: usize,
+    /// Whether to look for processes that escaped a trial's group (`setsid`)
+    /// and kill them. For untrusted code: it costs a scan of /proc per trial.
+    pub hunt_orphans: bool,
 }
+
+/// The message of a test whose implementation left processes running.
+pub const LEFT_BEHIND: &str = "fencelab: the implementation left processes running after the test";
 
 /// The default number of trials at once: tests spend much of their time waiting
 /// (on locks, on child processes), so more than one per core.
@@ -132,6 +138,23 @@ impl Runner {
             )));
         }
         let mut outcome = TestOutcome::from_judge(&trial.test, &finished, trial.limit);
+        // Processes that escaped the group (setsid) are found by the trial's
+        // TMPDIR in their environment.
+        let escaped = if self.hunt_orphans {
+            process::kill_tagged(dir)
+        } else {
+            0
+        };
+        if (finished.left_behind || escaped > 0) && !finished.timed_out() {
+            let detail = outcome
+                .message()
+                .map(|m| format!("\n{m}"))
+                .unwrap_or_default();
+            outcome = TestOutcome::Failed {
+                kind: crate::outcome::FailureKind::Crashed,
+                message: format!("{LEFT_BEHIND}; they were killed{detail}"),
+            };
+        }
         if finished.dropped > 0
             && let TestOutcome::Failed { message, .. } = &mut outcome
         {

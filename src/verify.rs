@@ -297,6 +297,7 @@ pub fn run(
             .expect("a hosted implementation has a server"),
         jobs: options.jobs,
         output_cap: 64 * 1024,
+        hunt_orphans: false,
     };
 
     // The baseline, twice.

@@ -25,6 +25,8 @@ use super::server::LISTENER_FD;
 /// How much of the implementation's stdout and stderr is kept (each); the rest
 /// is read and counted but dropped, so a flood cannot fill memory or block it.
 const OUTPUT_CAP: usize = 16 * 1024;
+/// How much it may print in all (each stream) before it is killed for flooding.
+const FLOOD: usize = 4 * 1024 * 1024;
 
 /// The implementation's process for this test.
 struct Server {
@@ -38,11 +40,29 @@ struct Server {
 
 static SERVER: OnceLock<Server> = OnceLock::new();
 
+/// The implementation's process id, for `reap_server` (0: none).
+static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+/// Kills and collects the implementation's process when the judge exits, so
+/// that it never lingers as an orphan or a zombie in the trial's group.
+extern "C" fn reap_server() {
+    let pid = SERVER_PID.load(Ordering::SeqCst);
+    if pid > 0 {
+        // SAFETY: our own child; kill and reap it.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
 /// The start of a stream of output, and how much more there was.
 #[derive(Default)]
 pub struct Captured {
     pub kept: Vec<u8>,
     pub dropped: usize,
+    /// It printed more than `FLOOD` and was killed for it.
+    pub flooded: bool,
 }
 
 impl Captured {
@@ -54,6 +74,12 @@ impl Captured {
         text.push_str(String::from_utf8_lossy(&self.kept).trim_end());
         if self.dropped > 0 {
             text.push_str(&format!("\n[... {} more bytes dropped]", self.dropped));
+        }
+        if self.flooded {
+            text.push_str(&format!(
+                "\n[it printed more than {} MiB and was killed]",
+                FLOOD / (1024 * 1024)
+            ));
         }
         text
     }
@@ -144,8 +170,14 @@ fn start() -> Server {
     // at once instead of waiting for an answer that cannot come.
     drop(listener);
     let stdin = child.stdin.take().expect("piped stdin");
-    let stdout = capture(child.stdout.take().expect("piped stdout"));
-    let stderr = capture(child.stderr.take().expect("piped stderr"));
+    let pid = child.id() as libc::pid_t;
+    SERVER_PID.store(pid, Ordering::SeqCst);
+    // SAFETY: registers a plain function to run at exit.
+    unsafe {
+        libc::atexit(reap_server);
+    }
+    let stdout = capture(child.stdout.take().expect("piped stdout"), pid);
+    let stderr = capture(child.stderr.take().expect("piped stderr"), pid);
     Server {
         child: Mutex::new(child),
         socket,
@@ -155,8 +187,9 @@ fn start() -> Server {
     }
 }
 
-/// Reads `stream` to its end on a thread of its own, keeping the first bytes.
-fn capture(mut stream: impl Read + Send + 'static) -> Arc<Mutex<Captured>> {
+/// Reads `stream` to its end on a thread of its own, keeping the first bytes;
+/// kills the process `pid` when it floods.
+fn capture(mut stream: impl Read + Send + 'static, pid: libc::pid_t) -> Arc<Mutex<Captured>> {
     let captured = Arc::new(Mutex::new(Captured::default()));
     let sink = Arc::clone(&captured);
     std::thread::spawn(move || {
@@ -169,6 +202,13 @@ fn capture(mut stream: impl Read + Send + 'static) -> Arc<Mutex<Captured>> {
             let room = OUTPUT_CAP.saturating_sub(c.kept.len()).min(n);
             c.kept.extend_from_slice(&buf[..room]);
             c.dropped += n - room;
+            if !c.flooded && c.kept.len() + c.dropped > FLOOD {
+                c.flooded = true;
+                // SAFETY: a signal to the implementation's process, our child.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
         }
     });
     captured
@@ -202,7 +242,11 @@ impl Server {
         let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match child.try_wait() {
-                Ok(Some(status)) => return Some(status),
+                Ok(Some(status)) => {
+                    // Reaped: its pid may be reused, so `reap_server` must not touch it.
+                    SERVER_PID.store(0, Ordering::SeqCst);
+                    return Some(status);
+                }
                 Ok(None) if Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(5))
                 }

@@ -1,0 +1,436 @@
+//! `fencelab grade`: grades learners' submissions for CI, with the same engine
+//! as `verify` and `check`.
+//!
+//! Only one file is taken from a submission (a learner crate's `src/lib.rs`, or
+//! a single `.rs` file); the suite, the manifest and the dependencies are the
+//! grader's. Every test runs in a judge process of its own against the
+//! submission in a process of its own, so the verdict is the judge's exit status:
+//! nothing the submission prints, and no exit status it can produce, decides it.
+//! Each step weighs the same; a step's score is the share of its tests passed.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Serialize;
+
+use crate::builder::{self, Hosting, Implementation};
+use crate::error::{Error, ErrorKind};
+use crate::outcome::TestOutcome;
+use crate::runner::{Runner, Trial};
+use crate::scratch::Scratch;
+use crate::suite;
+use crate::worksheet::SLUGS;
+
+/// The default time a test gets.
+pub const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
+/// The default time the build gets.
+pub const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
+
+/// What to grade, and how.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub paths: Vec<PathBuf>,
+    /// The least score (0 to 100) that passes the gate.
+    pub min_score: f64,
+    pub test_limit: Duration,
+    pub build_limit: Duration,
+    pub jobs: usize,
+    /// Grade only the K-th of N shares of `paths` (1-based K).
+    pub shard: Option<(usize, usize)>,
+}
+
+/// Exit codes of `grade`.
+pub mod exit {
+    /// Every submission reached the gate.
+    pub const PASSED: i32 = 0;
+    /// Some submission scored below the gate.
+    pub const BELOW_GATE: i32 = 1;
+    /// Some input could not be used (missing, not UTF-8, not the API).
+    pub const UNUSABLE_INPUT: i32 = 2;
+    /// Some submission does not compile.
+    pub const DOES_NOT_COMPILE: i32 = 3;
+}
+
+/// One submission, read and checked.
+#[derive(Debug, Clone)]
+pub struct Submission {
+    /// The path as given.
+    pub name: String,
+    /// The file graded.
+    pub file: PathBuf,
+    pub source: String,
+}
+
+/// The whole result, as `--json` writes it (schema in README.md).
+#[derive(Debug, Clone, Serialize)]
+pub struct GradeReport {
+    pub schema: u32,
+    pub min_score: f64,
+    pub test_limit_secs: f64,
+    pub submissions: Vec<SubmissionReport>,
+    pub exit_code: i32,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SubmissionReport {
+    pub name: String,
+    pub file: String,
+    /// 0 to 100; 0 when it does not compile.
+    pub score: f64,
+    pub passed_gate: bool,
+    /// The compiler's messages, when it does not compile.
+    pub compile_errors: Option<String>,
+    pub steps: Vec<StepScore>,
+    pub tests: Vec<GradedTest>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct StepScore {
+    pub step: u32,
+    pub slug: &'static str,
+    pub passed: usize,
+    pub total: usize,
+    /// passed / total, 0 to 1.
+    pub score: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GradedTest {
+    pub test: String,
+    pub step: u32,
+    #[serde(flatten)]
+    pub outcome: TestOutcome,
+    pub secs: f64,
+}
+
+/// Reads the submission at `path`: a learner crate (its `src/lib.rs`) or a
+/// single `.rs` file with the contract's API at its top level.
+pub fn read_submission(path: &Path) -> Result<Submission, Error> {
+    let file = if path.is_dir() {
+        let lib = path.join("src").join("lib.rs");
+        if !lib.is_file() {
+            return Err(Error::input(format!(
+                "{} is a directory without src/lib.rs, so it is not a learner crate",
+                path.display()
+            ))
+            .with_next("give a crate made by `fencelab new`, or the .rs file to grade"));
+        }
+        lib
+    } else if path.is_file() {
+        path.to_path_buf()
+    } else {
+        return Err(Error::input(format!("{} does not exist", path.display()))
+            .with_next("give the path of a learner crate or of a .rs file"));
+    };
+    let bytes = std::fs::read(&file).map_err(|e| Error::io("read", &file, e))?;
+    let source = String::from_utf8(bytes).map_err(|e| {
+        let at = crate::error::Location::at(
+            &String::from_utf8_lossy(e.as_bytes()),
+            e.utf8_error().valid_up_to(),
+        );
+        Error::input(format!(
+            "{}:{}:{}: the file is not UTF-8 text (an invalid byte at offset {})",
+            file.display(),
+            at.line,
+            at.column,
+            e.utf8_error().valid_up_to()
+        ))
+        .with_next("save the file as UTF-8 and submit it again")
+    })?;
+    let missing = missing_api(&source);
+    if !missing.is_empty() {
+        return Err(Error::input(format!(
+            "{} does not have the contract's API at its top level: missing {}",
+            file.display(),
+            missing.join(", ")
+        ))
+        .with_next("start from the API `fencelab new` writes (src/lib.rs), keeping every name and signature"));
+    }
+    Ok(Submission {
+        name: path.display().to_string(),
+        file,
+        source,
+    })
+}
+
+/// The items of the API that `source` does not declare (a textual check;
+/// wrong signatures are the compiler's to report).
+pub fn missing_api(source: &str) -> Vec<String> {
+    let declares = |kind: &str, name: &str| {
+        source.lines().any(|line| {
+            let line = line.trim_start();
+            line.strip_prefix("pub ")
+                .and_then(|rest| rest.trim_start().strip_prefix(kind))
+                .and_then(|rest| rest.trim_start().strip_prefix(name))
+                .is_some_and(|rest| rest.starts_with(['(', '<', ' ', '{']) || rest.is_empty())
+        })
+    };
+    let mut missing: Vec<String> = Vec::new();
+    for (kind, name) in [("struct", "Job"), ("enum", "LeaseError")] {
+        if !declares(kind, name) {
+            missing.push(format!("pub {kind} {name}"));
+        }
+    }
+    for slug in SLUGS {
+        if !declares("fn", slug) {
+            missing.push(format!("pub fn {slug}"));
+        }
+    }
+    missing
+}
+
+/// The paths of shard `k` of `n` (1-based), in a stable order.
+pub fn shard(paths: &[PathBuf], k: usize, n: usize) -> Vec<PathBuf> {
+    let mut sorted = paths.to_vec();
+    sorted.sort();
+    sorted
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % n == k - 1)
+        .map(|(_, p)| p)
+        .collect()
+}
+
+/// Grades `submissions` (read with `read_submission`).
+pub fn run(
+    options: &Options,
+    submissions: &[Submission],
+    scratch: &Scratch,
+    mut progress: impl FnMut(usize, usize),
+) -> Result<GradeReport, Error> {
+    let implementations: Vec<Implementation> = submissions
+        .iter()
+        .map(|s| Implementation {
+            shown_path: shown(&s.file),
+            source: s.source.clone(),
+        })
+        .collect();
+    let hosting = build_all(scratch, &implementations, options.build_limit)?;
+    let tests = suite::tests();
+    let mut trials = Vec::new();
+    let mut owner = Vec::new();
+    for (i, hosted) in hosting.hosting.iter().enumerate() {
+        if let Hosting::Hosted { key } = hosted {
+            for test in &tests {
+                trials.push(Trial {
+                    key: key.clone(),
+                    test: test.name.clone(),
+                    limit: options.test_limit,
+                });
+                owner.push(i);
+            }
+        }
+    }
+    let mut results: Vec<BTreeMap<String, (TestOutcome, f64)>> =
+        vec![BTreeMap::new(); submissions.len()];
+    if let (Some(judge), Some(server)) = (&hosting.judge, &hosting.server) {
+        let runner = Runner {
+            judge: judge.clone(),
+            server: server.clone(),
+            jobs: options.jobs,
+            output_cap: 16 * 1024,
+            hunt_orphans: true,
+        };
+        let total = trials.len();
+        let mut done = 0;
+        runner.run(&trials, |index, result| {
+            results[owner[index]].insert(
+                trials[index].test.clone(),
+                (result.outcome, result.duration.as_secs_f64()),
+            );
+            done += 1;
+            progress(done, total);
+        })?;
+    }
+    let mut reports = Vec::new();
+    for (i, submission) in submissions.iter().enumerate() {
+        let compile_errors = match &hosting.hosting[i] {
+            Hosting::Unviable { errors } => Some(strip_grader_paths(errors)),
+            Hosting::Hosted { .. } => None,
+        };
+        let graded: Vec<GradedTest> = tests
+            .iter()
+            .filter_map(|t| {
+                results[i].get(&t.name).map(|(outcome, secs)| GradedTest {
+                    test: t.name.clone(),
+                    step: t.step,
+                    outcome: outcome.clone(),
+                    secs: *secs,
+                })
+            })
+            .collect();
+        let steps: Vec<StepScore> = (1..=8u32)
+            .map(|step| {
+                let of_step: Vec<&GradedTest> = graded.iter().filter(|t| t.step == step).collect();
+                let total = tests.iter().filter(|t| t.step == step).count();
+                let passed = of_step.iter().filter(|t| t.outcome.passed()).count();
+                StepScore {
+                    step,
+                    slug: SLUGS[step as usize - 1],
+                    passed,
+                    total,
+                    score: if total == 0 {
+                        0.0
+                    } else {
+                        passed as f64 / total as f64
+                    },
+                }
+            })
+            .collect();
+        let score = if compile_errors.is_some() {
+            0.0
+        } else {
+            (steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64 * 100.0 * 100.0)
+                .round()
+                / 100.0
+        };
+        reports.push(SubmissionReport {
+            name: submission.name.clone(),
+            file: shown(&submission.file),
+            score,
+            passed_gate: compile_errors.is_none() && score >= options.min_score,
+            compile_errors,
+            steps,
+            tests: graded,
+        });
+    }
+    let exit_code = if reports.iter().any(|r| r.compile_errors.is_some()) {
+        exit::DOES_NOT_COMPILE
+    } else if reports.iter().any(|r| !r.passed_gate) {
+        exit::BELOW_GATE
+    } else {
+        exit::PASSED
+    };
+    Ok(GradeReport {
+        schema: 1,
+        min_score: options.min_score,
+        test_limit_secs: options.test_limit.as_secs_f64(),
+        submissions: reports,
+        exit_code,
+    })
+}
+
+/// The executables and what became of each submission.
+struct Hostings {
+    judge: Option<PathBuf>,
+    server: Option<PathBuf>,
+    hosting: Vec<Hosting>,
+}
+
+/// Builds every submission in one server; when that build runs out of time,
+/// builds them one by one, so that one submission that makes the compiler
+/// loop costs only itself.
+fn build_all(
+    scratch: &Scratch,
+    implementations: &[Implementation],
+    limit: Duration,
+) -> Result<Hostings, Error> {
+    match builder::build(scratch, implementations, Some(limit)) {
+        Ok(build) => Ok(Hostings {
+            judge: Some(build.judge),
+            server: build.server,
+            hosting: build.hosting,
+        }),
+        Err(err) if err.kind == ErrorKind::Build && implementations.len() > 1 => {
+            let mut hosting = Vec::new();
+            let mut judge = None;
+            let mut servers = Vec::new();
+            for implementation in implementations {
+                match builder::build(scratch, std::slice::from_ref(implementation), Some(limit)) {
+                    Ok(build) => {
+                        judge = Some(build.judge);
+                        servers.push(build.server);
+                        hosting.push(
+                            build
+                                .hosting
+                                .into_iter()
+                                .next()
+                                .expect("one implementation"),
+                        );
+                    }
+                    Err(err) if err.kind == ErrorKind::Build => {
+                        hosting.push(Hosting::Unviable {
+                            errors: err.message,
+                        });
+                    }
+                    Err(err) => return Err(err),
+                }
+            }
+            // One server for all the viable ones, built from the crates just made.
+            let viable: Vec<Implementation> = implementations
+                .iter()
+                .zip(&hosting)
+                .filter(|(_, h)| matches!(h, Hosting::Hosted { .. }))
+                .map(|(i, _)| i.clone())
+                .collect();
+            let build = builder::build(scratch, &viable, Some(limit))?;
+            let mut hosted = build.hosting.into_iter();
+            let hosting = hosting
+                .into_iter()
+                .map(|h| match h {
+                    Hosting::Hosted { .. } => hosted.next().expect("one per viable submission"),
+                    unviable => unviable,
+                })
+                .collect();
+            Ok(Hostings {
+                judge: judge.or(Some(build.judge)),
+                server: build.server,
+                hosting,
+            })
+        }
+        Err(err) if err.kind == ErrorKind::Build => Ok(Hostings {
+            judge: None,
+            server: None,
+            hosting: vec![Hosting::Unviable {
+                errors: err.message,
+            }],
+        }),
+        Err(err) => Err(err),
+    }
+}
+
+fn shown(file: &Path) -> String {
+    crate::verify::shown_path(file, &std::env::current_dir().unwrap_or_default())
+}
+
+/// The compiler's messages without the grader's own paths (home directory,
+/// toolchain, registry), which say nothing to a learner.
+fn strip_grader_paths(errors: &str) -> String {
+    let mut text = errors.to_string();
+    if let Some(home) = std::env::var_os("HOME").map(|h| h.to_string_lossy().into_owned())
+        && !home.is_empty()
+        && home != "/"
+    {
+        text = text.replace(&home, "~");
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_api_check_names_what_is_missing() {
+        assert!(missing_api(crate::starter::REFERENCE).is_empty());
+        let without_release =
+            crate::starter::REFERENCE.replace("pub fn release(", "pub fn give_back(");
+        assert_eq!(missing_api(&without_release), vec!["pub fn release"]);
+        assert_eq!(missing_api("fn main() {}").len(), 10);
+    }
+
+    #[test]
+    fn shards_split_a_list_without_overlap() {
+        let paths: Vec<PathBuf> = ["c", "a", "e", "b", "d"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
+        let all: Vec<PathBuf> = (1..=2).flat_map(|k| shard(&paths, k, 2)).collect();
+        assert_eq!(all.len(), 5);
+        assert_eq!(
+            shard(&paths, 1, 2),
+            ["a", "c", "e"].map(PathBuf::from).to_vec()
+        );
+    }
+}
