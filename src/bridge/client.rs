@@ -24,7 +24,7 @@ use super::server::LISTENER_FD;
 
 /// How much of the implementation's stdout and stderr is kept (each); the rest
 /// is read and counted but dropped, so a flood cannot fill memory or block it.
-const OUTPUT_CAP: usize = 16 * 1024;
+const OUTPUT_CAP: usize = 4 * 1024;
 /// How much it may print in all (each stream) before it is killed for flooding.
 const FLOOD: usize = 4 * 1024 * 1024;
 

@@ -1,0 +1,427 @@
+//! `fencelab grade` as CI runs it: the binary on fixture submissions
+//! (`tests/fixtures/submissions/`). Every hostile case ends as the failure (or
+//! timeout) of the tests that reach it, within its limits, with every other
+//! test still graded; a correct implementation written differently scores 100;
+//! JUnit output is read back with a real XML parser; grading twice gives the
+//! same result.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Instant;
+
+use serde_json::Value;
+
+fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/submissions").join(name)
+}
+
+/// The submissions made from the reference by one change each
+/// (`tests/fixtures/submissions/*.toml`), written out as `.rs` files.
+fn made() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
+    static MADE: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
+    MADE.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let tests = fencelab::suite::test_names();
+        let mut files = Vec::new();
+        for entry in std::fs::read_dir(fixture("")).unwrap().flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "toml") {
+                let change = fencelab::mutant::load_file(&path, &tests).unwrap();
+                let source = change.apply(fencelab::starter::REFERENCE).unwrap();
+                let file = dir.path().join(format!("{}.rs", change.id));
+                std::fs::write(&file, source).unwrap();
+                files.push(file);
+            }
+        }
+        (dir, files)
+    })
+}
+
+/// A submission made from `NAME.toml`, as a file.
+fn made_file(name: &str) -> String {
+    let stem = name.trim_end_matches(".rs");
+    made()
+        .1
+        .iter()
+        .find(|p| p.file_stem().unwrap() == stem)
+        .unwrap()
+        .display()
+        .to_string()
+}
+
+/// Runs `fencelab grade ARGS`; returns its exit code, stdout and stderr.
+fn grade(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .arg("grade")
+        .args(args)
+        .current_dir(root())
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+const HOSTILE: [(&str, u32); 7] = [
+    ("exit_zero.rs", 5),
+    ("fake_verdicts.rs", 3),
+    ("abort.rs", 6),
+    ("stack_overflow.rs", 7),
+    ("infinite_loop.rs", 8),
+    ("flood.rs", 3),
+    ("leaves_child.rs", 5),
+];
+
+struct Graded {
+    json: Value,
+    junit: String,
+    exit: i32,
+    secs: f64,
+}
+
+/// All hostile fixtures, a broken one, the reference and an alternative
+/// correct implementation, graded in one run.
+fn graded() -> &'static Graded {
+    static GRADED: OnceLock<Graded> = OnceLock::new();
+    GRADED.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("grade.json");
+        let junit = dir.path().join("junit.xml");
+        let mut paths: Vec<String> = HOSTILE.iter().map(|(f, _)| made_file(f)).collect();
+        paths.push(made_file("release_resets_fence.rs"));
+        paths.push(fixture("alternative.rs").display().to_string());
+        paths.push(root().join("src/lease.rs").display().to_string());
+        let mut args: Vec<&str> = paths.iter().map(String::as_str).collect();
+        let (json_arg, junit_arg) = (json.display().to_string(), junit.display().to_string());
+        args.extend([
+            "--timeout",
+            "2",
+            "--min-score",
+            "100",
+            "--json",
+            &json_arg,
+            "--junit",
+            &junit_arg,
+        ]);
+        let start = Instant::now();
+        let (exit, _, stderr) = grade(&args);
+        let secs = start.elapsed().as_secs_f64();
+        let json: Value = serde_json::from_str(
+            &std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}")),
+        )
+        .unwrap();
+        Graded {
+            json,
+            junit: std::fs::read_to_string(&junit).unwrap(),
+            exit,
+            secs,
+        }
+    })
+}
+
+fn submission(name: &str) -> &'static Value {
+    graded().json["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().ends_with(name))
+        .unwrap_or_else(|| panic!("no submission {name}"))
+}
+
+fn failing(s: &Value) -> Vec<&Value> {
+    s["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["outcome"] != "passed")
+        .collect()
+}
+
+#[test]
+fn each_hostile_case_fails_only_the_tests_that_reach_it() {
+    for (file, step) in HOSTILE {
+        let s = submission(file);
+        let failing = failing(s);
+        assert!(!failing.is_empty(), "{file}: something must fail");
+        for t in &failing {
+            assert_eq!(
+                t["step"], step,
+                "{file}: {} failed outside step {step}: {t}",
+                t["test"]
+            );
+        }
+        for st in s["steps"].as_array().unwrap() {
+            if st["step"] != step {
+                assert_eq!(
+                    st["passed"], st["total"],
+                    "{file}: step {} must be fully graded and pass",
+                    st["step"]
+                );
+            } else if file == "fake_verdicts.rs" {
+                // Its answer is always None, which is right for a missing job.
+                assert_eq!(st["passed"], 2, "{file}: only the missing-job tests pass");
+            } else {
+                assert_eq!(
+                    st["passed"], 0,
+                    "{file}: every test of step {step} reaches the hostile code"
+                );
+            }
+        }
+        // Each step weighs 12.5 points, shared among its tests.
+        let lost: f64 = s["steps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|st| 1.0 - st["score"].as_f64().unwrap())
+            .sum();
+        let expected = 100.0 - lost * 12.5;
+        assert!(
+            (s["score"].as_f64().unwrap() - expected).abs() < 0.01,
+            "{file}: {} vs {expected}",
+            s["score"]
+        );
+        assert!(s["score"].as_f64().unwrap() < 100.0, "{file}");
+    }
+}
+
+#[test]
+fn each_hostile_case_ends_as_what_it_is() {
+    let message = |file: &str| {
+        failing(submission(file))[0]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    let kind = |file: &str| {
+        failing(submission(file))[0]["kind"]
+            .as_str()
+            .unwrap_or("")
+            .to_string()
+    };
+    assert!(message("exit_zero.rs").contains("exited with status 0 during renew()"));
+    assert_eq!(kind("exit_zero.rs"), "crashed");
+    assert_eq!(
+        kind("fake_verdicts.rs"),
+        "assertion",
+        "fake verdicts change nothing"
+    );
+    assert!(message("abort.rs").contains("signal 6 (SIGABRT"));
+    assert!(message("stack_overflow.rs").contains("has overflowed its stack"));
+    assert_eq!(
+        failing(submission("infinite_loop.rs"))[0]["outcome"],
+        "timed_out"
+    );
+    assert!(
+        message("flood.rs").contains("and was killed]"),
+        "{}",
+        message("flood.rs")
+    );
+    assert!(message("leaves_child.rs").contains("left processes running after the test"));
+}
+
+#[test]
+fn hostile_cases_stay_within_their_limits_and_leave_nothing_behind() {
+    // 9 submissions x 91 tests, of which 10 time out at 2 s.
+    assert!(graded().secs < 240.0, "grading took {:.0} s", graded().secs);
+    for t in failing(submission("infinite_loop.rs")) {
+        assert!(t["secs"].as_f64().unwrap() < 2.0 + 1.5, "{t}");
+    }
+    // The fixture starts `sleep 300` and `setsid sleep 301`: neither may survive.
+    let leftovers: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with("sleep 300") || c.starts_with("sleep 301"))
+        .collect();
+    assert!(leftovers.is_empty(), "{leftovers:?}");
+}
+
+#[test]
+fn a_correct_implementation_written_differently_scores_100_and_a_broken_one_loses_its_step() {
+    assert_eq!(submission("alternative.rs")["score"], 100.0);
+    assert_eq!(submission("src/lease.rs")["score"], 100.0);
+    let broken = submission("release_resets_fence.rs");
+    let lost: Vec<u64> = broken["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["passed"] != s["total"])
+        .map(|s| s["step"].as_u64().unwrap())
+        .collect();
+    assert_eq!(lost, vec![7]);
+    assert_eq!(graded().exit, 1, "below the gate of 100");
+}
+
+#[test]
+fn junit_is_xml_that_gitlab_and_jenkins_can_read() {
+    let junit = &graded().junit;
+    let doc = roxmltree::Document::parse(junit).expect("well-formed XML");
+    let root = doc.root_element();
+    assert_eq!(root.tag_name().name(), "testsuites");
+    let suites: Vec<_> = root
+        .children()
+        .filter(|n| n.has_tag_name("testsuite"))
+        .collect();
+    assert_eq!(suites.len(), 10 * 8, "a testsuite per submission and step");
+    let cases: Vec<_> = suites
+        .iter()
+        .flat_map(|s| s.children().filter(|n| n.has_tag_name("testcase")))
+        .collect();
+    assert_eq!(cases.len(), 10 * fencelab::suite::tests().len());
+    for case in &cases {
+        assert!(case.attribute("classname").is_some() && case.attribute("name").is_some());
+        assert!(case.attribute("time").unwrap().parse::<f64>().is_ok());
+    }
+    let failures = cases
+        .iter()
+        .filter(|c| c.children().any(|n| n.has_tag_name("failure")))
+        .count();
+    assert_eq!(
+        root.attribute("failures")
+            .unwrap()
+            .parse::<usize>()
+            .unwrap(),
+        failures
+    );
+    let flood = cases
+        .iter()
+        .find(|c| {
+            c.attribute("classname").unwrap().contains("flood.rs")
+                && c.children().any(|n| n.has_tag_name("failure"))
+        })
+        .unwrap();
+    assert!(
+        flood
+            .children()
+            .find(|n| n.has_tag_name("failure"))
+            .unwrap()
+            .attribute("message")
+            .is_some()
+    );
+}
+
+#[test]
+fn gradescope_results_have_the_fields_gradescope_reads() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("results.json");
+    let out_arg = out.display().to_string();
+    let file = made_file("release_resets_fence.rs");
+    let (exit, _, stderr) = grade(&[&file, "--gradescope", &out_arg]);
+    assert_eq!(exit, 0, "{stderr}");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(results["max_score"], 100.0);
+    let tests = results["tests"].as_array().unwrap();
+    assert_eq!(tests.len(), fencelab::suite::tests().len());
+    for t in tests {
+        for field in ["name", "score", "max_score", "status", "output"] {
+            assert!(t.get(field).is_some(), "{field} in {t}");
+        }
+    }
+    let sum: f64 = tests.iter().map(|t| t["score"].as_f64().unwrap()).sum();
+    assert!(
+        (sum - results["score"].as_f64().unwrap()).abs() < 0.01,
+        "{sum} vs {}",
+        results["score"]
+    );
+    assert!(tests.iter().any(|t| t["status"] == "failed"));
+}
+
+#[test]
+fn grading_twice_gives_the_same_result() {
+    let files = [made_file("release_resets_fence.rs"), made_file("abort.rs")];
+    let run = || {
+        let dir = tempfile::tempdir().unwrap();
+        let json = dir.path().join("g.json").display().to_string();
+        let (exit, _, _) = grade(&[&files[0], &files[1], "--json", &json]);
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        let outcomes: Vec<(String, String)> = report["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|s| s["tests"].as_array().unwrap().iter())
+            .map(|t| {
+                (
+                    t["test"].as_str().unwrap().to_string(),
+                    t["outcome"].as_str().unwrap().to_string(),
+                )
+            })
+            .collect();
+        (exit, outcomes)
+    };
+    assert_eq!(run(), run());
+}
+
+#[test]
+fn unusable_inputs_are_refused_with_exit_2_and_a_clear_message() {
+    let (exit, _, stderr) = grade(&["no/such/submission.rs"]);
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("no/such/submission.rs does not exist"),
+        "{stderr}"
+    );
+    let (exit, _, stderr) = grade(&[fixture("not_utf8.rs").to_str().unwrap()]);
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("not_utf8.rs:1:") && stderr.contains("not UTF-8"),
+        "{stderr}"
+    );
+    let (exit, _, stderr) = grade(&[fixture("no_api.rs").to_str().unwrap()]);
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("missing pub struct Job, pub enum LeaseError, pub fn init_db"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_submission_that_does_not_compile_exits_3_with_the_compilers_message_and_no_grader_paths() {
+    let file = made_file("does_not_compile.rs");
+    let (exit, stdout, _) = grade(&[&file]);
+    assert_eq!(exit, 3);
+    assert!(stdout.contains("cannot add `&str` to `i64`"), "{stdout}");
+    assert!(stdout.contains(&format!("--> {file}:")), "{stdout}");
+    assert!(
+        !stdout.contains("crates/impl-") && !stdout.contains("target/fencelab"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn shards_split_the_submissions_between_runners() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut seen = Vec::new();
+    for k in 1..=2 {
+        let json = dir.path().join(format!("{k}.json")).display().to_string();
+        let files = [
+            fixture("alternative.rs").display().to_string(),
+            root().join("src/lease.rs").display().to_string(),
+            made_file("release_resets_fence.rs"),
+        ];
+        let shard = format!("{k}/2");
+        let (exit, _, stderr) = grade(&[
+            &files[0], &files[1], &files[2], "--shard", &shard, "--json", &json,
+        ]);
+        assert_eq!(exit, 0, "{stderr}");
+        let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+        seen.extend(
+            report["submissions"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|s| s["name"].as_str().unwrap().to_string()),
+        );
+    }
+    seen.sort();
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    seen.dedup();
+    assert_eq!(seen.len(), 3, "no submission in two shards");
+}
