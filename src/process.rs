@@ -79,6 +79,9 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         command.pre_exec(move || {
+            // If fencelab dies (Ctrl-C, SIGKILL), nothing it started outlives it
+            // waiting on a limit nobody enforces any more.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
             let no_core = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
