@@ -235,6 +235,7 @@ pub fn build(
         members.push(&bridge);
         members.extend(viable.iter().map(|&i| &crates[i]));
         scratch.set_members(&lock, &members)?;
+        scratch.touch(&members);
         let built = cargo::build(scratch, &roots, time_limit)?;
         let failed: Vec<usize> = viable
             .iter()
@@ -277,6 +278,7 @@ pub fn build(
             _ => return Err(build_failure(&built)),
         }
     };
+    scratch.collect_garbage(&lock);
     drop(lock);
     check_judge(&judge_exe, &judge_id)?;
     let keys: Vec<String> = viable.iter().map(|&i| crates[i].name.clone()).collect();

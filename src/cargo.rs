@@ -85,6 +85,9 @@ pub fn build(
     command
         .current_dir(&scratch.root)
         .env("CARGO_TARGET_DIR", &scratch.target_dir)
+        // Scratch crates are small and often new: incremental caches of them
+        // would only fill the disk. (Dependencies are never incremental.)
+        .env("CARGO_INCREMENTAL", "0")
         .args([
             "build",
             "--offline",

@@ -161,7 +161,12 @@ impl Scratch {
         // would be compiled again instead of reused from fencelab's own build.
         let overrides: String = names
             .iter()
-            .map(|n| format!("[profile.release.package.{n}]\nopt-level = 0\ndebug = false\n\n"))
+            .map(|n| {
+                format!(
+                    "[profile.release.package.{n}]\nopt-level = 0\ndebug = false\n\n\
+                     [profile.dev.package.{n}]\ndebug = false\n\n"
+                )
+            })
             .collect();
         let manifest = format!(
             "# Written by fencelab for its scratch builds; not part of any project.\n\
@@ -179,6 +184,99 @@ impl Scratch {
     /// The directory of a crate.
     pub fn dir(&self, krate: &CrateDir) -> PathBuf {
         self.root.join("crates").join(&krate.name)
+    }
+
+    /// The target directory's output for the profile scratch builds use.
+    fn profile_dir(&self) -> PathBuf {
+        self.target_dir
+            .join(if self.release { "release" } else { "debug" })
+    }
+
+    /// Marks `crates` as just used (their directories' times), so that the
+    /// garbage collector keeps them.
+    pub fn touch(&self, crates: &[&CrateDir]) {
+        let now = std::time::SystemTime::now();
+        for krate in crates {
+            if let Ok(dir) = File::open(self.dir(krate)) {
+                let _ = dir.set_modified(now);
+            }
+        }
+    }
+
+    /// Removes the scratch crates of each kind beyond the `keep` most recently
+    /// used, with what cargo built of them, so that a learner running `check`
+    /// after every edit does not fill the disk. Runs under the lock; the crates
+    /// of the build at hand were just touched and are among the kept.
+    pub fn collect_garbage(&self, _lock: &WorkspaceLock) {
+        let Ok(entries) = std::fs::read_dir(self.root.join("crates")) else {
+            return;
+        };
+        let mut by_kind: std::collections::BTreeMap<String, Vec<(std::time::SystemTime, String)>> =
+            Default::default();
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some((kind, _)) = name.rsplit_once('-') else {
+                continue;
+            };
+            let modified = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .unwrap_or(std::time::UNIX_EPOCH);
+            by_kind
+                .entry(kind.to_string())
+                .or_default()
+                .push((modified, name));
+        }
+        let deps = self.profile_dir().join("deps");
+        let deps_files: Vec<String> = std::fs::read_dir(&deps)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        // Servers whose crate is gone (removed by hand, say) are garbage too.
+        let present: std::collections::BTreeSet<String> = by_kind
+            .values()
+            .flatten()
+            .map(|(_, name)| name.clone())
+            .collect();
+        if let Ok(built) = std::fs::read_dir(self.profile_dir()) {
+            for entry in built.flatten() {
+                let file = entry.file_name().to_string_lossy().into_owned();
+                let name = file.trim_end_matches(".d");
+                if name.starts_with("server-") && !present.contains(name) {
+                    let _ = std::fs::remove_file(entry.path());
+                    let ident = name.replace('-', "_");
+                    for dep in deps_files
+                        .iter()
+                        .filter(|f| f.starts_with(&format!("{ident}-")))
+                    {
+                        let _ = std::fs::remove_file(deps.join(dep));
+                    }
+                }
+            }
+        }
+        for (kind, mut crates) in by_kind {
+            let keep = match kind.as_str() {
+                "impl" => 64,
+                "server" => 16,
+                _ => 2,
+            };
+            crates.sort_by_key(|c| std::cmp::Reverse(c.0));
+            for (_, name) in crates.into_iter().skip(keep) {
+                let ident = name.replace('-', "_");
+                let _ = std::fs::remove_dir_all(self.root.join("crates").join(&name));
+                let _ = std::fs::remove_file(self.profile_dir().join(&name));
+                let _ = std::fs::remove_file(self.profile_dir().join(format!("{name}.d")));
+                for file in &deps_files {
+                    let stem = file.strip_prefix("lib").unwrap_or(file);
+                    if stem.starts_with(&format!("{ident}-")) {
+                        let _ = std::fs::remove_file(deps.join(file));
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -198,4 +296,47 @@ fn running_target_dir() -> Option<PathBuf> {
         .take(4)
         .find(|dir| dir.join("CACHEDIR.TAG").is_file())
         .map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn garbage_collection_keeps_the_newest_servers_and_removes_what_cargo_built_of_the_rest() {
+        let target = tempfile::tempdir().unwrap();
+        let scratch = Scratch {
+            root: target.path().join("fencelab/ws"),
+            target_dir: target.path().to_path_buf(),
+            release: false,
+        };
+        let deps = target.path().join("debug/deps");
+        std::fs::create_dir_all(&deps).unwrap();
+        let mut servers = Vec::new();
+        for i in 0..20 {
+            let name = format!("server-{i:016x}");
+            std::fs::create_dir_all(scratch.root.join("crates").join(&name)).unwrap();
+            std::fs::write(target.path().join("debug").join(&name), "bin").unwrap();
+            std::fs::write(deps.join(format!("{}-0123", name.replace('-', "_"))), "bin").unwrap();
+            servers.push(CrateDir { name });
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
+        // The oldest is in use again: it must survive.
+        scratch.touch(&[&servers[0]]);
+        let lock = scratch.lock().unwrap();
+        scratch.collect_garbage(&lock);
+        let kept: Vec<bool> = servers.iter().map(|s| scratch.dir(s).is_dir()).collect();
+        assert_eq!(kept.iter().filter(|k| **k).count(), 16);
+        assert!(kept[0], "the one just used is kept");
+        assert!(!kept[1] && !kept[4] && kept[5] && kept[19]);
+        assert!(
+            !target.path().join("debug").join(&servers[1].name).exists(),
+            "its binary is gone"
+        );
+        assert!(
+            !deps.join(format!("{}-0123", servers[1].ident())).exists(),
+            "its deps artifact is gone"
+        );
+        assert!(target.path().join("debug").join(&servers[19].name).exists());
+    }
 }
