@@ -156,10 +156,10 @@ pub struct VerifyArgs {
     /// Match the mutant ids exactly.
     #[arg(long)]
     pub exact: bool,
-    /// The directory of mutant files [default: mutants/ of the project].
+    /// The directory of mutant files [default: mutants/ of the project, else the ones built into fencelab].
     #[arg(long, value_name = "DIR")]
     pub mutants: Option<PathBuf>,
-    /// The implementation the mutants apply to [default: src/lease.rs of the project].
+    /// The implementation the mutants apply to [default: src/lease.rs of the project, else the built-in reference].
     #[arg(long = "impl", value_name = "FILE")]
     pub implementation: Option<PathBuf>,
     /// Also write the results as JSON to FILE (schema in README.md).

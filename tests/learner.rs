@@ -254,3 +254,57 @@ fn the_worksheet_in_both_languages() {
         snapshot!(format!("worksheet_{}", lang.code()), md);
     }
 }
+
+#[test]
+fn a_learner_can_verify_mutants_of_their_own_code() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    std::fs::write(krate.join("src/lib.rs"), filled(&lib, 8)).unwrap();
+    let mutants = krate.join("my-mutants");
+    std::fs::create_dir(&mutants).unwrap();
+    std::fs::write(
+        mutants.join("no-done-check.toml"),
+        r#"step = 7
+title = "my release forgets done"
+file = "src/lib.rs"
+find = "AND fence = ?3 AND done = 0\",\n        params![job_id, owner, fence],"
+replace = "AND fence = ?3\",\n        params![job_id, owner, fence],"
+killers = ["step7::refuses_a_done_job"]
+
+[explanation]
+ja = "完了した仕事も返却できてしまう"
+en = "a done job can be released"
+"#,
+    )
+    .unwrap();
+    let options = fencelab::verify::Options {
+        mutants: Some(mutants),
+        implementation: Some(krate.join("src/lib.rs")),
+        root: krate.clone(),
+        filters: Vec::new(),
+        exact: false,
+        timeout: None,
+        build_timeout: None,
+        jobs: 4,
+    };
+    let chosen = fencelab::verify::load(&options).unwrap();
+    struct Quiet;
+    impl fencelab::verify::Progress for Quiet {
+        fn started(&mut self, _: usize, _: &str, _: &str) {}
+        fn built(&mut self, _: usize, _: f64) {}
+        fn trial_done(&mut self, _: usize, _: usize) {}
+        fn baseline(&mut self, _: &fencelab::verify::Baseline) {}
+        fn mutant(&mut self, _: &fencelab::verify::MutantReport) {}
+    }
+    let report = fencelab::verify::run(&options, &chosen, &scratch(), &mut Quiet).unwrap();
+    assert!(
+        report.baseline.passed,
+        "the learner's finished crate passes the suite"
+    );
+    assert_eq!(report.implementation, "src/lib.rs");
+    let m = &report.mutants[0];
+    assert!(m.as_declared, "{m:#?}");
+    assert_eq!(report.summary.exit_code, 0);
+}
