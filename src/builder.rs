@@ -13,13 +13,14 @@
 //! prints the build id of its sources and lists its tests, the server the hash of
 //! every implementation it hosts. A stale binary cannot pass for a fresh one.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::cargo;
 use crate::error::{Error, ErrorKind};
+use crate::process::{self, Limits};
 use crate::scratch::{CrateDir, Scratch, hash_of};
 use crate::suite;
 
@@ -35,8 +36,8 @@ pub struct Implementation {
 /// What became of one implementation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Hosting {
-    /// Built; the server serves it under this key.
-    Hosted { key: String },
+    /// Built; `server` serves it under `key`.
+    Hosted { key: String, server: PathBuf },
     /// Did not compile; the compiler's messages, with its paths as shown paths.
     Unviable { errors: String },
 }
@@ -46,11 +47,20 @@ pub enum Hosting {
 pub struct Build {
     /// The behavioural suite, one libtest binary.
     pub judge: PathBuf,
-    /// The server hosting the viable implementations (absent if none is).
-    pub server: Option<PathBuf>,
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub duration: Duration,
+}
+
+/// How implementations share server processes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Servers {
+    /// One server hosts them all: one link for the reference and every
+    /// mutant (trusted code).
+    Shared,
+    /// A server each: one implementation's code (its constructors included)
+    /// never runs in another's process (untrusted submissions).
+    Separate,
 }
 
 /// Dependency lines shared by the scratch crates; the versions are fencelab's
@@ -97,6 +107,10 @@ fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
         (
             "src/server.rs".to_string(),
             include_str!("bridge/server.rs").to_string(),
+        ),
+        (
+            "src/sandbox.rs".to_string(),
+            include_str!("bridge/sandbox.rs").to_string(),
         ),
         (
             "src/proxy.rs".to_string(),
@@ -163,7 +177,8 @@ fn write_implementation(
     scratch.write_crate("impl", &files)
 }
 
-/// The server crate hosting `hosted` (crate, shown path), and its build id.
+/// The server crate hosting `hosted` (crate, shown path; a crate once), and
+/// its build id.
 fn write_server(
     scratch: &Scratch,
     bridge: &CrateDir,
@@ -179,7 +194,7 @@ fn write_server(
         .iter()
         .map(|(krate, shown)| {
             format!(
-                "        {bridge_ident}::server::Hosted {{\n            key: {key:?},\n            source: {key:?},\n            \
+                "        {bridge_ident}::server::Hosted {{\n            key: {key:?},\n            \
                  compiled_path: \"crates/{key}/src/lib.rs\",\n            shown_path: {shown:?},\n            \
                  dispatch: {ident}::__fencelab_bridge::dispatch,\n        }},",
                 key = krate.name,
@@ -201,13 +216,25 @@ fn write_server(
     Ok((scratch.write_crate("server", &files)?, build_id))
 }
 
-/// Builds the judge and a server for `implementations`.
+/// A server to build: its crate, its build id, and the implementations (by
+/// index) it hosts.
+struct ServerPlan {
+    krate: CrateDir,
+    id: String,
+    hosts: Vec<usize>,
+}
+
+/// Builds the judge and servers for `implementations`.
 pub fn build(
     scratch: &Scratch,
     implementations: &[Implementation],
     time_limit: Option<Duration>,
+    servers: Servers,
 ) -> Result<Build, Error> {
     let start = Instant::now();
+    // Under the lock from the first file written: another run's garbage
+    // collector cannot remove a crate between its writing and its build.
+    let lock = scratch.lock()?;
     let bridge = write_bridge(scratch)?;
     let (judge, judge_id) = write_judge(scratch, &bridge)?;
     let crates: Vec<CrateDir> = implementations
@@ -215,25 +242,34 @@ pub fn build(
         .map(|i| write_implementation(scratch, &bridge, &i.source))
         .collect::<Result<_, _>>()?;
     let mut viable: Vec<usize> = (0..implementations.len()).collect();
-    let mut unviable: Vec<(usize, String)> = Vec::new();
-    let lock = scratch.lock()?;
-    let (judge_exe, server_exe) = loop {
-        let hosted: Vec<(CrateDir, String)> = viable
-            .iter()
-            .map(|&i| (crates[i].clone(), implementations[i].shown_path.clone()))
-            .collect();
-        let server = if hosted.is_empty() {
-            None
-        } else {
-            Some(write_server(scratch, &bridge, &hosted)?)
+    // Compiler messages by crate (identical sources share a crate).
+    let mut unviable: BTreeMap<String, String> = BTreeMap::new();
+    let (judge_exe, plans, server_exes) = loop {
+        let groups: Vec<Vec<usize>> = match servers {
+            Servers::Shared if viable.is_empty() => Vec::new(),
+            Servers::Shared => vec![viable.clone()],
+            Servers::Separate => viable.iter().map(|&i| vec![i]).collect(),
         };
-        let mut roots = vec![&judge];
-        if let Some((server, _)) = &server {
-            roots.push(server);
+        let mut plans = Vec::new();
+        for hosts in groups {
+            let mut hosted: Vec<(CrateDir, String)> = Vec::new();
+            for &i in &hosts {
+                if !hosted.iter().any(|(c, _)| *c == crates[i]) {
+                    hosted.push((crates[i].clone(), implementations[i].shown_path.clone()));
+                }
+            }
+            let (krate, id) = write_server(scratch, &bridge, &hosted)?;
+            plans.push(ServerPlan { krate, id, hosts });
         }
+        let mut roots: Vec<&CrateDir> = vec![&judge];
+        roots.extend(plans.iter().map(|p| &p.krate));
         let mut members = roots.clone();
         members.push(&bridge);
-        members.extend(viable.iter().map(|&i| &crates[i]));
+        for &i in &viable {
+            if !members.contains(&&crates[i]) {
+                members.push(&crates[i]);
+            }
+        }
         scratch.set_members(&lock, &members)?;
         scratch.touch(&members);
         let built = cargo::build(scratch, &roots, time_limit)?;
@@ -242,62 +278,84 @@ pub fn build(
             .copied()
             .filter(|&i| built.errors.contains_key(&crates[i].name))
             .collect();
-        let judge_exe = built
-            .executables
-            .get(&(judge.name.clone(), "behaviour".to_string()))
-            .cloned();
-        let server_exe = server.as_ref().and_then(|(s, _)| {
-            built
-                .executables
-                .get(&(s.name.clone(), s.name.clone()))
-                .cloned()
-        });
         if !failed.is_empty() {
             for &i in &failed {
-                let errors = built.errors[&crates[i].name].join("\n");
-                let shown = &implementations[i].shown_path;
-                let errors = errors
-                    .replace(&format!("crates/{}/src/lib.rs", crates[i].name), shown)
-                    .replace(
-                        &format!("crates/{}/src/fencelab_dispatch.rs", crates[i].name),
-                        "<fencelab's calls of the contract's API>",
-                    );
-                unviable.push((i, errors));
+                unviable.insert(
+                    crates[i].name.clone(),
+                    built.errors[&crates[i].name].join("\n"),
+                );
             }
             viable.retain(|i| !failed.contains(i));
             continue;
         }
-        let Some(judge_exe) = judge_exe.filter(|_| built.success || server.is_none()) else {
+        if !built.success {
+            return Err(build_failure(&built));
+        }
+        let executable = |krate: &CrateDir, target: &str| {
+            built
+                .executables
+                .get(&(krate.name.clone(), target.to_string()))
+                .cloned()
+        };
+        let Some(judge_exe) = executable(&judge, "behaviour") else {
             return Err(build_failure(&built));
         };
-        match (&server, server_exe) {
-            (Some((_, id)), Some(exe)) if built.success => {
-                break (judge_exe, Some((exe, id.clone())));
-            }
-            (None, _) => break (judge_exe, None),
-            _ => return Err(build_failure(&built)),
-        }
+        let server_exes: Vec<PathBuf> = plans
+            .iter()
+            .map(|p| executable(&p.krate, &p.krate.name).ok_or_else(|| build_failure(&built)))
+            .collect::<Result<_, _>>()?;
+        break (judge_exe, plans, server_exes);
     };
     scratch.collect_garbage(&lock);
     drop(lock);
     check_judge(&judge_exe, &judge_id)?;
-    let keys: Vec<String> = viable.iter().map(|&i| crates[i].name.clone()).collect();
-    if let Some((exe, id)) = &server_exe {
-        check_server(exe, id, &keys)?;
+    for (plan, exe) in plans.iter().zip(&server_exes) {
+        let mut keys: Vec<String> = plan.hosts.iter().map(|&i| crates[i].name.clone()).collect();
+        keys.dedup();
+        if let Err(problem) = check_server(exe, &plan.id, &keys) {
+            match servers {
+                // Untrusted code runs before main: its server is its own failure.
+                Servers::Separate => {
+                    for &i in &plan.hosts {
+                        unviable.insert(
+                            crates[i].name.clone(),
+                            format!("its program did not start: {problem}"),
+                        );
+                    }
+                }
+                Servers::Shared => return Err(Error::internal(problem)),
+            }
+        }
     }
     let hosting = (0..implementations.len())
-        .map(|i| match unviable.iter().find(|(u, _)| *u == i) {
-            Some((_, errors)) => Hosting::Unviable {
-                errors: errors.clone(),
+        .map(|i| match unviable.get(&crates[i].name) {
+            Some(errors) => Hosting::Unviable {
+                errors: errors
+                    .replace(
+                        &format!("crates/{}/src/lib.rs", crates[i].name),
+                        &implementations[i].shown_path,
+                    )
+                    .replace(
+                        &format!("crates/{}/src/fencelab_dispatch.rs", crates[i].name),
+                        "<fencelab's calls of the contract's API>",
+                    ),
             },
-            None => Hosting::Hosted {
-                key: crates[i].name.clone(),
-            },
+            None => {
+                let (plan, exe) = plans
+                    .iter()
+                    .zip(&server_exes)
+                    .find(|(p, _)| p.hosts.contains(&i))
+                    .expect("every viable implementation has a server");
+                let _ = plan;
+                Hosting::Hosted {
+                    key: crates[i].name.clone(),
+                    server: exe.clone(),
+                }
+            }
         })
         .collect();
     Ok(Build {
         judge: judge_exe,
-        server: server_exe.map(|(exe, _)| exe),
         hosting,
         duration: start.elapsed(),
     })
@@ -333,14 +391,34 @@ fn build_failure(built: &cargo::Built) -> Error {
     .with_next(next)
 }
 
-/// Runs `exe` with `args` briefly and returns its stdout.
-fn ask(exe: &Path, args: &[&str]) -> Result<String, Error> {
-    let out = Command::new(exe)
+/// Runs `exe` with `args` (at most 30 s, in a process group of its own, in
+/// the implementation's cage when `caged`: a server runs submissions'
+/// constructors even to say who it is) and returns its stdout.
+fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Error> {
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
+    let cage = caged.then(|| crate::bridge::sandbox::Cage::new(dir.path()));
+    let mut command = Command::new(exe);
+    command
         .args(args)
-        .env("RUST_BACKTRACE", "0")
-        .output()
+        .current_dir(dir.path())
+        .env_clear()
+        .env("RUST_BACKTRACE", "0");
+    let limits = Limits {
+        time: Some(Duration::from_secs(30)),
+        output_cap: 1024 * 1024,
+        file_size: Some(1024 * 1024),
+        cage: cage.as_ref().map(|c| c.ruleset_fd()),
+    };
+    let finished = process::run(command, dir.path(), &limits)
         .map_err(|e| Error::internal(format!("cannot run {}: {e}", exe.display())))?;
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+    if finished.timed_out() {
+        return Err(Error::new(
+            ErrorKind::Build,
+            format!("{} did not say who it is within 30 s", exe.display()),
+        ));
+    }
+    Ok(finished.stdout)
 }
 
 /// The judge must report the build id of the sources just written, and list
@@ -356,6 +434,7 @@ fn check_judge(exe: &Path, expected: &str) -> Result<(), Error> {
             "--test-threads",
             "1",
         ],
+        false,
     )?;
     let id = printed
         .lines()
@@ -366,7 +445,7 @@ fn check_judge(exe: &Path, expected: &str) -> Result<(), Error> {
             exe.display()
         )));
     }
-    let listed: BTreeSet<String> = ask(exe, &["--list"])?
+    let listed: BTreeSet<String> = ask(exe, &["--list"], false)?
         .lines()
         .filter_map(|l| l.strip_suffix(": test"))
         .filter(|name| *name != BUILD_ID_TEST)
@@ -396,22 +475,33 @@ struct HostedIdentity {
     key: String,
 }
 
-/// The server must report the build id of this run and host exactly `keys`.
-fn check_server(exe: &Path, expected: &str, keys: &[String]) -> Result<(), Error> {
-    let printed = ask(exe, &["--identify"])?;
+/// The server must report the build id of this run and host exactly `keys`;
+/// otherwise, what went wrong.
+fn check_server(exe: &Path, expected: &str, keys: &[String]) -> Result<(), String> {
+    let printed = match ask(exe, &["--identify"], true) {
+        Ok(printed) => printed,
+        Err(err) if err.kind == ErrorKind::Build => {
+            return Err(
+                "code that runs before main (a constructor, say) did not finish within 30 s"
+                    .to_string(),
+            );
+        }
+        Err(err) => return Err(err.message),
+    };
     let identity: Identity = serde_json::from_str(printed.trim()).map_err(|e| {
-        Error::internal(format!(
-            "the server at {} cannot say what it hosts: {e}",
-            exe.display()
-        ))
+        format!(
+            "{} could not say what it hosts ({e}); it printed {:?}",
+            exe.display(),
+            printed.trim()
+        )
     })?;
     let hosted: Vec<String> = identity.impls.into_iter().map(|i| i.key).collect();
     if identity.build != expected || hosted != keys {
-        return Err(Error::internal(format!(
-            "the server at {} was built for other implementations (build {}, expected {expected})",
+        return Err(format!(
+            "{} was built for other implementations (build {}, expected {expected})",
             exe.display(),
             identity.build
-        )));
+        ));
     }
     Ok(())
 }

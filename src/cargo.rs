@@ -107,6 +107,7 @@ pub fn build(
         time: time_limit,
         output_cap: 64 * 1024 * 1024,
         file_size: None,
+        cage: None,
     };
     let finished = process::run(command, logs.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run cargo: {e}"))

@@ -121,9 +121,9 @@ pub fn run(
         shown_path: "src/lib.rs".to_string(),
         source,
     };
-    let build = builder::build(scratch, &[implementation], None)?;
-    let key = match &build.hosting[0] {
-        Hosting::Hosted { key } => key.clone(),
+    let build = builder::build(scratch, &[implementation], None, builder::Servers::Shared)?;
+    let (key, server) = match &build.hosting[0] {
+        Hosting::Hosted { key, server } => (key.clone(), server.clone()),
         Hosting::Unviable { errors } => {
             return Ok(Checked::DoesNotCompile {
                 errors: errors.clone(),
@@ -138,6 +138,7 @@ pub fn run(
     let trials: Vec<Trial> = tests
         .iter()
         .map(|t| Trial {
+            server: server.clone(),
             key: key.clone(),
             test: t.name.clone(),
             limit,
@@ -145,7 +146,6 @@ pub fn run(
         .collect();
     let runner = Runner {
         judge: build.judge,
-        server: build.server.expect("a hosted implementation has a server"),
         jobs: options.jobs,
         output_cap: 64 * 1024,
         hunt_orphans: false,

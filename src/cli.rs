@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
-use crate::error::{Error, ErrorKind};
+use crate::error::Error;
 use crate::printer::Printer;
 use crate::scratch::Scratch;
 use crate::style::ColorChoice;
@@ -224,12 +224,7 @@ pub fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code as u8),
         Err(err) => {
             printer.error(&err);
-            ExitCode::from(match err.kind {
-                ErrorKind::Input | ErrorKind::Environment | ErrorKind::Internal => {
-                    verify::exit::UNUSABLE_INPUT as u8
-                }
-                ErrorKind::Build => 3,
-            })
+            ExitCode::from(err.exit_code() as u8)
         }
     }
 }
@@ -267,11 +262,18 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
     let mutants = verify::load(&options)?;
     // Read the predictions first: a mistake in them is found before the long run.
     let predictions = match &args.predictions {
-        Some(path) => Some(crate::predict::load(
-            path,
-            &mutants,
-            &crate::suite::test_names(),
-        )?),
+        Some(path) => {
+            // Checked against every mutant: a filter only narrows what is scored.
+            let every = verify::Options {
+                filters: Vec::new(),
+                ..options.clone()
+            };
+            Some(crate::predict::load(
+                path,
+                &verify::load(&every)?,
+                &crate::suite::test_names(),
+            )?)
+        }
         None => None,
     };
     let mut report = verify::run(&options, &mutants, &scratch, printer)?;

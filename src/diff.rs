@@ -73,6 +73,19 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, style: Styl
     out
 }
 
+/// A plain unified diff (`@@` hunks, three lines of context), as `patch` and
+/// `git apply` read it: what `verify --json` records of a mutation.
+pub fn patch(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+    TextDiff::configure()
+        .algorithm(Algorithm::Patience)
+        .timeout(Duration::from_millis(500))
+        .diff_lines(old, new)
+        .unified_diff()
+        .context_radius(3)
+        .header(old_name, new_name)
+        .to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +98,15 @@ mod tests {
         assert_eq!(
             diff,
             "--- old.rs\n+++ new.rs\n2 2  |b\n3 3  |c\n4 4  |d\n5   -|e\n  5 +|E\n6 6  |f\n7 7  |g\n8 8  |h\n"
+        );
+    }
+
+    #[test]
+    fn a_patch_has_hunks_that_patch_reads() {
+        let patch = patch("a\nb\nc\n", "a\nB\nc\n", "x.rs", "x.rs");
+        assert_eq!(
+            patch,
+            "--- x.rs\n+++ x.rs\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n"
         );
     }
 

@@ -17,6 +17,12 @@ pub enum ErrorKind {
     Internal,
 }
 
+/// The exit code of every command when it fails on bad input.
+pub const EXIT_UNUSABLE_INPUT: i32 = 2;
+/// The exit code of every command when fencelab itself cannot do the job (the
+/// machine, the toolchain, a build that ran out of time, a bug).
+pub const EXIT_TOOL_FAILED: i32 = 4;
+
 /// An error with the step that fixes it.
 #[derive(Debug)]
 pub struct Error {
@@ -60,6 +66,15 @@ impl Error {
             ErrorKind::Environment
         };
         Error::new(kind, format!("cannot {action} {}: {err}", path.display()))
+    }
+
+    /// The exit code for this error: 2 for unusable input, 4 when fencelab
+    /// could not do its job.
+    pub fn exit_code(&self) -> i32 {
+        match self.kind {
+            ErrorKind::Input => EXIT_UNUSABLE_INPUT,
+            ErrorKind::Environment | ErrorKind::Build | ErrorKind::Internal => EXIT_TOOL_FAILED,
+        }
     }
 
     /// Adds (or replaces) the next step.

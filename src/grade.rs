@@ -138,6 +138,14 @@ pub fn read_submission(path: &Path) -> Result<Submission, Error> {
         ))
         .with_next("save the file as UTF-8 and submit it again")
     })?;
+    if let Some((line, what)) = compile_time_read(&source) {
+        return Err(Error::input(format!(
+            "{}:{line}: `{what}` reads files or the environment while compiling, which a submission may not do \
+             (it would read the grader's machine)",
+            file.display()
+        ))
+        .with_next("remove it: a submission is one self-contained file"));
+    }
     let missing = missing_api(&source);
     if !missing.is_empty() {
         return Err(Error::input(format!(
@@ -148,9 +156,49 @@ pub fn read_submission(path: &Path) -> Result<Submission, Error> {
         .with_next("start from the API `fencelab new` writes (src/lib.rs), keeping every name and signature"));
     }
     Ok(Submission {
-        name: path.display().to_string(),
+        name: submission_name(path),
         file,
         source,
+    })
+}
+
+/// A submission's name in reports: the path as given, or the directory's
+/// own name when the path says only "." or "..".
+fn submission_name(path: &Path) -> String {
+    let given = path.display().to_string();
+    if path.file_name().is_some() {
+        return given;
+    }
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or(given)
+}
+
+/// The first line (1-based) that reads files or the environment at compile
+/// time, and what it uses: `include!`, `include_str!`, `include_bytes!`,
+/// `env!`, `option_env!`, or a `#[path]` attribute.
+pub fn compile_time_read(source: &str) -> Option<(usize, &'static str)> {
+    const READERS: [&str; 6] = [
+        "include_str",
+        "include_bytes",
+        "include!",
+        "option_env",
+        "env!",
+        "path",
+    ];
+    source.lines().enumerate().find_map(|(i, line)| {
+        let code = line.split("//").next().unwrap_or("");
+        READERS.iter().find_map(|reader| {
+            let hit = match *reader {
+                "path" => code.contains("#[path") || code.contains("#![path"),
+                "env!" => code.match_indices("env!").any(|(at, _)| {
+                    !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
+                }),
+                other => code.contains(other),
+            };
+            hit.then_some((i + 1, *reader))
+        })
     })
 }
 
@@ -211,9 +259,10 @@ pub fn run(
     let mut trials = Vec::new();
     let mut owner = Vec::new();
     for (i, hosted) in hosting.hosting.iter().enumerate() {
-        if let Hosting::Hosted { key } = hosted {
+        if let Hosting::Hosted { key, server } = hosted {
             for test in &tests {
                 trials.push(Trial {
+                    server: server.clone(),
                     key: key.clone(),
                     test: test.name.clone(),
                     limit: options.test_limit,
@@ -224,10 +273,9 @@ pub fn run(
     }
     let mut results: Vec<BTreeMap<String, (TestOutcome, f64)>> =
         vec![BTreeMap::new(); submissions.len()];
-    if let (Some(judge), Some(server)) = (&hosting.judge, &hosting.server) {
+    if let Some(judge) = &hosting.judge {
         let runner = Runner {
             judge: judge.clone(),
-            server: server.clone(),
             jobs: options.jobs,
             output_cap: 16 * 1024,
             hunt_orphans: true,
@@ -278,6 +326,12 @@ pub fn run(
                 }
             })
             .collect();
+        // The gate compares the exact score; reports show it to 1/100.
+        let exact = if compile_errors.is_some() {
+            0.0
+        } else {
+            steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64 * 100.0
+        };
         let score = if compile_errors.is_some() {
             0.0
         } else {
@@ -289,7 +343,7 @@ pub fn run(
             name: submission.name.clone(),
             file: shown(&submission.file),
             score,
-            passed_gate: compile_errors.is_none() && score >= options.min_score,
+            passed_gate: compile_errors.is_none() && exact >= options.min_score,
             compile_errors,
             steps,
             tests: graded,
@@ -311,43 +365,42 @@ pub fn run(
     })
 }
 
-/// The executables and what became of each submission.
+/// The judge and what became of each submission.
 struct Hostings {
     judge: Option<PathBuf>,
-    server: Option<PathBuf>,
     hosting: Vec<Hosting>,
 }
 
-/// Builds every submission in one server; when that build runs out of time,
-/// builds them one by one, so that one submission that makes the compiler
-/// loop costs only itself.
+/// Builds every submission, each in a server of its own; when that build runs
+/// out of time, builds them one by one, so that a submission that makes the
+/// compiler loop fails alone (it costs its own time limit, the others are
+/// cached by then).
 fn build_all(
     scratch: &Scratch,
     implementations: &[Implementation],
     limit: Duration,
 ) -> Result<Hostings, Error> {
-    match builder::build(scratch, implementations, Some(limit)) {
-        Ok(build) => Ok(Hostings {
-            judge: Some(build.judge),
-            server: build.server,
-            hosting: build.hosting,
+    let build = |implementations: &[Implementation]| {
+        builder::build(
+            scratch,
+            implementations,
+            Some(limit),
+            builder::Servers::Separate,
+        )
+    };
+    match build(implementations) {
+        Ok(built) => Ok(Hostings {
+            judge: Some(built.judge),
+            hosting: built.hosting,
         }),
-        Err(err) if err.kind == ErrorKind::Build && implementations.len() > 1 => {
-            let mut hosting = Vec::new();
+        Err(err) if err.kind == ErrorKind::Build => {
             let mut judge = None;
-            let mut servers = Vec::new();
+            let mut hosting = Vec::new();
             for implementation in implementations {
-                match builder::build(scratch, std::slice::from_ref(implementation), Some(limit)) {
-                    Ok(build) => {
-                        judge = Some(build.judge);
-                        servers.push(build.server);
-                        hosting.push(
-                            build
-                                .hosting
-                                .into_iter()
-                                .next()
-                                .expect("one implementation"),
-                        );
+                match build(std::slice::from_ref(implementation)) {
+                    Ok(built) => {
+                        judge = Some(built.judge);
+                        hosting.extend(built.hosting);
                     }
                     Err(err) if err.kind == ErrorKind::Build => {
                         hosting.push(Hosting::Unviable {
@@ -357,35 +410,8 @@ fn build_all(
                     Err(err) => return Err(err),
                 }
             }
-            // One server for all the viable ones, built from the crates just made.
-            let viable: Vec<Implementation> = implementations
-                .iter()
-                .zip(&hosting)
-                .filter(|(_, h)| matches!(h, Hosting::Hosted { .. }))
-                .map(|(i, _)| i.clone())
-                .collect();
-            let build = builder::build(scratch, &viable, Some(limit))?;
-            let mut hosted = build.hosting.into_iter();
-            let hosting = hosting
-                .into_iter()
-                .map(|h| match h {
-                    Hosting::Hosted { .. } => hosted.next().expect("one per viable submission"),
-                    unviable => unviable,
-                })
-                .collect();
-            Ok(Hostings {
-                judge: judge.or(Some(build.judge)),
-                server: build.server,
-                hosting,
-            })
+            Ok(Hostings { judge, hosting })
         }
-        Err(err) if err.kind == ErrorKind::Build => Ok(Hostings {
-            judge: None,
-            server: None,
-            hosting: vec![Hosting::Unviable {
-                errors: err.message,
-            }],
-        }),
         Err(err) => Err(err),
     }
 }
@@ -418,6 +444,31 @@ mod tests {
             crate::starter::REFERENCE.replace("pub fn release(", "pub fn give_back(");
         assert_eq!(missing_api(&without_release), vec!["pub fn release"]);
         assert_eq!(missing_api("fn main() {}").len(), 10);
+    }
+
+    #[test]
+    fn reading_at_compile_time_is_found() {
+        assert_eq!(compile_time_read(crate::starter::REFERENCE), None);
+        assert_eq!(
+            compile_time_read("a\nconst K: &str = include_str!(\"/etc/passwd\");"),
+            Some((2, "include_str"))
+        );
+        assert_eq!(
+            compile_time_read("let t = env!(\"CI_JOB_TOKEN\");"),
+            Some((1, "env!"))
+        );
+        assert_eq!(
+            compile_time_read("let t = option_env!(\"X\");"),
+            Some((1, "option_env"))
+        );
+        assert_eq!(
+            compile_time_read("#[path = \"/x.rs\"]\nmod x;"),
+            Some((1, "path"))
+        );
+        assert_eq!(
+            compile_time_read("// include_str! in a comment is fine"),
+            None
+        );
     }
 
     #[test]

@@ -80,11 +80,23 @@ impl TestOutcome {
                 limit_secs: limit.as_secs_f64(),
             };
         };
-        if status.success() && finished.stdout.contains("test result: ok. 1 passed") {
+        if status.success() && passed_one(&finished.stdout) {
             return TestOutcome::Passed;
         }
+        if status.code() == Some(crate::bridge::client::LEFT_BEHIND_STATUS) {
+            let message = crate::bridge::client::LEFT_BEHIND.to_string();
+            return TestOutcome::Failed {
+                kind: FailureKind::Crashed,
+                message,
+            };
+        }
         let mut message = failure_text(&finished.stdout, test);
-        let kind = if status.code().is_none() {
+        let kind = if status.success() {
+            message = format!(
+                "the judge exited with success but did not report the test as passed\n{message}"
+            );
+            FailureKind::Crashed
+        } else if status.code().is_none() {
             message = format!(
                 "{PROCESS_ENDED} took the judge down: the judge {}\n{message}",
                 crate::bridge::client::describe(status)
@@ -104,6 +116,13 @@ impl TestOutcome {
         }
         TestOutcome::Failed { kind, message }
     }
+}
+
+/// Whether libtest's output says that the one test it ran passed.
+pub fn passed_one(stdout: &str) -> bool {
+    stdout
+        .lines()
+        .any(|l| l.starts_with("test result: ok. 1 passed;"))
 }
 
 /// The part of libtest's output that explains a failure: the test's captured

@@ -118,7 +118,8 @@ pub fn template(mutants: &[Mutant], lang: Lang) -> String {
     out
 }
 
-/// Reads a predictions file; every mutant and test it names must exist.
+/// Reads a predictions file; every mutant (of `mutants`, all of the directory,
+/// not only those a filter selected) and test it names must exist.
 pub fn load(
     path: &Path,
     mutants: &[Mutant],
@@ -145,7 +146,7 @@ pub fn load(
         if !mutants.iter().any(|m| &m.id == id) {
             return Err(problem(
                 entry.mutant.span().start,
-                format!("there is no mutant {id:?} in this run"),
+                format!("there is no mutant {id:?}"),
             ));
         }
         let observation = match entry

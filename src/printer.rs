@@ -258,12 +258,16 @@ impl Printer {
         if !m.diff.is_empty() {
             // The report keeps the plain diff; colour it again here if allowed.
             for line in m.diff.lines() {
-                let painted = match line.chars().find(|c| *c == '|') {
-                    _ if line.starts_with("---") => self.out.red(line),
-                    _ if line.starts_with("+++") => self.out.green(line),
-                    _ if line.contains("-|") => self.out.red(line),
-                    _ if line.contains("+|") => self.out.green(line),
-                    _ => self.out.dim(line),
+                let painted = if line.starts_with("---") || line.starts_with("+++") {
+                    self.out.bold(line)
+                } else if line.starts_with("@@") {
+                    self.out.cyan(line)
+                } else if line.starts_with('-') {
+                    self.out.red(line)
+                } else if line.starts_with('+') {
+                    self.out.green(line)
+                } else {
+                    self.out.dim(line)
                 };
                 let _ = writeln!(out, "  {painted}");
             }

@@ -25,6 +25,9 @@ pub struct Limits {
     /// The largest file the child may write (RLIMIT_FSIZE), so a flood of output
     /// cannot fill the disk.
     pub file_size: Option<u64>,
+    /// Whether the child runs in an implementation's cage (see
+    /// `bridge::sandbox`), with this Landlock ruleset if the kernel has one.
+    pub cage: Option<Option<std::os::fd::RawFd>>,
 }
 
 impl Default for Limits {
@@ -33,6 +36,7 @@ impl Default for Limits {
             time: None,
             output_cap: 256 * 1024,
             file_size: None,
+            cage: None,
         }
     }
 }
@@ -76,12 +80,19 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         .stderr(File::create(&err_path)?)
         .process_group(0);
     let file_size = limits.file_size;
+    let cage = limits.cage;
+    // SAFETY: a plain system call.
+    let parent = unsafe { libc::getpid() };
     // SAFETY: only async-signal-safe calls between fork and exec.
     unsafe {
         command.pre_exec(move || {
             // If fencelab dies (Ctrl-C, SIGKILL), nothing it started outlives it
             // waiting on a limit nobody enforces any more.
             libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != parent {
+                // The parent died before the signal was asked for.
+                libc::_exit(137);
+            }
             let no_core = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
@@ -94,7 +105,10 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
                 };
                 libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
             }
-            Ok(())
+            match cage {
+                Some(ruleset) => crate::bridge::sandbox::enter(ruleset),
+                None => Ok(()),
+            }
         });
     }
     let start = Instant::now();
@@ -109,7 +123,11 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         None => rx.recv().ok(),
     };
     let status = match waited {
-        Some(status) => Some(status?),
+        Some(Err(err)) => {
+            kill_group(group, libc::SIGKILL);
+            return Err(err);
+        }
+        Some(Ok(status)) => Some(status),
         None => {
             kill_group(group, libc::SIGTERM);
             if rx.recv_timeout(GRACE).is_err() {

@@ -21,7 +21,8 @@ use crate::process::{self, Limits};
 /// One test of one implementation.
 #[derive(Debug, Clone)]
 pub struct Trial {
-    /// The server's key for the implementation.
+    /// The server hosting the implementation, and its key there.
+    pub server: PathBuf,
     pub key: String,
     /// The test's full name.
     pub test: String,
@@ -39,7 +40,6 @@ pub struct TrialResult {
 #[derive(Debug, Clone)]
 pub struct Runner {
     pub judge: PathBuf,
-    pub server: PathBuf,
     /// How many trials run at once.
     pub jobs: usize,
     /// How many bytes of a trial's output are kept.
@@ -49,8 +49,16 @@ pub struct Runner {
     pub hunt_orphans: bool,
 }
 
-/// The message of a test whose implementation left processes running.
-pub const LEFT_BEHIND: &str = "fencelab: the implementation left processes running after the test";
+pub use crate::bridge::client::LEFT_BEHIND;
+
+/// The variables of fencelab's environment a judge gets: where programs are,
+/// and the locale.
+fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(key, _)| {
+        let key = key.to_string_lossy();
+        key == "PATH" || key == "LANG" || key.starts_with("LC_")
+    })
+}
 
 /// The default number of trials at once: tests spend much of their time waiting
 /// (on locks, on child processes), so more than one per core.
@@ -110,49 +118,46 @@ impl Runner {
 
     /// Runs one trial in `dir` (created here, removed afterwards).
     fn run_one(&self, trial: &Trial, dir: &std::path::Path) -> Result<TrialResult, Error> {
-        std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
+        // The judge's output stays beside the test's temporary directory, out of
+        // the implementation's reach (it may write only under `tmp`).
+        let tmp = dir.join("tmp");
+        std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
         let mut command = Command::new(&self.judge);
         command
             .args(["--exact", &trial.test, "--test-threads", "1"])
-            .current_dir(dir)
-            .env("TMPDIR", dir)
-            .env(SERVER_ENV, &self.server)
+            .current_dir(&tmp)
+            // Nothing of fencelab's environment (a CI job's tokens, say) reaches
+            // the implementation: only what a test needs.
+            .env_clear()
+            .envs(passed_on())
+            .env("TMPDIR", &tmp)
+            .env("HOME", &tmp)
+            .env(SERVER_ENV, &trial.server)
             .env(IMPL_ENV, &trial.key)
-            .env("RUST_BACKTRACE", "0")
-            .env_remove("RUST_TEST_THREADS");
+            .env("RUST_BACKTRACE", "0");
         let limits = Limits {
             time: Some(trial.limit),
             output_cap: self.output_cap,
             file_size: Some(256 * 1024 * 1024),
+            // The judge is fencelab's own code; it cages the implementation.
+            cage: None,
         };
         let finished = process::run(command, dir, &limits).map_err(|e| {
-            Error::environment(format!(
-                "cannot run the judge {}: {e}",
-                self.judge.display()
-            ))
+            Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
+                .with_next("check that the target directory is intact, or remove target/fencelab and run again")
         })?;
-        if finished.success() && !finished.stdout.contains("1 passed") {
-            return Err(Error::internal(format!(
-                "the judge ran no test named {}",
-                trial.test
-            )));
-        }
         let mut outcome = TestOutcome::from_judge(&trial.test, &finished, trial.limit);
-        // Processes that escaped the group (setsid) are found by the trial's
-        // TMPDIR in their environment.
+        // Processes that escaped the judge too are found by the trial's TMPDIR
+        // in their environment.
         let escaped = if self.hunt_orphans {
             process::kill_tagged(dir)
         } else {
             0
         };
-        if (finished.left_behind || escaped > 0) && !finished.timed_out() {
-            let detail = outcome
-                .message()
-                .map(|m| format!("\n{m}"))
-                .unwrap_or_default();
+        if (finished.left_behind || escaped > 0) && !finished.timed_out() && outcome.passed() {
             outcome = TestOutcome::Failed {
                 kind: crate::outcome::FailureKind::Crashed,
-                message: format!("{LEFT_BEHIND}; they were killed{detail}"),
+                message: LEFT_BEHIND.to_string(),
             };
         }
         if finished.dropped > 0

@@ -117,15 +117,12 @@ impl Scratch {
         let crates = self.root.join("crates");
         std::fs::create_dir_all(&crates).map_err(|e| Error::io("create", &crates, e))?;
         let staged = staging.keep();
-        if std::fs::rename(&staged, &dir).is_err() {
+        if let Err(err) = std::fs::rename(&staged, &dir) {
             // Another run wrote the same crate first: its copy is as good as ours.
             let _ = std::fs::remove_dir_all(&staged);
             if !dir.is_dir() {
-                return Err(Error::io(
-                    "move a crate into",
-                    &dir,
-                    std::io::Error::other("rename failed"),
-                ));
+                return Err(Error::io("move a crate into", &dir, err)
+                    .with_next("check the free space and permissions of the target directory"));
             }
         }
         Ok(CrateDir { name })
@@ -174,9 +171,15 @@ impl Scratch {
             list.join("\n")
         );
         write_if_changed(&self.root.join("Cargo.toml"), &manifest)?;
+        // cargo adds the scratch crates to the lock file; it is seeded again
+        // from fencelab's own whenever that changes (a dependency bump).
         let lock = self.root.join("Cargo.lock");
-        if !lock.exists() {
+        let stamp = self.root.join(".lock-seed");
+        let seed = hash_of([LOCK_FILE]);
+        if !lock.exists() || std::fs::read_to_string(&stamp).ok().as_deref() != Some(seed.as_str())
+        {
             std::fs::write(&lock, LOCK_FILE).map_err(|e| Error::io("write", &lock, e))?;
+            std::fs::write(&stamp, &seed).map_err(|e| Error::io("write", &stamp, e))?;
         }
         Ok(())
     }

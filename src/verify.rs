@@ -117,7 +117,7 @@ pub struct MutantReport {
     pub missing_killers: Vec<String>,
     /// Declared survivors that did not pass.
     pub failed_survivors: Vec<String>,
-    /// The mutation as a unified diff of the implementation (no colour).
+    /// The mutation as a unified diff of the implementation (`patch` reads it).
     pub diff: String,
     /// For an unviable mutant the compiler's messages; for a stale one where
     /// its `find` text went.
@@ -254,7 +254,12 @@ pub fn run(
             Err(stale) => applied.push(Err(stale.describe(Path::new(&shown)))),
         }
     }
-    let build = builder::build(scratch, &implementations, options.build_timeout)?;
+    let build = builder::build(
+        scratch,
+        &implementations,
+        options.build_timeout,
+        builder::Servers::Shared,
+    )?;
     progress.built(implementations.len(), build.duration.as_secs_f64());
     let limit_info = LimitInfo {
         fixed_secs: options.timeout.map(|t| t.as_secs_f64()),
@@ -280,8 +285,8 @@ pub fn run(
         predictions: None,
         summary: Summary::default(),
     };
-    let reference_key = match &build.hosting[0] {
-        Hosting::Hosted { key } => key.clone(),
+    let (reference_key, reference_server) = match &build.hosting[0] {
+        Hosting::Hosted { key, server } => (key.clone(), server.clone()),
         Hosting::Unviable { errors } => {
             report.baseline.compile_errors = Some(errors.clone());
             progress.baseline(&report.baseline);
@@ -291,10 +296,6 @@ pub fn run(
     };
     let runner = Runner {
         judge: build.judge.clone(),
-        server: build
-            .server
-            .clone()
-            .expect("a hosted implementation has a server"),
         jobs: options.jobs,
         output_cap: 64 * 1024,
         hunt_orphans: false,
@@ -305,6 +306,7 @@ pub fn run(
     let trials: Vec<Trial> = (0..2)
         .flat_map(|_| tests.iter())
         .map(|t| Trial {
+            server: reference_server.clone(),
             key: reference_key.clone(),
             test: t.name.clone(),
             limit: baseline_limit,
@@ -384,13 +386,7 @@ pub fn run(
                 ));
             }
             Ok((index, mutated)) => {
-                let diff = crate::diff::unified(
-                    &source,
-                    mutated,
-                    &shown,
-                    &format!("{shown} (mutant {})", mutant.id),
-                    crate::style::Style::plain(),
-                );
+                let diff = crate::diff::patch(&source, mutated, &shown, &shown);
                 match &build.hosting[*index] {
                     Hosting::Unviable { errors } => {
                         reports[m] = Some(finish(
@@ -402,7 +398,7 @@ pub fn run(
                             Some(errors.clone()),
                         ));
                     }
-                    Hosting::Hosted { key } => {
+                    Hosting::Hosted { key, server } => {
                         reports[m] = Some(finish(
                             mutant,
                             MutantOutcome::Survived,
@@ -413,6 +409,7 @@ pub fn run(
                         ));
                         for test in &tests {
                             trials.push(Trial {
+                                server: server.clone(),
                                 key: key.clone(),
                                 test: test.name.clone(),
                                 limit: limits[test.name.as_str()],

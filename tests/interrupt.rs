@@ -6,6 +6,9 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
+mod common;
+use common::processes_under;
+
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
@@ -21,26 +24,11 @@ fn git_status() -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-/// Processes started by a fencelab run: judges and servers carry
-/// FENCELAB_SERVER in their environment.
-fn fencelab_processes() -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            std::fs::read(e.path().join("environ")).is_ok_and(|env| {
-                env.split(|b| *b == 0)
-                    .any(|v| v.starts_with(b"FENCELAB_SERVER="))
-            })
-        })
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
-        .collect()
-}
-
 fn interrupt_with(signal: libc::c_int) {
     let before = git_status();
+    let tmp = tempfile::tempdir().unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .env("TMPDIR", tmp.path())
         // A mutant that hangs, with a long limit: at the interrupt its tests are
         // blocked, and would stay so if nothing killed them.
         .args([
@@ -58,8 +46,23 @@ fn interrupt_with(signal: libc::c_int) {
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Past the build and the baseline, into the hanging tests.
-    std::thread::sleep(Duration::from_secs(6));
+    // Wait until the mutant's hanging tests run (past the build and the baseline).
+    let deadline = std::time::Instant::now() + Duration::from_secs(300);
+    while !processes_under(tmp.path())
+        .iter()
+        .any(|c| c.contains("--exact step7::"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the hanging tests never started"
+        );
+        assert!(
+            child.try_wait().unwrap().is_none(),
+            "verify ended before its tests hung"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    std::thread::sleep(Duration::from_millis(300));
     // SAFETY: a signal to our own child.
     unsafe {
         libc::kill(child.id() as libc::pid_t, signal);
@@ -68,7 +71,7 @@ fn interrupt_with(signal: libc::c_int) {
     assert!(!status.success(), "the run was interrupted");
     std::thread::sleep(Duration::from_millis(1500));
     assert_eq!(git_status(), before, "the project's files are as they were");
-    let left = fencelab_processes();
+    let left = processes_under(tmp.path());
     assert!(left.is_empty(), "processes left running: {left:?}");
 }
 

@@ -43,8 +43,15 @@ static SERVER: OnceLock<Server> = OnceLock::new();
 /// The implementation's process id, for `reap_server` (0: none).
 static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
+/// The judge's exit status when the implementation left processes running.
+pub const LEFT_BEHIND_STATUS: i32 = 87;
+
 /// Kills and collects the implementation's process when the judge exits, so
-/// that it never lingers as an orphan or a zombie in the trial's group.
+/// that it never lingers as an orphan or a zombie in the trial's group; then
+/// kills whatever it left running. The judge is a subreaper, so everything the
+/// implementation started and abandoned (even in a session of its own) is the
+/// judge's child by now; finding one makes the judge exit with
+/// `LEFT_BEHIND_STATUS`, which fails the test.
 extern "C" fn reap_server() {
     let pid = SERVER_PID.load(Ordering::SeqCst);
     if pid > 0 {
@@ -54,6 +61,55 @@ extern "C" fn reap_server() {
             libc::waitpid(pid, std::ptr::null_mut(), 0);
         }
     }
+    if pid != 0 && kill_adopted() > 0 {
+        println!("{LEFT_BEHIND}");
+        // SAFETY: ends the process at once, with the status the runner reads.
+        unsafe { libc::_exit(LEFT_BEHIND_STATUS) }
+    }
+}
+
+/// The message of a test whose implementation left processes running.
+pub const LEFT_BEHIND: &str =
+    "fencelab: the implementation left processes running after the test; they were killed";
+
+/// Kills and reaps the processes this judge adopted; returns how many were
+/// still running.
+fn kill_adopted() -> usize {
+    let me = std::process::id().to_string();
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return 0;
+    };
+    let mut running = 0;
+    for entry in entries.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|n| n.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        let mut fields = stat
+            .rsplit_once(')')
+            .map(|(_, rest)| rest)
+            .unwrap_or("")
+            .split_whitespace();
+        let state = fields.next().unwrap_or("");
+        if fields.next() != Some(me.as_str()) {
+            continue;
+        }
+        if state != "Z" {
+            running += 1;
+        }
+        // SAFETY: our (adopted) child: kill and reap it.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+    running
 }
 
 /// The start of a stream of output, and how much more there was.
@@ -124,11 +180,17 @@ fn start() -> Server {
         panic!("{PROCESS_ENDED} could not start: {IMPL_ENV} is not set (run the judge through fencelab)")
     });
     static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let socket = std::env::temp_dir().join(format!(
+    let name = format!(
         "fencelab-{}-{}.sock",
         std::process::id(),
         COUNT.fetch_add(1, Ordering::Relaxed)
-    ));
+    );
+    let mut socket = std::env::temp_dir().join(&name);
+    // A Unix socket's path must fit in 108 bytes; CI runners' temporary
+    // directories can be longer.
+    if socket.as_os_str().len() > 100 {
+        socket = PathBuf::from("/tmp").join(&name);
+    }
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).unwrap_or_else(|e| {
         panic!(
@@ -137,6 +199,16 @@ fn start() -> Server {
         )
     });
     let fd = listener.as_raw_fd();
+    // The implementation may write only in the test's temporary directory.
+    let cage = super::sandbox::Cage::new(&std::env::temp_dir());
+    let ruleset = cage.ruleset_fd();
+    // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
+    // files in /proc are out of reach of the implementation; a subreaper: what
+    // the implementation abandons becomes the judge's to find and kill.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
     let mut command = Command::new(&exe);
     command
         .args(["serve", key.as_str()])
@@ -153,11 +225,10 @@ fn start() -> Server {
             } else {
                 libc::dup2(fd, LISTENER_FD) != -1
             };
-            if ok {
-                Ok(())
-            } else {
-                Err(std::io::Error::last_os_error())
+            if !ok {
+                return Err(std::io::Error::last_os_error());
             }
+            super::sandbox::enter(ruleset)
         });
     }
     let mut child = command.spawn().unwrap_or_else(|e| {
@@ -169,6 +240,7 @@ fn start() -> Server {
     // Only the server keeps the listening socket: once it ends, connecting fails
     // at once instead of waiting for an answer that cannot come.
     drop(listener);
+    drop(cage);
     let stdin = child.stdin.take().expect("piped stdin");
     let pid = child.id() as libc::pid_t;
     SERVER_PID.store(pid, Ordering::SeqCst);

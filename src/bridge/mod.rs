@@ -13,6 +13,7 @@
 pub mod client;
 pub mod protocol;
 pub mod proxy;
+pub mod sandbox;
 pub mod server;
 
 /// `dispatch.rs` compiled against the reference, as the engine compiles it

@@ -16,11 +16,10 @@ pub type Dispatch = fn(Request) -> Result<Answer, Failure>;
 
 /// One implementation compiled into the server.
 pub struct Hosted {
-    /// The key the judge asks for (`FENCELAB_IMPL`).
+    /// The key the judge asks for (`FENCELAB_IMPL`): the name of the
+    /// implementation's crate, which is a hash of its source, so `--identify`
+    /// proves which sources this binary was built from.
     pub key: &'static str,
-    /// A hash of the implementation's source, reported by `--identify` so that
-    /// the engine can prove which source this binary was built from.
-    pub source: &'static str,
     /// The path rustc saw for the implementation's file, and the path to show
     /// instead in panic locations.
     pub compiled_path: &'static str,
@@ -44,7 +43,7 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
         ["--identify"] => {
             let impls: Vec<serde_json::Value> = hosted
                 .iter()
-                .map(|h| serde_json::json!({ "key": h.key, "source": h.source }))
+                .map(|h| serde_json::json!({ "key": h.key }))
                 .collect();
             println!("{}", serde_json::json!({ "build": build, "impls": impls }));
             std::process::exit(0)

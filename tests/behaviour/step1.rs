@@ -3,7 +3,7 @@
 //! a reset would make old fences valid again.
 
 use crate::lease;
-use crate::support::{Db, Row, connect, observe};
+use crate::support::{Db, Row, connect, kind, observe, ok};
 
 /// `PRAGMA table_info(jobs)`: (name, declared type in upper case, not null, primary key).
 fn columns(db: &Db) -> Vec<(String, String, bool, bool)> {
@@ -116,11 +116,7 @@ fn a_bare_insert_gets_the_defaults() {
 fn init_again_on_a_fresh_database_succeeds() {
     let db = Db::new();
     let again = lease::init_db(&db.path);
-    observe(
-        "second init_db on the same database is Ok",
-        again.is_ok(),
-        true,
-    );
+    observe("second init_db on the same database", kind(&again), ok(()));
     observe("rows after the second init_db", db.rows(), vec![]);
 }
 
@@ -132,11 +128,7 @@ fn init_again_keeps_every_row() {
     db.put("fresh", Row::fresh());
     let before = db.rows();
     let again = lease::init_db(&db.path);
-    observe(
-        "second init_db on a live database is Ok",
-        again.is_ok(),
-        true,
-    );
+    observe("second init_db on a live database", kind(&again), ok(()));
     observe(
         "rows after the second init_db (must be unchanged)",
         db.rows(),
@@ -149,9 +141,9 @@ fn init_creates_the_database_file() {
     let db = Db::empty();
     let created = lease::init_db(&db.path);
     observe(
-        "init_db on a path where no database exists is Ok",
-        created.is_ok(),
-        true,
+        "init_db on a path where no database exists",
+        kind(&created),
+        ok(()),
     );
     observe("the jobs table exists and is empty", db.rows(), vec![]);
 }

@@ -24,14 +24,16 @@ fn missing_job_is_none() {
 
 #[test]
 fn missing_job_among_others_is_none() {
-    let db = Db::with_job("job-1");
+    let db = Db::new();
+    db.put("job-1", Row::fresh());
     let answer = lease::state(&db.path, "job-2").map_err(|e| e.to_string());
     observe("state of an id that is not in the table", answer, Ok(None));
 }
 
 #[test]
 fn fresh_job_reads_the_defaults() {
-    let db = Db::with_job("job-1");
+    let db = Db::new();
+    db.put("job-1", Row::fresh());
     let answer = lease::state(&db.path, "job-1").map_err(|e| e.to_string());
     observe(
         "state of a job just enqueued",
@@ -82,7 +84,8 @@ fn reads_the_row_of_the_asked_id() {
 
 #[test]
 fn sees_changes_made_by_another_connection() {
-    let db = Db::with_job("job-1");
+    let db = Db::new();
+    db.put("job-1", Row::fresh());
     let first = lease::state(&db.path, "job-1").map_err(|e| e.to_string());
     observe(
         "state before another connection writes",

@@ -131,6 +131,23 @@ fn reclaims_after_expiry() {
 }
 
 #[test]
+fn negative_now_is_a_valid_time() {
+    let db = Db::new();
+    db.put("job-1", Row::held("worker-a", 1, -20.0));
+    let answer = lease::claim(&db.path, "job-1", "worker-b", -10.5, 2.0);
+    observe(
+        "claim at now = -10.5 of a job held until -20",
+        kind(&answer),
+        ok(Some(2)),
+    );
+    observe(
+        "stored row",
+        db.row("job-1"),
+        Some(Row::held("worker-b", 2, -8.5)),
+    );
+}
+
+#[test]
 fn missing_job_is_none() {
     let db = Db::new();
     let answer = lease::claim(&db.path, "ghost", "worker-a", 10.0, 5.0);
@@ -303,12 +320,12 @@ fn waits_for_a_busy_database() {
     let lock = db.hold_write_lock();
     let answer = std::thread::scope(|s| {
         let claimer = s.spawn(|| lease::claim(&db.path, "job-1", "worker-a", 10.0, 5.0));
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(400));
         drop(lock);
         kind(&claimer.join().unwrap())
     });
     observe(
-        "claim that starts while another connection holds the write lock for 200 ms",
+        "claim that starts while another connection holds the write lock for 400 ms",
         answer,
         ok(Some(1)),
     );
@@ -329,7 +346,7 @@ fn concurrent_claims_have_one_winner() {
             .iter()
             .map(|owner| s.spawn(|| lease::claim(&db.path, "job-1", owner, 10.0, 5.0)))
             .collect();
-        std::thread::sleep(Duration::from_millis(200));
+        std::thread::sleep(Duration::from_millis(400));
         drop(lock);
         claimers
             .into_iter()

@@ -57,6 +57,23 @@ fn until_is_set_from_now() {
 }
 
 #[test]
+fn negative_now_is_a_valid_time() {
+    let db = Db::new();
+    db.put("job-1", Row::held("worker-a", 3, -5.0));
+    let answer = lease::renew(&db.path, "job-1", "worker-a", 3, -10.0, 2.5);
+    observe(
+        "renew at now = -10 of a lease held until -5",
+        kind(&answer),
+        ok(true),
+    );
+    observe(
+        "stored row",
+        db.row("job-1"),
+        Some(Row::held("worker-a", 3, -7.5)),
+    );
+}
+
+#[test]
 fn refuses_at_exact_expiry() {
     refused(&held(), "renew at now == until", "worker-a", 3, 50.0, 10.0);
 }

@@ -99,19 +99,6 @@ fn fence_keeps_growing_across_releases() {
 }
 
 #[test]
-fn holder_may_release_after_expiry_if_nobody_claimed() {
-    let db = held();
-    // release takes no time: an expired lease that nobody took over is still the
-    // holder's to give back.
-    let answer = lease::release(&db.path, "job-1", "worker-a", 3);
-    observe(
-        "release of an unclaimed lease (its until is in the past)",
-        kind(&answer),
-        ok(true),
-    );
-}
-
-#[test]
 fn refuses_a_wrong_owner_with_the_right_fence() {
     refused(
         &held(),

@@ -328,7 +328,7 @@ pub fn claim_in_processes(
     while Instant::now() < deadline && !children.iter().all(|(_, ready)| ready.exists()) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    std::thread::sleep(Duration::from_millis(100));
+    std::thread::sleep(Duration::from_millis(150));
     drop(lock);
     children
         .into_iter()
@@ -362,6 +362,10 @@ pub fn child_claim() {
         panic!("malformed {CHILD_CLAIM_ENV}: {spec:?}");
     };
     let float = |hex: &str| f64::from_bits(u64::from_str_radix(hex, 16).expect("f64 bits in hex"));
+    // Ready only once the implementation answers (under fencelab, the first
+    // call starts its process), so that the parent's window is not spent
+    // starting it: a call on a database of the child's own.
+    let _ = lease::init_db(format!("{ready}.warm-up.db"));
     std::fs::write(ready, b"").expect("signal that the child is about to claim");
     let answer = lease::claim(path, job_id, owner, float(now), float(ttl));
     println!("{CHILD_RESULT_PREFIX}{:?}", kind(&answer));
