@@ -79,8 +79,9 @@ fn grade_in(tmp: &Path, args: &[&str]) -> (i32, String, String) {
     )
 }
 
-const HOSTILE: [(&str, u32); 7] = [
+const HOSTILE: [(&str, u32); 8] = [
     ("exit_zero.rs", 5),
+    ("escapes_clean_env.rs", 5),
     ("fake_verdicts.rs", 3),
     ("abort.rs", 6),
     ("stack_overflow.rs", 7),
@@ -252,9 +253,17 @@ fn hostile_cases_stay_within_their_limits_and_leave_nothing_behind() {
     for t in failing(submission("infinite_loop.rs")) {
         assert!(t["secs"].as_f64().unwrap() < 3.0 + 1.5, "{t}");
     }
-    // The fixture starts `sleep 300` and `setsid sleep 301`: neither may survive,
-    // nor anything else of the run.
+    // The fixtures start `sleep 300`, `setsid sleep 301` and `setsid env -i
+    // sleep 302`: none may survive, nor anything else of the run.
     assert!(graded().leftovers.is_empty(), "{:?}", graded().leftovers);
+    let escaped: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with("sleep 302"))
+        .collect();
+    assert!(escaped.is_empty(), "{escaped:?}");
 }
 
 #[test]
@@ -283,12 +292,13 @@ fn junit_is_xml_that_gitlab_and_jenkins_can_read() {
         .children()
         .filter(|n| n.has_tag_name("testsuite"))
         .collect();
-    assert_eq!(suites.len(), 10 * 8, "a testsuite per submission and step");
+    let submissions = graded().json["submissions"].as_array().unwrap().len();
+    assert_eq!(suites.len(), submissions * 8, "a testsuite per submission and step");
     let cases: Vec<_> = suites
         .iter()
         .flat_map(|s| s.children().filter(|n| n.has_tag_name("testcase")))
         .collect();
-    assert_eq!(cases.len(), 10 * fencelab::suite::tests().len());
+    assert_eq!(cases.len(), submissions * fencelab::suite::tests().len());
     for case in &cases {
         assert!(case.attribute("classname").is_some() && case.attribute("name").is_some());
         assert!(case.attribute("time").unwrap().parse::<f64>().is_ok());
@@ -436,4 +446,106 @@ fn shards_split_the_submissions_between_runners() {
     assert_eq!(seen.len(), 3, "{seen:?}");
     seen.dedup();
     assert_eq!(seen.len(), 3, "no submission in two shards");
+}
+
+#[test]
+fn a_submission_cannot_replace_the_judge_or_its_output_for_this_run_or_the_next() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("g.json").display().to_string();
+    let (forger, broken) = (made_file("forger.rs"), made_file("release_resets_fence.rs"));
+    let (_, _, stderr) = grade(&[&forger, &broken, "--json", &json]);
+    let report: Value = serde_json::from_str(
+        &std::fs::read_to_string(&json).unwrap_or_else(|_| panic!("{stderr}")),
+    )
+    .unwrap();
+    let score = |name: &str| {
+        report["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().ends_with(name))
+            .unwrap()["score"]
+            .as_f64()
+            .unwrap()
+    };
+    assert!(
+        score("release_resets_fence.rs") < 100.0,
+        "the broken submission is still judged"
+    );
+    // The next run uses the same judge: it must still be the real one.
+    let (exit, _, _) = grade(&[&broken, "--min-score", "100"]);
+    assert_eq!(
+        exit, 1,
+        "a later run still finds the broken submission below the gate"
+    );
+}
+
+#[test]
+fn code_that_runs_before_main_harms_only_its_own_submission() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("g.json").display().to_string();
+    let reference = root().join("src/lease.rs").display().to_string();
+    let (exit, stdout, _) = grade(&[&made_file("constructor.rs"), &reference, "--json", &json]);
+    assert_eq!(exit, 3, "{stdout}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let subs = report["submissions"].as_array().unwrap();
+    assert!(
+        subs[0]["compile_errors"]
+            .as_str()
+            .unwrap()
+            .contains("its program did not start"),
+        "{}",
+        subs[0]
+    );
+    assert_eq!(
+        subs[1]["score"], 100.0,
+        "the other submission is graded in full"
+    );
+}
+
+#[test]
+fn the_graders_environment_does_not_reach_a_submission() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("g.json").display().to_string();
+    let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .args(["grade", &made_file("leaks_environment.rs"), "--json", &json])
+        .env("FENCELAB_TEST_SECRET", "s3cr3t-token")
+        .current_dir(root())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let report = std::fs::read_to_string(&json).unwrap();
+    assert!(
+        report.contains("InvalidParameterName") || report.contains("TMPDIR="),
+        "the leak ran: {report}"
+    );
+    assert!(!report.contains("s3cr3t-token"), "the secret leaked");
+}
+
+#[test]
+fn reading_the_graders_files_at_compile_time_is_refused() {
+    let file = made_file("reads_grader_files.rs");
+    let (exit, _, stderr) = grade(&[&file]);
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("include_str")
+            && stderr.contains("reads files or the environment while compiling"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn identical_submissions_are_graded_each() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, b) = (dir.path().join("alice.rs"), dir.path().join("bob.rs"));
+    std::fs::copy(fixture("alternative.rs"), &a).unwrap();
+    std::fs::copy(fixture("alternative.rs"), &b).unwrap();
+    let (exit, stdout, stderr) = grade(&[
+        a.to_str().unwrap(),
+        b.to_str().unwrap(),
+        "--min-score",
+        "100",
+    ]);
+    assert_eq!(exit, 0, "{stdout}{stderr}");
+    assert_eq!(stdout.matches("score 100.00 / 100").count(), 2, "{stdout}");
 }
