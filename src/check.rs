@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use crate::builder::{self, Hosting, Implementation};
 use crate::error::Error;
-use crate::outcome::{FailureKind, TestOutcome};
+use crate::outcome::{StepTally, TestOutcome};
 use crate::runner::{Runner, Trial};
 use crate::scratch::Scratch;
 use crate::suite;
@@ -29,24 +29,6 @@ pub struct Options {
     pub jobs: usize,
 }
 
-/// One step's tests.
-#[derive(Debug, Clone)]
-pub struct StepResult {
-    pub step: u32,
-    pub passed: usize,
-    pub total: usize,
-    /// No test passed and every failure reached a `todo!()`.
-    pub not_started: bool,
-    /// (test, outcome) for each test that did not pass, in suite order.
-    pub failures: Vec<(String, TestOutcome)>,
-}
-
-impl StepResult {
-    pub fn complete(&self) -> bool {
-        self.passed == self.total
-    }
-}
-
 /// What `check` found.
 #[derive(Debug, Clone)]
 pub enum Checked {
@@ -54,12 +36,12 @@ pub enum Checked {
     /// relative to the learner's crate.
     DoesNotCompile { errors: String },
     /// Per step (only the asked step with `--step`).
-    Ran { steps: Vec<StepResult> },
+    Ran { steps: Vec<StepTally> },
 }
 
 impl Checked {
     /// The first step with a test that did not pass.
-    pub fn first_failing(&self) -> Option<&StepResult> {
+    pub fn first_failing(&self) -> Option<&StepTally> {
         match self {
             Checked::Ran { steps } => steps.iter().find(|s| !s.complete()),
             Checked::DoesNotCompile { .. } => None,
@@ -158,38 +140,11 @@ pub fn run(
         done += 1;
         progress(done, total);
     })?;
-    let mut steps: Vec<StepResult> = Vec::new();
-    for (test, outcome) in tests.iter().zip(outcomes) {
-        let outcome = outcome.expect("every trial ran");
-        if steps.last().is_none_or(|s| s.step != test.step) {
-            steps.push(StepResult {
-                step: test.step,
-                passed: 0,
-                total: 0,
-                not_started: false,
-                failures: Vec::new(),
-            });
-        }
-        let step = steps.last_mut().expect("pushed above");
-        step.total += 1;
-        if outcome.passed() {
-            step.passed += 1;
-        } else {
-            step.failures.push((test.name.clone(), outcome));
-        }
-    }
-    for step in &mut steps {
-        step.not_started = step.passed == 0
-            && step.failures.iter().all(|(_, o)| {
-                matches!(
-                    o,
-                    TestOutcome::Failed {
-                        kind: FailureKind::NotStarted,
-                        ..
-                    }
-                )
-            });
-    }
+    let outcomes: Vec<TestOutcome> = outcomes
+        .into_iter()
+        .map(|o| o.expect("every trial ran"))
+        .collect();
+    let steps = StepTally::of(tests.iter().zip(&outcomes));
     Ok(Checked::Ran { steps })
 }
 

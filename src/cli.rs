@@ -419,6 +419,12 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
     };
     let root = project_root();
     let scratch = Scratch::locate(&root.join("target"));
+    if crate::bridge::sandbox::available().is_none() {
+        printer.warning(
+            "this kernel has no Landlock, so a submission may write wherever the grader can; \
+             run the grader as a user of its own",
+        );
+    }
     printer.status("Grading", &format!("{} submission(s)", submissions.len()));
     let report = crate::grade::run(&options, &submissions, &scratch, |done, total| {
         printer.progress(&format!("  running tests: {done}/{total}"));

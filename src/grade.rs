@@ -16,7 +16,7 @@ use serde::Serialize;
 
 use crate::builder::{self, Hosting, Implementation};
 use crate::error::{Error, ErrorKind};
-use crate::outcome::TestOutcome;
+use crate::outcome::{StepTally, TestOutcome};
 use crate::runner::{Runner, Trial};
 use crate::scratch::Scratch;
 use crate::suite;
@@ -308,22 +308,24 @@ pub fn run(
                 })
             })
             .collect();
-        let steps: Vec<StepScore> = (1..=8u32)
-            .map(|step| {
-                let of_step: Vec<&GradedTest> = graded.iter().filter(|t| t.step == step).collect();
-                let total = tests.iter().filter(|t| t.step == step).count();
-                let passed = of_step.iter().filter(|t| t.outcome.passed()).count();
-                StepScore {
-                    step,
-                    slug: SLUGS[step as usize - 1],
-                    passed,
-                    total,
-                    score: if total == 0 {
-                        0.0
-                    } else {
-                        passed as f64 / total as f64
-                    },
-                }
+        // A submission that does not compile has no outcomes: it passed nothing.
+        let not_run = TestOutcome::Failed {
+            kind: crate::outcome::FailureKind::Crashed,
+            message: "not run: the submission does not compile".to_string(),
+        };
+        let tallies = StepTally::of(
+            tests
+                .iter()
+                .map(|t| (t, results[i].get(&t.name).map_or(&not_run, |(o, _)| o))),
+        );
+        let steps: Vec<StepScore> = tallies
+            .iter()
+            .map(|tally| StepScore {
+                step: tally.step,
+                slug: SLUGS[tally.step as usize - 1],
+                passed: tally.passed,
+                total: tally.total,
+                score: tally.passed as f64 / tally.total.max(1) as f64,
             })
             .collect();
         // The gate compares the exact score; reports show it to 1/100.

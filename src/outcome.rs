@@ -164,6 +164,62 @@ fn unscratch(line: &str) -> String {
     }
 }
 
+/// One step's tests, tallied: what `check` shows and `grade` scores.
+#[derive(Debug, Clone)]
+pub struct StepTally {
+    pub step: u32,
+    pub passed: usize,
+    pub total: usize,
+    /// No test passed and every failure reached a `todo!()`.
+    pub not_started: bool,
+    /// (test, outcome) for each test that did not pass, in suite order.
+    pub failures: Vec<(String, TestOutcome)>,
+}
+
+impl StepTally {
+    pub fn complete(&self) -> bool {
+        self.passed == self.total
+    }
+
+    /// The tallies of the steps that have tests among `results` (suite order).
+    pub fn of<'a>(
+        results: impl IntoIterator<Item = (&'a crate::suite::SuiteTest, &'a TestOutcome)>,
+    ) -> Vec<StepTally> {
+        let mut steps: Vec<StepTally> = Vec::new();
+        for (test, outcome) in results {
+            if steps.last().is_none_or(|s| s.step != test.step) {
+                steps.push(StepTally {
+                    step: test.step,
+                    passed: 0,
+                    total: 0,
+                    not_started: false,
+                    failures: Vec::new(),
+                });
+            }
+            let step = steps.last_mut().expect("pushed above");
+            step.total += 1;
+            if outcome.passed() {
+                step.passed += 1;
+            } else {
+                step.failures.push((test.name.clone(), outcome.clone()));
+            }
+        }
+        for step in &mut steps {
+            step.not_started = step.passed == 0
+                && step.failures.iter().all(|(_, o)| {
+                    matches!(
+                        o,
+                        TestOutcome::Failed {
+                            kind: FailureKind::NotStarted,
+                            ..
+                        }
+                    )
+                });
+        }
+        steps
+    }
+}
+
 /// What a mutant came to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, PartialOrd, Ord)]
 #[serde(rename_all = "snake_case")]

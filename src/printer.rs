@@ -68,6 +68,12 @@ impl Printer {
         }
     }
 
+    /// A warning on stderr.
+    pub fn warning(&mut self, text: &str) {
+        self.clear_progress();
+        eprintln!("{} {text}", self.err.yellow(&self.err.bold("warning:")));
+    }
+
     /// An error, with its next step, on stderr.
     pub fn error(&mut self, err: &crate::error::Error) {
         self.clear_progress();

@@ -293,7 +293,11 @@ fn junit_is_xml_that_gitlab_and_jenkins_can_read() {
         .filter(|n| n.has_tag_name("testsuite"))
         .collect();
     let submissions = graded().json["submissions"].as_array().unwrap().len();
-    assert_eq!(suites.len(), submissions * 8, "a testsuite per submission and step");
+    assert_eq!(
+        suites.len(),
+        submissions * 8,
+        "a testsuite per submission and step"
+    );
     let cases: Vec<_> = suites
         .iter()
         .flat_map(|s| s.children().filter(|n| n.has_tag_name("testcase")))

@@ -237,3 +237,29 @@ fn rejects_nan_or_infinite_now() {
     rejected(5.0, f64::INFINITY, INVALID_NOW);
     rejected(5.0, f64::NEG_INFINITY, INVALID_NOW);
 }
+
+#[test]
+fn argument_checks_come_before_the_lookup() {
+    let db = Db::new();
+    db.put("done", Row::done("worker-a", 3, 50.0, "r"));
+    let before = db.rows();
+    let cases = [
+        ("ghost", 10.0, 0.0, INVALID_TTL),
+        ("ghost", f64::NAN, 5.0, INVALID_NOW),
+        ("done", 10.0, -1.0, INVALID_TTL),
+        ("done", f64::INFINITY, 5.0, INVALID_NOW),
+    ];
+    for (job, now, ttl, expected) in cases {
+        let answer = lease::renew(&db.path, job, "worker-a", 3, now, ttl);
+        observe(
+            &format!("renew of the {job} job with now = {now}, ttl = {ttl}"),
+            kind(&answer),
+            Answer::from(expected),
+        );
+    }
+    observe(
+        "rows after the rejected renews (must be unchanged)",
+        db.rows(),
+        before,
+    );
+}

@@ -144,6 +144,23 @@ fn refuses_a_second_release() {
 }
 
 #[test]
+fn refuses_a_job_never_claimed() {
+    let db = Db::with_job("job-1");
+    let before = db.rows();
+    let answer = lease::release(&db.path, "job-1", "worker-a", 0);
+    observe(
+        "release with fence 0 of a job nobody has claimed",
+        kind(&answer),
+        ok(false),
+    );
+    observe(
+        "rows after the refused release (must be unchanged)",
+        db.rows(),
+        before,
+    );
+}
+
+#[test]
 fn refuses_a_missing_job() {
     let db = Db::new();
     let answer = lease::release(&db.path, "ghost", "worker-a", 1);
