@@ -460,6 +460,7 @@ struct CheckWords {
     or_tests: &'static str,
     done: &'static str,
     start_here: &'static str,
+    printed: &'static str,
 }
 
 fn check_words(lang: crate::worksheet::Lang) -> CheckWords {
@@ -478,6 +479,7 @@ fn check_words(lang: crate::worksheet::Lang) -> CheckWords {
             or_tests: "テストだけなら",
             done: "すべてのステップが合格しました。",
             start_here: "は未着手です。`todo!()` を契約どおりの実装に置き換えてください。",
+            printed: "出力",
         },
         crate::worksheet::Lang::En => CheckWords {
             not_started: "not started",
@@ -493,6 +495,7 @@ fn check_words(lang: crate::worksheet::Lang) -> CheckWords {
             or_tests: "or only its tests",
             done: "Every step passes.",
             start_here: "is not started: replace its `todo!()` with an implementation of the contract.",
+            printed: "printed",
         },
     }
 }
@@ -597,6 +600,17 @@ impl Printer {
                         }
                         if let Some(at) = o.location {
                             let _ = writeln!(out, "    {}", s.dim(&format!("at {at}")));
+                        }
+                        // What was printed during the test (the learner's own
+                        // println!s) comes before the panic.
+                        let printed: Vec<&str> = message
+                            .lines()
+                            .take_while(|l| !l.starts_with("panicked at "))
+                            .collect();
+                        let printed = printed.join("\n");
+                        if !printed.trim().is_empty() {
+                            let _ = writeln!(out, "    {}:", w.printed);
+                            let _ = writeln!(out, "{}", indent(printed.trim_end(), 6));
                         }
                     }
                     None => {

@@ -15,6 +15,8 @@ struct Labels {
     fragment: &'static str,
     question: &'static str,
     steps: &'static str,
+    /// What follows a label: a full stop in English, a colon in Japanese.
+    after: &'static str,
 }
 
 fn labels(lang: Lang) -> Labels {
@@ -25,6 +27,7 @@ fn labels(lang: Lang) -> Labels {
             fragment: "レビューする誤った変更の断片",
             question: "実行する前に",
             steps: "ステップ",
+            after: "：",
         },
         Lang::En => Labels {
             contract: "Contract",
@@ -32,6 +35,7 @@ fn labels(lang: Lang) -> Labels {
             fragment: "The broken fragment to review",
             question: "Before you run the tests",
             steps: "Steps",
+            after: ".",
         },
     }
 }
@@ -53,8 +57,20 @@ pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> Str
     let _ = writeln!(out, "## {}\n", l.steps);
     for step in &worksheet.steps {
         let _ = writeln!(out, "### {}. {}\n", step.number, step.title.get(lang));
-        let _ = writeln!(out, "**{}.** {}\n", l.contract, step.contract.get(lang));
-        let _ = writeln!(out, "**{}.** {}\n", l.rationale, step.rationale.get(lang));
+        let _ = writeln!(
+            out,
+            "**{}{}** {}\n",
+            l.contract,
+            l.after,
+            step.contract.get(lang)
+        );
+        let _ = writeln!(
+            out,
+            "**{}{}** {}\n",
+            l.rationale,
+            l.after,
+            step.rationale.get(lang)
+        );
         if let Some(m) = mutants
             .iter()
             .find(|m| m.step == step.number && m.worksheet)
@@ -69,7 +85,13 @@ pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> Str
             }
             let _ = writeln!(out, "```\n");
         }
-        let _ = writeln!(out, "**{}.** {}\n", l.question, step.question.get(lang));
+        let _ = writeln!(
+            out,
+            "**{}{}** {}\n",
+            l.question,
+            l.after,
+            step.question.get(lang)
+        );
     }
     for section in [&lab.in_the_field, &lab.next] {
         let _ = writeln!(out, "{}\n", section.get(lang));

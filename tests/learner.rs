@@ -308,3 +308,42 @@ en = "a done job can be released"
     assert!(m.as_declared, "{m:#?}");
     assert_eq!(report.summary.exit_code, 0);
 }
+
+#[test]
+fn the_commands_work_from_inside_a_new_crate() {
+    let dir = tempfile::tempdir().unwrap();
+    let fencelab = |cwd: &Path, args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+            .args(args)
+            .current_dir(cwd)
+            .env("NO_COLOR", "1")
+            .env("CARGO_TARGET_DIR", root().join("target"))
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let (code, _, stderr) = fencelab(dir.path(), &["new", "lab", "--lang", "en"]);
+    assert_eq!(code, Some(0), "{stderr}");
+    let (code, _, stderr) = fencelab(dir.path(), &["new", "lab"]);
+    assert_eq!(
+        code,
+        Some(2),
+        "a second new into the same directory is refused"
+    );
+    assert!(
+        stderr.contains("exists and is not empty; nothing was written"),
+        "{stderr}"
+    );
+    // No arguments: the crate around the current directory, even from a subdirectory.
+    let (code, stdout, stderr) = fencelab(&dir.path().join("lab/src"), &["check"]);
+    assert_eq!(code, Some(1), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("step 1  init_db     not started"),
+        "{stdout}"
+    );
+    assert!(stdout.contains("fencelab check --step 1"), "{stdout}");
+}
