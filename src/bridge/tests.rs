@@ -103,3 +103,39 @@ fn a_server_that_is_gone_is_an_error_not_a_hang() {
     let answer = exchange(&socket, &Request::InitDb { path: "x".into() });
     assert!(answer.is_err(), "{answer:?}");
 }
+
+/// The fields of `pub struct Job` and the variants of `pub enum LeaseError` in
+/// `source`, without comments.
+fn contract_types(source: &str) -> Vec<String> {
+    let items = crate::starter::items(source);
+    ["pub struct Job", "pub enum LeaseError"]
+        .iter()
+        .flat_map(|name| {
+            let item = items
+                .iter()
+                .find(|i| i.text.starts_with(name))
+                .unwrap_or_else(|| panic!("{name}"));
+            let derive = item
+                .head
+                .lines()
+                .find(|l| l.starts_with("#[derive"))
+                .unwrap_or("")
+                .to_string();
+            std::iter::once(derive).chain(
+                item.text
+                    .lines()
+                    .map(str::trim)
+                    .filter(|l| !l.starts_with("//"))
+                    .map(String::from),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn the_proxy_declares_the_contracts_types_exactly() {
+    assert_eq!(
+        contract_types(include_str!("proxy.rs")),
+        contract_types(crate::starter::REFERENCE)
+    );
+}
