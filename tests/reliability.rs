@@ -36,3 +36,21 @@ fn scratch_dir() -> tempfile::TempDir {
     }
     builder.tempdir().expect("create a temporary directory")
 }
+
+/// Every stored row, ordered by id, read through `conn` (a connection of the
+/// test's own, not the implementation's).
+fn read_rows(conn: &rusqlite::Connection) -> rusqlite::Result<Vec<fencelab::lease::Job>> {
+    let mut stmt =
+        conn.prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
+    let rows = stmt.query_map([], |row| {
+        Ok(fencelab::lease::Job {
+            id: row.get(0)?,
+            owner: row.get(1)?,
+            until: row.get(2)?,
+            fence: row.get(3)?,
+            result: row.get(4)?,
+            done: row.get::<_, i64>(5)? != 0,
+        })
+    })?;
+    rows.collect()
+}

@@ -540,21 +540,6 @@ impl Drop for Coordinator {
     }
 }
 
-fn read_rows(conn: &Connection) -> rusqlite::Result<Vec<Job>> {
-    let mut stmt = conn.prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs")?;
-    let rows = stmt.query_map([], |row| {
-        Ok(Job {
-            id: row.get(0)?,
-            owner: row.get(1)?,
-            until: row.get(2)?,
-            fence: row.get(3)?,
-            result: row.get(4)?,
-            done: row.get::<_, i64>(5)? != 0,
-        })
-    })?;
-    rows.collect()
-}
-
 #[test]
 fn sigkilled_workers_keep_the_contract() {
     let seed = std::env::var(ENV_SEED)
@@ -619,7 +604,7 @@ fn sigkilled_workers_keep_the_contract() {
         }
         if Instant::now() >= next_sample {
             let start = shared.seq().fetch_add(1, SeqCst);
-            let rows = read_rows(&sampler).expect("sample the table");
+            let rows = crate::read_rows(&sampler).expect("sample the table");
             let end = shared.seq().fetch_add(1, SeqCst);
             samples.push(Sample { start, end, rows });
             next_sample = Instant::now() + Duration::from_millis(5);
@@ -674,7 +659,7 @@ fn sigkilled_workers_keep_the_contract() {
     if integrity != "ok" {
         keep(tmp, &format!("PRAGMA integrity_check: {integrity}"));
     }
-    let final_rows: BTreeMap<String, Job> = read_rows(&conn)
+    let final_rows: BTreeMap<String, Job> = crate::read_rows(&conn)
         .expect("read the final table")
         .into_iter()
         .map(|row| (row.id.clone(), row))

@@ -268,22 +268,6 @@ impl Model {
     }
 }
 
-fn table(conn: &Connection) -> rusqlite::Result<Vec<Job>> {
-    let mut stmt =
-        conn.prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")?;
-    let rows = stmt.query_map([], |row| {
-        Ok(Job {
-            id: row.get(0)?,
-            owner: row.get(1)?,
-            until: row.get(2)?,
-            fence: row.get(3)?,
-            result: row.get(4)?,
-            done: row.get::<_, i64>(5)? != 0,
-        })
-    })?;
-    rows.collect()
-}
-
 /// Runs `ops` against SQLite and the model, comparing every answer and the
 /// whole table after every step.
 fn run(ops: &[Op]) -> Result<(), TestCaseError> {
@@ -433,7 +417,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
         };
         prop_assert_eq!(actual, expected, "step {}: {}", step, call);
         prop_assert_eq!(
-            table(&conn)?,
+            crate::read_rows(&conn)?,
             model.rows(),
             "table after step {}: {}",
             step,
