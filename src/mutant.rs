@@ -26,8 +26,10 @@ pub struct Mutant {
     pub id: String,
     /// The worksheet step it illustrates (1..=8).
     pub step: u32,
-    /// A one-line title.
+    /// A one-line title (English; `titles` has it in both languages).
     pub title: String,
+    /// The title in both languages (the same text twice when the file gives one).
+    pub titles: Text,
     /// Whether this is the broken fragment the worksheet shows for its step.
     pub worksheet: bool,
     /// The implementation file it was written for, relative to the project.
@@ -50,7 +52,7 @@ pub struct Mutant {
 struct MutantFile {
     id: Option<Spanned<String>>,
     step: Spanned<u32>,
-    title: Spanned<String>,
+    title: Spanned<Title>,
     #[serde(default)]
     worksheet: bool,
     file: Option<Spanned<String>>,
@@ -60,6 +62,15 @@ struct MutantFile {
     #[serde(default)]
     survivors: Vec<Spanned<String>>,
     explanation: Spanned<Text>,
+}
+
+/// A title as written: one line, or a line in each language (`[title]` with
+/// `ja` and `en`).
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Title {
+    One(String),
+    Both(Text),
 }
 
 /// Why a mutant cannot be applied to an implementation: its `find` text occurs
@@ -239,11 +250,21 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
             format!("step = {step}: the worksheet's steps are 1 to 8"),
         ));
     }
-    let title = file.title.get_ref().trim();
-    if title.is_empty() || title.contains('\n') {
+    let titles = match file.title.get_ref() {
+        Title::One(text) => Text {
+            ja: text.trim().to_string(),
+            en: text.trim().to_string(),
+        },
+        Title::Both(text) => text.clone(),
+    };
+    if [&titles.ja, &titles.en]
+        .iter()
+        .any(|t| t.is_empty() || t.contains('\n'))
+    {
         return Err(problem(
             file.title.span(),
-            "the title must be one line of text".to_string(),
+            "the title must be one line of text (in each language, when given as ja and en)"
+                .to_string(),
         ));
     }
     if file.find.get_ref().is_empty() {
@@ -299,7 +320,8 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
     Ok(Mutant {
         id,
         step,
-        title: title.to_string(),
+        title: titles.en.clone(),
+        titles,
         worksheet: file.worksheet,
         file: PathBuf::from(
             file.file
@@ -360,6 +382,28 @@ en = "boundary"
         assert_eq!(m.killers, vec!["step4::reclaims_at_exact_expiry"]);
         assert_eq!(m.survivors, vec!["step4::fresh_job_gets_fence_1"]);
         assert!(!m.worksheet);
+    }
+
+    #[test]
+    fn a_title_may_be_given_in_both_languages() {
+        let both = GOOD.replace(
+            "title = \"boundary\"",
+            "title = { ja = \"境界\", en = \"boundary\" }",
+        );
+        let m = parse_str(&both).unwrap();
+        assert_eq!(
+            (m.title.as_str(), m.titles.ja.as_str()),
+            ("boundary", "境界")
+        );
+        let one = parse_str(GOOD).unwrap();
+        assert_eq!(one.titles.ja, "boundary");
+        let two_lines = GOOD.replace("title = \"boundary\"", "title = \"a\\nb\"");
+        assert!(
+            parse_str(&two_lines)
+                .unwrap_err()
+                .message
+                .contains("one line")
+        );
     }
 
     #[test]

@@ -104,7 +104,7 @@ pub fn template(mutants: &[Mutant], lang: Lang) -> String {
     };
     for m in mutants {
         out.push_str(&format!("\n[[prediction]]\nmutant = {:?}\n", m.id));
-        out.push_str(&format!("# step {}: {}\n", m.step, m.title));
+        out.push_str(&format!("# step {}: {}\n", m.step, m.titles.get(lang)));
         for line in m.find.trim_matches('\n').lines() {
             out.push_str(&format!("#   - {}\n", line.trim_start()));
         }
