@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use crate::cargo;
 use crate::error::{Error, ErrorKind};
 use crate::process::{self, Limits};
-use crate::scratch::{CrateDir, Scratch, hash_of};
+use crate::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::suite;
 
 /// An implementation of the contract to build.
@@ -42,14 +42,16 @@ pub enum Hosting {
     Unviable { errors: String },
 }
 
-/// The executables of a build.
-#[derive(Debug, Clone)]
+/// The executables of a build, pinned in the scratch workspace for as long as
+/// the build is kept (the garbage collector removes nothing of it before).
+#[derive(Debug)]
 pub struct Build {
     /// The behavioural suite, one libtest binary.
     pub judge: PathBuf,
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub duration: Duration,
+    pub pin: Pin,
 }
 
 /// How implementations share server processes.
@@ -244,7 +246,7 @@ pub fn build(
     let mut viable: Vec<usize> = (0..implementations.len()).collect();
     // Compiler messages by crate (identical sources share a crate).
     let mut unviable: BTreeMap<String, String> = BTreeMap::new();
-    let (judge_exe, plans, server_exes) = loop {
+    let (judge_exe, plans, server_exes, pin) = loop {
         let groups: Vec<Vec<usize>> = match servers {
             Servers::Shared if viable.is_empty() => Vec::new(),
             Servers::Shared => vec![viable.clone()],
@@ -304,27 +306,29 @@ pub fn build(
             .iter()
             .map(|p| executable(&p.krate, &p.krate.name).ok_or_else(|| build_failure(&built)))
             .collect::<Result<_, _>>()?;
-        break (judge_exe, plans, server_exes);
+        let pin = scratch.pin(&lock, &members)?;
+        break (judge_exe, plans, server_exes, pin);
     };
-    scratch.collect_garbage(&lock);
     drop(lock);
     check_judge(&judge_exe, &judge_id)?;
     for (plan, exe) in plans.iter().zip(&server_exes) {
         let mut keys: Vec<String> = plan.hosts.iter().map(|&i| crates[i].name.clone()).collect();
         keys.dedup();
-        if let Err(problem) = check_server(exe, &plan.id, &keys) {
-            match servers {
-                // Untrusted code runs before main: its server is its own failure.
-                Servers::Separate => {
-                    for &i in &plan.hosts {
-                        unviable.insert(
-                            crates[i].name.clone(),
-                            format!("its program did not start: {problem}"),
-                        );
-                    }
+        match check_server(exe, &plan.id, &keys) {
+            Ok(()) => {}
+            // fencelab could not even start its own program: never the
+            // implementation's fault.
+            Err(ServerProblem::CannotRun(err)) => return Err(err),
+            // Untrusted code runs before main: its server is its own failure.
+            Err(ServerProblem::Misbehaved(problem)) if servers == Servers::Separate => {
+                for &i in &plan.hosts {
+                    unviable.insert(
+                        crates[i].name.clone(),
+                        format!("its program did not start: {problem}"),
+                    );
                 }
-                Servers::Shared => return Err(Error::internal(problem)),
             }
+            Err(ServerProblem::Misbehaved(problem)) => return Err(Error::internal(problem)),
         }
     }
     let hosting = (0..implementations.len())
@@ -358,6 +362,7 @@ pub fn build(
         judge: judge_exe,
         hosting,
         duration: start.elapsed(),
+        pin,
     })
 }
 
@@ -394,9 +399,10 @@ fn build_failure(built: &cargo::Built) -> Error {
 /// Runs `exe` with `args` (at most 30 s, in a process group of its own, in
 /// the implementation's cage when `caged`: a server runs submissions'
 /// constructors even to say who it is) and returns its stdout.
-fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Error> {
-    let dir = tempfile::tempdir()
-        .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
+fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
+    let dir = tempfile::tempdir().map_err(|e| {
+        Asked::CannotRun(Error::io("create a directory in", &std::env::temp_dir(), e))
+    })?;
     let cage = caged.then(|| crate::bridge::sandbox::Cage::new(dir.path()));
     let mut command = Command::new(exe);
     command
@@ -410,32 +416,57 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Error> {
         file_size: Some(1024 * 1024),
         cage: cage.as_ref().map(|c| c.ruleset_fd()),
     };
-    let finished = process::run(command, dir.path(), &limits)
-        .map_err(|e| Error::internal(format!("cannot run {}: {e}", exe.display())))?;
+    let finished = process::run(command, dir.path(), &limits).map_err(|e| {
+        Asked::CannotRun(
+            Error::environment(format!("cannot run {}: {e}", exe.display())).with_next(
+                "run again (fencelab builds again what is missing); if it happens again, \
+                 report it with the command you ran",
+            ),
+        )
+    })?;
     if finished.timed_out() {
-        return Err(Error::new(
-            ErrorKind::Build,
-            format!("{} did not say who it is within 30 s", exe.display()),
-        ));
+        return Err(Asked::TimedOut);
     }
     Ok(finished.stdout)
+}
+
+/// Why a program fencelab built did not say who it is.
+enum Asked {
+    /// It could not be started at all (a missing or broken file).
+    CannotRun(Error),
+    /// It did not answer within the limit.
+    TimedOut,
+}
+
+/// Why a server cannot be used.
+enum ServerProblem {
+    /// fencelab cannot start it: fencelab's failure.
+    CannotRun(Error),
+    /// It started and did not identify itself as this build: with untrusted
+    /// implementations, the fault of the code that runs before `main`.
+    Misbehaved(String),
 }
 
 /// The judge must report the build id of the sources just written, and list
 /// exactly the suite's tests.
 fn check_judge(exe: &Path, expected: &str) -> Result<(), Error> {
-    let printed = ask(
-        exe,
-        &[
-            "--exact",
-            BUILD_ID_TEST,
-            "--ignored",
-            "--nocapture",
-            "--test-threads",
-            "1",
-        ],
-        false,
-    )?;
+    let ask = |args: &[&str]| {
+        ask(exe, args, false).map_err(|asked| match asked {
+            Asked::CannotRun(err) => err,
+            Asked::TimedOut => Error::internal(format!(
+                "the judge {} did not say who it is within 30 s",
+                exe.display()
+            )),
+        })
+    };
+    let printed = ask(&[
+        "--exact",
+        BUILD_ID_TEST,
+        "--ignored",
+        "--nocapture",
+        "--test-threads",
+        "1",
+    ])?;
     let id = printed
         .lines()
         .find_map(|l| l.split_once(BUILD_ID_PREFIX).map(|(_, id)| id.trim()));
@@ -445,7 +476,7 @@ fn check_judge(exe: &Path, expected: &str) -> Result<(), Error> {
             exe.display()
         )));
     }
-    let listed: BTreeSet<String> = ask(exe, &["--list"], false)?
+    let listed: BTreeSet<String> = ask(&["--list"])?
         .lines()
         .filter_map(|l| l.strip_suffix(": test"))
         .filter(|name| *name != BUILD_ID_TEST)
@@ -477,31 +508,29 @@ struct HostedIdentity {
 
 /// The server must report the build id of this run and host exactly `keys`;
 /// otherwise, what went wrong.
-fn check_server(exe: &Path, expected: &str, keys: &[String]) -> Result<(), String> {
+fn check_server(exe: &Path, expected: &str, keys: &[String]) -> Result<(), ServerProblem> {
     let printed = match ask(exe, &["--identify"], true) {
         Ok(printed) => printed,
-        Err(err) if err.kind == ErrorKind::Build => {
-            return Err(
+        Err(Asked::TimedOut) => {
+            return Err(ServerProblem::Misbehaved(
                 "code that runs before main (a constructor, say) did not finish within 30 s"
                     .to_string(),
-            );
+            ));
         }
-        Err(err) => return Err(err.message),
+        Err(Asked::CannotRun(err)) => return Err(ServerProblem::CannotRun(err)),
     };
     let identity: Identity = serde_json::from_str(printed.trim()).map_err(|e| {
-        format!(
-            "{} could not say what it hosts ({e}); it printed {:?}",
-            exe.display(),
+        ServerProblem::Misbehaved(format!(
+            "it ended before it could say what it hosts ({e}); it printed {:?}",
             printed.trim()
-        )
+        ))
     })?;
     let hosted: Vec<String> = identity.impls.into_iter().map(|i| i.key).collect();
     if identity.build != expected || hosted != keys {
-        return Err(format!(
-            "{} was built for other implementations (build {}, expected {expected})",
-            exe.display(),
+        return Err(ServerProblem::Misbehaved(format!(
+            "it says it was built for other implementations (build {}, expected {expected})",
             identity.build
-        ));
+        )));
     }
     Ok(())
 }
@@ -509,6 +538,19 @@ fn check_server(exe: &Path, expected: &str, keys: &[String]) -> Result<(), Strin
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_server_that_cannot_be_run_is_fencelabs_failure_not_the_implementations() {
+        let missing = Path::new("/nonexistent/fencelab/server-0000000000000000");
+        match check_server(missing, "build", &[]) {
+            Err(ServerProblem::CannotRun(err)) => {
+                assert_eq!(err.exit_code(), crate::error::EXIT_TOOL_FAILED);
+                assert!(err.message.contains("cannot run"), "{}", err.message);
+            }
+            Err(ServerProblem::Misbehaved(p)) => panic!("blamed on the implementation: {p}"),
+            Ok(()) => panic!("a missing server cannot identify itself"),
+        }
+    }
 
     #[test]
     fn scratch_dependencies_are_fencelabs_own() {

@@ -165,7 +165,7 @@ pub struct VerifyArgs {
     /// Also write the results as JSON to FILE (schema in README.md).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// A fixed time limit per test, in seconds [default: max(10, 5 x the baseline)].
+    /// A fixed time limit per test of a mutant, in seconds [default: max(10, 5 x the baseline)]; the baseline's tests get at least 60 s.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// A time limit for the build, in seconds.
@@ -258,7 +258,7 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
         build_timeout: seconds(args.build_timeout, "--build-timeout")?,
         jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
     };
-    let scratch = Scratch::locate(&root.join("target"));
+    let scratch = Scratch::locate(&root.join("target"))?;
     let mutants = verify::load(&options)?;
     // Read the predictions first: a mistake in them is found before the long run.
     let predictions = match &args.predictions {
@@ -330,7 +330,7 @@ fn run_check(args: CheckArgs, printer: &mut Printer) -> Result<i32, Error> {
         timeout: seconds(args.timeout, "--timeout")?,
         jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
     };
-    let scratch = Scratch::locate(&dir.join("target"));
+    let scratch = Scratch::locate(&dir.join("target"))?;
     printer.status(
         "Checking",
         &crate::check::learner_file(&dir).display().to_string(),
@@ -418,7 +418,7 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
         shard: args.shard,
     };
     let root = project_root();
-    let scratch = Scratch::locate(&root.join("target"));
+    let scratch = Scratch::locate(&root.join("target"))?;
     if crate::bridge::sandbox::available().is_none() {
         printer.warning(
             "this kernel has no Landlock, so a submission may write wherever the grader can; \

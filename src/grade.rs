@@ -367,10 +367,12 @@ pub fn run(
     })
 }
 
-/// The judge and what became of each submission.
+/// The judge and what became of each submission, and the pins that keep
+/// them built until grading is done.
 struct Hostings {
     judge: Option<PathBuf>,
     hosting: Vec<Hosting>,
+    _pins: Vec<crate::scratch::Pin>,
 }
 
 /// Builds every submission, each in a server of its own; when that build runs
@@ -394,15 +396,18 @@ fn build_all(
         Ok(built) => Ok(Hostings {
             judge: Some(built.judge),
             hosting: built.hosting,
+            _pins: vec![built.pin],
         }),
         Err(err) if err.kind == ErrorKind::Build => {
             let mut judge = None;
             let mut hosting = Vec::new();
+            let mut pins = Vec::new();
             for implementation in implementations {
                 match build(std::slice::from_ref(implementation)) {
                     Ok(built) => {
                         judge = Some(built.judge);
                         hosting.extend(built.hosting);
+                        pins.push(built.pin);
                     }
                     Err(err) if err.kind == ErrorKind::Build => {
                         hosting.push(Hosting::Unviable {
@@ -412,7 +417,11 @@ fn build_all(
                     Err(err) => return Err(err),
                 }
             }
-            Ok(Hostings { judge, hosting })
+            Ok(Hostings {
+                judge,
+                hosting,
+                _pins: pins,
+            })
         }
         Err(err) => Err(err),
     }

@@ -50,6 +50,7 @@ pub struct Runner {
 }
 
 pub use crate::bridge::client::LEFT_BEHIND;
+use crate::bridge::client::NOT_STARTED_STATUS;
 
 /// The variables of fencelab's environment a judge gets: where programs are,
 /// and the locale.
@@ -146,6 +147,21 @@ impl Runner {
             Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
                 .with_next("check that the target directory is intact, or remove target/fencelab and run again")
         })?;
+        if finished.status.and_then(|s| s.code()) == Some(NOT_STARTED_STATUS) {
+            let why = finished
+                .stderr
+                .lines()
+                .find(|l| l.contains("could not start"))
+                .unwrap_or("(it said nothing)")
+                .to_string();
+            return Err(Error::environment(format!(
+                "the judge could not start the program of the implementation under test: {why}"
+            ))
+            .with_next(
+                "run again (fencelab builds again what is missing); if it happens again, \
+                 report it with the command you ran",
+            ));
+        }
         let mut outcome = TestOutcome::from_judge(&trial.test, &finished, trial.limit);
         // Processes that escaped the judge too are found by the trial's TMPDIR
         // in their environment.

@@ -9,6 +9,7 @@
 //! fencelab binary and its profile, so the dependencies (SQLite above all) are
 //! compiled once for fencelab and its scratch crates alike.
 
+use std::collections::BTreeSet;
 use std::collections::hash_map::DefaultHasher;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
@@ -30,6 +31,8 @@ pub struct Scratch {
     pub target_dir: PathBuf,
     /// Whether to build with `--release` (when fencelab itself was).
     pub release: bool,
+    /// How much the garbage collector keeps.
+    pub keep: Keep,
 }
 
 /// A crate written into the scratch workspace.
@@ -66,17 +69,18 @@ pub fn hash_of<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
 impl Scratch {
     /// The scratch workspace for a project whose own target directory is
     /// `project_target` (used when fencelab does not run from a target directory).
-    pub fn locate(project_target: &Path) -> Scratch {
+    pub fn locate(project_target: &Path) -> Result<Scratch, Error> {
         let target_dir = std::env::var_os("CARGO_TARGET_DIR")
             .map(PathBuf::from)
             .or_else(running_target_dir)
             .unwrap_or_else(|| project_target.to_path_buf());
         let target_dir = std::path::absolute(&target_dir).unwrap_or(target_dir);
-        Scratch {
+        Ok(Scratch {
             root: target_dir.join("fencelab").join("ws"),
             target_dir,
             release: !cfg!(debug_assertions),
-        }
+            keep: Keep::from_env()?,
+        })
     }
 
     /// Writes a crate of `kind` with `files` (paths relative to the crate)
@@ -196,7 +200,7 @@ impl Scratch {
     }
 
     /// Marks `crates` as just used (their directories' times), so that the
-    /// garbage collector keeps them.
+    /// garbage collector keeps the most recently used.
     pub fn touch(&self, crates: &[&CrateDir]) {
         let now = std::time::SystemTime::now();
         for krate in crates {
@@ -206,14 +210,79 @@ impl Scratch {
         }
     }
 
+    /// Takes the workspace's lock if no other run holds it now.
+    fn try_lock(&self) -> Option<WorkspaceLock> {
+        let file = File::create(self.root.join(".lock")).ok()?;
+        // SAFETY: flock on a file descriptor we own.
+        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        locked.then_some(WorkspaceLock { _file: file })
+    }
+
+    /// Pins `crates` for a run that is about to use them: until the returned
+    /// pin is dropped (or the process holding it dies), the garbage collector
+    /// removes none of them, whatever their age. Taken under the workspace
+    /// lock, before it is released, so that no collector runs between the
+    /// build and the pin.
+    pub fn pin(&self, _lock: &WorkspaceLock, crates: &[&CrateDir]) -> Result<Pin, Error> {
+        let live = self.root.join(LIVE_DIR);
+        std::fs::create_dir_all(&live).map_err(|e| Error::io("create", &live, e))?;
+        let (file, path) = tempfile::Builder::new()
+            .prefix(&format!("{}-", std::process::id()))
+            .suffix(".pin")
+            .tempfile_in(&live)
+            .map_err(|e| Error::io("create a file in", &live, e))?
+            .keep()
+            .map_err(|e| Error::io("create a file in", &live, e.error))?;
+        // SAFETY: flock on a file descriptor we own. The kernel drops it when
+        // the process ends, however it ends: a pin never outlives its run.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
+            return Err(Error::io("lock", &path, std::io::Error::last_os_error()));
+        }
+        let names: String = crates.iter().map(|c| format!("{}\n", c.name)).collect();
+        std::fs::write(&path, names).map_err(|e| Error::io("write", &path, e))?;
+        Ok(Pin {
+            scratch: self.clone(),
+            path,
+            _file: file,
+        })
+    }
+
+    /// The crates pinned by live runs (this one's included). Pins of runs that
+    /// are gone (their lock is free) are removed on the way.
+    fn pinned(&self, _lock: &WorkspaceLock) -> BTreeSet<String> {
+        let mut pinned = BTreeSet::new();
+        let Ok(entries) = std::fs::read_dir(self.root.join(LIVE_DIR)) else {
+            return pinned;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let Ok(file) = File::open(&path) else {
+                continue;
+            };
+            // SAFETY: flock on a file descriptor we own; it fails while the
+            // run that pinned is alive.
+            let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+            if free {
+                let _ = std::fs::remove_file(&path);
+                continue;
+            }
+            if let Ok(names) = std::fs::read_to_string(&path) {
+                pinned.extend(names.lines().map(String::from));
+            }
+        }
+        pinned
+    }
+
     /// Removes the scratch crates of each kind beyond the `keep` most recently
     /// used, with what cargo built of them, so that a learner running `check`
-    /// after every edit does not fill the disk. Runs under the lock; the crates
-    /// of the build at hand were just touched and are among the kept.
-    pub fn collect_garbage(&self, _lock: &WorkspaceLock) {
+    /// after every edit does not fill the disk. Never removes a crate that a
+    /// live run has pinned (see `pin`), however many there are: a run never
+    /// loses what it built. Runs under the lock.
+    pub fn collect_garbage(&self, lock: &WorkspaceLock) {
         let Ok(entries) = std::fs::read_dir(self.root.join("crates")) else {
             return;
         };
+        let pinned = self.pinned(lock);
         let mut by_kind: std::collections::BTreeMap<String, Vec<(std::time::SystemTime, String)>> =
             Default::default();
         for entry in entries.flatten() {
@@ -239,7 +308,7 @@ impl Scratch {
             })
             .unwrap_or_default();
         // Servers whose crate is gone (removed by hand, say) are garbage too.
-        let present: std::collections::BTreeSet<String> = by_kind
+        let present: BTreeSet<String> = by_kind
             .values()
             .flatten()
             .map(|(_, name)| name.clone())
@@ -248,7 +317,8 @@ impl Scratch {
             for entry in built.flatten() {
                 let file = entry.file_name().to_string_lossy().into_owned();
                 let name = file.trim_end_matches(".d");
-                if name.starts_with("server-") && !present.contains(name) {
+                if name.starts_with("server-") && !present.contains(name) && !pinned.contains(name)
+                {
                     let _ = std::fs::remove_file(entry.path());
                     let ident = name.replace('-', "_");
                     for dep in deps_files
@@ -261,11 +331,8 @@ impl Scratch {
             }
         }
         for (kind, mut crates) in by_kind {
-            let keep = match kind.as_str() {
-                "impl" => 64,
-                "server" => 16,
-                _ => 2,
-            };
+            let keep = self.keep.of(&kind);
+            crates.retain(|(_, name)| !pinned.contains(name));
             crates.sort_by_key(|c| std::cmp::Reverse(c.0));
             for (_, name) in crates.into_iter().skip(keep) {
                 let ident = name.replace('-', "_");
@@ -279,6 +346,88 @@ impl Scratch {
                     }
                 }
             }
+        }
+    }
+}
+
+/// The directory of the workspace that holds the pins of live runs.
+const LIVE_DIR: &str = "live";
+
+/// A live run's hold on the crates it uses (see `Scratch::pin`). Dropping it
+/// releases them and then collects the garbage, unless another run is
+/// building (that run collects when it is done).
+pub struct Pin {
+    scratch: Scratch,
+    path: PathBuf,
+    _file: File,
+}
+
+impl Drop for Pin {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+        if let Some(lock) = self.scratch.try_lock() {
+            self.scratch.collect_garbage(&lock);
+        }
+    }
+}
+
+impl std::fmt::Debug for Pin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Pin").field("path", &self.path).finish()
+    }
+}
+
+/// How many crates of each kind the garbage collector keeps beyond those that
+/// live runs use: the most recently used, so that the next `check` after an
+/// edit, or the next run of the same batch, builds nothing again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Keep {
+    pub servers: usize,
+    pub implementations: usize,
+    /// Judges and bridges (they change only with fencelab itself).
+    pub others: usize,
+}
+
+impl Default for Keep {
+    fn default() -> Keep {
+        Keep {
+            servers: 16,
+            implementations: 64,
+            others: 2,
+        }
+    }
+}
+
+/// The environment variable that sets how many unused servers and
+/// implementations the collector keeps (`Keep`), e.g. to keep the disk small.
+pub const KEEP_ENV: &str = "FENCELAB_GC_KEEP";
+
+impl Keep {
+    fn of(&self, kind: &str) -> usize {
+        match kind {
+            "impl" => self.implementations,
+            "server" => self.servers,
+            _ => self.others,
+        }
+    }
+
+    /// The default, or what `FENCELAB_GC_KEEP` says (a number of servers and
+    /// of implementations each).
+    pub fn from_env() -> Result<Keep, Error> {
+        let Some(value) = std::env::var_os(KEEP_ENV) else {
+            return Ok(Keep::default());
+        };
+        let text = value.to_string_lossy();
+        match text.trim().parse::<usize>() {
+            Ok(n) => Ok(Keep {
+                servers: n,
+                implementations: n,
+                ..Keep::default()
+            }),
+            Err(_) => Err(Error::input(format!(
+                "{KEEP_ENV}={text:?}: give a whole number (how many unused servers and implementations to keep)"
+            ))
+            .with_next(format!("unset {KEEP_ENV} to keep the default (16 servers, 64 implementations)"))),
         }
     }
 }
@@ -304,34 +453,55 @@ fn running_target_dir() -> Option<PathBuf> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::{Duration, UNIX_EPOCH};
 
-    #[test]
-    fn garbage_collection_keeps_the_newest_servers_and_removes_what_cargo_built_of_the_rest() {
+    /// A workspace in a temporary target directory with `n` servers, built
+    /// one second apart (oldest first), each with its binary and deps file.
+    fn workspace(n: usize, keep: usize) -> (tempfile::TempDir, Scratch, Vec<CrateDir>) {
         let target = tempfile::tempdir().unwrap();
         let scratch = Scratch {
             root: target.path().join("fencelab/ws"),
             target_dir: target.path().to_path_buf(),
             release: false,
+            keep: Keep {
+                servers: keep,
+                ..Keep::default()
+            },
         };
         let deps = target.path().join("debug/deps");
         std::fs::create_dir_all(&deps).unwrap();
         let mut servers = Vec::new();
-        for i in 0..20 {
+        for i in 0..n {
             let name = format!("server-{i:016x}");
-            std::fs::create_dir_all(scratch.root.join("crates").join(&name)).unwrap();
+            let dir = scratch.root.join("crates").join(&name);
+            std::fs::create_dir_all(&dir).unwrap();
             std::fs::write(target.path().join("debug").join(&name), "bin").unwrap();
             std::fs::write(deps.join(format!("{}-0123", name.replace('-', "_"))), "bin").unwrap();
+            // Times set outright, so that the order does not depend on how
+            // fast the files were made.
+            let at = UNIX_EPOCH + Duration::from_secs(1_000_000 + i as u64);
+            File::open(&dir).unwrap().set_modified(at).unwrap();
             servers.push(CrateDir { name });
-            std::thread::sleep(std::time::Duration::from_millis(5));
         }
+        (target, scratch, servers)
+    }
+
+    fn kept(scratch: &Scratch, servers: &[CrateDir]) -> Vec<bool> {
+        servers.iter().map(|s| scratch.dir(s).is_dir()).collect()
+    }
+
+    #[test]
+    fn garbage_collection_keeps_the_newest_servers_and_removes_what_cargo_built_of_the_rest() {
+        let (target, scratch, servers) = workspace(20, 16);
         // The oldest is in use again: it must survive.
         scratch.touch(&[&servers[0]]);
         let lock = scratch.lock().unwrap();
         scratch.collect_garbage(&lock);
-        let kept: Vec<bool> = servers.iter().map(|s| scratch.dir(s).is_dir()).collect();
+        let kept = kept(&scratch, &servers);
         assert_eq!(kept.iter().filter(|k| **k).count(), 16);
         assert!(kept[0], "the one just used is kept");
         assert!(!kept[1] && !kept[4] && kept[5] && kept[19]);
+        let deps = target.path().join("debug/deps");
         assert!(
             !target.path().join("debug").join(&servers[1].name).exists(),
             "its binary is gone"
@@ -341,5 +511,72 @@ mod tests {
             "its deps artifact is gone"
         );
         assert!(target.path().join("debug").join(&servers[19].name).exists());
+    }
+
+    #[test]
+    fn nothing_a_live_run_pinned_is_collected_however_old() {
+        // A run built 20 servers and uses them all; the collector keeps 2.
+        let (target, scratch, servers) = workspace(24, 2);
+        let lock = scratch.lock().unwrap();
+        let used: Vec<&CrateDir> = servers[..20].iter().collect();
+        let pin = scratch.pin(&lock, &used).unwrap();
+        scratch.collect_garbage(&lock);
+        let kept = kept(&scratch, &servers);
+        assert!(kept[..20].iter().all(|k| *k), "every pinned server stays");
+        assert!(
+            used.iter()
+                .all(|s| target.path().join("debug").join(&s.name).exists()),
+            "and so do their binaries"
+        );
+        assert!(kept[22] && kept[23], "the two newest unpinned stay");
+        assert!(!kept[20] && !kept[21], "older unpinned ones go");
+        drop(lock);
+        // Once the run is done, its pin goes and the collector runs.
+        drop(pin);
+        let kept = self::kept(&scratch, &servers);
+        assert_eq!(kept.iter().filter(|k| **k).count(), 2, "{kept:?}");
+        assert!(kept[22] && kept[23]);
+    }
+
+    #[test]
+    fn a_pin_left_by_a_run_that_died_protects_nothing() {
+        let (_target, scratch, servers) = workspace(4, 1);
+        // A pin file nobody holds a lock on: its run is gone.
+        let live = scratch.root.join(LIVE_DIR);
+        std::fs::create_dir_all(&live).unwrap();
+        let dead = live.join("999999-dead.pin");
+        std::fs::write(&dead, format!("{}\n", servers[0].name)).unwrap();
+        let lock = scratch.lock().unwrap();
+        scratch.collect_garbage(&lock);
+        assert_eq!(kept(&scratch, &servers), [false, false, false, true]);
+        assert!(!dead.exists(), "the dead run's pin is cleared away");
+    }
+
+    #[test]
+    fn a_pin_held_elsewhere_is_seen_as_live() {
+        // Another run's pin: a lock held on another open file, as another
+        // process would hold it.
+        let (_target, scratch, servers) = workspace(3, 0);
+        let lock = scratch.lock().unwrap();
+        let theirs = scratch.pin(&lock, &[&servers[0]]).unwrap();
+        scratch.collect_garbage(&lock);
+        assert_eq!(kept(&scratch, &servers), [true, false, false]);
+        drop(theirs);
+    }
+
+    #[test]
+    fn the_keep_counts_come_from_the_environment_strictly() {
+        // SAFETY: this test alone reads or writes the variable.
+        unsafe { std::env::set_var(KEEP_ENV, "3") };
+        assert_eq!(Keep::from_env().unwrap().servers, 3);
+        unsafe { std::env::set_var(KEEP_ENV, "three") };
+        let err = Keep::from_env().unwrap_err();
+        assert!(
+            err.message.contains("FENCELAB_GC_KEEP=\"three\""),
+            "{}",
+            err.message
+        );
+        unsafe { std::env::remove_var(KEEP_ENV) };
+        assert_eq!(Keep::from_env().unwrap(), Keep::default());
     }
 }

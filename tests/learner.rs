@@ -18,7 +18,7 @@ fn root() -> &'static Path {
 }
 
 fn scratch() -> Scratch {
-    Scratch::locate(&root().join("target"))
+    Scratch::locate(&root().join("target")).expect("the scratch workspace")
 }
 
 /// The learner's `src/lib.rs` with the first `steps` functions taken from the

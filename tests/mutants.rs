@@ -89,7 +89,7 @@ fn main() -> ExitCode {
             .filter(|m| selected.contains(&format!("mutant::{}", m.id).as_str()))
             .cloned()
             .collect();
-        let scratch = Scratch::locate(&root.join("target"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         Some(verify::run(&options, &chosen, &scratch, &mut Status).map_err(|e| e.to_string()))
     };
     let report = Arc::new(report);

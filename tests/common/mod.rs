@@ -1,6 +1,43 @@
 //! Helpers shared by the tests that run fencelab as a program.
 
-use std::path::Path;
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A file of `tests/fixtures/submissions/`.
+pub fn fixture(name: &str) -> PathBuf {
+    root().join("tests/fixtures/submissions").join(name)
+}
+
+/// The reference with the one change a change file (a fixture submission's or
+/// a mutant's `.toml`) describes: its id and the changed source.
+pub fn changed_reference(change: &Path) -> (String, String) {
+    let change = fencelab::mutant::load_file(change, &fencelab::suite::test_names())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let source = change
+        .apply(fencelab::starter::REFERENCE)
+        .unwrap_or_else(|s| panic!("{}: {}", change.id, s.describe(&change.file)));
+    (change.id, source)
+}
+
+/// What `find` finds once it finds nothing, or after a minute of finding
+/// something. For processes that were killed and may take a moment to be gone
+/// on a loaded machine: the test asserts that they go, not how fast.
+pub fn eventually_none(find: impl Fn() -> Vec<String>) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let found = find();
+        if found.is_empty() || Instant::now() >= deadline {
+            return found;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
 
 /// The command lines of the processes whose TMPDIR lies under `dir`: what a
 /// fencelab run given that TMPDIR started (its judges, the implementations'
