@@ -6,7 +6,7 @@
 //! what the implementation did: panicked (with its message), ended (with its exit
 //! status or signal, and the last of what it printed), or sent nonsense.
 
-use std::io::{BufRead, BufReader, Read, Write};
+use std::io::{BufRead, BufReader, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -34,8 +34,8 @@ struct Server {
     socket: PathBuf,
     /// Held open so that the server sees end-of-file when the judge goes away.
     _stdin: ChildStdin,
-    stdout: Arc<Mutex<Captured>>,
-    stderr: Arc<Mutex<Captured>>,
+    stdout: Arc<Output>,
+    stderr: Arc<Output>,
 }
 
 static SERVER: OnceLock<Server> = OnceLock::new();
@@ -45,6 +45,24 @@ static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::
 
 /// The judge's exit status when the implementation left processes running.
 pub const LEFT_BEHIND_STATUS: i32 = 87;
+/// The judge's exit status when it could not start the implementation's
+/// process at all (its program is missing, say): fencelab's failure, never
+/// the implementation's, so it is not a test outcome. The implementation's
+/// code has not run in this judge when this happens, so it cannot cause it.
+pub const NOT_STARTED_STATUS: i32 = 86;
+
+/// Ends the judge with `NOT_STARTED_STATUS`, saying why on stderr.
+fn not_started(why: std::fmt::Arguments) -> ! {
+    // Straight to the file descriptor: libtest captures `eprintln!`, and the
+    // process ends before it would show what it captured.
+    let line = format!("{PROCESS_ENDED} could not start: {why}\n");
+    // SAFETY: writes a buffer of ours to stderr, then ends the process at once,
+    // with the status the runner reads.
+    unsafe {
+        libc::write(2, line.as_ptr().cast(), line.len());
+        libc::_exit(NOT_STARTED_STATUS)
+    }
+}
 
 /// Kills and collects the implementation's process when the judge exits, so
 /// that it never lingers as an orphan or a zombie in the trial's group; then
@@ -112,32 +130,117 @@ fn kill_adopted() -> usize {
     running
 }
 
-/// The start of a stream of output, and how much more there was.
+/// The start of one of the implementation's output streams, and how much more
+/// there was.
 #[derive(Default)]
 pub struct Captured {
     pub kept: Vec<u8>,
     pub dropped: usize,
     /// It printed more than `FLOOD` and was killed for it.
     pub flooded: bool,
+    /// How much of `kept` has been passed on into the test's own output.
+    emitted: usize,
+    /// The stream has ended.
+    closed: bool,
 }
 
-impl Captured {
-    fn text(&self, what: &str) -> String {
-        if self.kept.is_empty() {
-            return String::new();
+/// One of the implementation's output streams: the read end of its pipe
+/// (non-blocking) and what was read from it. Bytes are taken out of the pipe
+/// only under the lock, so whoever holds it and finds the pipe empty knows that
+/// everything written so far is in `captured`.
+struct Output {
+    pipe: std::os::fd::OwnedFd,
+    captured: Mutex<Captured>,
+    /// The process to kill when it floods.
+    pid: libc::pid_t,
+}
+
+impl Output {
+    /// Takes the stream over; a thread of its own keeps reading it, so that the
+    /// implementation never blocks on a full pipe.
+    fn start(pipe: impl Into<std::os::fd::OwnedFd>, pid: libc::pid_t) -> Arc<Output> {
+        let pipe = pipe.into();
+        // SAFETY: fcntl on a descriptor we own.
+        unsafe {
+            let flags = libc::fcntl(pipe.as_raw_fd(), libc::F_GETFL);
+            libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
         }
-        let mut text = format!("\n--- the implementation's {what} ---\n");
-        text.push_str(String::from_utf8_lossy(&self.kept).trim_end());
-        if self.dropped > 0 {
-            text.push_str(&format!("\n[... {} more bytes dropped]", self.dropped));
+        let output = Arc::new(Output {
+            pipe,
+            captured: Mutex::new(Captured::default()),
+            pid,
+        });
+        let reader = Arc::clone(&output);
+        std::thread::spawn(move || {
+            loop {
+                let mut poll = libc::pollfd {
+                    fd: reader.pipe.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                };
+                // SAFETY: one valid pollfd; waits without the lock.
+                unsafe { libc::poll(&mut poll, 1, -1) };
+                let mut captured = reader.captured.lock().unwrap_or_else(|e| e.into_inner());
+                reader.take_available(&mut captured);
+                if captured.closed {
+                    break;
+                }
+            }
+        });
+        output
+    }
+
+    /// Reads what the pipe holds now (the caller holds the lock).
+    fn take_available(&self, c: &mut Captured) {
+        let mut buf = [0u8; 8192];
+        while !c.closed {
+            // SAFETY: reads into a buffer of ours from a descriptor we own.
+            let n =
+                unsafe { libc::read(self.pipe.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
+            if n == 0 {
+                c.closed = true;
+            } else if n < 0 {
+                let err = std::io::Error::last_os_error();
+                match err.kind() {
+                    std::io::ErrorKind::Interrupted => continue,
+                    std::io::ErrorKind::WouldBlock => return,
+                    _ => c.closed = true,
+                }
+            } else {
+                let n = n as usize;
+                let room = OUTPUT_CAP.saturating_sub(c.kept.len()).min(n);
+                c.kept.extend_from_slice(&buf[..room]);
+                c.dropped += n - room;
+                if !c.flooded && c.kept.len() + c.dropped > FLOOD {
+                    c.flooded = true;
+                    // SAFETY: a signal to the implementation's process, our child.
+                    unsafe {
+                        libc::kill(self.pid, libc::SIGKILL);
+                    }
+                }
+            }
         }
-        if self.flooded {
-            text.push_str(&format!(
-                "\n[it printed more than {} MiB and was killed]",
-                FLOOD / (1024 * 1024)
-            ));
+    }
+
+    /// Passes on into the test's own output (which libtest shows with a
+    /// failure) everything the implementation has written to this stream so far
+    /// and that was not passed on yet. Called on the thread that made a call,
+    /// once its answer is in: whatever was printed during the call is in the
+    /// pipe by then, so it is shown with the test that caused it, every time.
+    fn pass_on(&self) -> Captured {
+        let mut c = self.captured.lock().unwrap_or_else(|e| e.into_inner());
+        self.take_available(&mut c);
+        if c.emitted < c.kept.len() {
+            eprint!("{}", String::from_utf8_lossy(&c.kept[c.emitted..]));
+            c.emitted = c.kept.len();
         }
-        text
+        Captured {
+            kept: Vec::new(),
+            dropped: c.dropped,
+            flooded: c.flooded,
+            emitted: c.emitted,
+            closed: c.closed,
+        }
     }
 }
 
@@ -147,8 +250,12 @@ pub fn call(request: Request) -> Result<Answer, Failure> {
     let server = SERVER.get_or_init(start);
     let function = request.function();
     match exchange(&server.socket, &request) {
-        Ok(Response::Returned(returned)) => returned,
+        Ok(Response::Returned(returned)) => {
+            server.pass_on_output();
+            returned
+        }
         Ok(Response::Panicked { message, location }) => {
+            server.pass_on_output();
             let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
             panic!("{IMPL_PANICKED} in {function}(){at}:\n{message}")
         }
@@ -174,10 +281,14 @@ pub fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
 
 fn start() -> Server {
     let exe = std::env::var_os(SERVER_ENV).unwrap_or_else(|| {
-        panic!("{PROCESS_ENDED} could not start: {SERVER_ENV} is not set (run the judge through fencelab)")
+        not_started(format_args!(
+            "{SERVER_ENV} is not set (run the judge through fencelab)"
+        ))
     });
     let key = std::env::var(IMPL_ENV).unwrap_or_else(|_| {
-        panic!("{PROCESS_ENDED} could not start: {IMPL_ENV} is not set (run the judge through fencelab)")
+        not_started(format_args!(
+            "{IMPL_ENV} is not set (run the judge through fencelab)"
+        ))
     });
     static COUNT: AtomicUsize = AtomicUsize::new(0);
     let name = format!(
@@ -193,10 +304,7 @@ fn start() -> Server {
     }
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).unwrap_or_else(|e| {
-        panic!(
-            "{PROCESS_ENDED} could not start: cannot listen on {}: {e}",
-            socket.display()
-        )
+        not_started(format_args!("cannot listen on {}: {e}", socket.display()))
     });
     let fd = listener.as_raw_fd();
     // The implementation may write only in the test's temporary directory.
@@ -231,12 +339,9 @@ fn start() -> Server {
             super::sandbox::enter(ruleset)
         });
     }
-    let mut child = command.spawn().unwrap_or_else(|e| {
-        panic!(
-            "{PROCESS_ENDED} could not start: {}: {e}",
-            Path::new(&exe).display()
-        )
-    });
+    let mut child = command
+        .spawn()
+        .unwrap_or_else(|e| not_started(format_args!("{}: {e}", Path::new(&exe).display())));
     // Only the server keeps the listening socket: once it ends, connecting fails
     // at once instead of waiting for an answer that cannot come.
     drop(listener);
@@ -248,8 +353,8 @@ fn start() -> Server {
     unsafe {
         libc::atexit(reap_server);
     }
-    let stdout = capture(child.stdout.take().expect("piped stdout"), pid);
-    let stderr = capture(child.stderr.take().expect("piped stderr"), pid);
+    let stdout = Output::start(child.stdout.take().expect("piped stdout"), pid);
+    let stderr = Output::start(child.stderr.take().expect("piped stderr"), pid);
     Server {
         child: Mutex::new(child),
         socket,
@@ -259,59 +364,44 @@ fn start() -> Server {
     }
 }
 
-/// Reads `stream` to its end on a thread of its own, keeping the first bytes;
-/// kills the process `pid` when it floods.
-fn capture(mut stream: impl Read + Send + 'static, pid: libc::pid_t) -> Arc<Mutex<Captured>> {
-    let captured = Arc::new(Mutex::new(Captured::default()));
-    let sink = Arc::clone(&captured);
-    std::thread::spawn(move || {
-        let mut buf = [0u8; 8192];
-        while let Ok(n) = stream.read(&mut buf) {
-            if n == 0 {
-                break;
-            }
-            let mut c = sink.lock().unwrap_or_else(|e| e.into_inner());
-            let room = OUTPUT_CAP.saturating_sub(c.kept.len()).min(n);
-            // Into the judge's own (captured) output: libtest shows it with the
-            // test's failure, so a learner's println! debugging is seen.
-            if room > 0 {
-                eprint!("{}", String::from_utf8_lossy(&buf[..room]));
-            }
-            c.kept.extend_from_slice(&buf[..room]);
-            c.dropped += n - room;
-            if !c.flooded && c.kept.len() + c.dropped > FLOOD {
-                c.flooded = true;
-                // SAFETY: a signal to the implementation's process, our child.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
-            }
-        }
-    });
-    captured
-}
-
 impl Server {
-    /// Ends the test: the implementation did not answer `function`.
+    /// Passes on what the implementation printed (see `Output::pass_on`).
+    fn pass_on_output(&self) -> (Captured, Captured) {
+        (self.stdout.pass_on(), self.stderr.pass_on())
+    }
+
+    /// Ends the test: the implementation did not answer `function`. What it
+    /// printed goes into the test's output first; the message says how it
+    /// ended, a flood first of all (its output is cut short, never this line).
     fn ended(&self, function: &str, err: &str) -> ! {
-        let status = self.wait(Duration::from_millis(500));
-        // Let the capture threads take in the last of what it printed.
-        std::thread::sleep(Duration::from_millis(20));
+        // The connection failed: the process is ending, or has ended, or (if it
+        // closed the connection on purpose) is still running.
+        let status = self.wait(Duration::from_secs(5));
+        let (stdout, stderr) = self.pass_on_output();
+        let flooded: Vec<&str> = [("stdout", &stdout), ("stderr", &stderr)]
+            .iter()
+            .filter(|(_, c)| c.flooded)
+            .map(|(name, _)| *name)
+            .collect();
         let how = match status {
+            _ if !flooded.is_empty() => format!(
+                "printed more than {} MiB on {} and was killed",
+                FLOOD / (1024 * 1024),
+                flooded.join(" and ")
+            ),
             Some(status) => describe(status),
             None => format!("stopped answering ({err})"),
         };
-        let stderr = self
-            .stderr
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .text("stderr");
-        let stdout = self
-            .stdout
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .text("stdout");
-        panic!("{PROCESS_ENDED} {how} during {function}(){stderr}{stdout}")
+        let dropped = stdout.dropped + stderr.dropped;
+        let note = if dropped > 0 {
+            format!(
+                "\n(the first {} KiB of each of its streams are shown above; {dropped} more bytes were dropped)",
+                OUTPUT_CAP / 1024
+            )
+        } else {
+            String::new()
+        };
+        panic!("{PROCESS_ENDED} {how} during {function}(){note}")
     }
 
     fn wait(&self, limit: Duration) -> Option<ExitStatus> {

@@ -320,6 +320,7 @@ fn waits_for_a_busy_database() {
     let lock = db.hold_write_lock();
     let answer = std::thread::scope(|s| {
         let claimer = s.spawn(|| lease::claim(&db.path, "job-1", "worker-a", 10.0, 5.0));
+        lock.wait_for_connections(1);
         std::thread::sleep(Duration::from_millis(400));
         drop(lock);
         kind(&claimer.join().unwrap())
@@ -346,6 +347,7 @@ fn concurrent_claims_have_one_winner() {
             .iter()
             .map(|owner| s.spawn(|| lease::claim(&db.path, "job-1", owner, 10.0, 5.0)))
             .collect();
+        lock.wait_for_connections(owners.len());
         std::thread::sleep(Duration::from_millis(400));
         drop(lock);
         claimers

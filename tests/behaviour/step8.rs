@@ -166,6 +166,7 @@ fn one_winner_when_the_lock_is_let_go() {
     let lock = db.hold_write_lock();
     let answers = std::thread::scope(|s| {
         let claims = s.spawn(|| lease::claim_many(&db.path, "job-1", &owners, 10.0, 5.0));
+        lock.wait_for_connections(owners.len());
         std::thread::sleep(Duration::from_millis(400));
         drop(lock);
         claims.join().unwrap().map_err(|e| e.to_string())

@@ -120,7 +120,10 @@ impl Db {
         let conn = connect(&self.path);
         conn.execute_batch("BEGIN IMMEDIATE")
             .expect("take the write lock on a separate connection");
-        WriteLock { conn }
+        WriteLock {
+            conn,
+            path: self.path.clone(),
+        }
     }
 }
 
@@ -135,6 +138,58 @@ pub fn connect(path: &Path) -> Connection {
 /// The write lock of a database, held by the test until dropped.
 pub struct WriteLock {
     conn: Connection,
+    path: PathBuf,
+}
+
+impl WriteLock {
+    /// Waits until `n` connections besides the lock's own have the database
+    /// open (at most 2 s): the claimers a test started are then under way,
+    /// however slow the machine, and the window that follows is all theirs
+    /// to reach the lock. Counts the open files of this process and of the
+    /// processes it started (Linux's /proc); where those cannot be read, or an
+    /// implementation shares connections, it waits the 2 s or not at all.
+    pub fn wait_for_connections(&self, n: usize) {
+        let Ok(target) = std::fs::canonicalize(&self.path) else {
+            return;
+        };
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while let Some(open) = open_count(&target) {
+            if open > n || Instant::now() >= deadline {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// How many open files of this process and its descendants are `target`;
+/// `None` when this process's own cannot be read.
+fn open_count(target: &Path) -> Option<usize> {
+    let mut pending = vec![std::process::id().to_string()];
+    let mut count = 0;
+    let mut first = true;
+    while let Some(pid) = pending.pop() {
+        let proc = Path::new("/proc").join(&pid);
+        match std::fs::read_dir(proc.join("fd")) {
+            Ok(fds) => {
+                count += fds
+                    .flatten()
+                    .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
+                    .count();
+            }
+            Err(_) if first => return None,
+            Err(_) => {}
+        }
+        first = false;
+        if let Ok(tasks) = std::fs::read_dir(proc.join("task")) {
+            for task in tasks.flatten() {
+                if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
+                    pending.extend(children.split_whitespace().map(String::from));
+                }
+            }
+        }
+    }
+    Some(count)
 }
 
 impl Drop for WriteLock {
@@ -328,6 +383,7 @@ pub fn claim_in_processes(
     while Instant::now() < deadline && !children.iter().all(|(_, ready)| ready.exists()) {
         std::thread::sleep(Duration::from_millis(5));
     }
+    lock.wait_for_connections(owners.len());
     std::thread::sleep(Duration::from_millis(150));
     drop(lock);
     children
