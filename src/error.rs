@@ -138,8 +138,8 @@ pub fn at_line(path: &Path, at: &Location, message: &str) -> String {
     )
 }
 
-impl From<crate::worksheet::WorksheetError> for Error {
-    fn from(err: crate::worksheet::WorksheetError) -> Error {
+impl From<crate::lab::worksheet::WorksheetError> for Error {
+    fn from(err: crate::lab::worksheet::WorksheetError) -> Error {
         // Its text already ends with the next step.
         Error::input(err.to_string())
     }

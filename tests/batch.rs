@@ -24,7 +24,7 @@ fn kinds() -> Vec<(String, String)> {
     let mut kinds = vec![
         (
             "reference".to_string(),
-            fencelab::starter::REFERENCE.to_string(),
+            fencelab::commands::new::REFERENCE.to_string(),
         ),
         (
             "alternative".to_string(),
@@ -69,7 +69,7 @@ fn start_grade(files: &[PathBuf], json: &Path, keep: Option<usize>) -> Child {
         .stdout(Stdio::null())
         .stderr(Stdio::piped());
     if let Some(keep) = keep {
-        command.env(fencelab::scratch::KEEP_ENV, keep.to_string());
+        command.env(fencelab::engine::scratch::KEEP_ENV, keep.to_string());
     }
     command.spawn().unwrap()
 }
@@ -234,10 +234,10 @@ fn two_runs_of_fifty_at_once_on_one_target_directory_each_score_as_alone() {
 
 #[test]
 fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
-    use fencelab::builder::{self, Hosting, Implementation, Servers};
-    use fencelab::runner::{Runner, Trial};
-    let scratch = fencelab::scratch::Scratch::locate(&root().join("target")).unwrap();
-    let source = format!("{}\n// lost server\n", fencelab::starter::REFERENCE);
+    use fencelab::engine::builder::{self, Hosting, Implementation, Servers};
+    use fencelab::engine::runner::{Runner, Trial};
+    let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
+    let source = format!("{}\n// lost server\n", fencelab::commands::new::REFERENCE);
     let build = builder::build(
         &scratch,
         &[Implementation {

@@ -298,7 +298,10 @@ fn junit_is_xml_that_gitlab_and_jenkins_can_read() {
         .iter()
         .flat_map(|s| s.children().filter(|n| n.has_tag_name("testcase")))
         .collect();
-    assert_eq!(cases.len(), submissions * fencelab::suite::tests().len());
+    assert_eq!(
+        cases.len(),
+        submissions * fencelab::lab::suite::tests().len()
+    );
     for case in &cases {
         assert!(case.attribute("classname").is_some() && case.attribute("name").is_some());
         assert!(case.attribute("time").unwrap().parse::<f64>().is_ok());
@@ -342,7 +345,7 @@ fn gradescope_results_have_the_fields_gradescope_reads() {
     let results: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(results["max_score"], 100.0);
     let tests = results["tests"].as_array().unwrap();
-    assert_eq!(tests.len(), fencelab::suite::tests().len());
+    assert_eq!(tests.len(), fencelab::lab::suite::tests().len());
     for t in tests {
         for field in ["name", "score", "max_score", "status", "output"] {
             assert!(t.get(field).is_some(), "{field} in {t}");

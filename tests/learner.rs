@@ -7,11 +7,11 @@ use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::Command;
 
-use fencelab::check::{self, Checked};
-use fencelab::printer::Printer;
-use fencelab::scratch::Scratch;
-use fencelab::starter::{self, REFERENCE, items};
-use fencelab::worksheet::{Lang, SLUGS, Worksheet};
+use fencelab::commands::check::{self, Checked};
+use fencelab::commands::new::{self as starter, REFERENCE, items};
+use fencelab::engine::scratch::Scratch;
+use fencelab::lab::worksheet::{Lang, SLUGS, Worksheet};
+use fencelab::output::printer::Printer;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -136,7 +136,7 @@ fn check_turns_each_step_green_in_turn_and_cargo_test_agrees() {
         );
         assert_eq!(
             passed.len() + failed.len(),
-            fencelab::suite::tests().len(),
+            fencelab::lab::suite::tests().len(),
             "stage {done}"
         );
     }
@@ -250,7 +250,7 @@ fn what_new_writes_in_both_languages() {
 #[test]
 fn the_worksheet_in_both_languages() {
     for lang in Lang::ALL {
-        let md = fencelab::worksheet_md::render(&Worksheet::builtin(), lang);
+        let md = fencelab::commands::worksheet::render(&Worksheet::builtin(), lang);
         snapshot!(format!("worksheet_{}", lang.code()), md);
     }
 }
@@ -279,7 +279,7 @@ en = "a done job can be released"
 "#,
     )
     .unwrap();
-    let options = fencelab::verify::Options {
+    let options = fencelab::commands::verify::Options {
         mutants: Some(mutants),
         implementation: Some(krate.join("src/lib.rs")),
         root: krate.clone(),
@@ -289,16 +289,17 @@ en = "a done job can be released"
         build_timeout: None,
         jobs: 4,
     };
-    let chosen = fencelab::verify::load(&options).unwrap();
+    let chosen = fencelab::commands::verify::load(&options).unwrap();
     struct Quiet;
-    impl fencelab::verify::Progress for Quiet {
+    impl fencelab::commands::verify::Progress for Quiet {
         fn started(&mut self, _: usize, _: &str, _: &str) {}
         fn built(&mut self, _: usize, _: f64) {}
         fn trial_done(&mut self, _: usize, _: usize) {}
-        fn baseline(&mut self, _: &fencelab::verify::Baseline) {}
-        fn mutant(&mut self, _: &fencelab::verify::MutantReport) {}
+        fn baseline(&mut self, _: &fencelab::commands::verify::Baseline) {}
+        fn mutant(&mut self, _: &fencelab::commands::verify::MutantReport) {}
     }
-    let report = fencelab::verify::run(&options, &chosen, &scratch(), &mut Quiet).unwrap();
+    let report =
+        fencelab::commands::verify::run(&options, &chosen, &scratch(), &mut Quiet).unwrap();
     assert!(
         report.baseline.passed,
         "the learner's finished crate passes the suite"

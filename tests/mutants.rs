@@ -11,11 +11,11 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use fencelab::mutant;
-use fencelab::printer::{Printer, indent};
-use fencelab::scratch::Scratch;
-use fencelab::suite;
-use fencelab::verify::{self, Baseline, MutantReport, Progress, Report};
+use fencelab::commands::verify::{self, Baseline, MutantReport, Progress, Report};
+use fencelab::engine::scratch::Scratch;
+use fencelab::lab::mutant;
+use fencelab::lab::suite;
+use fencelab::output::printer::{Printer, indent};
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const REFERENCE: &str = "reference";
@@ -52,7 +52,7 @@ fn main() -> ExitCode {
         exact: true,
         timeout: None,
         build_timeout: None,
-        jobs: fencelab::runner::default_jobs(),
+        jobs: fencelab::engine::runner::default_jobs(),
     };
     let mutants = match mutant::load_dir(options.mutants.as_ref().unwrap(), &suite::test_names()) {
         Ok(mutants) => mutants,

@@ -9,11 +9,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use fencelab::outcome::MutantOutcome;
-use fencelab::printer::Printer;
-use fencelab::scratch::Scratch;
-use fencelab::suite;
-use fencelab::verify::{self, Baseline, MutantReport, Options, Progress, Report};
+use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
+use fencelab::engine::outcome::MutantOutcome;
+use fencelab::engine::scratch::Scratch;
+use fencelab::lab::suite;
+use fencelab::output::printer::Printer;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -31,7 +31,7 @@ fn options(mutants: &str) -> Options {
         // them. Its trials sleep, so more of them at once cost no CPU.
         timeout: None,
         build_timeout: None,
-        jobs: fencelab::runner::default_jobs() * 2,
+        jobs: fencelab::engine::runner::default_jobs() * 2,
     }
 }
 
@@ -231,12 +231,14 @@ fn every_mutant_is_reported_as_it_finishes() {
 #[test]
 fn a_malformed_mutant_names_file_line_and_column() {
     let tests = suite::test_names();
-    let typo =
-        fencelab::mutant::load_file(&root().join("tests/fixtures/malformed/typo.toml"), &tests)
-            .unwrap_err();
+    let typo = fencelab::lab::mutant::load_file(
+        &root().join("tests/fixtures/malformed/typo.toml"),
+        &tests,
+    )
+    .unwrap_err();
     let text = typo.to_string().replace(root().to_str().unwrap(), "[root]");
     snapshot!("malformed_typo", text);
-    let syntax = fencelab::mutant::load_file(
+    let syntax = fencelab::lab::mutant::load_file(
         &root().join("tests/fixtures/malformed/broken-syntax.toml"),
         &tests,
     )

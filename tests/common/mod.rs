@@ -17,10 +17,10 @@ pub fn fixture(name: &str) -> PathBuf {
 /// The reference with the one change a change file (a fixture submission's or
 /// a mutant's `.toml`) describes: its id and the changed source.
 pub fn changed_reference(change: &Path) -> (String, String) {
-    let change = fencelab::mutant::load_file(change, &fencelab::suite::test_names())
+    let change = fencelab::lab::mutant::load_file(change, &fencelab::lab::suite::test_names())
         .unwrap_or_else(|e| panic!("{e}"));
     let source = change
-        .apply(fencelab::starter::REFERENCE)
+        .apply(fencelab::commands::new::REFERENCE)
         .unwrap_or_else(|s| panic!("{}: {}", change.id, s.describe(&change.file)));
     (change.id, source)
 }

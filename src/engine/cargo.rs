@@ -12,9 +12,9 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use crate::engine::process::{self, Limits};
+use crate::engine::scratch::{CrateDir, Scratch};
 use crate::error::Error;
-use crate::process::{self, Limits};
-use crate::scratch::{CrateDir, Scratch};
 
 /// What a build produced.
 #[derive(Debug, Default)]

@@ -7,7 +7,7 @@ use std::time::Duration;
 use serde::Serialize;
 
 use crate::bridge::protocol::{IMPL_PANICKED, PROCESS_ENDED};
-use crate::process::Finished;
+use crate::engine::process::Finished;
 
 /// What happened to one test.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -183,7 +183,7 @@ impl StepTally {
 
     /// The tallies of the steps that have tests among `results` (suite order).
     pub fn of<'a>(
-        results: impl IntoIterator<Item = (&'a crate::suite::SuiteTest, &'a TestOutcome)>,
+        results: impl IntoIterator<Item = (&'a crate::lab::suite::SuiteTest, &'a TestOutcome)>,
     ) -> Vec<StepTally> {
         let mut steps: Vec<StepTally> = Vec::new();
         for (test, outcome) in results {

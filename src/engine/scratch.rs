@@ -20,7 +20,7 @@ use crate::error::Error;
 
 /// The project's lock file, so that scratch builds resolve to exactly the
 /// versions fencelab itself was built with, and need nothing from the network.
-const LOCK_FILE: &str = include_str!("../Cargo.lock");
+const LOCK_FILE: &str = include_str!("../../Cargo.lock");
 
 /// The scratch workspace in a target directory.
 #[derive(Debug, Clone)]

@@ -13,13 +13,13 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::builder::{self, Hosting, Implementation};
+use crate::engine::builder::{self, Hosting, Implementation};
+use crate::engine::outcome::{MutantOutcome, TestOutcome};
+use crate::engine::runner::{Runner, Trial, TrialResult};
+use crate::engine::scratch::Scratch;
 use crate::error::Error;
-use crate::mutant::{self, Mutant};
-use crate::outcome::{MutantOutcome, TestOutcome};
-use crate::runner::{Runner, Trial, TrialResult};
-use crate::scratch::Scratch;
-use crate::suite;
+use crate::lab::mutant::{self, Mutant};
+use crate::lab::suite;
 
 /// The least time a test gets under a mutant, and how many times its slower
 /// baseline run it may take.
@@ -62,7 +62,7 @@ pub struct Report {
     /// Whether only some of the directory's mutants were run.
     pub filtered: bool,
     /// With `--predictions`: each prediction beside what happened, and the score.
-    pub predictions: Option<crate::predict::Scorecard>,
+    pub predictions: Option<crate::commands::predict::Scorecard>,
     pub summary: Summary,
 }
 
@@ -227,7 +227,7 @@ pub fn run(
             (source, shown)
         }
         None => (
-            crate::starter::REFERENCE.to_string(),
+            crate::commands::new::REFERENCE.to_string(),
             "src/lease.rs".to_string(),
         ),
     };
@@ -387,7 +387,7 @@ pub fn run(
                 ));
             }
             Ok((index, mutated)) => {
-                let diff = crate::diff::patch(&source, mutated, &shown, &shown);
+                let diff = crate::output::diff::patch(&source, mutated, &shown, &shown);
                 match &build.hosting[*index] {
                     Hosting::Unviable { errors } => {
                         reports[m] = Some(finish(

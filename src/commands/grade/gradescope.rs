@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 
-use crate::grade::SubmissionReport;
+use crate::commands::grade::SubmissionReport;
 
 #[derive(Debug, Serialize)]
 pub struct Results {

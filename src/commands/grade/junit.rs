@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::grade::GradeReport;
+use crate::commands::grade::GradeReport;
 
 /// Escapes text for XML, dropping the characters XML 1.0 cannot hold (a
 /// submission's output may contain any byte).

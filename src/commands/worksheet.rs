@@ -6,8 +6,8 @@
 
 use std::fmt::Write as _;
 
-use crate::mutant::{self, Mutant};
-use crate::worksheet::{Lang, Worksheet};
+use crate::lab::mutant::{self, Mutant};
+use crate::lab::worksheet::{Lang, Worksheet};
 
 struct Labels {
     contract: &'static str,

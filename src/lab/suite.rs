@@ -10,45 +10,45 @@ use std::collections::BTreeSet;
 pub const BINDING_LINE: &str = "use fencelab::lease;";
 
 /// The suite's root file, as written for the project itself.
-pub const ROOT: &str = include_str!("../tests/behaviour.rs");
+pub const ROOT: &str = include_str!("../../tests/behaviour.rs");
 
 /// The suite's modules: path under `tests/`, and contents.
 pub const MODULES: [(&str, &str); 9] = [
     (
         "behaviour/support.rs",
-        include_str!("../tests/behaviour/support.rs"),
+        include_str!("../../tests/behaviour/support.rs"),
     ),
     (
         "behaviour/step1.rs",
-        include_str!("../tests/behaviour/step1.rs"),
+        include_str!("../../tests/behaviour/step1.rs"),
     ),
     (
         "behaviour/step2.rs",
-        include_str!("../tests/behaviour/step2.rs"),
+        include_str!("../../tests/behaviour/step2.rs"),
     ),
     (
         "behaviour/step3.rs",
-        include_str!("../tests/behaviour/step3.rs"),
+        include_str!("../../tests/behaviour/step3.rs"),
     ),
     (
         "behaviour/step4.rs",
-        include_str!("../tests/behaviour/step4.rs"),
+        include_str!("../../tests/behaviour/step4.rs"),
     ),
     (
         "behaviour/step5.rs",
-        include_str!("../tests/behaviour/step5.rs"),
+        include_str!("../../tests/behaviour/step5.rs"),
     ),
     (
         "behaviour/step6.rs",
-        include_str!("../tests/behaviour/step6.rs"),
+        include_str!("../../tests/behaviour/step6.rs"),
     ),
     (
         "behaviour/step7.rs",
-        include_str!("../tests/behaviour/step7.rs"),
+        include_str!("../../tests/behaviour/step7.rs"),
     ),
     (
         "behaviour/step8.rs",
-        include_str!("../tests/behaviour/step8.rs"),
+        include_str!("../../tests/behaviour/step8.rs"),
     ),
 ];
 
@@ -140,7 +140,7 @@ fn step_of_module(path: &str) -> Option<u32> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::worksheet::Worksheet;
+    use crate::lab::worksheet::Worksheet;
 
     #[test]
     fn finds_every_test_and_no_helper() {

@@ -11,11 +11,11 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
-use crate::suite;
-use crate::worksheet::{Lang, Worksheet};
+use crate::lab::suite;
+use crate::lab::worksheet::{Lang, Worksheet};
 
 /// The reference implementation, as compiled into fencelab.
-pub const REFERENCE: &str = include_str!("lease.rs");
+pub const REFERENCE: &str = include_str!("../lease.rs");
 
 /// A top-level item of a Rust file formatted by rustfmt: its leading doc
 /// comments and attributes, and its text.
@@ -189,7 +189,7 @@ pub fn files(name: &str, worksheet: &Worksheet, lang: Lang) -> Vec<(PathBuf, Str
         ),
         (
             PathBuf::from("WORKSHEET.md"),
-            crate::worksheet_md::render(worksheet, lang),
+            crate::commands::worksheet::render(worksheet, lang),
         ),
         (PathBuf::from("README.md"), readme(name, lang)),
     ];
@@ -293,7 +293,7 @@ mod tests {
     #[test]
     fn the_learners_lib_has_the_api_and_no_solution() {
         let lib = learner_lib(&Worksheet::builtin(), Lang::En);
-        for slug in crate::worksheet::SLUGS {
+        for slug in crate::lab::worksheet::SLUGS {
             assert!(lib.contains(&format!("pub fn {slug}(")), "{slug}");
         }
         assert_eq!(

@@ -5,10 +5,10 @@ use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::io::{IsTerminal, Write as _};
 
-use crate::outcome::{MutantOutcome, TestOutcome};
-use crate::style::{ColorChoice, Style};
-use crate::suite;
-use crate::verify::{Baseline, MutantReport, Progress, Report};
+use crate::commands::verify::{Baseline, MutantReport, Progress, Report};
+use crate::engine::outcome::{MutantOutcome, TestOutcome};
+use crate::lab::suite;
+use crate::output::style::{ColorChoice, Style};
 
 /// Writes a front end's output.
 pub struct Printer {
@@ -463,9 +463,9 @@ struct CheckWords {
     printed: &'static str,
 }
 
-fn check_words(lang: crate::worksheet::Lang) -> CheckWords {
+fn check_words(lang: crate::lab::worksheet::Lang) -> CheckWords {
     match lang {
-        crate::worksheet::Lang::Ja => CheckWords {
+        crate::lab::worksheet::Lang::Ja => CheckWords {
             not_started: "未着手",
             passing: "合格",
             compile: "src/lib.rs がコンパイルできません。コンパイラのメッセージ:",
@@ -481,7 +481,7 @@ fn check_words(lang: crate::worksheet::Lang) -> CheckWords {
             start_here: "は未着手です。`todo!()` を契約どおりの実装に置き換えてください。",
             printed: "出力",
         },
-        crate::worksheet::Lang::En => CheckWords {
+        crate::lab::worksheet::Lang::En => CheckWords {
             not_started: "not started",
             passing: "passing",
             compile: "src/lib.rs does not compile. The compiler says:",
@@ -505,11 +505,11 @@ impl Printer {
     /// step needs.
     pub fn render_check(
         &self,
-        checked: &crate::check::Checked,
-        worksheet: &crate::worksheet::Worksheet,
-        lang: crate::worksheet::Lang,
+        checked: &crate::commands::check::Checked,
+        worksheet: &crate::lab::worksheet::Worksheet,
+        lang: crate::lab::worksheet::Lang,
     ) -> String {
-        use crate::check::{Checked, Observation};
+        use crate::commands::check::{Checked, Observation};
         let w = check_words(lang);
         let s = &self.out;
         let mut out = String::new();
@@ -572,7 +572,7 @@ impl Printer {
                     Some(o) => {
                         let _ = writeln!(out, "    {}: {}", w.observed, o.what);
                         if o.expected.contains('\n') || o.actual.contains('\n') {
-                            let diff = crate::diff::unified(
+                            let diff = crate::output::diff::unified(
                                 &(o.expected.clone() + "\n"),
                                 &(o.actual.clone() + "\n"),
                                 w.expected,
@@ -632,11 +632,11 @@ impl Printer {
     /// The predictions beside what happened, and the score.
     pub fn render_predictions(
         &self,
-        card: &crate::predict::Scorecard,
-        mutants: &[crate::mutant::Mutant],
-        lang: crate::worksheet::Lang,
+        card: &crate::commands::predict::Scorecard,
+        mutants: &[crate::lab::mutant::Mutant],
+        lang: crate::lab::worksheet::Lang,
     ) -> String {
-        use crate::worksheet::Lang;
+        use crate::lab::worksheet::Lang;
         let s = &self.out;
         let (title, predicted, happened, nothing, score, why) = match lang {
             Lang::Ja => ("予想と結果", "予想", "結果", "（なし）", "得点", "解説"),
@@ -706,7 +706,7 @@ impl Printer {
     /// What `grade` prints: per submission its score, per step its tests, and
     /// each failing test with its observation; with several submissions a
     /// table of them first.
-    pub fn render_grade(&self, report: &crate::grade::GradeReport) -> String {
+    pub fn render_grade(&self, report: &crate::commands::grade::GradeReport) -> String {
         let s = &self.out;
         let mut out = String::new();
         if report.submissions.len() > 1 {

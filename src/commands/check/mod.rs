@@ -7,13 +7,13 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::builder::{self, Hosting, Implementation};
+use crate::engine::builder::{self, Hosting, Implementation};
+use crate::engine::outcome::{StepTally, TestOutcome};
+use crate::engine::runner::{Runner, Trial};
+use crate::engine::scratch::Scratch;
 use crate::error::Error;
-use crate::outcome::{StepTally, TestOutcome};
-use crate::runner::{Runner, Trial};
-use crate::scratch::Scratch;
-use crate::suite;
-use crate::worksheet::Lang;
+use crate::lab::suite;
+use crate::lab::worksheet::Lang;
 
 /// The time a test gets, unless `--timeout` says otherwise.
 pub const DEFAULT_LIMIT: Duration = Duration::from_secs(10);

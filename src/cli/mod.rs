@@ -7,12 +7,12 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 
+use crate::commands::verify;
+use crate::engine::scratch::Scratch;
 use crate::error::Error;
-use crate::printer::Printer;
-use crate::scratch::Scratch;
-use crate::style::ColorChoice;
-use crate::verify;
-use crate::worksheet::{Lang, Worksheet};
+use crate::lab::worksheet::{Lang, Worksheet};
+use crate::output::printer::Printer;
+use crate::output::style::ColorChoice;
 
 /// A hands-on lab about leases and fencing tokens, and the engine that judges it.
 #[derive(Debug, Parser)]
@@ -215,7 +215,10 @@ pub fn main() -> ExitCode {
             let worksheet = Worksheet::builtin();
             print!(
                 "{}",
-                crate::worksheet_md::render(&worksheet, args.lang.unwrap_or_else(default_lang))
+                crate::commands::worksheet::render(
+                    &worksheet,
+                    args.lang.unwrap_or_else(default_lang)
+                )
             );
             Ok(0)
         }
@@ -247,16 +250,19 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
             Some(in_project(&root, "mutants")).filter(|_| root.join("mutants").is_dir())
         }),
         implementation: args.implementation.clone().or_else(|| {
-            let reference = root.join(crate::mutant::DEFAULT_FILE);
+            let reference = root.join(crate::lab::mutant::DEFAULT_FILE);
             (args.mutants.is_none() && root.join("mutants").is_dir() && reference.is_file())
-                .then(|| in_project(&root, crate::mutant::DEFAULT_FILE))
+                .then(|| in_project(&root, crate::lab::mutant::DEFAULT_FILE))
         }),
         root: root.clone(),
         filters: args.filters,
         exact: args.exact,
         timeout: seconds(args.timeout, "--timeout")?,
         build_timeout: seconds(args.build_timeout, "--build-timeout")?,
-        jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::engine::runner::default_jobs)
+            .max(1),
     };
     let scratch = Scratch::locate(&root.join("target"))?;
     let mutants = verify::load(&options)?;
@@ -268,10 +274,10 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
                 filters: Vec::new(),
                 ..options.clone()
             };
-            Some(crate::predict::load(
+            Some(crate::commands::predict::load(
                 path,
                 &verify::load(&every)?,
-                &crate::suite::test_names(),
+                &crate::lab::suite::test_names(),
             )?)
         }
         None => None,
@@ -281,7 +287,7 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
     if let Some(predictions) = &predictions
         && report.baseline.passed
     {
-        let card = crate::predict::score(predictions, &report);
+        let card = crate::commands::predict::score(predictions, &report);
         let text =
             printer.render_predictions(&card, &mutants, args.lang.unwrap_or_else(default_lang));
         printer.line(text.trim_end());
@@ -297,7 +303,7 @@ fn run_verify(args: VerifyArgs, printer: &mut Printer) -> Result<i32, Error> {
 
 fn run_new(args: NewArgs, printer: &mut Printer) -> Result<i32, Error> {
     let lang = args.lang.unwrap_or_else(default_lang);
-    let name = crate::starter::create(&args.dir, &Worksheet::builtin(), lang)?;
+    let name = crate::commands::new::create(&args.dir, &Worksheet::builtin(), lang)?;
     printer.status(
         "Created",
         &format!("the lab crate `{name}` in {}", args.dir.display()),
@@ -322,28 +328,35 @@ fn run_check(args: CheckArgs, printer: &mut Printer) -> Result<i32, Error> {
     };
     let lang = args
         .lang
-        .or_else(|| crate::check::crate_lang(&dir))
+        .or_else(|| crate::commands::check::crate_lang(&dir))
         .unwrap_or_else(default_lang);
-    let options = crate::check::Options {
+    let options = crate::commands::check::Options {
         dir: dir.clone(),
         step: args.step,
         timeout: seconds(args.timeout, "--timeout")?,
-        jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::engine::runner::default_jobs)
+            .max(1),
     };
     let scratch = Scratch::locate(&dir.join("target"))?;
     printer.status(
         "Checking",
-        &crate::check::learner_file(&dir).display().to_string(),
+        &crate::commands::check::learner_file(&dir)
+            .display()
+            .to_string(),
     );
-    let checked = crate::check::run(&options, &scratch, |done, total| {
+    let checked = crate::commands::check::run(&options, &scratch, |done, total| {
         printer.progress(&format!("  running tests: {done}/{total}"));
     })?;
     let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
     printer.line(text.trim_end());
     Ok(match &checked {
-        crate::check::Checked::DoesNotCompile { .. } => crate::check::exit::DOES_NOT_COMPILE,
-        ran if ran.first_failing().is_some() => crate::check::exit::SOME_FAIL,
-        _ => crate::check::exit::ALL_PASS,
+        crate::commands::check::Checked::DoesNotCompile { .. } => {
+            crate::commands::check::exit::DOES_NOT_COMPILE
+        }
+        ran if ran.first_failing().is_some() => crate::commands::check::exit::SOME_FAIL,
+        _ => crate::commands::check::exit::ALL_PASS,
     })
 }
 
@@ -353,10 +366,10 @@ fn run_predict(args: PredictArgs, printer: &mut Printer) -> Result<i32, Error> {
         .mutants
         .or_else(|| Some(root.join("mutants")).filter(|d| d.is_dir()));
     let mutants = match &dir {
-        Some(dir) => crate::mutant::load_dir(dir, &crate::suite::test_names())?,
-        None => crate::mutant::builtin(),
+        Some(dir) => crate::lab::mutant::load_dir(dir, &crate::lab::suite::test_names())?,
+        None => crate::lab::mutant::builtin(),
     };
-    let form = crate::predict::template(&mutants, args.lang.unwrap_or_else(default_lang));
+    let form = crate::commands::predict::template(&mutants, args.lang.unwrap_or_else(default_lang));
     match &args.output {
         None => print!("{form}"),
         Some(path) => {
@@ -385,14 +398,14 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
         )));
     }
     let paths = match args.shard {
-        Some((k, n)) => crate::grade::shard(&args.paths, k, n),
+        Some((k, n)) => crate::commands::grade::shard(&args.paths, k, n),
         None => args.paths.clone(),
     };
     // Every input is read and checked before anything is built.
     let mut submissions = Vec::new();
     let mut problems = Vec::new();
     for path in &paths {
-        match crate::grade::read_submission(path) {
+        match crate::commands::grade::read_submission(path) {
             Ok(submission) => submissions.push(submission),
             Err(err) => problems.push(err.to_string()),
         }
@@ -407,14 +420,17 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
         ))
         .with_next("grade one submission per run for Gradescope, or use --json/--junit"));
     }
-    let options = crate::grade::Options {
+    let options = crate::commands::grade::Options {
         paths,
         min_score: args.min_score,
         test_limit: seconds(Some(args.timeout), "--timeout")?
-            .unwrap_or(crate::grade::DEFAULT_TEST_LIMIT),
+            .unwrap_or(crate::commands::grade::DEFAULT_TEST_LIMIT),
         build_limit: seconds(Some(args.build_timeout), "--build-timeout")?
-            .unwrap_or(crate::grade::DEFAULT_BUILD_LIMIT),
-        jobs: args.jobs.unwrap_or_else(crate::runner::default_jobs).max(1),
+            .unwrap_or(crate::commands::grade::DEFAULT_BUILD_LIMIT),
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::engine::runner::default_jobs)
+            .max(1),
         shard: args.shard,
     };
     let root = project_root();
@@ -426,7 +442,7 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
         );
     }
     printer.status("Grading", &format!("{} submission(s)", submissions.len()));
-    let report = crate::grade::run(&options, &submissions, &scratch, |done, total| {
+    let report = crate::commands::grade::run(&options, &submissions, &scratch, |done, total| {
         printer.progress(&format!("  running tests: {done}/{total}"));
     })?;
     let text = printer.render_grade(&report);
@@ -435,7 +451,7 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
     };
     if let Some(path) = &args.junit {
-        write(path, crate::junit::render(&report))?;
+        write(path, crate::commands::grade::junit::render(&report))?;
     }
     if let Some(path) = &args.json {
         write(
@@ -444,7 +460,7 @@ fn run_grade(args: GradeArgs, printer: &mut Printer) -> Result<i32, Error> {
         )?;
     }
     if let Some(path) = &args.gradescope {
-        let results = crate::gradescope::results(&report.submissions[0]);
+        let results = crate::commands::grade::gradescope::results(&report.submissions[0]);
         write(
             path,
             serde_json::to_string_pretty(&results).expect("the results serialize") + "\n",

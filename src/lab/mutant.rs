@@ -14,7 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Error, Location, at_line};
-use crate::worksheet::Text;
+use crate::lab::worksheet::Text;
 
 /// The implementation file a mutant applies to when it does not say.
 pub const DEFAULT_FILE: &str = "src/lease.rs";
@@ -160,7 +160,7 @@ const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/mutants.rs"
 
 /// The project's own mutants, as compiled into fencelab, sorted by step and id.
 pub fn builtin() -> Vec<Mutant> {
-    let tests = crate::suite::test_names();
+    let tests = crate::lab::suite::test_names();
     let mut mutants: Vec<Mutant> = BUILTIN
         .iter()
         .map(|(name, text)| {
@@ -351,7 +351,7 @@ mod tests {
     use super::*;
 
     fn tests() -> BTreeSet<String> {
-        crate::suite::test_names()
+        crate::lab::suite::test_names()
     }
 
     const GOOD: &str = r#"
@@ -514,7 +514,7 @@ en = "boundary"
     fn the_projects_mutants_all_load_and_apply_to_the_reference() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
         let mutants = load_dir(&dir, &tests()).unwrap();
-        let reference = include_str!("lease.rs");
+        let reference = include_str!("../lease.rs");
         for step in 1..=8 {
             let of_step: Vec<&Mutant> = mutants.iter().filter(|m| m.step == step).collect();
             assert!(

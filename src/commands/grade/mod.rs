@@ -8,19 +8,22 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
+pub mod gradescope;
+pub mod junit;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::builder::{self, Hosting, Implementation};
+use crate::engine::builder::{self, Hosting, Implementation};
+use crate::engine::outcome::{StepTally, TestOutcome};
+use crate::engine::runner::{Runner, Trial};
+use crate::engine::scratch::Scratch;
 use crate::error::{Error, ErrorKind};
-use crate::outcome::{StepTally, TestOutcome};
-use crate::runner::{Runner, Trial};
-use crate::scratch::Scratch;
-use crate::suite;
-use crate::worksheet::SLUGS;
+use crate::lab::suite;
+use crate::lab::worksheet::SLUGS;
 
 /// The default time a test gets.
 pub const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
@@ -310,7 +313,7 @@ pub fn run(
             .collect();
         // A submission that does not compile has no outcomes: it passed nothing.
         let not_run = TestOutcome::Failed {
-            kind: crate::outcome::FailureKind::Crashed,
+            kind: crate::engine::outcome::FailureKind::Crashed,
             message: "not run: the submission does not compile".to_string(),
         };
         let tallies = StepTally::of(
@@ -372,7 +375,7 @@ pub fn run(
 struct Hostings {
     judge: Option<PathBuf>,
     hosting: Vec<Hosting>,
-    _pins: Vec<crate::scratch::Pin>,
+    _pins: Vec<crate::engine::scratch::Pin>,
 }
 
 /// Builds every submission, each in a server of its own; when that build runs
@@ -428,7 +431,7 @@ fn build_all(
 }
 
 fn shown(file: &Path) -> String {
-    crate::verify::shown_path(file, &std::env::current_dir().unwrap_or_default())
+    crate::commands::verify::shown_path(file, &std::env::current_dir().unwrap_or_default())
 }
 
 /// The compiler's messages without the grader's own paths (home directory,
@@ -450,16 +453,16 @@ mod tests {
 
     #[test]
     fn the_api_check_names_what_is_missing() {
-        assert!(missing_api(crate::starter::REFERENCE).is_empty());
+        assert!(missing_api(crate::commands::new::REFERENCE).is_empty());
         let without_release =
-            crate::starter::REFERENCE.replace("pub fn release(", "pub fn give_back(");
+            crate::commands::new::REFERENCE.replace("pub fn release(", "pub fn give_back(");
         assert_eq!(missing_api(&without_release), vec!["pub fn release"]);
         assert_eq!(missing_api("fn main() {}").len(), 10);
     }
 
     #[test]
     fn reading_at_compile_time_is_found() {
-        assert_eq!(compile_time_read(crate::starter::REFERENCE), None);
+        assert_eq!(compile_time_read(crate::commands::new::REFERENCE), None);
         assert_eq!(
             compile_time_read("a\nconst K: &str = include_str!(\"/etc/passwd\");"),
             Some((2, "include_str"))

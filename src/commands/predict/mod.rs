@@ -9,11 +9,11 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::check::Observation;
+use crate::commands::check::Observation;
+use crate::commands::verify::Report;
 use crate::error::{Error, Location, at_line};
-use crate::mutant::Mutant;
-use crate::verify::Report;
-use crate::worksheet::Lang;
+use crate::lab::mutant::Mutant;
+use crate::lab::worksheet::Lang;
 
 /// What kind of observation exposes a mutant.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
@@ -280,12 +280,12 @@ mod tests {
 
     #[test]
     fn the_template_reads_back_as_empty_predictions() {
-        let mutants = crate::mutant::builtin();
+        let mutants = crate::lab::mutant::builtin();
         for lang in Lang::ALL {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join("p.toml");
             std::fs::write(&path, template(&mutants, lang)).unwrap();
-            let predictions = load(&path, &mutants, &crate::suite::test_names()).unwrap();
+            let predictions = load(&path, &mutants, &crate::lab::suite::test_names()).unwrap();
             assert_eq!(predictions.len(), mutants.len());
             assert!(
                 predictions
@@ -297,7 +297,7 @@ mod tests {
 
     #[test]
     fn a_wrong_observation_names_its_line() {
-        let mutants = crate::mutant::builtin();
+        let mutants = crate::lab::mutant::builtin();
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.toml");
         let text = format!(
@@ -305,7 +305,7 @@ mod tests {
             mutants[0].id
         );
         std::fs::write(&path, text).unwrap();
-        let err = load(&path, &mutants, &crate::suite::test_names()).unwrap_err();
+        let err = load(&path, &mutants, &crate::lab::suite::test_names()).unwrap_err();
         assert!(
             err.message
                 .contains("p.toml:3:15: observation = \"exception\""),

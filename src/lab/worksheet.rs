@@ -34,8 +34,8 @@ pub const SLUGS: [&str; 8] = [
 ];
 
 const BUILTIN_DIR: &str = "worksheet";
-const BUILTIN_LAB: &str = include_str!("../worksheet/lab.toml");
-const BUILTIN_STEPS: &str = include_str!("../worksheet/steps.toml");
+const BUILTIN_LAB: &str = include_str!("../../worksheet/lab.toml");
+const BUILTIN_STEPS: &str = include_str!("../../worksheet/steps.toml");
 
 /// A language the worksheet is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -14,9 +14,9 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV};
+use crate::engine::outcome::TestOutcome;
+use crate::engine::process::{self, Limits};
 use crate::error::Error;
-use crate::outcome::TestOutcome;
-use crate::process::{self, Limits};
 
 /// One test of one implementation.
 #[derive(Debug, Clone)]
@@ -172,7 +172,7 @@ impl Runner {
         };
         if (finished.left_behind || escaped > 0) && !finished.timed_out() && outcome.passed() {
             outcome = TestOutcome::Failed {
-                kind: crate::outcome::FailureKind::Crashed,
+                kind: crate::engine::outcome::FailureKind::Crashed,
                 message: LEFT_BEHIND.to_string(),
             };
         }

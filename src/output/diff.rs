@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use similar::{Algorithm, ChangeTag, TextDiff};
 
-use crate::style::Style;
+use crate::output::style::Style;
 
 /// A unified diff of `old` and `new` with headers naming them.
 pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, style: Style) -> String {

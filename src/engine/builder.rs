@@ -18,11 +18,11 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::cargo;
+use crate::engine::cargo;
+use crate::engine::process::{self, Limits};
+use crate::engine::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::error::{Error, ErrorKind};
-use crate::process::{self, Limits};
-use crate::scratch::{CrateDir, Pin, Scratch, hash_of};
-use crate::suite;
+use crate::lab::suite;
 
 /// An implementation of the contract to build.
 #[derive(Debug, Clone)]
@@ -96,27 +96,27 @@ fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
         ("Cargo.toml".to_string(), manifest("bridge-NAME", "", &deps)),
         (
             "src/lib.rs".to_string(),
-            include_str!("bridge/mod.rs").to_string(),
+            include_str!("../bridge/mod.rs").to_string(),
         ),
         (
             "src/client.rs".to_string(),
-            include_str!("bridge/client.rs").to_string(),
+            include_str!("../bridge/client.rs").to_string(),
         ),
         (
             "src/protocol.rs".to_string(),
-            include_str!("bridge/protocol.rs").to_string(),
+            include_str!("../bridge/protocol.rs").to_string(),
         ),
         (
             "src/server.rs".to_string(),
-            include_str!("bridge/server.rs").to_string(),
+            include_str!("../bridge/server.rs").to_string(),
         ),
         (
             "src/sandbox.rs".to_string(),
-            include_str!("bridge/sandbox.rs").to_string(),
+            include_str!("../bridge/sandbox.rs").to_string(),
         ),
         (
             "src/proxy.rs".to_string(),
-            include_str!("bridge/proxy.rs").to_string(),
+            include_str!("../bridge/proxy.rs").to_string(),
         ),
     ];
     scratch.write_crate("bridge", &files)
@@ -173,7 +173,7 @@ fn write_implementation(
         ("src/lib.rs".to_string(), lib),
         (
             "src/fencelab_dispatch.rs".to_string(),
-            include_str!("bridge/dispatch.rs").to_string(),
+            include_str!("../bridge/dispatch.rs").to_string(),
         ),
     ];
     scratch.write_crate("impl", &files)
@@ -554,7 +554,7 @@ mod tests {
 
     #[test]
     fn scratch_dependencies_are_fencelabs_own() {
-        let manifest: toml::Table = toml::from_str(include_str!("../Cargo.toml")).unwrap();
+        let manifest: toml::Table = toml::from_str(include_str!("../../Cargo.toml")).unwrap();
         let deps = manifest["dependencies"].as_table().unwrap();
         for line in [RUSQLITE, SERDE, SERDE_JSON, LIBC, TEMPFILE] {
             let ours: toml::Table = toml::from_str(line).unwrap();

@@ -1,0 +1,5 @@
+//! What fencelab prints for people: styles, diffs, the printer.
+
+pub mod diff;
+pub mod printer;
+pub mod style;
