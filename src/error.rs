@@ -11,8 +11,6 @@ pub enum ErrorKind {
     Input,
     /// The machine let us down: a file that cannot be written, cargo missing.
     Environment,
-    /// The implementation under test does not build (reported by the front end).
-    Build,
     /// A bug in fencelab.
     Internal,
 }
@@ -73,7 +71,7 @@ impl Error {
     pub fn exit_code(&self) -> i32 {
         match self.kind {
             ErrorKind::Input => EXIT_UNUSABLE_INPUT,
-            ErrorKind::Environment | ErrorKind::Build | ErrorKind::Internal => EXIT_TOOL_FAILED,
+            ErrorKind::Environment | ErrorKind::Internal => EXIT_TOOL_FAILED,
         }
     }
 
@@ -136,11 +134,4 @@ pub fn at_line(path: &Path, at: &Location, message: &str) -> String {
         at.line,
         at.source_line
     )
-}
-
-impl From<crate::lab::worksheet::WorksheetError> for Error {
-    fn from(err: crate::lab::worksheet::WorksheetError) -> Error {
-        // Its text already ends with the next step.
-        Error::input(err.to_string())
-    }
 }

@@ -24,7 +24,7 @@ fn kinds() -> Vec<(String, String)> {
     let mut kinds = vec![
         (
             "reference".to_string(),
-            fencelab::commands::new::REFERENCE.to_string(),
+            fencelab::lab::reference::REFERENCE.to_string(),
         ),
         (
             "alternative".to_string(),
@@ -237,7 +237,7 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
     use fencelab::engine::builder::{self, Hosting, Implementation, Servers};
     use fencelab::engine::runner::{Runner, Trial};
     let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
-    let source = format!("{}\n// lost server\n", fencelab::commands::new::REFERENCE);
+    let source = format!("{}\n// lost server\n", fencelab::lab::reference::REFERENCE);
     let build = builder::build(
         &scratch,
         &[Implementation {
@@ -247,7 +247,8 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
         None,
         Servers::Separate,
     )
-    .unwrap();
+    .unwrap()
+    .expect("no build limit");
     let Hosting::Hosted { key, server } = &build.hosting[0] else {
         panic!("the reference builds");
     };

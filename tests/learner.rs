@@ -8,8 +8,9 @@ use std::path::Path;
 use std::process::Command;
 
 use fencelab::commands::check::{self, Checked};
-use fencelab::commands::new::{self as starter, REFERENCE, items};
+use fencelab::commands::new as starter;
 use fencelab::engine::scratch::Scratch;
+use fencelab::lab::reference::{REFERENCE, items};
 use fencelab::lab::worksheet::{Lang, SLUGS, Worksheet};
 use fencelab::output::printer::Printer;
 

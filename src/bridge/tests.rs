@@ -107,7 +107,7 @@ fn a_server_that_is_gone_is_an_error_not_a_hang() {
 /// The fields of `pub struct Job` and the variants of `pub enum LeaseError` in
 /// `source`, without comments.
 fn contract_types(source: &str) -> Vec<String> {
-    let items = crate::commands::new::items(source);
+    let items = crate::lab::reference::items(source);
     ["pub struct Job", "pub enum LeaseError"]
         .iter()
         .flat_map(|name| {
@@ -136,6 +136,6 @@ fn contract_types(source: &str) -> Vec<String> {
 fn the_proxy_declares_the_contracts_types_exactly() {
     assert_eq!(
         contract_types(include_str!("proxy.rs")),
-        contract_types(crate::commands::new::REFERENCE)
+        contract_types(crate::lab::reference::REFERENCE)
     );
 }

@@ -19,6 +19,7 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use crate::engine::cargo;
+pub use crate::engine::policy::Servers;
 use crate::engine::process::{self, Limits};
 use crate::engine::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::error::{Error, ErrorKind};
@@ -54,16 +55,9 @@ pub struct Build {
     pub pin: Pin,
 }
 
-/// How implementations share server processes.
+/// A build that ran out of time and was stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Servers {
-    /// One server hosts them all: one link for the reference and every
-    /// mutant (trusted code).
-    Shared,
-    /// A server each: one implementation's code (its constructors included)
-    /// never runs in another's process (untrusted submissions).
-    Separate,
-}
+pub struct TimedOut(pub Duration);
 
 /// Dependency lines shared by the scratch crates; the versions are fencelab's
 /// own (a unit test checks them against Cargo.toml).
@@ -226,13 +220,13 @@ struct ServerPlan {
     hosts: Vec<usize>,
 }
 
-/// Builds the judge and servers for `implementations`.
+/// Builds the judge and servers for `implementations`, within `time_limit`.
 pub fn build(
     scratch: &Scratch,
     implementations: &[Implementation],
     time_limit: Option<Duration>,
     servers: Servers,
-) -> Result<Build, Error> {
+) -> Result<Result<Build, TimedOut>, Error> {
     let start = Instant::now();
     // Under the lock from the first file written: another run's garbage
     // collector cannot remove a crate between its writing and its build.
@@ -275,6 +269,9 @@ pub fn build(
         scratch.set_members(&lock, &members)?;
         scratch.touch(&members);
         let built = cargo::build(scratch, &roots, time_limit)?;
+        if built.timed_out {
+            return Ok(Err(TimedOut(time_limit.unwrap_or_default())));
+        }
         let failed: Vec<usize> = viable
             .iter()
             .copied()
@@ -358,12 +355,12 @@ pub fn build(
             }
         })
         .collect();
-    Ok(Build {
+    Ok(Ok(Build {
         judge: judge_exe,
         hosting,
         duration: start.elapsed(),
         pin,
-    })
+    }))
 }
 
 /// A failed build that is not an implementation's fault.

@@ -20,6 +20,8 @@ use crate::error::Error;
 #[derive(Debug, Default)]
 pub struct Built {
     pub success: bool,
+    /// It ran out of time and was stopped (what it built so far is kept).
+    pub timed_out: bool,
     /// Executables by (package, target name).
     pub executables: BTreeMap<(String, String), PathBuf>,
     /// Rendered compiler errors by package.
@@ -113,18 +115,9 @@ pub fn build(
         Error::environment(format!("cannot run cargo: {e}"))
             .with_next("install Rust with rustup (https://rustup.rs) so that `cargo` is on PATH")
     })?;
-    if finished.timed_out() {
-        return Err(Error::new(
-            crate::error::ErrorKind::Build,
-            format!(
-                "the build took longer than {:?} and was stopped",
-                time_limit.unwrap_or_default()
-            ),
-        )
-        .with_next("raise the limit with --build-timeout SECS"));
-    }
     let mut built = Built {
         success: false,
+        timed_out: finished.timed_out(),
         stderr: finished.stderr.clone(),
         duration: finished.duration,
         ..Built::default()

@@ -16,8 +16,7 @@ use toml::Spanned;
 use crate::error::{Error, Location, at_line};
 use crate::lab::worksheet::Text;
 
-/// The implementation file a mutant applies to when it does not say.
-pub const DEFAULT_FILE: &str = "src/lease.rs";
+pub use crate::lab::reference::DEFAULT_FILE;
 
 /// One mutant, checked.
 #[derive(Debug, Clone)]

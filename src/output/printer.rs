@@ -509,7 +509,8 @@ impl Printer {
         worksheet: &crate::lab::worksheet::Worksheet,
         lang: crate::lab::worksheet::Lang,
     ) -> String {
-        use crate::commands::check::{Checked, Observation};
+        use crate::commands::check::Checked;
+        use crate::lab::observation::Observation;
         let w = check_words(lang);
         let s = &self.out;
         let mut out = String::new();

@@ -20,7 +20,7 @@ pub fn changed_reference(change: &Path) -> (String, String) {
     let change = fencelab::lab::mutant::load_file(change, &fencelab::lab::suite::test_names())
         .unwrap_or_else(|e| panic!("{e}"));
     let source = change
-        .apply(fencelab::commands::new::REFERENCE)
+        .apply(fencelab::lab::reference::REFERENCE)
         .unwrap_or_else(|s| panic!("{}: {}", change.id, s.describe(&change.file)));
     (change.id, source)
 }

@@ -7,16 +7,14 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::engine::builder::{self, Hosting, Implementation};
-use crate::engine::outcome::{StepTally, TestOutcome};
-use crate::engine::runner::{Runner, Trial};
+use crate::engine::builder::Implementation;
+use crate::engine::outcome::StepTally;
+use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
+use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
 use crate::error::Error;
 use crate::lab::suite;
 use crate::lab::worksheet::Lang;
-
-/// The time a test gets, unless `--timeout` says otherwise.
-pub const DEFAULT_LIMIT: Duration = Duration::from_secs(10);
 
 /// What to check.
 #[derive(Debug, Clone)]
@@ -99,135 +97,38 @@ pub fn run(
     {
         return Err(Error::input(format!("--step {step}: the steps are 1 to 8")));
     }
-    let implementation = Implementation {
-        shown_path: "src/lib.rs".to_string(),
-        source,
-    };
-    let build = builder::build(scratch, &[implementation], None, builder::Servers::Shared)?;
-    let (key, server) = match &build.hosting[0] {
-        Hosting::Hosted { key, server } => (key.clone(), server.clone()),
-        Hosting::Unviable { errors } => {
-            return Ok(Checked::DoesNotCompile {
-                errors: errors.clone(),
-            });
-        }
-    };
     let tests: Vec<suite::SuiteTest> = suite::tests()
         .into_iter()
         .filter(|t| options.step.is_none_or(|s| s == t.step))
         .collect();
-    let limit = options.timeout.unwrap_or(DEFAULT_LIMIT);
-    let trials: Vec<Trial> = tests
-        .iter()
-        .map(|t| Trial {
-            server: server.clone(),
-            key: key.clone(),
-            test: t.name.clone(),
-            limit,
-        })
-        .collect();
-    let runner = Runner {
-        judge: build.judge,
+    let request = Request {
+        policy: Policy::of(Trust::Learner).with_limits(options.timeout, None),
+        implementations: vec![Implementation {
+            shown_path: "src/lib.rs".to_string(),
+            source,
+        }],
+        scenarios: vec![Scenario {
+            kind: ScenarioKind::Tests,
+            implementation: 0,
+            tests,
+        }],
         jobs: options.jobs,
-        output_cap: 64 * 1024,
-        hunt_orphans: false,
     };
-    let mut outcomes: Vec<Option<TestOutcome>> = vec![None; trials.len()];
-    let total = trials.len();
-    let mut done = 0;
-    runner.run(&trials, |index, result| {
-        outcomes[index] = Some(result.outcome);
-        done += 1;
-        progress(done, total);
+    let run = engine::run(scratch, &request, &mut |event| {
+        if let Event::Trial { done, total } = event {
+            progress(done, total);
+        }
     })?;
-    let outcomes: Vec<TestOutcome> = outcomes
-        .into_iter()
-        .map(|o| o.expect("every trial ran"))
-        .collect();
-    let steps = StepTally::of(tests.iter().zip(&outcomes));
-    Ok(Checked::Ran { steps })
-}
-
-/// What a failing test observed, read from its message (the suite's `observe`
-/// writes `observation:`, `expected:` and `actual:`, a value spanning several
-/// lines following on lines indented by four spaces).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Observation {
-    /// Where in the suite (`tests/behaviour/step4.rs:106:5`).
-    pub location: Option<String>,
-    pub what: String,
-    pub expected: String,
-    pub actual: String,
-}
-
-impl Observation {
-    pub fn parse(message: &str) -> Option<Observation> {
-        let location = message
-            .lines()
-            .find_map(|l| l.strip_prefix("panicked at "))
-            .map(|l| l.trim_end_matches(':').to_string());
-        let mut lines = message
-            .lines()
-            .skip_while(|l| !l.starts_with("observation: "))
-            .peekable();
-        let what = lines.next()?.strip_prefix("observation: ")?.to_string();
-        let mut field = |name: &str| -> Option<String> {
-            let line = lines.next()?;
-            let rest = line.strip_prefix(name)?.strip_prefix(':')?;
-            if !rest.trim().is_empty() {
-                return Some(rest.trim().to_string());
-            }
-            let mut value = Vec::new();
-            while let Some(next) = lines.peek().and_then(|l| l.strip_prefix("    ")) {
-                value.push(next.to_string());
-                lines.next();
-            }
-            Some(value.join("\n"))
-        };
-        let expected = field("expected")?;
-        let actual = field("actual")?;
-        Some(Observation {
-            location,
-            what,
-            expected,
-            actual,
-        })
+    match &run.results[0] {
+        ScenarioResult::Unviable { errors } => Ok(Checked::DoesNotCompile {
+            errors: errors.clone(),
+        }),
+        ran => {
+            let tests = ran.tests().unwrap_or_default();
+            let steps = StepTally::of(tests.iter().map(|t| (&t.test, t.outcome())));
+            Ok(Checked::Ran { steps })
+        }
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn an_observation_reads_back_from_its_message() {
-        let message = "panicked at tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)";
-        assert_eq!(
-            Observation::parse(message),
-            Some(Observation {
-                location: Some("tests/behaviour/step4.rs:106:5".into()),
-                what: "claim at now == until".into(),
-                expected: "Ok(Some(2))".into(),
-                actual: "Ok(None)".into(),
-            })
-        );
-    }
-
-    #[test]
-    fn a_multi_line_value_is_read_whole() {
-        let message =
-            "observation: state\nexpected:\n    Ok(\n        Some(1),\n    )\nactual: Ok(None)\n";
-        let o = Observation::parse(message).unwrap();
-        assert_eq!(o.expected, "Ok(\n    Some(1),\n)");
-        assert_eq!(o.actual, "Ok(None)");
-        assert_eq!(o.location, None);
-    }
-
-    #[test]
-    fn a_plain_panic_is_no_observation() {
-        assert_eq!(
-            Observation::parse("panicked at x.rs:1:1:\nsomething else"),
-            None
-        );
-    }
-}
+pub use crate::lab::observation::Observation;

@@ -17,18 +17,16 @@ use std::time::Duration;
 
 use serde::Serialize;
 
-use crate::engine::builder::{self, Hosting, Implementation};
+use crate::engine::builder::Implementation;
 use crate::engine::outcome::{StepTally, TestOutcome};
-use crate::engine::runner::{Runner, Trial};
+use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
-use crate::error::{Error, ErrorKind};
+use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
+use crate::error::Error;
 use crate::lab::suite;
 use crate::lab::worksheet::SLUGS;
 
-/// The default time a test gets.
-pub const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
-/// The default time the build gets.
-pub const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
+pub use crate::engine::policy::{DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT};
 
 /// What to grade, and how.
 #[derive(Debug, Clone)]
@@ -257,58 +255,54 @@ pub fn run(
             source: s.source.clone(),
         })
         .collect();
-    let hosting = build_all(scratch, &implementations, options.build_limit)?;
     let tests = suite::tests();
-    let mut trials = Vec::new();
-    let mut owner = Vec::new();
-    for (i, hosted) in hosting.hosting.iter().enumerate() {
-        if let Hosting::Hosted { key, server } = hosted {
-            for test in &tests {
-                trials.push(Trial {
-                    server: server.clone(),
-                    key: key.clone(),
-                    test: test.name.clone(),
-                    limit: options.test_limit,
-                });
-                owner.push(i);
-            }
-        }
-    }
-    let mut results: Vec<BTreeMap<String, (TestOutcome, f64)>> =
-        vec![BTreeMap::new(); submissions.len()];
-    if let Some(judge) = &hosting.judge {
-        let runner = Runner {
-            judge: judge.clone(),
-            jobs: options.jobs,
-            output_cap: 16 * 1024,
-            hunt_orphans: true,
-        };
-        let total = trials.len();
-        let mut done = 0;
-        runner.run(&trials, |index, result| {
-            results[owner[index]].insert(
-                trials[index].test.clone(),
-                (result.outcome, result.duration.as_secs_f64()),
-            );
-            done += 1;
+    let policy = Policy::of(Trust::Submissions)
+        .with_limits(Some(options.test_limit), Some(options.build_limit));
+    let request = Request {
+        policy,
+        scenarios: (0..implementations.len())
+            .map(|i| Scenario {
+                kind: ScenarioKind::Tests,
+                implementation: i,
+                tests: tests.clone(),
+            })
+            .collect(),
+        implementations,
+        jobs: options.jobs,
+    };
+    let run = engine::run(scratch, &request, &mut |event| {
+        if let Event::Trial { done, total } = event {
             progress(done, total);
-        })?;
-    }
+        }
+    })?;
     let mut reports = Vec::new();
     for (i, submission) in submissions.iter().enumerate() {
-        let compile_errors = match &hosting.hosting[i] {
-            Hosting::Unviable { errors } => Some(strip_grader_paths(errors)),
-            Hosting::Hosted { .. } => None,
+        let compile_errors = match &run.results[i] {
+            ScenarioResult::Unviable { errors } => Some(strip_grader_paths(errors)),
+            _ => None,
         };
+        let results: BTreeMap<&str, (&TestOutcome, f64)> = run.results[i]
+            .tests()
+            .unwrap_or_default()
+            .iter()
+            .map(|t| {
+                (
+                    t.test.name.as_str(),
+                    (t.outcome(), t.runs[0].duration.as_secs_f64()),
+                )
+            })
+            .collect();
         let graded: Vec<GradedTest> = tests
             .iter()
             .filter_map(|t| {
-                results[i].get(&t.name).map(|(outcome, secs)| GradedTest {
-                    test: t.name.clone(),
-                    step: t.step,
-                    outcome: outcome.clone(),
-                    secs: *secs,
-                })
+                results
+                    .get(t.name.as_str())
+                    .map(|(outcome, secs)| GradedTest {
+                        test: t.name.clone(),
+                        step: t.step,
+                        outcome: (*outcome).clone(),
+                        secs: *secs,
+                    })
             })
             .collect();
         // A submission that does not compile has no outcomes: it passed nothing.
@@ -316,11 +310,12 @@ pub fn run(
             kind: crate::engine::outcome::FailureKind::Crashed,
             message: "not run: the submission does not compile".to_string(),
         };
-        let tallies = StepTally::of(
-            tests
-                .iter()
-                .map(|t| (t, results[i].get(&t.name).map_or(&not_run, |(o, _)| o))),
-        );
+        let tallies = StepTally::of(tests.iter().map(|t| {
+            (
+                t,
+                results.get(t.name.as_str()).map_or(&not_run, |(o, _)| *o),
+            )
+        }));
         let steps: Vec<StepScore> = tallies
             .iter()
             .map(|tally| StepScore {
@@ -370,66 +365,6 @@ pub fn run(
     })
 }
 
-/// The judge and what became of each submission, and the pins that keep
-/// them built until grading is done.
-struct Hostings {
-    judge: Option<PathBuf>,
-    hosting: Vec<Hosting>,
-    _pins: Vec<crate::engine::scratch::Pin>,
-}
-
-/// Builds every submission, each in a server of its own; when that build runs
-/// out of time, builds them one by one, so that a submission that makes the
-/// compiler loop fails alone (it costs its own time limit, the others are
-/// cached by then).
-fn build_all(
-    scratch: &Scratch,
-    implementations: &[Implementation],
-    limit: Duration,
-) -> Result<Hostings, Error> {
-    let build = |implementations: &[Implementation]| {
-        builder::build(
-            scratch,
-            implementations,
-            Some(limit),
-            builder::Servers::Separate,
-        )
-    };
-    match build(implementations) {
-        Ok(built) => Ok(Hostings {
-            judge: Some(built.judge),
-            hosting: built.hosting,
-            _pins: vec![built.pin],
-        }),
-        Err(err) if err.kind == ErrorKind::Build => {
-            let mut judge = None;
-            let mut hosting = Vec::new();
-            let mut pins = Vec::new();
-            for implementation in implementations {
-                match build(std::slice::from_ref(implementation)) {
-                    Ok(built) => {
-                        judge = Some(built.judge);
-                        hosting.extend(built.hosting);
-                        pins.push(built.pin);
-                    }
-                    Err(err) if err.kind == ErrorKind::Build => {
-                        hosting.push(Hosting::Unviable {
-                            errors: err.message,
-                        });
-                    }
-                    Err(err) => return Err(err),
-                }
-            }
-            Ok(Hostings {
-                judge,
-                hosting,
-                _pins: pins,
-            })
-        }
-        Err(err) => Err(err),
-    }
-}
-
 fn shown(file: &Path) -> String {
     crate::commands::verify::shown_path(file, &std::env::current_dir().unwrap_or_default())
 }
@@ -453,16 +388,16 @@ mod tests {
 
     #[test]
     fn the_api_check_names_what_is_missing() {
-        assert!(missing_api(crate::commands::new::REFERENCE).is_empty());
+        assert!(missing_api(crate::lab::reference::REFERENCE).is_empty());
         let without_release =
-            crate::commands::new::REFERENCE.replace("pub fn release(", "pub fn give_back(");
+            crate::lab::reference::REFERENCE.replace("pub fn release(", "pub fn give_back(");
         assert_eq!(missing_api(&without_release), vec!["pub fn release"]);
         assert_eq!(missing_api("fn main() {}").len(), 10);
     }
 
     #[test]
     fn reading_at_compile_time_is_found() {
-        assert_eq!(compile_time_read(crate::commands::new::REFERENCE), None);
+        assert_eq!(compile_time_read(crate::lab::reference::REFERENCE), None);
         assert_eq!(
             compile_time_read("a\nconst K: &str = include_str!(\"/etc/passwd\");"),
             Some((2, "include_str"))

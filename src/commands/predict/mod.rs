@@ -9,10 +9,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use toml::Spanned;
 
-use crate::commands::check::Observation;
 use crate::commands::verify::Report;
 use crate::error::{Error, Location, at_line};
 use crate::lab::mutant::Mutant;
+use crate::lab::observation::Observation;
 use crate::lab::worksheet::Lang;
 
 /// What kind of observation exposes a mutant.

@@ -13,21 +13,15 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::engine::builder::{self, Hosting, Implementation};
+use crate::engine::builder::Implementation;
 use crate::engine::outcome::{MutantOutcome, TestOutcome};
-use crate::engine::runner::{Runner, Trial, TrialResult};
+use crate::engine::policy::{LIMIT_FACTOR, LIMIT_FLOOR, Policy, Trust};
 use crate::engine::scratch::Scratch;
+use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
 use crate::error::Error;
 use crate::lab::mutant::{self, Mutant};
+use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::suite;
-
-/// The least time a test gets under a mutant, and how many times its slower
-/// baseline run it may take.
-pub const LIMIT_FLOOR: Duration = Duration::from_secs(10);
-pub const LIMIT_FACTOR: u32 = 5;
-/// The time a test gets in the baseline (or `--timeout`, if that is longer:
-/// a limit meant for mutants must not make the reference's own tests fail).
-const BASELINE_LIMIT: Duration = Duration::from_secs(60);
 
 /// What to verify, and how.
 #[derive(Debug, Clone)]
@@ -226,10 +220,7 @@ pub fn run(
             }
             (source, shown)
         }
-        None => (
-            crate::commands::new::REFERENCE.to_string(),
-            "src/lease.rs".to_string(),
-        ),
+        None => (REFERENCE.to_string(), DEFAULT_FILE.to_string()),
     };
     let mutants_dir = match &options.mutants {
         Some(dir) => shown_path(dir, &cwd),
@@ -237,232 +228,198 @@ pub fn run(
     };
     progress.started(mutants.len(), &shown, &mutants_dir);
 
-    // The reference first, then each mutant that applies.
-    let mut implementations = vec![Implementation {
-        shown_path: shown.clone(),
-        source: source.clone(),
-    }];
-    let mut applied: Vec<Result<(usize, String), String>> = Vec::new();
+    // The reference first, its baseline scenario 0; then each mutant that
+    // applies, a scenario each.
+    let tests = suite::tests();
+    let policy = Policy::of(Trust::Instructor).with_limits(options.timeout, options.build_timeout);
+    let mut request = Request {
+        policy: policy.clone(),
+        implementations: vec![Implementation {
+            shown_path: shown.clone(),
+            source: source.clone(),
+        }],
+        scenarios: vec![Scenario {
+            kind: ScenarioKind::Baseline,
+            implementation: 0,
+            tests: tests.clone(),
+        }],
+        jobs: options.jobs,
+    };
+    // Per mutant: its scenario, or why it has none; and its diff.
+    let mut scenario_of: Vec<Result<usize, String>> = Vec::new();
+    let mut diffs: Vec<String> = Vec::new();
     for m in mutants {
         match m.apply(&source) {
             Ok(mutated) => {
-                applied.push(Ok((implementations.len(), mutated.clone())));
-                implementations.push(Implementation {
+                diffs.push(crate::output::diff::patch(
+                    &source, &mutated, &shown, &shown,
+                ));
+                request.implementations.push(Implementation {
                     shown_path: shown.clone(),
                     source: mutated,
                 });
+                scenario_of.push(Ok(request.scenarios.len()));
+                request.scenarios.push(Scenario {
+                    kind: ScenarioKind::Tests,
+                    implementation: request.implementations.len() - 1,
+                    tests: tests.clone(),
+                });
             }
-            Err(stale) => applied.push(Err(stale.describe(Path::new(&shown)))),
+            Err(stale) => {
+                diffs.push(String::new());
+                scenario_of.push(Err(stale.describe(Path::new(&shown))));
+            }
         }
     }
-    let build = builder::build(
-        scratch,
-        &implementations,
-        options.build_timeout,
-        builder::Servers::Shared,
-    )?;
-    progress.built(implementations.len(), build.duration.as_secs_f64());
-    let limit_info = LimitInfo {
-        fixed_secs: options.timeout.map(|t| t.as_secs_f64()),
-        floor_secs: LIMIT_FLOOR.as_secs_f64(),
-        factor: LIMIT_FACTOR,
+    let mutant_of = |scenario: usize| scenario_of.iter().position(|s| *s == Ok(scenario));
+    let mut baseline = Baseline {
+        passed: false,
+        compile_errors: None,
+        tests: Vec::new(),
+        flaky: Vec::new(),
+        secs: 0.0,
     };
-    let tests = suite::tests();
+    let mut reports: Vec<Option<MutantReport>> = vec![None; mutants.len()];
+    let mut baseline_done = false;
+    let started = Instant::now();
+    let mut flaky: BTreeSet<String> = BTreeSet::new();
+    let run = engine::run(scratch, &request, &mut |event| match event {
+        Event::Built {
+            implementations,
+            secs,
+        } => progress.built(implementations, secs),
+        Event::Trial { done, total } => progress.trial_done(done, total),
+        Event::Finished {
+            scenario: 0,
+            result,
+        } => {
+            baseline = baseline_of(result, started.elapsed());
+            flaky = baseline.flaky.iter().cloned().collect();
+            progress.baseline(&baseline);
+            baseline_done = true;
+            if !baseline.passed {
+                return;
+            }
+            // Stale and unviable mutants are known before any of their tests run.
+            for (m, mutant) in mutants.iter().enumerate() {
+                let early = match &scenario_of[m] {
+                    Err(stale) => Some(finish(
+                        mutant,
+                        MutantOutcome::Stale,
+                        &BTreeMap::new(),
+                        &flaky,
+                        String::new(),
+                        Some(stale.clone()),
+                    )),
+                    Ok(_) => reports[m].take(),
+                };
+                if let Some(report) = early {
+                    progress.mutant(&report);
+                    reports[m] = Some(report);
+                }
+            }
+        }
+        Event::Finished { scenario, result } => {
+            let Some(m) = mutant_of(scenario) else {
+                return;
+            };
+            let report = match result {
+                ScenarioResult::Unviable { errors } => finish(
+                    &mutants[m],
+                    MutantOutcome::Unviable,
+                    &BTreeMap::new(),
+                    &flaky,
+                    std::mem::take(&mut diffs[m]),
+                    Some(errors.clone()),
+                ),
+                ScenarioResult::NotRun => return,
+                ScenarioResult::Ran { tests } => {
+                    let outcomes: BTreeMap<String, TestOutcome> = tests
+                        .iter()
+                        .map(|t| (t.test.name.clone(), t.outcome().clone()))
+                        .collect();
+                    let outcome = MutantOutcome::from_tests(
+                        outcomes
+                            .iter()
+                            .filter(|(t, _)| !flaky.contains(t.as_str()))
+                            .map(|(_, o)| o),
+                    );
+                    let mut report = finish(
+                        &mutants[m],
+                        outcome,
+                        &outcomes,
+                        &flaky,
+                        std::mem::take(&mut diffs[m]),
+                        None,
+                    );
+                    report.secs = tests.iter().map(|t| t.runs[0].duration.as_secs_f64()).sum();
+                    report
+                }
+            };
+            // Unviable mutants are known at once; they are shown after the baseline.
+            if baseline_done {
+                progress.mutant(&report);
+            }
+            reports[m] = Some(report);
+        }
+    })?;
     let mut report = Report {
         schema: 1,
         implementation: shown.clone(),
         mutants_dir,
-        build_secs: build.duration.as_secs_f64(),
-        baseline: Baseline {
-            passed: false,
-            compile_errors: None,
-            tests: Vec::new(),
-            flaky: Vec::new(),
-            secs: 0.0,
+        build_secs: run.build_secs,
+        baseline,
+        limit: LimitInfo {
+            fixed_secs: options.timeout.map(|t| t.as_secs_f64()),
+            floor_secs: LIMIT_FLOOR.as_secs_f64(),
+            factor: LIMIT_FACTOR,
         },
-        limit: limit_info,
         mutants: Vec::new(),
         filtered: !options.filters.is_empty(),
         predictions: None,
         summary: Summary::default(),
     };
-    let (reference_key, reference_server) = match &build.hosting[0] {
-        Hosting::Hosted { key, server } => (key.clone(), server.clone()),
-        Hosting::Unviable { errors } => {
-            report.baseline.compile_errors = Some(errors.clone());
-            progress.baseline(&report.baseline);
-            report.summary.exit_code = exit::BASELINE_FAILED;
-            return Ok(report);
-        }
-    };
-    let runner = Runner {
-        judge: build.judge.clone(),
-        jobs: options.jobs,
-        output_cap: 64 * 1024,
-        hunt_orphans: false,
-    };
-
-    // The baseline, twice.
-    let baseline_limit = options.timeout.unwrap_or_default().max(BASELINE_LIMIT);
-    let trials: Vec<Trial> = (0..2)
-        .flat_map(|_| tests.iter())
-        .map(|t| Trial {
-            server: reference_server.clone(),
-            key: reference_key.clone(),
-            test: t.name.clone(),
-            limit: baseline_limit,
-        })
-        .collect();
-    let start = Instant::now();
-    let mut results: Vec<Option<TrialResult>> = vec![None; trials.len()];
-    let total = trials.len();
-    let mut done = 0;
-    runner.run(&trials, |index, result| {
-        results[index] = Some(result);
-        done += 1;
-        progress.trial_done(done, total);
-    })?;
-    let n = tests.len();
-    for (i, test) in tests.iter().enumerate() {
-        let runs: Vec<&TrialResult> = [&results[i], &results[n + i]]
-            .map(|r| r.as_ref().expect("every trial ran"))
-            .to_vec();
-        let passes = runs.iter().filter(|r| r.outcome.passed()).count();
-        report.baseline.tests.push(BaselineTest {
-            test: test.name.clone(),
-            step: test.step,
-            runs: runs.iter().map(|r| r.outcome.clone()).collect(),
-            secs: runs.iter().map(|r| r.duration.as_secs_f64()).collect(),
-            flaky: passes == 1,
-        });
+    if let ScenarioResult::Unviable { errors } = &run.results[0] {
+        report.baseline.compile_errors = Some(errors.clone());
+        progress.baseline(&report.baseline);
     }
-    report.baseline.flaky = report
-        .baseline
-        .tests
-        .iter()
-        .filter(|t| t.flaky)
-        .map(|t| t.test.clone())
-        .collect();
-    report.baseline.passed = report
-        .baseline
-        .tests
-        .iter()
-        .all(|t| t.runs.iter().any(TestOutcome::passed));
-    report.baseline.secs = start.elapsed().as_secs_f64();
-    progress.baseline(&report.baseline);
     if !report.baseline.passed {
         report.summary.exit_code = exit::BASELINE_FAILED;
         return Ok(report);
     }
-
-    // Every test against every viable mutant.
-    let limits: BTreeMap<&str, Duration> = report
-        .baseline
-        .tests
-        .iter()
-        .map(|t| {
-            let slowest = t.secs.iter().copied().fold(0.0, f64::max);
-            let limit = options.timeout.unwrap_or_else(|| {
-                LIMIT_FLOOR.max(Duration::from_secs_f64(slowest) * LIMIT_FACTOR)
-            });
-            (t.test.as_str(), limit)
-        })
-        .collect();
-    let flaky: BTreeSet<&str> = report.baseline.flaky.iter().map(String::as_str).collect();
-    let mut trials = Vec::new();
-    let mut owner = Vec::new();
-    let mut reports: Vec<Option<MutantReport>> = vec![None; mutants.len()];
-    let mut pending = vec![0usize; mutants.len()];
-    for (m, applied) in applied.iter().enumerate() {
-        let mutant = &mutants[m];
-        match applied {
-            Err(stale) => {
-                reports[m] = Some(finish(
-                    mutant,
-                    MutantOutcome::Stale,
-                    &BTreeMap::new(),
-                    &flaky,
-                    String::new(),
-                    Some(stale.clone()),
-                ));
-            }
-            Ok((index, mutated)) => {
-                let diff = crate::output::diff::patch(&source, mutated, &shown, &shown);
-                match &build.hosting[*index] {
-                    Hosting::Unviable { errors } => {
-                        reports[m] = Some(finish(
-                            mutant,
-                            MutantOutcome::Unviable,
-                            &BTreeMap::new(),
-                            &flaky,
-                            diff,
-                            Some(errors.clone()),
-                        ));
-                    }
-                    Hosting::Hosted { key, server } => {
-                        reports[m] = Some(finish(
-                            mutant,
-                            MutantOutcome::Survived,
-                            &BTreeMap::new(),
-                            &flaky,
-                            diff,
-                            None,
-                        ));
-                        for test in &tests {
-                            trials.push(Trial {
-                                server: server.clone(),
-                                key: key.clone(),
-                                test: test.name.clone(),
-                                limit: limits[test.name.as_str()],
-                            });
-                            owner.push(m);
-                            pending[m] += 1;
-                        }
-                    }
-                }
-            }
-        }
-    }
-    // Stale and unviable mutants are known before any test runs.
-    for report in reports.iter().flatten() {
-        if matches!(
-            report.outcome,
-            MutantOutcome::Stale | MutantOutcome::Unviable
-        ) {
-            progress.mutant(report);
-        }
-    }
-    let mut outcomes: Vec<BTreeMap<String, TestOutcome>> = vec![BTreeMap::new(); mutants.len()];
-    let mut secs = vec![0.0f64; mutants.len()];
-    let total = trials.len();
-    let mut done = 0;
-    runner.run(&trials, |index, result| {
-        let m = owner[index];
-        outcomes[m].insert(trials[index].test.clone(), result.outcome);
-        secs[m] += result.duration.as_secs_f64();
-        pending[m] -= 1;
-        done += 1;
-        progress.trial_done(done, total);
-        if pending[m] == 0 {
-            let diff = reports[m].take().map(|r| r.diff).unwrap_or_default();
-            let outcome = MutantOutcome::from_tests(
-                outcomes[m]
-                    .iter()
-                    .filter(|(t, _)| !flaky.contains(t.as_str()))
-                    .map(|(_, o)| o),
-            );
-            let mut finished = finish(&mutants[m], outcome, &outcomes[m], &flaky, diff, None);
-            finished.secs = secs[m];
-            progress.mutant(&finished);
-            reports[m] = Some(finished);
-        }
-    })?;
     report.mutants = reports
         .into_iter()
         .map(|r| r.expect("every mutant has a report"))
         .collect();
     report.summary = summarize(&report.mutants);
     Ok(report)
+}
+
+/// The baseline's report from its scenario's result.
+fn baseline_of(result: &ScenarioResult, took: Duration) -> Baseline {
+    let tests: Vec<BaselineTest> = result
+        .tests()
+        .unwrap_or_default()
+        .iter()
+        .map(|t| BaselineTest {
+            test: t.test.name.clone(),
+            step: t.test.step,
+            runs: t.runs.iter().map(|r| r.outcome.clone()).collect(),
+            secs: t.runs.iter().map(|r| r.duration.as_secs_f64()).collect(),
+            flaky: t.flaky(),
+        })
+        .collect();
+    Baseline {
+        passed: result.passed_at_least_once(),
+        compile_errors: None,
+        flaky: tests
+            .iter()
+            .filter(|t| t.flaky)
+            .map(|t| t.test.clone())
+            .collect(),
+        tests,
+        secs: took.as_secs_f64(),
+    }
 }
 
 /// Checks that every mutant was written for the implementation under test.
@@ -508,7 +465,7 @@ fn finish(
     mutant: &Mutant,
     outcome: MutantOutcome,
     tests: &BTreeMap<String, TestOutcome>,
-    flaky: &BTreeSet<&str>,
+    flaky: &BTreeSet<String>,
     diff: String,
     detail: Option<String>,
 ) -> MutantReport {

@@ -1,0 +1,193 @@
+//! What a run trusts, in one place: the trust policy. Every choice that keeps
+//! untrusted code from deciding its own verdict, or from harming the machine,
+//! the other implementations or the reports, is a field here, fixed per kind
+//! of run; front ends pick a kind and never set these one by one.
+//!
+//! There are two sides to every trial (see `bridge`): the suite, in the judge
+//! process, and the implementation, in its server process. Which side is
+//! untrusted depends on the run:
+//!
+//! | trust | suite (judge) | implementation (server) | example |
+//! |---|---|---|---|
+//! | `Instructor` | fencelab's | the reference and its mutants | `verify` |
+//! | `Learner` | fencelab's | the learner's own, on their machine | `check` |
+//! | `Submissions` | fencelab's | students' submissions, in CI | `grade` |
+//!
+//! The implementation is caged in every run (it costs nothing, and a learner's
+//! code then runs under `check` as it will under `grade`). What differs is
+//! what untrusted code could do to a neighbour or a verdict: submissions get a
+//! server program each (no constructor of one runs in another's process),
+//! the judge's output is capped lower (many submissions in one report), and
+//! processes that escaped a trial's process group are hunted down.
+//!
+//! The time-limit policy is here too: how long a test and a build may take.
+
+use std::time::Duration;
+
+/// Who the code under test is, as far as trust goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Trust {
+    /// The reference and its mutants: an instructor's code (`verify`).
+    Instructor,
+    /// A learner's implementation, checked on the learner's own machine (`check`).
+    Learner,
+    /// Submissions graded in CI (`grade`): code from many students, each
+    /// untrusted, graded side by side.
+    Submissions,
+}
+
+/// How implementations share server programs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Servers {
+    /// One server program hosts them all: one link for the reference and
+    /// every mutant.
+    Shared,
+    /// A server program each: one implementation's code (its constructors
+    /// included) never runs in another's process.
+    Separate,
+}
+
+/// How long each test of a run may take.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum TestLimit {
+    /// The same limit for every test.
+    Fixed(Duration),
+    /// Each test gets max(floor, factor x its slower baseline run): a hang is
+    /// caught quickly, and a slow machine slows the limit down with it.
+    FromBaseline { floor: Duration, factor: u32 },
+}
+
+/// The time a baseline test gets (or the fixed limit, if longer): a limit
+/// meant for mutants must not make the reference's own tests fail.
+pub const BASELINE_LIMIT: Duration = Duration::from_secs(60);
+/// The least time a test under a mutant gets, and how many times its slower
+/// baseline run it may take.
+pub const LIMIT_FLOOR: Duration = Duration::from_secs(10);
+pub const LIMIT_FACTOR: u32 = 5;
+/// A test's time when nothing else decides it.
+pub const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
+/// How long a build of submissions may take before it is split up.
+pub const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
+
+/// Everything a run's trust decides.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Policy {
+    pub trust: Trust,
+    pub servers: Servers,
+    /// How many bytes of a judge's output (each stream) are kept.
+    pub judge_output_cap: usize,
+    /// Whether to look for processes that escaped a trial's process group
+    /// (`setsid`) and kill them; costs a scan of /proc per trial.
+    pub hunt_orphans: bool,
+    /// The default time limit of a test (`--timeout` replaces it).
+    pub test_limit: TestLimit,
+    /// The default time limit of the build (`--build-timeout` replaces it).
+    pub build_limit: Option<Duration>,
+    /// When the build runs out of time: build each implementation alone, so
+    /// that one that makes the compiler loop fails alone, at its own cost.
+    pub build_alone_on_timeout: bool,
+}
+
+impl Policy {
+    /// The policy of a kind of run.
+    pub const fn of(trust: Trust) -> Policy {
+        match trust {
+            Trust::Instructor => Policy {
+                trust,
+                servers: Servers::Shared,
+                judge_output_cap: 64 * 1024,
+                hunt_orphans: false,
+                test_limit: TestLimit::FromBaseline {
+                    floor: LIMIT_FLOOR,
+                    factor: LIMIT_FACTOR,
+                },
+                build_limit: None,
+                build_alone_on_timeout: false,
+            },
+            Trust::Learner => Policy {
+                trust,
+                servers: Servers::Shared,
+                judge_output_cap: 64 * 1024,
+                hunt_orphans: false,
+                test_limit: TestLimit::Fixed(DEFAULT_TEST_LIMIT),
+                build_limit: None,
+                build_alone_on_timeout: false,
+            },
+            Trust::Submissions => Policy {
+                trust,
+                servers: Servers::Separate,
+                judge_output_cap: 16 * 1024,
+                hunt_orphans: true,
+                test_limit: TestLimit::Fixed(DEFAULT_TEST_LIMIT),
+                build_limit: Some(DEFAULT_BUILD_LIMIT),
+                build_alone_on_timeout: true,
+            },
+        }
+    }
+
+    /// This policy with the limits a user gave (`--timeout`, `--build-timeout`).
+    pub fn with_limits(mut self, test: Option<Duration>, build: Option<Duration>) -> Policy {
+        if let Some(test) = test {
+            self.test_limit = TestLimit::Fixed(test);
+        }
+        if build.is_some() {
+            self.build_limit = build;
+        }
+        self
+    }
+
+    /// The limit of a baseline test.
+    pub fn baseline_limit(&self) -> Duration {
+        match self.test_limit {
+            TestLimit::Fixed(limit) => limit.max(BASELINE_LIMIT),
+            TestLimit::FromBaseline { .. } => BASELINE_LIMIT,
+        }
+    }
+
+    /// The limit of a test whose slower baseline run took `baseline` (if there
+    /// was a baseline).
+    pub fn limit_after(&self, baseline: Option<Duration>) -> Duration {
+        match self.test_limit {
+            TestLimit::Fixed(limit) => limit,
+            TestLimit::FromBaseline { floor, factor } => {
+                floor.max(baseline.unwrap_or_default() * factor)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn untrusted_submissions_get_a_server_each_and_their_orphans_hunted() {
+        let p = Policy::of(Trust::Submissions);
+        assert_eq!(p.servers, Servers::Separate);
+        assert!(p.hunt_orphans && p.build_alone_on_timeout);
+        assert!(p.judge_output_cap < Policy::of(Trust::Instructor).judge_output_cap);
+    }
+
+    #[test]
+    fn limits_follow_the_baseline_unless_fixed_and_the_baseline_keeps_its_own() {
+        let verify = Policy::of(Trust::Instructor);
+        assert_eq!(
+            verify.limit_after(Some(Duration::from_secs(1))),
+            LIMIT_FLOOR
+        );
+        assert_eq!(
+            verify.limit_after(Some(Duration::from_secs(3))),
+            Duration::from_secs(15)
+        );
+        let fixed = verify
+            .clone()
+            .with_limits(Some(Duration::from_secs(2)), None);
+        assert_eq!(
+            fixed.limit_after(Some(Duration::from_secs(3))),
+            Duration::from_secs(2)
+        );
+        assert_eq!(fixed.baseline_limit(), BASELINE_LIMIT);
+        let long = verify.with_limits(Some(Duration::from_secs(120)), None);
+        assert_eq!(long.baseline_limit(), Duration::from_secs(120));
+    }
+}
