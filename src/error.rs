@@ -4,6 +4,8 @@
 use std::fmt;
 use std::path::Path;
 
+use crate::exit::ExitCode;
+
 /// What kind of failure an error is; decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
@@ -14,12 +16,6 @@ pub enum ErrorKind {
     /// A bug in fencelab.
     Internal,
 }
-
-/// The exit code of every command when it fails on bad input.
-pub const EXIT_UNUSABLE_INPUT: i32 = 2;
-/// The exit code of every command when fencelab itself cannot do the job (the
-/// machine, the toolchain, a build that ran out of time, a bug).
-pub const EXIT_TOOL_FAILED: i32 = 4;
 
 /// An error with the step that fixes it.
 #[derive(Debug)]
@@ -66,12 +62,12 @@ impl Error {
         Error::new(kind, format!("cannot {action} {}: {err}", path.display()))
     }
 
-    /// The exit code for this error: 2 for unusable input, 4 when fencelab
-    /// could not do its job.
-    pub fn exit_code(&self) -> i32 {
+    /// The exit code for this error: unusable input, or fencelab could not do
+    /// its job.
+    pub fn exit_code(&self) -> ExitCode {
         match self.kind {
-            ErrorKind::Input => EXIT_UNUSABLE_INPUT,
-            ErrorKind::Environment | ErrorKind::Internal => EXIT_TOOL_FAILED,
+            ErrorKind::Input => ExitCode::UnusableInput,
+            ErrorKind::Environment | ErrorKind::Internal => ExitCode::ToolFailed,
         }
     }
 

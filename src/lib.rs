@@ -9,6 +9,7 @@ pub mod cli;
 pub mod commands;
 pub mod engine;
 pub mod error;
+pub mod exit;
 pub mod lab;
 pub mod lease;
 pub mod output;

@@ -269,7 +269,7 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
     let err = runner
         .run(&[trial], |_, r| panic!("no outcome: {r:?}"))
         .unwrap_err();
-    assert_eq!(err.exit_code(), fencelab::error::EXIT_TOOL_FAILED);
+    assert_eq!(err.exit_code(), fencelab::exit::ExitCode::ToolFailed);
     assert!(
         err.message.contains("could not start") && err.message.contains("No such file"),
         "{}",

@@ -308,7 +308,7 @@ en = "a done job can be released"
     assert_eq!(report.implementation, "src/lib.rs");
     let m = &report.mutants[0];
     assert!(m.as_declared, "{m:#?}");
-    assert_eq!(report.summary.exit_code, 0);
+    assert_eq!(report.summary.exit_code, fencelab::exit::ExitCode::Success);
 }
 
 #[test]

@@ -109,7 +109,7 @@ fn the_baseline_passes_and_only_the_crash_is_as_declared() {
         vec!["crashes"],
         "a crash counts as a kill; nothing else here is as declared"
     );
-    assert_eq!(report.summary.exit_code, verify::exit::NOT_AS_DECLARED);
+    assert_eq!(report.summary.exit_code, fencelab::exit::ExitCode::Failed);
 }
 
 #[test]

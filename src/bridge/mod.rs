@@ -10,6 +10,7 @@
 //! verbatim into the scratch crates the engine builds, which is why they refer
 //! to each other only through `super::`.
 
+mod capture;
 pub mod client;
 pub mod protocol;
 pub mod proxy;

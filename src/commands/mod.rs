@@ -1,4 +1,6 @@
-//! The commands, each a front end over the engine.
+//! The commands, each a front end over the engine: its arguments (`cli`), its
+//! run, its report and how it is printed, side by side. What several share
+//! (the project's root, the language, a number of seconds) is here.
 
 pub mod check;
 pub mod grade;
@@ -6,3 +8,53 @@ pub mod new;
 pub mod predict;
 pub mod verify;
 pub mod worksheet;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::error::Error;
+use crate::lab::lang::Lang;
+
+/// The worksheet's language.
+pub(crate) fn parse_lang(text: &str) -> Result<Lang, String> {
+    text.parse::<Lang>().map_err(|e| e.to_string())
+}
+
+/// The language to use when none is given: Japanese when the locale is.
+pub(crate) fn default_lang() -> Lang {
+    let locale = ["LC_ALL", "LC_MESSAGES", "LANG"]
+        .iter()
+        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()));
+    match locale {
+        Some(l) if l.starts_with("ja") => Lang::Ja,
+        _ => Lang::En,
+    }
+}
+
+/// The nearest directory from the current one up that holds a Cargo.toml (the
+/// current directory if none does).
+pub fn project_root() -> PathBuf {
+    let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
+    cwd.ancestors()
+        .find(|dir| dir.join("Cargo.toml").is_file())
+        .map_or(cwd.clone(), Path::to_path_buf)
+}
+
+pub(crate) fn seconds(value: Option<f64>, flag: &str) -> Result<Option<Duration>, Error> {
+    match value {
+        None => Ok(None),
+        Some(secs) if secs.is_finite() && secs > 0.0 => Ok(Some(Duration::from_secs_f64(secs))),
+        Some(secs) => Err(Error::input(format!(
+            "{flag} {secs}: give a number of seconds greater than 0"
+        ))),
+    }
+}
+
+/// `name` in the project: relative when the project is the current directory,
+/// so that messages show the short path.
+pub(crate) fn in_project(root: &Path, name: &str) -> PathBuf {
+    match std::env::current_dir() {
+        Ok(cwd) if cwd == root => PathBuf::from(name),
+        _ => root.join(name),
+    }
+}

@@ -10,10 +10,13 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::commands::{default_lang, parse_lang};
 use crate::error::Error;
+use crate::exit::ExitCode;
 use crate::lab::reference::{REFERENCE, items};
 use crate::lab::suite;
 use crate::lab::worksheet::{Lang, Worksheet};
+use crate::output::printer::Printer;
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and
@@ -173,6 +176,36 @@ pub fn create(dir: &Path, worksheet: &Worksheet, lang: Lang) -> Result<String, E
         std::fs::write(&path, contents).map_err(|e| Error::io("write", &path, e))?;
     }
     Ok(name)
+}
+
+/// `fencelab new`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct NewArgs {
+    /// The directory to create (it must not exist, or be empty).
+    pub dir: PathBuf,
+    /// The language of the worksheet and the doc comments: ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+}
+
+pub fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    let lang = args.lang.unwrap_or_else(default_lang);
+    let name = create(&args.dir, &Worksheet::builtin(), lang)?;
+    printer.status(
+        "Created",
+        &format!("the lab crate `{name}` in {}", args.dir.display()),
+    );
+    let dir = args.dir.display();
+    let next = match lang {
+        Lang::Ja => format!(
+            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n課題は {dir}/WORKSHEET.md にあります。"
+        ),
+        Lang::En => format!(
+            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\nThe worksheet is {dir}/WORKSHEET.md."
+        ),
+    };
+    printer.line(&next);
+    Ok(ExitCode::Success)
 }
 
 #[cfg(test)]

@@ -6,6 +6,8 @@
 
 use std::fmt::Write as _;
 
+use crate::commands::parse_lang;
+use crate::exit::ExitCode;
 use crate::lab::mutant::{self, Mutant};
 use crate::lab::worksheet::{Lang, Worksheet};
 
@@ -97,6 +99,27 @@ pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> Str
         let _ = writeln!(out, "{}\n", section.get(lang));
     }
     out.trim_end().to_string() + "\n"
+}
+
+/// `fencelab worksheet`'s arguments.
+#[derive(Debug, clap::Args)]
+pub struct WorksheetArgs {
+    /// ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+}
+
+/// Prints the worksheet as Markdown.
+pub fn main(args: WorksheetArgs) -> ExitCode {
+    let worksheet = Worksheet::builtin();
+    print!(
+        "{}",
+        render(
+            &worksheet,
+            args.lang.unwrap_or_else(crate::commands::default_lang)
+        )
+    );
+    ExitCode::Success
 }
 
 #[cfg(test)]

@@ -19,20 +19,25 @@
 
 pub mod builder;
 pub mod cargo;
+mod crates;
+mod identity;
 pub mod outcome;
 pub mod policy;
 pub mod process;
 pub mod runner;
+mod scenario;
 pub mod scratch;
+
+pub use scenario::{Scenario, ScenarioKind, ScenarioResult, TestRuns};
 
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::lab::suite::SuiteTest;
 use builder::{Build, Hosting, Implementation, TimedOut};
-use outcome::TestOutcome;
 use policy::Policy;
 use runner::{Runner, Trial, TrialResult};
+
 use scratch::Scratch;
 
 /// What one engine call does.
@@ -44,102 +49,6 @@ pub struct Request {
     pub scenarios: Vec<Scenario>,
     /// How many trials run at once.
     pub jobs: usize,
-}
-
-/// One implementation's tests, run as a unit (cargo-mutants' scenario).
-#[derive(Debug, Clone)]
-pub struct Scenario {
-    pub kind: ScenarioKind,
-    /// Index into `Request::implementations`.
-    pub implementation: usize,
-    pub tests: Vec<SuiteTest>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ScenarioKind {
-    /// The unmutated implementation, every test run twice: a test that passes
-    /// once and fails once is flaky. Every other scenario runs only when each
-    /// test of the baseline passed at least once, and takes its limits from it.
-    Baseline,
-    /// Each test once.
-    Tests,
-}
-
-/// How many times the tests of a scenario run.
-impl ScenarioKind {
-    fn runs(self) -> usize {
-        match self {
-            ScenarioKind::Baseline => 2,
-            ScenarioKind::Tests => 1,
-        }
-    }
-}
-
-/// What became of a scenario.
-#[derive(Debug, Clone)]
-pub enum ScenarioResult {
-    /// Its implementation does not compile (or its program would not start):
-    /// the compiler's messages, with the implementation's shown paths.
-    Unviable { errors: String },
-    /// Not run, because the baseline failed.
-    NotRun,
-    /// Every test's runs, in the order of the scenario's tests.
-    Ran { tests: Vec<TestRuns> },
-}
-
-/// One test's runs in a scenario.
-#[derive(Debug, Clone)]
-pub struct TestRuns {
-    pub test: SuiteTest,
-    pub runs: Vec<TrialResult>,
-}
-
-impl TestRuns {
-    /// Whether it passed every time.
-    pub fn passed(&self) -> bool {
-        self.runs.iter().all(|r| r.outcome.passed())
-    }
-
-    /// Whether it passed once and failed once.
-    pub fn flaky(&self) -> bool {
-        let passes = self.runs.iter().filter(|r| r.outcome.passed()).count();
-        passes > 0 && passes < self.runs.len()
-    }
-
-    /// The outcome of its first run.
-    pub fn outcome(&self) -> &TestOutcome {
-        &self.runs[0].outcome
-    }
-
-    /// Its slowest run.
-    pub fn slowest(&self) -> Duration {
-        self.runs
-            .iter()
-            .map(|r| r.duration)
-            .max()
-            .unwrap_or_default()
-    }
-}
-
-impl ScenarioResult {
-    /// Whether it ran and every test passed at least once (what a baseline
-    /// must do).
-    pub fn passed_at_least_once(&self) -> bool {
-        match self {
-            ScenarioResult::Ran { tests } => tests
-                .iter()
-                .all(|t| t.runs.iter().any(|r| r.outcome.passed())),
-            _ => false,
-        }
-    }
-
-    /// The runs of each test, if it ran.
-    pub fn tests(&self) -> Option<&[TestRuns]> {
-        match self {
-            ScenarioResult::Ran { tests } => Some(tests),
-            _ => None,
-        }
-    }
 }
 
 /// What the engine says while it works.

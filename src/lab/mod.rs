@@ -1,6 +1,7 @@
 //! The lab as data: the worksheet, the mutants, the behavioural suite's
 //! inventory, and the reference.
 
+pub mod api;
 pub mod lang;
 pub mod mutant;
 pub mod observation;

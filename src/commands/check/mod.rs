@@ -4,6 +4,9 @@
 //! many pass or that it is not started yet; for the first step that fails, what
 //! its contract asks and what each failing test observed.
 
+pub mod cli;
+mod render;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -45,18 +48,6 @@ impl Checked {
             Checked::DoesNotCompile { .. } => None,
         }
     }
-}
-
-/// Exit codes of `check`.
-pub mod exit {
-    /// Every test checked passes.
-    pub const ALL_PASS: i32 = 0;
-    /// Some test does not pass yet.
-    pub const SOME_FAIL: i32 = 1;
-    /// The input could not be used.
-    pub const UNUSABLE_INPUT: i32 = 2;
-    /// The learner's file does not compile.
-    pub const DOES_NOT_COMPILE: i32 = 3;
 }
 
 /// The learner's file in `dir`.

@@ -8,8 +8,13 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
+pub mod cli;
 pub mod gradescope;
 pub mod junit;
+mod render;
+mod submission;
+
+pub use submission::{Submission, read_submission, shard};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -23,6 +28,7 @@ use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
 use crate::error::Error;
+use crate::exit::ExitCode;
 use crate::lab::suite;
 use crate::lab::worksheet::SLUGS;
 
@@ -41,28 +47,6 @@ pub struct Options {
     pub shard: Option<(usize, usize)>,
 }
 
-/// Exit codes of `grade`.
-pub mod exit {
-    /// Every submission reached the gate.
-    pub const PASSED: i32 = 0;
-    /// Some submission scored below the gate.
-    pub const BELOW_GATE: i32 = 1;
-    /// Some input could not be used (missing, not UTF-8, not the API).
-    pub const UNUSABLE_INPUT: i32 = 2;
-    /// Some submission does not compile.
-    pub const DOES_NOT_COMPILE: i32 = 3;
-}
-
-/// One submission, read and checked.
-#[derive(Debug, Clone)]
-pub struct Submission {
-    /// The path as given.
-    pub name: String,
-    /// The file graded.
-    pub file: PathBuf,
-    pub source: String,
-}
-
 /// The whole result, as `--json` writes it (schema in README.md).
 #[derive(Debug, Clone, Serialize)]
 pub struct GradeReport {
@@ -70,7 +54,7 @@ pub struct GradeReport {
     pub min_score: f64,
     pub test_limit_secs: f64,
     pub submissions: Vec<SubmissionReport>,
-    pub exit_code: i32,
+    pub exit_code: ExitCode,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -103,142 +87,6 @@ pub struct GradedTest {
     #[serde(flatten)]
     pub outcome: TestOutcome,
     pub secs: f64,
-}
-
-/// Reads the submission at `path`: a learner crate (its `src/lib.rs`) or a
-/// single `.rs` file with the contract's API at its top level.
-pub fn read_submission(path: &Path) -> Result<Submission, Error> {
-    let file = if path.is_dir() {
-        let lib = path.join("src").join("lib.rs");
-        if !lib.is_file() {
-            return Err(Error::input(format!(
-                "{} is a directory without src/lib.rs, so it is not a learner crate",
-                path.display()
-            ))
-            .with_next("give a crate made by `fencelab new`, or the .rs file to grade"));
-        }
-        lib
-    } else if path.is_file() {
-        path.to_path_buf()
-    } else {
-        return Err(Error::input(format!("{} does not exist", path.display()))
-            .with_next("give the path of a learner crate or of a .rs file"));
-    };
-    let bytes = std::fs::read(&file).map_err(|e| Error::io("read", &file, e))?;
-    let source = String::from_utf8(bytes).map_err(|e| {
-        let at = crate::error::Location::at(
-            &String::from_utf8_lossy(e.as_bytes()),
-            e.utf8_error().valid_up_to(),
-        );
-        Error::input(format!(
-            "{}:{}:{}: the file is not UTF-8 text (an invalid byte at offset {})",
-            file.display(),
-            at.line,
-            at.column,
-            e.utf8_error().valid_up_to()
-        ))
-        .with_next("save the file as UTF-8 and submit it again")
-    })?;
-    if let Some((line, what)) = compile_time_read(&source) {
-        return Err(Error::input(format!(
-            "{}:{line}: `{what}` reads files or the environment while compiling, which a submission may not do \
-             (it would read the grader's machine)",
-            file.display()
-        ))
-        .with_next("remove it: a submission is one self-contained file"));
-    }
-    let missing = missing_api(&source);
-    if !missing.is_empty() {
-        return Err(Error::input(format!(
-            "{} does not have the contract's API at its top level: missing {}",
-            file.display(),
-            missing.join(", ")
-        ))
-        .with_next("start from the API `fencelab new` writes (src/lib.rs), keeping every name and signature"));
-    }
-    Ok(Submission {
-        name: submission_name(path),
-        file,
-        source,
-    })
-}
-
-/// A submission's name in reports: the path as given, or the directory's
-/// own name when the path says only "." or "..".
-fn submission_name(path: &Path) -> String {
-    let given = path.display().to_string();
-    if path.file_name().is_some() {
-        return given;
-    }
-    std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or(given)
-}
-
-/// The first line (1-based) that reads files or the environment at compile
-/// time, and what it uses: `include!`, `include_str!`, `include_bytes!`,
-/// `env!`, `option_env!`, or a `#[path]` attribute.
-pub fn compile_time_read(source: &str) -> Option<(usize, &'static str)> {
-    const READERS: [&str; 6] = [
-        "include_str",
-        "include_bytes",
-        "include!",
-        "option_env",
-        "env!",
-        "path",
-    ];
-    source.lines().enumerate().find_map(|(i, line)| {
-        let code = line.split("//").next().unwrap_or("");
-        READERS.iter().find_map(|reader| {
-            let hit = match *reader {
-                "path" => code.contains("#[path") || code.contains("#![path"),
-                "env!" => code.match_indices("env!").any(|(at, _)| {
-                    !code[..at].ends_with(|c: char| c.is_alphanumeric() || c == '_')
-                }),
-                other => code.contains(other),
-            };
-            hit.then_some((i + 1, *reader))
-        })
-    })
-}
-
-/// The items of the API that `source` does not declare (a textual check;
-/// wrong signatures are the compiler's to report).
-pub fn missing_api(source: &str) -> Vec<String> {
-    let declares = |kind: &str, name: &str| {
-        source.lines().any(|line| {
-            let line = line.trim_start();
-            line.strip_prefix("pub ")
-                .and_then(|rest| rest.trim_start().strip_prefix(kind))
-                .and_then(|rest| rest.trim_start().strip_prefix(name))
-                .is_some_and(|rest| rest.starts_with(['(', '<', ' ', '{']) || rest.is_empty())
-        })
-    };
-    let mut missing: Vec<String> = Vec::new();
-    for (kind, name) in [("struct", "Job"), ("enum", "LeaseError")] {
-        if !declares(kind, name) {
-            missing.push(format!("pub {kind} {name}"));
-        }
-    }
-    for slug in SLUGS {
-        if !declares("fn", slug) {
-            missing.push(format!("pub fn {slug}"));
-        }
-    }
-    missing
-}
-
-/// The paths of shard `k` of `n` (1-based), in a stable order.
-pub fn shard(paths: &[PathBuf], k: usize, n: usize) -> Vec<PathBuf> {
-    let mut sorted = paths.to_vec();
-    sorted.sort();
-    sorted
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| i % n == k - 1)
-        .map(|(_, p)| p)
-        .collect()
 }
 
 /// Grades `submissions` (read with `read_submission`).
@@ -350,11 +198,11 @@ pub fn run(
         });
     }
     let exit_code = if reports.iter().any(|r| r.compile_errors.is_some()) {
-        exit::DOES_NOT_COMPILE
+        ExitCode::NotJudgeable
     } else if reports.iter().any(|r| !r.passed_gate) {
-        exit::BELOW_GATE
+        ExitCode::Failed
     } else {
-        exit::PASSED
+        ExitCode::Success
     };
     Ok(GradeReport {
         schema: 1,
@@ -366,7 +214,7 @@ pub fn run(
 }
 
 fn shown(file: &Path) -> String {
-    crate::commands::verify::shown_path(file, &std::env::current_dir().unwrap_or_default())
+    crate::output::paths::shown_path(file, &std::env::current_dir().unwrap_or_default())
 }
 
 /// The compiler's messages without the grader's own paths (home directory,
@@ -380,57 +228,4 @@ fn strip_grader_paths(errors: &str) -> String {
         text = text.replace(&home, "~");
     }
     text
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_api_check_names_what_is_missing() {
-        assert!(missing_api(crate::lab::reference::REFERENCE).is_empty());
-        let without_release =
-            crate::lab::reference::REFERENCE.replace("pub fn release(", "pub fn give_back(");
-        assert_eq!(missing_api(&without_release), vec!["pub fn release"]);
-        assert_eq!(missing_api("fn main() {}").len(), 10);
-    }
-
-    #[test]
-    fn reading_at_compile_time_is_found() {
-        assert_eq!(compile_time_read(crate::lab::reference::REFERENCE), None);
-        assert_eq!(
-            compile_time_read("a\nconst K: &str = include_str!(\"/etc/passwd\");"),
-            Some((2, "include_str"))
-        );
-        assert_eq!(
-            compile_time_read("let t = env!(\"CI_JOB_TOKEN\");"),
-            Some((1, "env!"))
-        );
-        assert_eq!(
-            compile_time_read("let t = option_env!(\"X\");"),
-            Some((1, "option_env"))
-        );
-        assert_eq!(
-            compile_time_read("#[path = \"/x.rs\"]\nmod x;"),
-            Some((1, "path"))
-        );
-        assert_eq!(
-            compile_time_read("// include_str! in a comment is fine"),
-            None
-        );
-    }
-
-    #[test]
-    fn shards_split_a_list_without_overlap() {
-        let paths: Vec<PathBuf> = ["c", "a", "e", "b", "d"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
-        let all: Vec<PathBuf> = (1..=2).flat_map(|k| shard(&paths, k, 2)).collect();
-        assert_eq!(all.len(), 5);
-        assert_eq!(
-            shard(&paths, 1, 2),
-            ["a", "c", "e"].map(PathBuf::from).to_vec()
-        );
-    }
 }

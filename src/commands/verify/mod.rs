@@ -7,11 +7,20 @@
 //! baseline failed and nothing else is reported. Then every test runs against
 //! every mutant (no fail-fast), so the report has each mutant's full kill set.
 
+pub mod cli;
+pub mod predictions;
+mod render;
+mod render_predictions;
+mod report;
+
+use crate::output::paths::normalize;
+pub use crate::output::paths::shown_path;
+pub use report::{Baseline, BaselineTest, Kill, LimitInfo, MutantReport, Report, Summary};
+use report::{baseline_of, finish, summarize};
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
-
-use serde::Serialize;
 
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{MutantOutcome, TestOutcome};
@@ -19,6 +28,7 @@ use crate::engine::policy::{LIMIT_FACTOR, LIMIT_FLOOR, Policy, Trust};
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
 use crate::error::Error;
+use crate::exit::ExitCode;
 use crate::lab::mutant::{self, Mutant};
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::suite;
@@ -40,117 +50,6 @@ pub struct Options {
     pub timeout: Option<Duration>,
     pub build_timeout: Option<Duration>,
     pub jobs: usize,
-}
-
-/// The whole result, as `--json` writes it.
-#[derive(Debug, Serialize)]
-pub struct Report {
-    /// The version of this schema (see README.md, "verify --json").
-    pub schema: u32,
-    pub implementation: String,
-    pub mutants_dir: String,
-    pub build_secs: f64,
-    pub baseline: Baseline,
-    pub limit: LimitInfo,
-    pub mutants: Vec<MutantReport>,
-    /// Whether only some of the directory's mutants were run.
-    pub filtered: bool,
-    /// With `--predictions`: each prediction beside what happened, and the score.
-    pub predictions: Option<crate::commands::predict::Scorecard>,
-    pub summary: Summary,
-}
-
-/// The suite against the unmutated implementation, run twice.
-#[derive(Debug, Serialize)]
-pub struct Baseline {
-    /// Whether every test passed at least once (flaky tests aside, the baseline
-    /// is fine).
-    pub passed: bool,
-    /// When the implementation itself does not compile: the compiler's messages.
-    pub compile_errors: Option<String>,
-    pub tests: Vec<BaselineTest>,
-    /// Tests that passed once and failed once: not trusted for kills.
-    pub flaky: Vec<String>,
-    pub secs: f64,
-}
-
-#[derive(Debug, Serialize)]
-pub struct BaselineTest {
-    pub test: String,
-    pub step: u32,
-    /// The outcome of each run.
-    pub runs: Vec<TestOutcome>,
-    pub secs: Vec<f64>,
-    pub flaky: bool,
-}
-
-#[derive(Debug, Serialize)]
-pub struct LimitInfo {
-    /// The fixed limit given with `--timeout`, if any.
-    pub fixed_secs: Option<f64>,
-    /// Otherwise each test's limit is max(floor, factor x its slower baseline run).
-    pub floor_secs: f64,
-    pub factor: u32,
-}
-
-/// One mutant's result.
-#[derive(Debug, Clone, Serialize)]
-pub struct MutantReport {
-    pub id: String,
-    pub step: u32,
-    pub title: String,
-    /// The mutant file.
-    pub path: String,
-    pub outcome: MutantOutcome,
-    /// Every declared killer failed and every declared survivor passed.
-    pub as_declared: bool,
-    /// The tests that failed under the mutant, with why.
-    pub killed_by: Vec<Kill>,
-    pub killers: Vec<String>,
-    pub survivors: Vec<String>,
-    /// Declared killers that did not fail (or are flaky).
-    pub missing_killers: Vec<String>,
-    /// Declared survivors that did not pass.
-    pub failed_survivors: Vec<String>,
-    /// The mutation as a unified diff of the implementation (`patch` reads it).
-    pub diff: String,
-    /// For an unviable mutant the compiler's messages; for a stale one where
-    /// its `find` text went.
-    pub detail: Option<String>,
-    /// Every test's outcome (flaky tests included, marked in the baseline).
-    pub tests: BTreeMap<String, TestOutcome>,
-    /// The time its tests took, added up.
-    pub secs: f64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Kill {
-    pub test: String,
-    /// `failed`, `crashed` or `timeout`.
-    pub outcome: &'static str,
-    pub message: String,
-}
-
-#[derive(Debug, Default, Serialize)]
-pub struct Summary {
-    pub mutants: usize,
-    pub as_declared: usize,
-    pub not_as_declared: usize,
-    /// How many mutants ended with each outcome.
-    pub outcomes: BTreeMap<&'static str, usize>,
-    pub exit_code: i32,
-}
-
-/// Exit codes of `verify`.
-pub mod exit {
-    /// Every mutant was killed as declared.
-    pub const ALL_AS_DECLARED: i32 = 0;
-    /// Some mutant was not (survived, stale, unviable, killed by other tests...).
-    pub const NOT_AS_DECLARED: i32 = 1;
-    /// The input could not be used (missing or malformed files, bad arguments).
-    pub const UNUSABLE_INPUT: i32 = 2;
-    /// The unmutated implementation fails the suite or does not compile.
-    pub const BASELINE_FAILED: i32 = 3;
 }
 
 /// What the front end is told while verification runs.
@@ -384,7 +283,7 @@ pub fn run(
         progress.baseline(&report.baseline);
     }
     if !report.baseline.passed {
-        report.summary.exit_code = exit::BASELINE_FAILED;
+        report.summary.exit_code = ExitCode::NotJudgeable;
         return Ok(report);
     }
     report.mutants = reports
@@ -393,33 +292,6 @@ pub fn run(
         .collect();
     report.summary = summarize(&report.mutants);
     Ok(report)
-}
-
-/// The baseline's report from its scenario's result.
-fn baseline_of(result: &ScenarioResult, took: Duration) -> Baseline {
-    let tests: Vec<BaselineTest> = result
-        .tests()
-        .unwrap_or_default()
-        .iter()
-        .map(|t| BaselineTest {
-            test: t.test.name.clone(),
-            step: t.test.step,
-            runs: t.runs.iter().map(|r| r.outcome.clone()).collect(),
-            secs: t.runs.iter().map(|r| r.duration.as_secs_f64()).collect(),
-            flaky: t.flaky(),
-        })
-        .collect();
-    Baseline {
-        passed: result.passed_at_least_once(),
-        compile_errors: None,
-        flaky: tests
-            .iter()
-            .filter(|t| t.flaky)
-            .map(|t| t.test.clone())
-            .collect(),
-        tests,
-        secs: took.as_secs_f64(),
-    }
 }
 
 /// Checks that every mutant was written for the implementation under test.
@@ -444,98 +316,4 @@ fn check_files(
         }
     }
     Ok(())
-}
-
-fn normalize(path: &Path) -> PathBuf {
-    std::fs::canonicalize(path)
-        .unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
-}
-
-/// `path` relative to `root` when it is inside it, as written otherwise.
-pub fn shown_path(path: &Path, root: &Path) -> String {
-    let full = normalize(path);
-    match full.strip_prefix(normalize(root)) {
-        Ok(relative) => relative.display().to_string(),
-        Err(_) => path.display().to_string(),
-    }
-}
-
-/// A mutant's report from its tests' outcomes.
-fn finish(
-    mutant: &Mutant,
-    outcome: MutantOutcome,
-    tests: &BTreeMap<String, TestOutcome>,
-    flaky: &BTreeSet<String>,
-    diff: String,
-    detail: Option<String>,
-) -> MutantReport {
-    let killed_by: Vec<Kill> = tests
-        .iter()
-        .filter(|(test, outcome)| !outcome.passed() && !flaky.contains(test.as_str()))
-        .map(|(test, outcome)| Kill {
-            test: test.clone(),
-            outcome: outcome.label(),
-            message: outcome.message().unwrap_or_default(),
-        })
-        .collect();
-    let ran = !tests.is_empty();
-    let missing_killers: Vec<String> = mutant
-        .killers
-        .iter()
-        .filter(|k| {
-            !ran || flaky.contains(k.as_str()) || tests.get(*k).is_none_or(TestOutcome::passed)
-        })
-        .cloned()
-        .collect();
-    let failed_survivors: Vec<String> = mutant
-        .survivors
-        .iter()
-        .filter(|s| ran && tests.get(*s).is_some_and(|o| !o.passed()))
-        .cloned()
-        .collect();
-    let as_declared = ran
-        && missing_killers.is_empty()
-        && failed_survivors.is_empty()
-        && matches!(
-            outcome,
-            MutantOutcome::Killed | MutantOutcome::Crashed | MutantOutcome::Timeout
-        );
-    MutantReport {
-        id: mutant.id.clone(),
-        step: mutant.step,
-        title: mutant.title.clone(),
-        path: shown_path(&mutant.path, &std::env::current_dir().unwrap_or_default()),
-        outcome,
-        as_declared,
-        killed_by,
-        killers: mutant.killers.clone(),
-        survivors: mutant.survivors.clone(),
-        missing_killers,
-        failed_survivors,
-        diff,
-        detail,
-        tests: tests.clone(),
-        secs: 0.0,
-    }
-}
-
-fn summarize(mutants: &[MutantReport]) -> Summary {
-    let mut summary = Summary {
-        mutants: mutants.len(),
-        ..Summary::default()
-    };
-    for m in mutants {
-        *summary.outcomes.entry(m.outcome.label()).or_default() += 1;
-        if m.as_declared {
-            summary.as_declared += 1;
-        } else {
-            summary.not_as_declared += 1;
-        }
-    }
-    summary.exit_code = if summary.not_as_declared == 0 {
-        exit::ALL_AS_DECLARED
-    } else {
-        exit::NOT_AS_DECLARED
-    };
-    summary
 }

@@ -1,215 +1,23 @@
-//! The scratch workspace: where the engine writes the crates it builds (the
-//! judge, the implementations, the server that hosts them) and how it keeps
-//! concurrent runs apart.
+//! The scratch workspace's garbage collector, and the pins that keep it off
+//! what live runs use.
 //!
-//! It lives in the target directory, never among the project's sources. Every
-//! crate's directory is named after a hash of its contents and written once,
-//! atomically, so a crate that exists is complete and is never rewritten under a
-//! build or a run that uses it. Builds share the target directory of the running
-//! fencelab binary and its profile, so the dependencies (SQLite above all) are
-//! compiled once for fencelab and its scratch crates alike.
+//! Scratch crates are content-addressed, so every edit of a learner's file and
+//! every submission makes new ones; the collector keeps the most recently used
+//! few of each kind (`Keep`) and removes the rest with what cargo built of them.
+//! It never removes a crate a live run has pinned: a pin is a file naming the
+//! run's crates, with an flock held on it for the run's life, so a run that
+//! crashes releases its pin with its last breath (the kernel drops the lock).
+//! It runs when a run is done with what it built, not after a build.
 
 use std::collections::BTreeSet;
-use std::collections::hash_map::DefaultHasher;
 use std::fs::File;
-use std::hash::{Hash, Hasher};
 use std::os::fd::AsRawFd;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
+use super::{CrateDir, Scratch, WorkspaceLock};
 use crate::error::Error;
 
-/// The project's lock file, so that scratch builds resolve to exactly the
-/// versions fencelab itself was built with, and need nothing from the network.
-const LOCK_FILE: &str = include_str!("../../Cargo.lock");
-
-/// The scratch workspace in a target directory.
-#[derive(Debug, Clone)]
-pub struct Scratch {
-    /// `<target>/fencelab/ws`
-    pub root: PathBuf,
-    /// The cargo target directory shared with fencelab's own build.
-    pub target_dir: PathBuf,
-    /// Whether to build with `--release` (when fencelab itself was).
-    pub release: bool,
-    /// How much the garbage collector keeps.
-    pub keep: Keep,
-}
-
-/// A crate written into the scratch workspace.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CrateDir {
-    /// The package name, which is also its directory under `crates/`:
-    /// `<kind>-<hash of the contents>`.
-    pub name: String,
-}
-
-impl CrateDir {
-    /// The crate's name as Rust code refers to it (`-` becomes `_`).
-    pub fn ident(&self) -> String {
-        self.name.replace('-', "_")
-    }
-}
-
-/// The exclusive lock on the scratch workspace, held while its manifest is
-/// written and cargo builds; released when dropped.
-pub struct WorkspaceLock {
-    _file: File,
-}
-
-/// A hash of some texts, as 16 hex digits.
-pub fn hash_of<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
-    let mut hasher = DefaultHasher::new();
-    for part in parts {
-        part.len().hash(&mut hasher);
-        part.hash(&mut hasher);
-    }
-    format!("{:016x}", hasher.finish())
-}
-
 impl Scratch {
-    /// The scratch workspace for a project whose own target directory is
-    /// `project_target` (used when fencelab does not run from a target directory).
-    pub fn locate(project_target: &Path) -> Result<Scratch, Error> {
-        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .or_else(running_target_dir)
-            .unwrap_or_else(|| project_target.to_path_buf());
-        let target_dir = std::path::absolute(&target_dir).unwrap_or(target_dir);
-        Ok(Scratch {
-            root: target_dir.join("fencelab").join("ws"),
-            target_dir,
-            release: !cfg!(debug_assertions),
-            keep: Keep::from_env()?,
-        })
-    }
-
-    /// Writes a crate of `kind` with `files` (paths relative to the crate)
-    /// unless a crate with the same contents is there already. Its name is
-    /// `<kind>-<hash of the files>`; the files say `<kind>-NAME` (or `<kind>_NAME`)
-    /// where they need it, and get the final name in its place.
-    pub fn write_crate(&self, kind: &str, files: &[(String, String)]) -> Result<CrateDir, Error> {
-        let hash = hash_of(files.iter().flat_map(|(p, c)| [p.as_str(), c.as_str()]));
-        let name = format!("{kind}-{hash}");
-        let placeholder = format!("{kind}-NAME");
-        let files: Vec<(String, String)> = files
-            .iter()
-            .map(|(path, contents)| {
-                let contents = contents
-                    .replace(&placeholder, &name)
-                    .replace(&placeholder.replace('-', "_"), &name.replace('-', "_"));
-                (path.clone(), contents)
-            })
-            .collect();
-        let dir = self.root.join("crates").join(&name);
-        if dir.is_dir() {
-            return Ok(CrateDir { name });
-        }
-        let staging_root = self.root.join("staging");
-        std::fs::create_dir_all(&staging_root)
-            .map_err(|e| Error::io("create", &staging_root, e))?;
-        let staging = tempfile::Builder::new()
-            .prefix(&name)
-            .tempdir_in(&staging_root)
-            .map_err(|e| Error::io("create a directory in", &staging_root, e))?;
-        for (path, contents) in &files {
-            let file = staging.path().join(path);
-            if let Some(parent) = file.parent() {
-                std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
-            }
-            std::fs::write(&file, contents).map_err(|e| Error::io("write", &file, e))?;
-        }
-        let crates = self.root.join("crates");
-        std::fs::create_dir_all(&crates).map_err(|e| Error::io("create", &crates, e))?;
-        let staged = staging.keep();
-        if let Err(err) = std::fs::rename(&staged, &dir) {
-            // Another run wrote the same crate first: its copy is as good as ours.
-            let _ = std::fs::remove_dir_all(&staged);
-            if !dir.is_dir() {
-                return Err(Error::io("move a crate into", &dir, err)
-                    .with_next("check the free space and permissions of the target directory"));
-            }
-        }
-        Ok(CrateDir { name })
-    }
-
-    /// Takes the workspace's lock, waiting for another fencelab run to finish
-    /// its build.
-    pub fn lock(&self) -> Result<WorkspaceLock, Error> {
-        std::fs::create_dir_all(&self.root).map_err(|e| Error::io("create", &self.root, e))?;
-        let path = self.root.join(".lock");
-        let file = File::create(&path).map_err(|e| Error::io("create", &path, e))?;
-        // SAFETY: flock on a file descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(Error::io("lock", &path, std::io::Error::last_os_error()));
-        }
-        Ok(WorkspaceLock { _file: file })
-    }
-
-    /// Writes the workspace manifest with exactly `members` (every scratch crate
-    /// of the build, path dependencies included), under the lock, and the lock
-    /// file if there is none yet.
-    pub fn set_members(&self, _lock: &WorkspaceLock, members: &[&CrateDir]) -> Result<(), Error> {
-        let mut names: Vec<&str> = members.iter().map(|c| c.name.as_str()).collect();
-        names.sort();
-        names.dedup();
-        let list: Vec<String> = names
-            .iter()
-            .map(|n| format!("    \"crates/{n}\","))
-            .collect();
-        // Scratch crates compile unoptimised even in release builds. The override
-        // names them one by one: a change to the profile itself would change
-        // every dependency's build hash (build scripts included), and SQLite
-        // would be compiled again instead of reused from fencelab's own build.
-        let overrides: String = names
-            .iter()
-            .map(|n| {
-                format!(
-                    "[profile.release.package.{n}]\nopt-level = 0\ndebug = false\n\n\
-                     [profile.dev.package.{n}]\ndebug = false\n\n"
-                )
-            })
-            .collect();
-        let manifest = format!(
-            "# Written by fencelab for its scratch builds; not part of any project.\n\
-             [workspace]\nresolver = \"3\"\nmembers = [\n{}\n]\n\n{overrides}",
-            list.join("\n")
-        );
-        write_if_changed(&self.root.join("Cargo.toml"), &manifest)?;
-        // cargo adds the scratch crates to the lock file; it is seeded again
-        // from fencelab's own whenever that changes (a dependency bump).
-        let lock = self.root.join("Cargo.lock");
-        let stamp = self.root.join(".lock-seed");
-        let seed = hash_of([LOCK_FILE]);
-        if !lock.exists() || std::fs::read_to_string(&stamp).ok().as_deref() != Some(seed.as_str())
-        {
-            std::fs::write(&lock, LOCK_FILE).map_err(|e| Error::io("write", &lock, e))?;
-            std::fs::write(&stamp, &seed).map_err(|e| Error::io("write", &stamp, e))?;
-        }
-        Ok(())
-    }
-
-    /// The directory of a crate.
-    pub fn dir(&self, krate: &CrateDir) -> PathBuf {
-        self.root.join("crates").join(&krate.name)
-    }
-
-    /// The target directory's output for the profile scratch builds use.
-    fn profile_dir(&self) -> PathBuf {
-        self.target_dir
-            .join(if self.release { "release" } else { "debug" })
-    }
-
-    /// Marks `crates` as just used (their directories' times), so that the
-    /// garbage collector keeps the most recently used.
-    pub fn touch(&self, crates: &[&CrateDir]) {
-        let now = std::time::SystemTime::now();
-        for krate in crates {
-            if let Ok(dir) = File::open(self.dir(krate)) {
-                let _ = dir.set_modified(now);
-            }
-        }
-    }
-
     /// Takes the workspace's lock if no other run holds it now.
     fn try_lock(&self) -> Option<WorkspaceLock> {
         let file = File::create(self.root.join(".lock")).ok()?;
@@ -430,24 +238,6 @@ impl Keep {
             .with_next(format!("unset {KEEP_ENV} to keep the default (16 servers, 64 implementations)"))),
         }
     }
-}
-
-fn write_if_changed(path: &Path, contents: &str) -> Result<(), Error> {
-    if std::fs::read_to_string(path).ok().as_deref() == Some(contents) {
-        return Ok(());
-    }
-    std::fs::write(path, contents).map_err(|e| Error::io("write", path, e))
-}
-
-/// The cargo target directory the running binary was built into, if it runs
-/// from one (`<target>/<profile>/fencelab` or `<target>/<profile>/deps/<test>`).
-fn running_target_dir() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    exe.ancestors()
-        .skip(1)
-        .take(4)
-        .find(|dir| dir.join("CACHEDIR.TAG").is_file())
-        .map(Path::to_path_buf)
 }
 
 #[cfg(test)]

@@ -1,0 +1,68 @@
+//! `fencelab check`'s command line.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::commands::{default_lang, parse_lang, project_root, seconds};
+use crate::engine::scratch::Scratch;
+use crate::error::Error;
+use crate::exit::ExitCode;
+use crate::lab::lang::Lang;
+use crate::lab::worksheet::Worksheet;
+use crate::output::printer::Printer;
+
+#[derive(Debug, Args)]
+pub struct CheckArgs {
+    /// The learner's crate [default: the crate around the current directory].
+    pub dir: Option<PathBuf>,
+    /// Only this step (1 to 8).
+    #[arg(long, value_name = "N")]
+    pub step: Option<u32>,
+    /// ja or en [default: the crate's, then the locale's].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+    /// A time limit per test, in seconds [default: 10].
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// How many tests run at once [default: twice the number of CPUs].
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+}
+
+pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    let dir = match args.dir {
+        Some(dir) => dir,
+        None => project_root(),
+    };
+    let lang = args
+        .lang
+        .or_else(|| crate::commands::check::crate_lang(&dir))
+        .unwrap_or_else(default_lang);
+    let options = crate::commands::check::Options {
+        dir: dir.clone(),
+        step: args.step,
+        timeout: seconds(args.timeout, "--timeout")?,
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::engine::runner::default_jobs)
+            .max(1),
+    };
+    let scratch = Scratch::locate(&dir.join("target"))?;
+    printer.status(
+        "Checking",
+        &crate::commands::check::learner_file(&dir)
+            .display()
+            .to_string(),
+    );
+    let checked = crate::commands::check::run(&options, &scratch, |done, total| {
+        printer.progress(&format!("  running tests: {done}/{total}"));
+    })?;
+    let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
+    printer.line(text.trim_end());
+    Ok(match &checked {
+        crate::commands::check::Checked::DoesNotCompile { .. } => ExitCode::NotJudgeable,
+        ran if ran.first_failing().is_some() => ExitCode::Failed,
+        _ => ExitCode::Success,
+    })
+}

@@ -1,0 +1,109 @@
+//! `fencelab verify`'s command line: its arguments, resolved into `Options`
+//! (the project's mutants and reference, or the built-in ones), and what it
+//! prints and writes.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super as verify;
+use crate::commands::{default_lang, in_project, parse_lang, project_root, seconds};
+use crate::engine::scratch::Scratch;
+use crate::error::Error;
+use crate::exit::ExitCode;
+use crate::lab::lang::Lang;
+use crate::output::printer::Printer;
+
+#[derive(Debug, Args)]
+pub struct VerifyArgs {
+    /// Only the mutants whose id contains one of these (all when none is given).
+    #[arg(value_name = "MUTANT")]
+    pub filters: Vec<String>,
+    /// Match the mutant ids exactly.
+    #[arg(long)]
+    pub exact: bool,
+    /// The directory of mutant files [default: mutants/ of the project, else the ones built into fencelab].
+    #[arg(long, value_name = "DIR")]
+    pub mutants: Option<PathBuf>,
+    /// The implementation the mutants apply to [default: src/lease.rs of the project, else the built-in reference].
+    #[arg(long = "impl", value_name = "FILE")]
+    pub implementation: Option<PathBuf>,
+    /// Also write the results as JSON to FILE (schema in README.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// A fixed time limit per test of a mutant, in seconds [default: max(10, 5 x the baseline)]; the baseline's tests get at least 60 s.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// A time limit for the build, in seconds.
+    #[arg(long, value_name = "SECS")]
+    pub build_timeout: Option<f64>,
+    /// How many tests run at once [default: twice the number of CPUs].
+    #[arg(long, short, value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
+    #[arg(long, value_name = "FILE")]
+    pub predictions: Option<PathBuf>,
+    /// The language of the predictions' explanations: ja or en [default: from the locale].
+    #[arg(long, value_parser = parse_lang)]
+    pub lang: Option<Lang>,
+}
+
+pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    let root = project_root();
+    let options = verify::Options {
+        // Outside fencelab's project (in a learner's crate, say) the mutants
+        // and the reference built into fencelab stand in for the directories.
+        mutants: args.mutants.clone().or_else(|| {
+            Some(in_project(&root, "mutants")).filter(|_| root.join("mutants").is_dir())
+        }),
+        implementation: args.implementation.clone().or_else(|| {
+            let reference = root.join(crate::lab::mutant::DEFAULT_FILE);
+            (args.mutants.is_none() && root.join("mutants").is_dir() && reference.is_file())
+                .then(|| in_project(&root, crate::lab::mutant::DEFAULT_FILE))
+        }),
+        root: root.clone(),
+        filters: args.filters,
+        exact: args.exact,
+        timeout: seconds(args.timeout, "--timeout")?,
+        build_timeout: seconds(args.build_timeout, "--build-timeout")?,
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::engine::runner::default_jobs)
+            .max(1),
+    };
+    let scratch = Scratch::locate(&root.join("target"))?;
+    let mutants = verify::load(&options)?;
+    // Read the predictions first: a mistake in them is found before the long run.
+    let predictions = match &args.predictions {
+        Some(path) => {
+            // Checked against every mutant: a filter only narrows what is scored.
+            let every = verify::Options {
+                filters: Vec::new(),
+                ..options.clone()
+            };
+            Some(crate::commands::predict::load(
+                path,
+                &verify::load(&every)?,
+                &crate::lab::suite::test_names(),
+            )?)
+        }
+        None => None,
+    };
+    let mut report = verify::run(&options, &mutants, &scratch, printer)?;
+    printer.verify_report(&report);
+    if let Some(predictions) = &predictions
+        && report.baseline.passed
+    {
+        let card = crate::commands::verify::predictions::score(predictions, &report);
+        let text =
+            printer.render_predictions(&card, &mutants, args.lang.unwrap_or_else(default_lang));
+        printer.line(text.trim_end());
+        report.predictions = Some(card);
+    }
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).expect("the report serializes");
+        std::fs::write(path, json + "\n")
+            .map_err(|e| Error::io("write the JSON report to", path, e))?;
+    }
+    Ok(report.summary.exit_code)
+}

@@ -1,0 +1,190 @@
+//! The crates the engine writes into the scratch workspace: the bridge (as
+//! fencelab compiles it), the judge (the suite bound to the bridge's proxy),
+//! one crate per implementation (its file verbatim, the bridge's dispatch
+//! appended) and the servers hosting them. Each is content-addressed
+//! (`Scratch::write_crate`), so an unchanged one is never written or built
+//! again; the judge and the server carry a build id that `identity` checks.
+
+use super::scratch::{CrateDir, Scratch, hash_of};
+use crate::error::Error;
+use crate::lab::suite;
+
+/// Dependency lines shared by the scratch crates; the versions are fencelab's
+/// own (a unit test checks them against Cargo.toml).
+const RUSQLITE: &str = r#"rusqlite = { version = "0.43.0", features = ["bundled"] }"#;
+const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
+const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
+const LIBC: &str = r#"libc = "0.2.191""#;
+const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
+
+/// The name of the judge's test that prints its build id.
+pub(super) const BUILD_ID_TEST: &str = "fencelab_build_id";
+pub(super) const BUILD_ID_PREFIX: &str = "fencelab-build-id: ";
+
+pub(super) fn manifest(name: &str, extra: &str, dependencies: &[String]) -> String {
+    format!(
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n{extra}\n\
+         [dependencies]\n{}\n",
+        dependencies.join("\n")
+    )
+}
+
+pub(super) fn path_dependency(krate: &CrateDir) -> String {
+    format!("{} = {{ path = \"../{}\" }}", krate.name, krate.name)
+}
+
+/// The bridge crate: protocol, client, server and proxy, as fencelab compiles them.
+pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
+    let deps = [RUSQLITE, SERDE, SERDE_JSON, LIBC].map(String::from);
+    let files = vec![
+        ("Cargo.toml".to_string(), manifest("bridge-NAME", "", &deps)),
+        (
+            "src/lib.rs".to_string(),
+            include_str!("../bridge/mod.rs").to_string(),
+        ),
+        (
+            "src/capture.rs".to_string(),
+            include_str!("../bridge/capture.rs").to_string(),
+        ),
+        (
+            "src/client.rs".to_string(),
+            include_str!("../bridge/client.rs").to_string(),
+        ),
+        (
+            "src/protocol.rs".to_string(),
+            include_str!("../bridge/protocol.rs").to_string(),
+        ),
+        (
+            "src/server.rs".to_string(),
+            include_str!("../bridge/server.rs").to_string(),
+        ),
+        (
+            "src/sandbox.rs".to_string(),
+            include_str!("../bridge/sandbox.rs").to_string(),
+        ),
+        (
+            "src/proxy.rs".to_string(),
+            include_str!("../bridge/proxy.rs").to_string(),
+        ),
+    ];
+    scratch.write_crate("bridge", &files)
+}
+
+/// The judge crate: the suite, bound to the bridge's proxy.
+pub(super) fn write_judge(
+    scratch: &Scratch,
+    bridge: &CrateDir,
+) -> Result<(CrateDir, String), Error> {
+    let sources = suite::MODULES.iter().flat_map(|(p, c)| [*p, *c]);
+    let build_id = hash_of(sources.chain([bridge.name.as_str()]));
+    let mut root = suite::root_with(&format!("use {}::proxy as lease;", bridge.ident()));
+    root.push_str(&format!(
+        "\n/// Prints the id of the sources this judge was built from (run by fencelab).\n\
+         #[test]\n#[ignore]\nfn {BUILD_ID_TEST}() {{\n    println!(\"{BUILD_ID_PREFIX}{build_id}\");\n}}\n"
+    ));
+    let deps = vec![
+        path_dependency(bridge),
+        RUSQLITE.to_string(),
+        TEMPFILE.to_string(),
+    ];
+    let mut files = vec![
+        ("Cargo.toml".to_string(), manifest("judge-NAME", "", &deps)),
+        (
+            "src/lib.rs".to_string(),
+            "//! The judge's tests are in tests/.\n".to_string(),
+        ),
+        ("tests/behaviour.rs".to_string(), root),
+    ];
+    for (path, contents) in suite::MODULES {
+        files.push((format!("tests/{path}"), contents.to_string()));
+    }
+    Ok((scratch.write_crate("judge", &files)?, build_id))
+}
+
+/// An implementation crate: its file verbatim as the crate root (so that any
+/// line number in a message is the file's own), with the bridge's dispatch
+/// appended as a hidden module.
+pub(super) fn write_implementation(
+    scratch: &Scratch,
+    bridge: &CrateDir,
+    source: &str,
+) -> Result<CrateDir, Error> {
+    let mut lib = source.to_string();
+    if !lib.ends_with('\n') {
+        lib.push('\n');
+    }
+    lib.push_str(&format!(
+        "\n#[doc(hidden)]\n#[allow(missing_docs, unused, clippy::all)]\npub mod __fencelab_bridge {{\n    \
+         extern crate {} as bridge;\n    include!(\"fencelab_dispatch.rs\");\n}}\n",
+        bridge.ident()
+    ));
+    let deps = vec![path_dependency(bridge), RUSQLITE.to_string()];
+    let files = vec![
+        ("Cargo.toml".to_string(), manifest("impl-NAME", "", &deps)),
+        ("src/lib.rs".to_string(), lib),
+        (
+            "src/fencelab_dispatch.rs".to_string(),
+            include_str!("../bridge/dispatch.rs").to_string(),
+        ),
+    ];
+    scratch.write_crate("impl", &files)
+}
+
+/// The server crate hosting `hosted` (crate, shown path; a crate once), and
+/// its build id.
+pub(super) fn write_server(
+    scratch: &Scratch,
+    bridge: &CrateDir,
+    hosted: &[(CrateDir, String)],
+) -> Result<(CrateDir, String), Error> {
+    let build_id = hash_of(
+        hosted
+            .iter()
+            .flat_map(|(c, shown)| [c.name.as_str(), shown.as_str()]),
+    );
+    let bridge_ident = bridge.ident();
+    let entries: Vec<String> = hosted
+        .iter()
+        .map(|(krate, shown)| {
+            format!(
+                "        {bridge_ident}::server::Hosted {{\n            key: {key:?},\n            \
+                 compiled_path: \"crates/{key}/src/lib.rs\",\n            shown_path: {shown:?},\n            \
+                 dispatch: {ident}::__fencelab_bridge::dispatch,\n        }},",
+                key = krate.name,
+                ident = krate.ident(),
+            )
+        })
+        .collect();
+    let main = format!(
+        "//! The server hosting this run's implementations (written by fencelab).\n\n\
+         fn main() {{\n    {bridge_ident}::server::main(\n        {build_id:?},\n        &[\n{}\n        ],\n    )\n}}\n",
+        entries.join("\n")
+    );
+    let mut deps = vec![path_dependency(bridge)];
+    deps.extend(hosted.iter().map(|(krate, _)| path_dependency(krate)));
+    let files = vec![
+        ("Cargo.toml".to_string(), manifest("server-NAME", "", &deps)),
+        ("src/main.rs".to_string(), main),
+    ];
+    Ok((scratch.write_crate("server", &files)?, build_id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_dependencies_are_fencelabs_own() {
+        let manifest: toml::Table = toml::from_str(include_str!("../../Cargo.toml")).unwrap();
+        let deps = manifest["dependencies"].as_table().unwrap();
+        for line in [RUSQLITE, SERDE, SERDE_JSON, LIBC, TEMPFILE] {
+            let ours: toml::Table = toml::from_str(line).unwrap();
+            let (name, spec) = ours.iter().next().unwrap();
+            let version = |v: &toml::Value| match v {
+                toml::Value::String(s) => s.clone(),
+                other => other["version"].as_str().unwrap().to_string(),
+            };
+            assert_eq!(version(spec), version(&deps[name]), "{name}");
+        }
+    }
+}
