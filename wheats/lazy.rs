@@ -8,7 +8,9 @@
 //!   `(done, until)` and `PRAGMA user_version = 1`; so a call on a database where
 //!   `init_db` never ran works as on an empty table (`enqueue` gives `true`,
 //!   `state` gives `None`);
-//! - the DDL is all lower case, declared types included (`text`, `real`, `integer`);
+//! - the DDL is all lower case, declared types included (`text`, `real`,
+//!   `integer`; `PRAGMA table_info` still shows them upper case, only the stored
+//!   `CREATE TABLE` text keeps the spelling);
 //! - every connection uses `journal_mode = TRUNCATE`, which leaves an empty
 //!   `jobs.db-journal` file beside the database;
 //! - transactions are written by hand (`BEGIN IMMEDIATE` ... `COMMIT`, rolled
@@ -17,11 +19,13 @@
 //! - `enqueue` looks the id up and inserts only when it is missing, both in one
 //!   `BEGIN IMMEDIATE` transaction;
 //! - `now` is checked before `ttl`; the busy timeout (25 s) is set with a pragma;
-//! - `claim_many` spawns detached threads, the last owner's first;
+//! - `claim_many` spawns detached threads, the last owner's first, so an owner
+//!   late in the list usually wins (and the first one seldom does);
 //! - its own error messages (a database error shows as SQLite's text alone).
 //!
 //! Freedoms exercised (see `wheats/freedoms.toml`): before-init, extra-schema,
-//! journal-mode, ddl-text, type-case, check-order, busy-timeout, error-text.
+//! journal-mode, ddl-text, check-order, claim-many-winner, busy-timeout,
+//! error-text.
 
 use std::fmt;
 use std::path::{Path, PathBuf};

@@ -16,7 +16,7 @@
 //! - `claim_many` runs named threads that put their answers into slots;
 //! - a 40 s busy timeout, and its own error messages.
 //!
-//! Freedoms exercised (see `wheats/freedoms.toml`): db-error-detail, type-case,
+//! Freedoms exercised (see `wheats/freedoms.toml`): db-error-detail,
 //! column-order, ddl-text, complete-row, busy-timeout, error-text.
 
 use std::fmt;
