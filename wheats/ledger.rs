@@ -378,6 +378,8 @@ pub fn claim_many(
         opened: Condvar::new(),
     };
     std::thread::scope(|scope| {
+        // Should starting a thread fail, unwinding from here lets the followers go.
+        let _unblock = OpensOnDrop(&gate);
         let threads: Vec<_> = owners
             .iter()
             .enumerate()

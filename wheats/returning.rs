@@ -8,8 +8,9 @@
 //! - the table is declared with quoted identifiers (`"jobs"`, `"id"`, ...);
 //! - `now` is checked before `ttl`, so a call with both wrong gets `InvalidNow`;
 //! - `complete` ends the lease at the moment of completion (`until = now`);
-//! - `claim_many` holds every thread at a barrier and lets them all go at once,
-//!   so any owner may win, a different one from call to call;
+//! - `claim_many` holds every thread at a starting line until all have started,
+//!   then lets them all go at once, so any owner may win, a different one from
+//!   call to call;
 //! - its own error messages.
 //!
 //! Freedoms exercised (see `wheats/freedoms.toml`): journal-mode, ddl-text,
@@ -17,7 +18,7 @@
 
 use std::fmt;
 use std::path::Path;
-use std::sync::Barrier;
+use std::sync::RwLock;
 use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, named_params};
@@ -237,19 +238,23 @@ pub fn claim_many(
     ttl: f64,
 ) -> Result<Vec<Option<i64>>, LeaseError> {
     let path = path.as_ref();
-    // Every thread waits here until all of them exist, then they claim together.
-    let start = Barrier::new(owners.len());
+    // The starting line: the calling thread holds it (a write lock) while it
+    // starts the claimers, each of which waits for a read of it; letting go
+    // (also when a start fails and this thread unwinds) sends them all at once.
+    let start = RwLock::new(());
     let answers: Vec<Result<Option<i64>, LeaseError>> = std::thread::scope(|scope| {
+        let held = start.write().unwrap_or_else(|e| e.into_inner());
         let claimers: Vec<_> = owners
             .iter()
             .map(|&owner| {
                 let start = &start;
                 scope.spawn(move || {
-                    start.wait();
+                    drop(start.read().unwrap_or_else(|e| e.into_inner()));
                     claim(path, job_id, owner, now, ttl)
                 })
             })
             .collect();
+        drop(held);
         claimers
             .into_iter()
             .map(|claimer| {
