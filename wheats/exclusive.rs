@@ -5,7 +5,9 @@
 //! How it differs from `src/lease.rs`:
 //! - every call that may write (`enqueue` included) reads the row inside a
 //!   `BEGIN EXCLUSIVE` transaction, decides with Rust comparisons, and writes
-//!   only what changes (`UPDATE` of the changed columns);
+//!   only what changes (`UPDATE` of the changed columns); `BEGIN EXCLUSIVE`
+//!   takes the write lock from the start, as `BEGIN IMMEDIATE` does, and also
+//!   waits until no other connection is reading;
 //! - the table declares its key as a table constraint (`id TEXT NOT NULL`,
 //!   `PRIMARY KEY (id)`), adds `CHECK (fence >= 0)`, spells the defaults
 //!   `0.0` and `FALSE`, and comes with an index on `owner`;
@@ -16,7 +18,7 @@
 //! - a 60 s busy timeout, and its own error messages.
 //!
 //! Freedoms exercised (see `wheats/freedoms.toml`): ddl-text, extra-constraints,
-//! extra-schema, complete-row, busy-timeout, error-text.
+//! extra-schema, complete-row, reader-wait, busy-timeout, error-text.
 
 use std::fmt;
 use std::path::Path;

@@ -3,7 +3,8 @@
 //! into a `Ledger` value inside one `BEGIN IMMEDIATE` transaction, decides in
 //! plain Rust what the row becomes, and saves the whole row back. A refused call
 //! saves the row it loaded, unchanged: the stored values stay exactly as they
-//! were, but the row is rewritten (an `AFTER UPDATE` trigger fires).
+//! were, but the row is rewritten (an `AFTER UPDATE` trigger fires), and since
+//! every such call commits a write, it waits for other connections' readers.
 //!
 //! How it differs from `src/lease.rs`:
 //! - the columns are declared in another order (`id, fence, done, owner, until,
@@ -16,8 +17,9 @@
 //!   and lose. The last owner always wins a free job;
 //! - its own error messages.
 //!
-//! Freedoms exercised (see `wheats/freedoms.toml`): refused-write, complete-row,
-//! column-order, ddl-text, claim-many-winner, busy-timeout, error-text.
+//! Freedoms exercised (see `wheats/freedoms.toml`): refused-write, reader-wait,
+//! complete-row, column-order, ddl-text, claim-many-winner, busy-timeout,
+//! error-text.
 
 use std::fmt;
 use std::path::Path;

@@ -5,8 +5,10 @@
 //! - the table is a lower-case `STRICT, WITHOUT ROWID` table with CHECK
 //!   constraints (`fence >= 0`, `done IN (0, 1)`): it has no `rowid`, and it
 //!   refuses values the API never writes;
-//! - `claim` runs in a `BEGIN EXCLUSIVE` transaction: an `UPDATE` whose `WHERE`
-//!   holds the whole condition, then a read of the new fence when a row changed;
+//! - `claim` runs in a `BEGIN EXCLUSIVE` transaction (the write lock from the
+//!   start, as `BEGIN IMMEDIATE`, but it also waits for other connections'
+//!   readers to finish): an `UPDATE` whose `WHERE` holds the whole condition,
+//!   then a read of the new fence when a row changed;
 //! - `enqueue` is `INSERT ... SELECT ... WHERE NOT EXISTS`;
 //! - `state` opens its connection read-only, so on a path where no database
 //!   exists it creates no file and fails with `SQLITE_CANTOPEN`;
@@ -15,7 +17,8 @@
 //! - a 20 s busy timeout, and its own error messages.
 //!
 //! Freedoms exercised (see `wheats/freedoms.toml`): extra-constraints, rowid,
-//! ddl-text, db-error-detail, claim-many-winner, busy-timeout, error-text.
+//! ddl-text, db-error-detail, reader-wait, claim-many-winner, busy-timeout,
+//! error-text.
 
 use std::fmt;
 use std::path::Path;

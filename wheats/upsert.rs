@@ -2,7 +2,8 @@
 //! written around SQLite's upsert: `claim` is an `INSERT ... SELECT ... ON
 //! CONFLICT DO UPDATE ... WHERE ... RETURNING fence` that can only ever update
 //! the existing row (the `SELECT` yields a row only when the job exists), so the
-//! test and the write are one statement.
+//! test and the write are one statement. Being a write statement, a claim waits
+//! for other connections' readers even when it changes nothing.
 //!
 //! How it differs from `src/lease.rs`:
 //! - every call but `init_db` opens the database without `SQLITE_OPEN_CREATE`:
@@ -17,7 +18,7 @@
 //! - a 40 s busy timeout, and its own error messages.
 //!
 //! Freedoms exercised (see `wheats/freedoms.toml`): db-error-detail,
-//! column-order, ddl-text, complete-row, busy-timeout, error-text.
+//! reader-wait, column-order, ddl-text, complete-row, busy-timeout, error-text.
 
 use std::fmt;
 use std::path::Path;
