@@ -7,7 +7,8 @@
 //!   creates it in a transaction of its own, together with an index on
 //!   `(done, until)` and `PRAGMA user_version = 1`; so a call on a database where
 //!   `init_db` never ran works as on an empty table (`enqueue` gives `true`,
-//!   `state` gives `None`);
+//!   `state` gives `None`); a missing directory on the way to the database is
+//!   created too;
 //! - the DDL is all lower case, declared types included (`text`, `real`,
 //!   `integer`; `PRAGMA table_info` still shows them upper case, only the stored
 //!   `CREATE TABLE` text keeps the spelling);
@@ -23,8 +24,8 @@
 //!   late in the list usually wins (and the first one seldom does);
 //! - its own error messages (a database error shows as SQLite's text alone).
 //!
-//! Freedoms exercised (see `wheats/freedoms.toml`): before-init, extra-schema,
-//! journal-mode, ddl-text, check-order, claim-many-winner, busy-timeout,
+//! Freedoms exercised (see `wheats/freedoms.toml`): before-init,
+//! missing-directory, extra-schema, journal-mode, ddl-text, check-order, claim-many-winner, busy-timeout,
 //! error-text.
 
 use std::fmt;
@@ -83,8 +84,13 @@ create index if not exists jobs_by_expiry on jobs (done, until);
 pragma user_version = 1;
 commit;";
 
-/// Opens a connection and makes sure the schema exists.
+/// Opens a connection and makes sure the schema exists (and, before that, the
+/// directory the database goes into).
 fn connect(path: &Path) -> Result<Connection, LeaseError> {
+    if let Some(directory) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        // Should this fail, opening the database reports why.
+        let _ = std::fs::create_dir_all(directory);
+    }
     let conn = Connection::open(path)?;
     conn.execute_batch("pragma busy_timeout = 25000")?;
     // The mode is per connection; a database another connection holds in WAL
