@@ -28,7 +28,6 @@ pub struct Built {
     pub errors: BTreeMap<String, Vec<String>>,
     /// cargo's own messages (stderr), for failures that are not the compiler's.
     pub stderr: String,
-    pub duration: Duration,
 }
 
 #[derive(Deserialize)]
@@ -119,7 +118,6 @@ pub fn build(
         success: false,
         timed_out: finished.timed_out(),
         stderr: finished.stderr.clone(),
-        duration: finished.duration,
         ..Built::default()
     };
     for line in finished.stdout.lines() {

@@ -18,12 +18,12 @@
 //! What the run may trust, and how long things may take, is its `Policy`.
 
 pub mod builder;
-pub mod cargo;
+mod cargo;
 mod crates;
 mod identity;
 pub mod outcome;
 pub mod policy;
-pub mod process;
+pub(crate) mod process;
 pub mod runner;
 mod scenario;
 pub mod scratch;

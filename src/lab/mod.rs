@@ -1,10 +1,10 @@
 //! The lab as data: the worksheet, the mutants, the behavioural suite's
 //! inventory, and the reference.
 
-pub mod api;
+pub(crate) mod api;
 pub mod lang;
 pub mod mutant;
-pub mod observation;
+pub(crate) mod observation;
 pub mod reference;
 pub mod suite;
 pub mod worksheet;
