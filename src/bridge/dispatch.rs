@@ -5,7 +5,7 @@
 // bridge crate into scope as `bridge`. fencelab compiles it against
 // `src/lease.rs` too (see `bridge::tests`), so it stays checked.
 
-use bridge::protocol::{Answer, Failure, JobRow, Request};
+use bridge::protocol::{Answer, ErrorValue, Failure, JobRow, Request};
 
 pub fn dispatch(request: Request) -> Result<Answer, Failure> {
     match request {
@@ -43,13 +43,15 @@ pub fn dispatch(request: Request) -> Result<Answer, Failure> {
 
 #[allow(unreachable_patterns)]
 fn failure(error: super::LeaseError) -> Failure {
-    match error {
-        super::LeaseError::InvalidTtl(ttl) => Failure::InvalidTtl(ttl.into()),
-        super::LeaseError::InvalidNow(now) => Failure::InvalidNow(now.into()),
-        super::LeaseError::Db(err) => Failure::Db {
+    let display = error.to_string();
+    let error = match error {
+        super::LeaseError::InvalidTtl(ttl) => ErrorValue::InvalidTtl(ttl.into()),
+        super::LeaseError::InvalidNow(now) => ErrorValue::InvalidNow(now.into()),
+        super::LeaseError::Db(err) => ErrorValue::Db {
             code: err.sqlite_error().map(|e| e.extended_code),
             message: err.to_string(),
         },
-        other => Failure::Other(format!("{other:?}")),
-    }
+        other => ErrorValue::Other(format!("{other:?}")),
+    };
+    Failure { error, display }
 }

@@ -120,9 +120,19 @@ pub enum Answer {
     Fences(Vec<Option<i64>>),
 }
 
-/// The `Err` value of a call.
+/// The `Err` value of a call: the error, and its `Display` text as the
+/// implementation writes it (the contract leaves the text free, so the judge's
+/// proxy shows the implementation's own, and a test that compares it sees what
+/// the implementation would have said in process).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Failure {
+pub struct Failure {
+    pub error: ErrorValue,
+    pub display: String,
+}
+
+/// The error a call returned.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub enum ErrorValue {
     InvalidTtl(Float),
     InvalidNow(Float),
     /// A `rusqlite::Error`: SQLite's extended result code when it has one, and
@@ -133,6 +143,17 @@ pub enum Failure {
     },
     /// A variant the contract does not have (shown by its `Debug` text).
     Other(String),
+}
+
+impl Failure {
+    /// A failure of the bridge itself (a malformed message), not of the
+    /// implementation.
+    pub fn other(text: String) -> Failure {
+        Failure {
+            display: text.clone(),
+            error: ErrorValue::Other(text),
+        }
+    }
 }
 
 /// What comes back over the bridge.

@@ -3,11 +3,13 @@
 //! implementation under test. The behavioural suite is compiled against this
 //! module in place of `fencelab::lease`.
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::path::Path;
+use std::sync::Mutex;
 
 use super::client::call;
-use super::protocol::{Answer, Failure, JobRow, Request};
+use super::protocol::{Answer, ErrorValue, Failure, JobRow, Request};
 
 /// One row of the `jobs` table, as stored.
 #[derive(Debug, Clone, PartialEq)]
@@ -28,12 +30,33 @@ pub enum LeaseError {
     Db(rusqlite::Error),
 }
 
+/// The implementation's `Display` text of each error it returned, by what
+/// identifies the error (its variant and payload): the proxy's errors show the
+/// implementation's own words.
+static DISPLAYED: Mutex<BTreeMap<String, String>> = Mutex::new(BTreeMap::new());
+
+impl LeaseError {
+    /// What identifies this error among those the implementation returned.
+    fn key(&self) -> String {
+        match self {
+            LeaseError::InvalidTtl(ttl) => format!("ttl {:x}", ttl.to_bits()),
+            LeaseError::InvalidNow(now) => format!("now {:x}", now.to_bits()),
+            LeaseError::Db(err) => format!("db {err}"),
+        }
+    }
+}
+
 impl fmt::Display for LeaseError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            LeaseError::InvalidTtl(ttl) => write!(f, "invalid ttl {ttl}"),
-            LeaseError::InvalidNow(now) => write!(f, "invalid now {now}"),
-            LeaseError::Db(err) => write!(f, "database error: {err}"),
+        let displayed = DISPLAYED.lock().unwrap_or_else(|e| e.into_inner());
+        match displayed.get(&self.key()) {
+            Some(text) => f.write_str(text),
+            // Made by the test itself, not returned by the implementation.
+            None => match self {
+                LeaseError::InvalidTtl(ttl) => write!(f, "invalid ttl {ttl}"),
+                LeaseError::InvalidNow(now) => write!(f, "invalid now {now}"),
+                LeaseError::Db(err) => write!(f, "database error: {err}"),
+            },
         }
     }
 }
@@ -48,17 +71,22 @@ impl From<rusqlite::Error> for LeaseError {
 
 impl From<Failure> for LeaseError {
     fn from(failure: Failure) -> Self {
-        match failure {
-            Failure::InvalidTtl(ttl) => LeaseError::InvalidTtl(ttl.into()),
-            Failure::InvalidNow(now) => LeaseError::InvalidNow(now.into()),
-            Failure::Db { code, message } => LeaseError::Db(rusqlite::Error::SqliteFailure(
+        let error = match failure.error {
+            ErrorValue::InvalidTtl(ttl) => LeaseError::InvalidTtl(ttl.into()),
+            ErrorValue::InvalidNow(now) => LeaseError::InvalidNow(now.into()),
+            ErrorValue::Db { code, message } => LeaseError::Db(rusqlite::Error::SqliteFailure(
                 rusqlite::ffi::Error::new(code.unwrap_or(rusqlite::ffi::SQLITE_ERROR)),
                 Some(message),
             )),
-            Failure::Other(debug) => {
+            ErrorValue::Other(debug) => {
                 panic!("the implementation returned an error the contract does not have: {debug}")
             }
-        }
+        };
+        DISPLAYED
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(error.key(), failure.display);
+        error
     }
 }
 

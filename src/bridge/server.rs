@@ -131,7 +131,7 @@ pub fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &st
                 Response::Panicked { message, location }
             }
         },
-        Err(err) => Response::Returned(Err(Failure::Other(err))),
+        Err(err) => Response::Returned(Err(Failure::other(err))),
     };
     let _ = (&stream).write_all(to_line(&response).as_bytes());
 }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use super::client::exchange;
 use super::hosted_reference::dispatch::dispatch;
-use super::protocol::{Answer, Failure, Float, Request, Response};
+use super::protocol::{Answer, ErrorValue, Failure, Float, Request, Response};
 use super::server::{Dispatch, answer};
 
 fn serve_in_background(dir: &Path, dispatch: Dispatch) -> std::path::PathBuf {
@@ -52,7 +52,16 @@ fn calls_cross_with_exact_floats_and_errors() {
         ttl: ttl.into(),
     };
     match call(claim(0.0, f64::NAN)) {
-        Err(Failure::InvalidTtl(Float(bits))) => assert!(f64::from_bits(bits).is_nan()),
+        Err(Failure {
+            error: ErrorValue::InvalidTtl(Float(bits)),
+            display,
+        }) => {
+            assert!(f64::from_bits(bits).is_nan());
+            assert_eq!(
+                display, "invalid ttl NaN: a lease needs a finite ttl greater than 0",
+                "the implementation's own words"
+            );
+        }
         other => panic!("NaN ttl must come back as InvalidTtl(NaN), got {other:?}"),
     }
     assert!(matches!(call(claim(0.1, 0.2)), Ok(Answer::Fence(Some(1)))));
@@ -71,9 +80,13 @@ fn calls_cross_with_exact_floats_and_errors() {
         .to_string_lossy()
         .into_owned();
     match call(Request::InitDb { path: missing_dir }) {
-        Err(Failure::Db {
-            code: Some(code),
-            message,
+        Err(Failure {
+            error:
+                ErrorValue::Db {
+                    code: Some(code),
+                    message,
+                },
+            ..
         }) => {
             assert_eq!(code & 0xff, rusqlite::ffi::SQLITE_CANTOPEN, "{message}");
         }
@@ -138,4 +151,24 @@ fn the_proxy_declares_the_contracts_types_exactly() {
         contract_types(include_str!("proxy.rs")),
         contract_types(crate::lab::reference::REFERENCE)
     );
+}
+
+#[test]
+fn an_error_shows_the_implementations_own_words() {
+    use super::proxy::LeaseError;
+    let failure = |bits: u64, display: &str| Failure {
+        error: ErrorValue::InvalidTtl(Float(bits)),
+        display: display.to_string(),
+    };
+    let zero = LeaseError::from(failure(0f64.to_bits(), "ttl must be positive, got 0"));
+    assert_eq!(zero.to_string(), "ttl must be positive, got 0");
+    let nan = LeaseError::from(failure(f64::NAN.to_bits(), "ttl NaN is not a number"));
+    assert_eq!(nan.to_string(), "ttl NaN is not a number");
+    assert_eq!(
+        zero.to_string(),
+        "ttl must be positive, got 0",
+        "each error keeps its own text"
+    );
+    // An error the test made itself has the proxy's words.
+    assert_eq!(LeaseError::InvalidNow(1.5).to_string(), "invalid now 1.5");
 }
