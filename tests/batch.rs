@@ -234,32 +234,32 @@ fn two_runs_of_fifty_at_once_on_one_target_directory_each_score_as_alone() {
 
 #[test]
 fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
-    use fencelab::engine::builder::{self, Hosting, Implementation, Servers};
+    use fencelab::engine::builder::{self, Built, Hosting, Implementation};
+    use fencelab::engine::policy::{Policy, Trust};
     use fencelab::engine::runner::{Runner, Trial};
+    use fencelab::lab::suite::SuiteFiles;
     let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
     let source = format!("{}\n// lost server\n", fencelab::lab::reference::REFERENCE);
-    let build = builder::build(
-        &scratch,
-        &[Implementation {
+    let policy = Policy::of(Trust::Submissions);
+    let plan = builder::Plan {
+        suite: &SuiteFiles::builtin(),
+        implementations: &[Implementation {
             shown_path: "lost.rs".into(),
             source,
         }],
-        None,
-        Servers::Separate,
-    )
-    .unwrap()
-    .expect("no build limit");
+        time_limit: None,
+        servers: policy.servers,
+        judge_caged: policy.judge_caged,
+    };
+    let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
+        panic!("no build limit, a correct suite");
+    };
     let Hosting::Hosted { key, server } = &build.hosting[0] else {
         panic!("the reference builds");
     };
     // Its program goes away (a bug, or someone cleaning the target directory).
     std::fs::remove_file(server).unwrap();
-    let runner = Runner {
-        judge: build.judge.clone(),
-        jobs: 1,
-        output_cap: 16 * 1024,
-        hunt_orphans: true,
-    };
+    let runner = Runner::new(build.judge.clone(), 1, &policy);
     let trial = Trial {
         server: server.clone(),
         key: key.clone(),

@@ -19,14 +19,21 @@ use std::time::{Duration, Instant};
 use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output};
 use super::protocol::{
     Answer, Failure, IMPL_ENV, IMPL_PANICKED, PROCESS_ENDED, Request, Response, SERVER_ENV,
-    from_line, to_line,
+    SOCKET_ENV, from_line, to_line,
 };
 use super::server::LISTENER_FD;
 
 /// The implementation's process for this test.
 struct Server {
-    child: Mutex<Child>,
     socket: PathBuf,
+    /// The process, when this judge started it (not when the runner did, for
+    /// an untrusted judge: it then knows only the socket).
+    spawned: Option<Spawned>,
+}
+
+/// The implementation's process as the judge that started it holds it.
+struct Spawned {
+    child: Mutex<Child>,
     /// Held open so that the server sees end-of-file when the judge goes away.
     _stdin: ChildStdin,
     stdout: Arc<Output>,
@@ -161,6 +168,12 @@ pub fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
 }
 
 fn start() -> Server {
+    if let Some(socket) = std::env::var_os(SOCKET_ENV) {
+        return Server {
+            socket: PathBuf::from(socket),
+            spawned: None,
+        };
+    }
     let exe = std::env::var_os(SERVER_ENV).unwrap_or_else(|| {
         not_started(format_args!(
             "{SERVER_ENV} is not set (run the judge through fencelab)"
@@ -237,18 +250,23 @@ fn start() -> Server {
     let stdout = Output::start(child.stdout.take().expect("piped stdout"), pid);
     let stderr = Output::start(child.stderr.take().expect("piped stderr"), pid);
     Server {
-        child: Mutex::new(child),
         socket,
-        _stdin: stdin,
-        stdout,
-        stderr,
+        spawned: Some(Spawned {
+            child: Mutex::new(child),
+            _stdin: stdin,
+            stdout,
+            stderr,
+        }),
     }
 }
 
 impl Server {
     /// Passes on what the implementation printed (see `Output::pass_on`).
     fn pass_on_output(&self) -> (Captured, Captured) {
-        (self.stdout.pass_on(), self.stderr.pass_on())
+        match &self.spawned {
+            Some(s) => (s.stdout.pass_on(), s.stderr.pass_on()),
+            None => (Captured::default(), Captured::default()),
+        }
     }
 
     /// Ends the test: the implementation did not answer `function`. What it
@@ -286,8 +304,9 @@ impl Server {
     }
 
     fn wait(&self, limit: Duration) -> Option<ExitStatus> {
+        let spawned = self.spawned.as_ref()?;
         let deadline = Instant::now() + limit;
-        let mut child = self.child.lock().unwrap_or_else(|e| e.into_inner());
+        let mut child = spawned.child.lock().unwrap_or_else(|e| e.into_inner());
         loop {
             match child.try_wait() {
                 Ok(Some(status)) => {

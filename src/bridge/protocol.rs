@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 pub const SERVER_ENV: &str = "FENCELAB_SERVER";
 /// The name of the environment variable that says which implementation to serve.
 pub const IMPL_ENV: &str = "FENCELAB_IMPL";
+/// The name of the environment variable that holds the socket of a server the
+/// runner started (an untrusted judge gets only this).
+pub const SOCKET_ENV: &str = "FENCELAB_SOCKET";
 /// The marker that starts a judge's message about the implementation's process
 /// itself (it crashed, exited, or could not start), as opposed to its answers.
 pub const PROCESS_ENDED: &str = "fencelab: the implementation's process";

@@ -29,6 +29,9 @@ pub struct Hosted {
 
 /// The file descriptor on which the judge hands over the listening socket.
 pub const LISTENER_FD: i32 = 3;
+/// The argument that makes the server read which implementation to serve from
+/// its standard input (when the runner starts it for an untrusted judge).
+pub const SERVE_STDIN: &str = "serve-stdin";
 
 /// Where the last panic happened (set by the panic hook, read by the thread that
 /// catches the unwind).
@@ -63,9 +66,36 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
                 hosted.shown_path,
             )
         }
+        [SERVE_STDIN] => {
+            // Nothing of this process may be read by the judge it serves: not
+            // its memory, not its files in /proc.
+            // SAFETY: a plain prctl on ourselves.
+            unsafe {
+                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+            }
+            let mut key = String::new();
+            let mut byte = [0u8; 1];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut byte), Ok(1)) && byte[0] != b'\n' {
+                key.push(byte[0] as char);
+            }
+            let Some(hosted) = hosted.iter().find(|h| h.key == key) else {
+                eprintln!("fencelab server: no implementation {key:?} in this build");
+                std::process::exit(2)
+            };
+            // The runner passed the listening socket as fd 3.
+            let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
+            std::thread::spawn(exit_when_the_judge_goes);
+            serve(
+                listener,
+                hosted.dispatch,
+                hosted.compiled_path,
+                hosted.shown_path,
+            )
+        }
         _ => {
             eprintln!(
-                "usage: fencelab server --identify | serve KEY (run by fencelab, not by hand)"
+                "usage: fencelab server --identify | serve KEY | {SERVE_STDIN} (run by fencelab, not by hand)"
             );
             std::process::exit(2)
         }

@@ -22,6 +22,7 @@ use crate::engine::cargo;
 pub use crate::engine::policy::Servers;
 use crate::engine::scratch::{CrateDir, Pin, Scratch};
 use crate::error::{Error, ErrorKind};
+use crate::lab::suite::{SuiteFiles, SuiteTest};
 
 /// An implementation of the contract to build.
 #[derive(Debug, Clone)]
@@ -45,17 +46,28 @@ pub enum Hosting {
 /// the build is kept (the garbage collector removes nothing of it before).
 #[derive(Debug)]
 pub struct Build {
-    /// The behavioural suite, one libtest binary.
+    /// The suite, one libtest binary.
     pub judge: PathBuf,
+    /// The suite's tests, as the judge lists them (its helpers left out).
+    pub tests: Vec<SuiteTest>,
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub duration: Duration,
     pub pin: Pin,
 }
 
-/// A build that ran out of time and was stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TimedOut(pub Duration);
+/// How a build ended, when fencelab could do its part.
+#[derive(Debug)]
+pub enum Built {
+    Done(Build),
+    /// It ran out of time and was stopped.
+    TimedOut(Duration),
+    /// The suite itself does not compile (a learner's tests, say): the
+    /// compiler's messages, with the suite's own paths.
+    SuiteUnviable {
+        errors: String,
+    },
+}
 
 /// A server to build: its crate, its build id, and the implementations (by
 /// index) it hosts.
@@ -65,19 +77,33 @@ struct ServerPlan {
     hosts: Vec<usize>,
 }
 
-/// Builds the judge and servers for `implementations`, within `time_limit`.
-pub fn build(
-    scratch: &Scratch,
-    implementations: &[Implementation],
-    time_limit: Option<Duration>,
-    servers: Servers,
-) -> Result<Result<Build, TimedOut>, Error> {
+/// How to build: where the suite and the servers come from, how long it may
+/// take, and whether the judge is untrusted (it is then caged even while it
+/// says who it is).
+#[derive(Debug, Clone)]
+pub struct Plan<'a> {
+    pub suite: &'a SuiteFiles,
+    pub implementations: &'a [Implementation],
+    pub time_limit: Option<Duration>,
+    pub servers: Servers,
+    pub judge_caged: bool,
+}
+
+/// Builds the judge and servers of `plan`.
+pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
+    let Plan {
+        suite,
+        implementations,
+        time_limit,
+        servers,
+        judge_caged,
+    } = *plan;
     let start = Instant::now();
     // Under the lock from the first file written: another run's garbage
     // collector cannot remove a crate between its writing and its build.
     let lock = scratch.lock()?;
     let bridge = write_bridge(scratch)?;
-    let (judge, judge_id) = write_judge(scratch, &bridge)?;
+    let (judge, judge_id) = write_judge(scratch, &bridge, suite)?;
     let crates: Vec<CrateDir> = implementations
         .iter()
         .map(|i| write_implementation(scratch, &bridge, &i.source))
@@ -113,9 +139,17 @@ pub fn build(
         }
         scratch.set_members(&lock, &members)?;
         scratch.touch(&members);
-        let built = cargo::build(scratch, &roots, time_limit)?;
+        let built = cargo::build(scratch, &roots, &suite.target, time_limit)?;
         if built.timed_out {
-            return Ok(Err(TimedOut(time_limit.unwrap_or_default())));
+            return Ok(Built::TimedOut(time_limit.unwrap_or_default()));
+        }
+        if !suite.builtin
+            && let Some(errors) = built.errors.get(&judge.name)
+        {
+            let errors = errors
+                .join("\n")
+                .replace(&format!("crates/{}/", judge.name), "");
+            return Ok(Built::SuiteUnviable { errors });
         }
         let failed: Vec<usize> = viable
             .iter()
@@ -141,7 +175,7 @@ pub fn build(
                 .get(&(krate.name.clone(), target.to_string()))
                 .cloned()
         };
-        let Some(judge_exe) = executable(&judge, "behaviour") else {
+        let Some(judge_exe) = executable(&judge, &suite.target) else {
             return Err(build_failure(&built));
         };
         let server_exes: Vec<PathBuf> = plans
@@ -152,7 +186,7 @@ pub fn build(
         break (judge_exe, plans, server_exes, pin);
     };
     drop(lock);
-    check_judge(&judge_exe, &judge_id)?;
+    let tests = check_judge(&judge_exe, &judge_id, suite, judge_caged)?;
     for (plan, exe) in plans.iter().zip(&server_exes) {
         let mut keys: Vec<String> = plan.hosts.iter().map(|&i| crates[i].name.clone()).collect();
         keys.dedup();
@@ -200,8 +234,9 @@ pub fn build(
             }
         })
         .collect();
-    Ok(Ok(Build {
+    Ok(Built::Done(Build {
         judge: judge_exe,
+        tests,
         hosting,
         duration: start.elapsed(),
         pin,

@@ -75,11 +75,12 @@ fn cargo() -> Command {
     command
 }
 
-/// Builds the test target `behaviour` and the binaries of `packages` in the
+/// Builds the test target `test` and the binaries of `packages` in the
 /// scratch workspace, within `time_limit`.
 pub fn build(
     scratch: &Scratch,
     packages: &[&CrateDir],
+    test: &str,
     time_limit: Option<Duration>,
 ) -> Result<Built, Error> {
     let mut command = cargo();
@@ -95,7 +96,7 @@ pub fn build(
             "--keep-going",
             "--message-format=json",
         ])
-        .args(["--test", "behaviour", "--bins"]);
+        .args(["--test", test, "--bins"]);
     if scratch.release {
         command.arg("--release");
     }

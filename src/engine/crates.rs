@@ -7,7 +7,7 @@
 
 use super::scratch::{CrateDir, Scratch, hash_of};
 use crate::error::Error;
-use crate::lab::suite;
+use crate::lab::suite::SuiteFiles;
 
 /// Dependency lines shared by the scratch crates; the versions are fencelab's
 /// own (a unit test checks them against Cargo.toml).
@@ -70,18 +70,21 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
     scratch.write_crate("bridge", &files)
 }
 
-/// The judge crate: the suite, bound to the bridge's proxy.
+/// The judge crate: the suite, bound to the bridge's proxy (its binding line
+/// replaced), with a test of fencelab's that prints the build id. Returns the
+/// crate and its build id.
 pub(super) fn write_judge(
     scratch: &Scratch,
     bridge: &CrateDir,
+    suite: &SuiteFiles,
 ) -> Result<(CrateDir, String), Error> {
-    let sources = suite::MODULES.iter().flat_map(|(p, c)| [*p, *c]);
-    let build_id = hash_of(sources.chain([bridge.name.as_str()]));
-    let mut root = suite::root_with(&format!("use {}::proxy as lease;", bridge.ident()));
-    root.push_str(&format!(
-        "\n/// Prints the id of the sources this judge was built from (run by fencelab).\n\
-         #[test]\n#[ignore]\nfn {BUILD_ID_TEST}() {{\n    println!(\"{BUILD_ID_PREFIX}{build_id}\");\n}}\n"
-    ));
+    let sources = suite
+        .files
+        .iter()
+        .flat_map(|(p, c)| [p.as_str(), c.as_str()]);
+    let build_id = hash_of(sources.chain([bridge.name.as_str(), suite.binding.as_str()]));
+    let root_path = format!("{}.rs", suite.target);
+    let proxy = format!("use {}::proxy as lease;", bridge.ident());
     let deps = vec![
         path_dependency(bridge),
         RUSQLITE.to_string(),
@@ -93,10 +96,19 @@ pub(super) fn write_judge(
             "src/lib.rs".to_string(),
             "//! The judge's tests are in tests/.\n".to_string(),
         ),
-        ("tests/behaviour.rs".to_string(), root),
     ];
-    for (path, contents) in suite::MODULES {
-        files.push((format!("tests/{path}"), contents.to_string()));
+    for (path, contents) in &suite.files {
+        let contents = if *path == root_path {
+            let mut root = contents.replacen(&suite.binding, &proxy, 1);
+            root.push_str(&format!(
+                "\n/// Prints the id of the sources this judge was built from (run by fencelab).\n\
+                 #[test]\n#[ignore]\nfn {BUILD_ID_TEST}() {{\n    println!(\"{BUILD_ID_PREFIX}{build_id}\");\n}}\n"
+            ));
+            root
+        } else {
+            contents.clone()
+        };
+        files.push((format!("tests/{path}"), contents));
     }
     Ok((scratch.write_crate("judge", &files)?, build_id))
 }

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::crates::{BUILD_ID_PREFIX, BUILD_ID_TEST};
 use super::process::{self, Limits};
 use crate::error::Error;
-use crate::lab::suite;
+use crate::lab::suite::{self, SuiteFiles, SuiteTest};
 
 /// Runs `exe` with `args` (at most 30 s, in a process group of its own, in
 /// the implementation's cage when `caged`: a server runs submissions'
@@ -65,11 +65,19 @@ pub(super) enum ServerProblem {
     Misbehaved(String),
 }
 
-/// The judge must report the build id of the sources just written, and list
-/// exactly the suite's tests.
-pub(super) fn check_judge(exe: &Path, expected: &str) -> Result<(), Error> {
+/// The judge must report the build id of the sources just written; returns
+/// the tests it lists (its helpers, `#[ignore]`d, left out), which for
+/// fencelab's own suite must be exactly the suite's. An untrusted judge (a
+/// learner's tests) is asked from inside the cage: its code may run before
+/// `main`.
+pub(super) fn check_judge(
+    exe: &Path,
+    expected: &str,
+    suite: &SuiteFiles,
+    caged: bool,
+) -> Result<Vec<SuiteTest>, Error> {
     let ask = |args: &[&str]| {
-        ask(exe, args, false).map_err(|asked| match asked {
+        ask(exe, args, caged).map_err(|asked| match asked {
             Asked::CannotRun(err) => err,
             Asked::TimedOut => Error::internal(format!(
                 "the judge {} did not say who it is within 30 s",
@@ -94,23 +102,35 @@ pub(super) fn check_judge(exe: &Path, expected: &str) -> Result<(), Error> {
             exe.display()
         )));
     }
-    let listed: BTreeSet<String> = ask(&["--list"])?
-        .lines()
-        .filter_map(|l| l.strip_suffix(": test"))
-        .filter(|name| *name != BUILD_ID_TEST)
-        .map(String::from)
-        .collect();
-    let mut expected_tests = suite::test_names();
-    expected_tests.extend(suite::helper_names());
-    if listed != expected_tests {
-        return Err(Error::internal(format!(
-            "the judge lists other tests than the suite: {:?}",
-            listed
-                .symmetric_difference(&expected_tests)
-                .collect::<Vec<_>>()
-        )));
+    let list = |args: &[&str]| -> Result<Vec<String>, Error> {
+        Ok(ask(args)?
+            .lines()
+            .filter_map(|l| l.strip_suffix(": test"))
+            .filter(|name| *name != BUILD_ID_TEST)
+            .map(String::from)
+            .collect())
+    };
+    let listed = list(&["--list"])?;
+    let ignored: BTreeSet<String> = list(&["--list", "--ignored"])?.into_iter().collect();
+    if suite.builtin {
+        let listed: BTreeSet<String> = listed.iter().cloned().collect();
+        let mut expected_tests = suite::test_names();
+        expected_tests.extend(suite::helper_names());
+        if listed != expected_tests {
+            return Err(Error::internal(format!(
+                "the judge lists other tests than the suite: {:?}",
+                listed
+                    .symmetric_difference(&expected_tests)
+                    .collect::<Vec<_>>()
+            )));
+        }
+        return Ok(suite::tests());
     }
-    Ok(())
+    Ok(listed
+        .iter()
+        .filter(|name| !ignored.contains(*name))
+        .map(|name| suite::test_named(name))
+        .collect())
 }
 
 #[derive(serde::Deserialize)]

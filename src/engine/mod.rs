@@ -28,22 +28,23 @@ pub mod runner;
 mod scenario;
 pub mod scratch;
 
-pub use scenario::{Scenario, ScenarioKind, ScenarioResult, TestRuns};
+pub use scenario::{Scenario, ScenarioKind, ScenarioResult, TestRuns, Tests};
 
 use std::time::{Duration, Instant};
 
 use crate::error::Error;
-use crate::lab::suite::SuiteTest;
-use builder::{Build, Hosting, Implementation, TimedOut};
+use crate::lab::suite::{SuiteFiles, SuiteTest};
+use builder::{Build, Built, Hosting, Implementation};
 use policy::Policy;
 use runner::{Runner, Trial, TrialResult};
-
 use scratch::Scratch;
 
 /// What one engine call does.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub policy: Policy,
+    /// The suite the judge is built from (fencelab's own, or a learner's tests).
+    pub suite: SuiteFiles,
     pub implementations: Vec<Implementation>,
     /// What to run, in order (a baseline first, if any).
     pub scenarios: Vec<Scenario>,
@@ -69,13 +70,17 @@ pub enum Event<'a> {
 #[derive(Debug)]
 pub struct Run {
     pub build_secs: f64,
+    /// The suite's tests, as its judge lists them (empty if it did not build).
+    pub tests: Vec<SuiteTest>,
+    /// When the suite itself does not compile: the compiler's messages.
+    pub suite_errors: Option<String>,
     /// Per scenario, in the order given.
     pub results: Vec<ScenarioResult>,
 }
 
-/// The engine's one call: builds the request's implementations against the
-/// suite, runs its scenarios under its policy, and reports each scenario's
-/// result as soon as it is known. Unviable implementations are reported first.
+/// The engine's one call: builds the request's suite and implementations,
+/// runs its scenarios under its policy, and reports each scenario's result as
+/// soon as it is known. Unviable implementations are reported first.
 pub fn run(
     scratch: &Scratch,
     request: &Request,
@@ -83,8 +88,22 @@ pub fn run(
 ) -> Result<Run, Error> {
     let policy = &request.policy;
     let start = Instant::now();
-    let builds = build(scratch, policy, &request.implementations)?;
+    let builds = match build(scratch, request)? {
+        Ok(builds) => builds,
+        Err(errors) => {
+            return Ok(Run {
+                build_secs: start.elapsed().as_secs_f64(),
+                tests: Vec::new(),
+                suite_errors: Some(errors),
+                results: vec![ScenarioResult::NotRun; request.scenarios.len()],
+            });
+        }
+    };
     let hosting: Vec<&Hosting> = builds.iter().flat_map(|b| &b.hosting).collect();
+    let tests = builds
+        .iter()
+        .find_map(|b| b.tests.clone())
+        .unwrap_or_default();
     let build_secs = start.elapsed().as_secs_f64();
     on(Event::Built {
         implementations: request.implementations.len(),
@@ -108,14 +127,9 @@ pub fn run(
     let judge = builds.iter().find_map(|b| b.judge.clone());
     let (Some(judge), false) = (judge, baseline_unviable) else {
         // Nothing compiled, or the baseline did not: nothing to run.
-        return Ok(finish(results, build_secs));
+        return Ok(finish(results, tests, build_secs));
     };
-    let runner = Runner {
-        judge,
-        jobs: request.jobs,
-        output_cap: policy.judge_output_cap,
-        hunt_orphans: policy.hunt_orphans,
-    };
+    let runner = Runner::new(judge, request.jobs, policy);
     let (baseline, rest): (Vec<usize>, Vec<usize>) = (0..request.scenarios.len())
         .filter(|&i| results[i].is_none())
         .partition(|&i| request.scenarios[i].kind == ScenarioKind::Baseline);
@@ -125,6 +139,7 @@ pub fn run(
             run_phase(
                 &runner,
                 request,
+                &tests,
                 &hosting,
                 &phase,
                 &limits,
@@ -148,7 +163,7 @@ pub fn run(
         }
     }
     drop(builds);
-    Ok(finish(results, build_secs))
+    Ok(finish(results, tests, build_secs))
 }
 
 /// The limits of a phase's trials: the baseline's own, or each test's from its
@@ -172,9 +187,11 @@ impl Limits {
     }
 }
 
-fn finish(results: Vec<Option<ScenarioResult>>, build_secs: f64) -> Run {
+fn finish(results: Vec<Option<ScenarioResult>>, tests: Vec<SuiteTest>, build_secs: f64) -> Run {
     Run {
         build_secs,
+        tests,
+        suite_errors: None,
         results: results
             .into_iter()
             .map(|r| r.unwrap_or(ScenarioResult::NotRun))
@@ -183,61 +200,71 @@ fn finish(results: Vec<Option<ScenarioResult>>, build_secs: f64) -> Run {
 }
 
 /// A build (and the pin that keeps it) as the run uses it.
-struct Built {
+struct Piece {
     judge: Option<std::path::PathBuf>,
+    tests: Option<Vec<SuiteTest>>,
     hosting: Vec<Hosting>,
     _pin: Option<scratch::Pin>,
+}
+
+impl From<Build> for Piece {
+    fn from(build: Build) -> Piece {
+        Piece {
+            judge: Some(build.judge),
+            tests: Some(build.tests),
+            hosting: build.hosting,
+            _pin: Some(build.pin),
+        }
+    }
+}
+
+impl Piece {
+    /// Implementations that could not be built in time.
+    fn timed_out(implementations: usize, limit: Duration) -> Piece {
+        Piece {
+            judge: None,
+            tests: None,
+            hosting: vec![
+                Hosting::Unviable {
+                    errors: timed_out(limit),
+                };
+                implementations
+            ],
+            _pin: None,
+        }
+    }
 }
 
 /// Builds every implementation as the policy says: together, and, when that
 /// runs out of time and the policy allows, each alone, so that one that makes
 /// the compiler loop fails alone at the cost of its own limit (the others are
-/// cached by then). The result has one hosting per implementation, in order.
-fn build(
-    scratch: &Scratch,
-    policy: &Policy,
-    implementations: &[Implementation],
-) -> Result<Vec<Built>, Error> {
-    let limit = policy.build_limit;
-    let of = |build: Build| Built {
-        judge: Some(build.judge),
-        hosting: build.hosting,
-        _pin: Some(build.pin),
+/// cached by then). The result has one hosting per implementation, in order;
+/// `Err` holds the compiler's messages when the suite itself does not compile.
+fn build(scratch: &Scratch, request: &Request) -> Result<Result<Vec<Piece>, String>, Error> {
+    let policy = &request.policy;
+    let implementations = &request.implementations;
+    let plan = |implementations, time_limit| builder::Plan {
+        suite: &request.suite,
+        implementations,
+        time_limit,
+        servers: policy.servers,
+        judge_caged: policy.judge_caged,
     };
-    match builder::build(scratch, implementations, limit, policy.servers)? {
-        Ok(build) => Ok(vec![of(build)]),
-        Err(TimedOut(limit)) if policy.build_alone_on_timeout && implementations.len() > 1 => {
-            implementations
-                .iter()
-                .map(|one| {
-                    Ok(
-                        match builder::build(
-                            scratch,
-                            std::slice::from_ref(one),
-                            Some(limit),
-                            policy.servers,
-                        )? {
-                            Ok(build) => of(build),
-                            Err(TimedOut(limit)) => Built {
-                                judge: None,
-                                hosting: vec![Hosting::Unviable {
-                                    errors: timed_out(limit),
-                                }],
-                                _pin: None,
-                            },
-                        },
-                    )
-                })
-                .collect()
+    match builder::build(scratch, &plan(implementations, policy.build_limit))? {
+        Built::Done(build) => Ok(Ok(vec![build.into()])),
+        Built::SuiteUnviable { errors } => Ok(Err(errors)),
+        Built::TimedOut(limit) if policy.build_alone_on_timeout => {
+            let mut pieces = Vec::new();
+            for one in implementations {
+                match builder::build(scratch, &plan(std::slice::from_ref(one), Some(limit)))? {
+                    Built::Done(build) => pieces.push(build.into()),
+                    Built::SuiteUnviable { errors } => return Ok(Err(errors)),
+                    Built::TimedOut(limit) => pieces.push(Piece::timed_out(1, limit)),
+                }
+            }
+            Ok(Ok(pieces))
         }
-        Err(TimedOut(limit)) if policy.build_alone_on_timeout => Ok(vec![Built {
-            judge: None,
-            hosting: vec![Hosting::Unviable {
-                errors: timed_out(limit),
-            }],
-            _pin: None,
-        }]),
-        Err(TimedOut(limit)) => Err(Error::environment(timed_out(limit))
+        Built::TimedOut(limit) => Err(Error::environment(timed_out(limit))
             .with_next("raise the limit with --build-timeout SECS")),
     }
 }
@@ -250,9 +277,11 @@ fn timed_out(limit: Duration) -> String {
 }
 
 /// Runs the scenarios `phase` (indices), all their trials on one pool.
+#[allow(clippy::too_many_arguments)]
 fn run_phase(
     runner: &Runner,
     request: &Request,
+    inventory: &[SuiteTest],
     hosting: &[&Hosting],
     phase: &[usize],
     limits: &Limits,
@@ -264,19 +293,24 @@ fn run_phase(
     let mut owner = Vec::new();
     let mut runs: Vec<Vec<Vec<Option<TrialResult>>>> = Vec::new();
     let mut pending = Vec::new();
+    let tests_of: Vec<Vec<SuiteTest>> = phase
+        .iter()
+        .map(|&s| request.scenarios[s].tests.resolve(inventory))
+        .collect();
     for (p, &s) in phase.iter().enumerate() {
         let scenario = &request.scenarios[s];
-        if scenario.tests.is_empty() {
+        let tests = &tests_of[p];
+        if tests.is_empty() {
             results[s] = Some(ScenarioResult::Ran { tests: Vec::new() });
         }
         let Hosting::Hosted { key, server } = hosting[scenario.implementation] else {
             unreachable!("unviable scenarios are finished before any phase");
         };
         let n = scenario.kind.runs();
-        runs.push(vec![vec![None; n]; scenario.tests.len()]);
-        pending.push(scenario.tests.len() * n);
+        runs.push(vec![vec![None; n]; tests.len()]);
+        pending.push(tests.len() * n);
         for run in 0..n {
-            for (t, test) in scenario.tests.iter().enumerate() {
+            for (t, test) in tests.iter().enumerate() {
                 trials.push(Trial {
                     server: server.clone(),
                     key: key.clone(),
@@ -297,8 +331,7 @@ fn run_phase(
         on(Event::Trial { done, total });
         if pending[p] == 0 {
             let s = phase[p];
-            let tests = request.scenarios[s]
-                .tests
+            let tests = tests_of[p]
                 .iter()
                 .zip(std::mem::take(&mut runs[p]))
                 .map(|(test, runs)| TestRuns {

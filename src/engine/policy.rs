@@ -12,6 +12,7 @@
 //! | `Instructor` | fencelab's | the reference and its mutants | `verify` |
 //! | `Learner` | fencelab's | the learner's own, on their machine | `check` |
 //! | `Submissions` | fencelab's | students' submissions, in CI | `grade` |
+//! | `LearnerTests` | a learner's own tests | the reference, the wheats, the mutants | `check --mine`, `grade --tests` |
 //!
 //! The implementation is caged in every run (it costs nothing, and a learner's
 //! code then runs under `check` as it will under `grade`). What differs is
@@ -19,6 +20,17 @@
 //! server program each (no constructor of one runs in another's process),
 //! the judge's output is capped lower (many submissions in one report), and
 //! processes that escaped a trial's process group are hunted down.
+//!
+//! A learner's tests turn the bridge around: the judge is the untrusted side,
+//! so it is caged too, and it must not learn which implementation it talks to
+//! except through the contract's answers (a test that could tell a mutant
+//! from a correct implementation by other means could fail on purpose and
+//! earn credit for catching it). So every implementation is hosted by one
+//! server program; the server is started by the runner, not by the judge, and
+//! told which implementation to serve on its standard input, never in its
+//! arguments or environment; it makes itself non-dumpable, so that its memory
+//! cannot be read; and the trials run in a shuffled order in directories with
+//! random names, so that a trial's place in the run says nothing either.
 //!
 //! The time-limit policy is here too: how long a test and a build may take.
 
@@ -34,6 +46,20 @@ pub enum Trust {
     /// Submissions graded in CI (`grade`): code from many students, each
     /// untrusted, graded side by side.
     Submissions,
+    /// A learner's own tests judged against trusted implementations (`check
+    /// --mine`, `grade --tests`): the suite is the untrusted side.
+    LearnerTests,
+}
+
+/// Who starts the implementation's server for a trial.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Launch {
+    /// The judge, on its first call (it is fencelab's code, and it watches the
+    /// implementation: how it ended, what it printed, what it left running).
+    ByJudge,
+    /// The runner, before the judge, telling it which implementation on its
+    /// standard input: the judge only gets a socket to connect to.
+    ByRunner,
 }
 
 /// How implementations share server programs.
@@ -86,6 +112,12 @@ pub struct Policy {
     /// When the build runs out of time: build each implementation alone, so
     /// that one that makes the compiler loop fails alone, at its own cost.
     pub build_alone_on_timeout: bool,
+    /// Whether the judge runs in the cage too (its suite is untrusted).
+    pub judge_caged: bool,
+    /// Who starts the implementation's server.
+    pub launch: Launch,
+    /// Whether trials run in a shuffled order, in randomly named directories.
+    pub shuffle: bool,
 }
 
 impl Policy {
@@ -103,6 +135,9 @@ impl Policy {
                 },
                 build_limit: None,
                 build_alone_on_timeout: false,
+                judge_caged: false,
+                launch: Launch::ByJudge,
+                shuffle: false,
             },
             Trust::Learner => Policy {
                 trust,
@@ -112,6 +147,9 @@ impl Policy {
                 test_limit: TestLimit::Fixed(DEFAULT_TEST_LIMIT),
                 build_limit: None,
                 build_alone_on_timeout: false,
+                judge_caged: false,
+                launch: Launch::ByJudge,
+                shuffle: false,
             },
             Trust::Submissions => Policy {
                 trust,
@@ -121,6 +159,23 @@ impl Policy {
                 test_limit: TestLimit::Fixed(DEFAULT_TEST_LIMIT),
                 build_limit: Some(DEFAULT_BUILD_LIMIT),
                 build_alone_on_timeout: true,
+                judge_caged: false,
+                launch: Launch::ByJudge,
+                shuffle: false,
+            },
+            Trust::LearnerTests => Policy {
+                trust,
+                // One program for every implementation: nothing about its
+                // program tells a mutant from a wheat.
+                servers: Servers::Shared,
+                judge_output_cap: 16 * 1024,
+                hunt_orphans: true,
+                test_limit: TestLimit::Fixed(DEFAULT_TEST_LIMIT),
+                build_limit: Some(DEFAULT_BUILD_LIMIT),
+                build_alone_on_timeout: false,
+                judge_caged: true,
+                launch: Launch::ByRunner,
+                shuffle: true,
             },
         }
     }
@@ -166,6 +221,17 @@ mod tests {
         assert_eq!(p.servers, Servers::Separate);
         assert!(p.hunt_orphans && p.build_alone_on_timeout);
         assert!(p.judge_output_cap < Policy::of(Trust::Instructor).judge_output_cap);
+    }
+
+    #[test]
+    fn a_learners_tests_are_caged_and_cannot_tell_the_implementations_apart() {
+        let p = Policy::of(Trust::LearnerTests);
+        assert!(p.judge_caged && p.hunt_orphans && p.shuffle);
+        assert_eq!(p.servers, Servers::Shared);
+        assert_eq!(p.launch, Launch::ByRunner);
+        for trusted in [Trust::Instructor, Trust::Learner, Trust::Submissions] {
+            assert!(!Policy::of(trusted).judge_caged, "{trusted:?}");
+        }
     }
 
     #[test]

@@ -13,7 +13,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV};
+use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV, SOCKET_ENV};
+use crate::bridge::sandbox::Cage;
 use crate::engine::outcome::TestOutcome;
 use crate::engine::process::{self, Limits};
 use crate::error::Error;
@@ -47,10 +48,38 @@ pub struct Runner {
     /// Whether to look for processes that escaped a trial's group (`setsid`)
     /// and kill them. For untrusted code: it costs a scan of /proc per trial.
     pub hunt_orphans: bool,
+    /// Whether the judge runs in the cage (an untrusted suite).
+    pub judge_caged: bool,
+    /// Who starts the implementation's server.
+    pub launch: Launch,
+    /// Whether trials run in a shuffled order, in randomly named directories,
+    /// so that a trial's place in the run tells its judge nothing.
+    pub shuffle: bool,
 }
 
 pub use crate::bridge::client::LEFT_BEHIND;
 use crate::bridge::client::NOT_STARTED_STATUS;
+use crate::engine::policy::Launch;
+
+/// A permutation of `0..n` that nobody can predict (seeded from the clock and
+/// the process), by a xorshift generator.
+fn shuffled(n: usize) -> Vec<usize> {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let mut state = (nanos ^ (u64::from(std::process::id()) << 32)) | 1;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let mut order: Vec<usize> = (0..n).collect();
+    for i in (1..n).rev() {
+        order.swap(i, (next() % (i as u64 + 1)) as usize);
+    }
+    order
+}
 
 /// The variables of fencelab's environment a judge gets: where programs are,
 /// and the locale.
@@ -68,6 +97,19 @@ pub fn default_jobs() -> usize {
 }
 
 impl Runner {
+    /// A runner of `judge`'s trials under `policy`, `jobs` at a time.
+    pub fn new(judge: PathBuf, jobs: usize, policy: &crate::engine::policy::Policy) -> Runner {
+        Runner {
+            judge,
+            jobs,
+            output_cap: policy.judge_output_cap,
+            hunt_orphans: policy.hunt_orphans,
+            judge_caged: policy.judge_caged,
+            launch: policy.launch,
+            shuffle: policy.shuffle,
+        }
+    }
+
     /// Runs `trials`, calling `done(index, result)` on this thread as each ends.
     pub fn run(
         &self,
@@ -78,20 +120,30 @@ impl Runner {
             .prefix("fencelab-run-")
             .tempdir()
             .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
+        let order: Vec<usize> = if self.shuffle {
+            shuffled(trials.len())
+        } else {
+            (0..trials.len()).collect()
+        };
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
         let (tx, rx) = mpsc::channel();
         std::thread::scope(|scope| {
             for _ in 0..self.jobs.max(1).min(trials.len().max(1)) {
                 let tx = tx.clone();
-                let (next, failure, base) = (&next, &failure, base.path());
+                let (next, failure, base, order) = (&next, &failure, base.path(), &order);
                 scope.spawn(move || {
-                    loop {
-                        let index = next.fetch_add(1, Ordering::Relaxed);
-                        let Some(trial) = trials.get(index) else {
-                            break;
+                    while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                        let trial = &trials[index];
+                        let dir = match self.trial_dir(base, index) {
+                            Ok(dir) => dir,
+                            Err(err) => {
+                                failure.lock().unwrap().get_or_insert(err);
+                                next.store(trials.len(), Ordering::Relaxed);
+                                break;
+                            }
                         };
-                        match self.run_one(trial, &base.join(index.to_string())) {
+                        match self.run_one(trial, &dir) {
                             Ok(result) => {
                                 if tx.send((index, result)).is_err() {
                                     break;
@@ -117,6 +169,19 @@ impl Runner {
         }
     }
 
+    /// A directory for trial `index` in `base`: named by its index, or, when
+    /// shuffled, at random.
+    fn trial_dir(&self, base: &std::path::Path, index: usize) -> Result<PathBuf, Error> {
+        if !self.shuffle {
+            return Ok(base.join(index.to_string()));
+        }
+        tempfile::Builder::new()
+            .prefix("t")
+            .tempdir_in(base)
+            .map(tempfile::TempDir::keep)
+            .map_err(|e| Error::io("create a directory in", base, e))
+    }
+
     /// Runs one trial in `dir` (created here, removed afterwards).
     fn run_one(&self, trial: &Trial, dir: &std::path::Path) -> Result<TrialResult, Error> {
         // The judge's output stays beside the test's temporary directory, out of
@@ -124,6 +189,7 @@ impl Runner {
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
         let mut command = Command::new(&self.judge);
+        let cage = self.judge_caged.then(|| Cage::new(&tmp));
         command
             .args(["--exact", &trial.test, "--test-threads", "1"])
             .current_dir(&tmp)
@@ -133,20 +199,37 @@ impl Runner {
             .envs(passed_on())
             .env("TMPDIR", &tmp)
             .env("HOME", &tmp)
-            .env(SERVER_ENV, &trial.server)
-            .env(IMPL_ENV, &trial.key)
             .env("RUST_BACKTRACE", "0");
+        let server = match self.launch {
+            Launch::ByJudge => {
+                command
+                    .env(SERVER_ENV, &trial.server)
+                    .env(IMPL_ENV, &trial.key);
+                None
+            }
+            Launch::ByRunner => {
+                let socket = dir.join("impl.sock");
+                let server = Served::start(&trial.server, &trial.key, &socket, dir, &tmp)?;
+                command.env(SOCKET_ENV, &socket);
+                Some(server)
+            }
+        };
         let limits = Limits {
             time: Some(trial.limit),
             output_cap: self.output_cap,
             file_size: Some(256 * 1024 * 1024),
-            // The judge is fencelab's own code; it cages the implementation.
-            cage: None,
+            // fencelab's own judge cages the implementation itself; an
+            // untrusted one is caged here.
+            cage: cage.as_ref().map(Cage::ruleset_fd),
         };
         let finished = process::run(command, dir, &limits).map_err(|e| {
             Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
                 .with_next("check that the target directory is intact, or remove target/fencelab and run again")
-        })?;
+        });
+        // The server goes with the trial, before anything left behind is
+        // looked for (it is not the judge's to leave).
+        drop(server);
+        let finished = finished?;
         if finished.status.and_then(|s| s.code()) == Some(NOT_STARTED_STATUS) {
             let why = finished
                 .stderr
@@ -189,5 +272,86 @@ impl Runner {
             outcome,
             duration: finished.duration,
         })
+    }
+}
+
+/// An implementation's server started by the runner for one trial (an
+/// untrusted judge must not start it, or learn which implementation it
+/// serves): it listens on a socket in the trial's directory, is told its
+/// implementation on its standard input, runs in the cage, and is killed with
+/// its process group when dropped.
+struct Served {
+    child: std::process::Child,
+    _stdin: std::process::ChildStdin,
+}
+
+impl Served {
+    fn start(
+        exe: &std::path::Path,
+        key: &str,
+        socket: &std::path::Path,
+        dir: &std::path::Path,
+        tmp: &std::path::Path,
+    ) -> Result<Served, Error> {
+        use std::io::Write as _;
+        use std::os::fd::AsRawFd;
+        use std::os::unix::process::CommandExt;
+        let listener = std::os::unix::net::UnixListener::bind(socket)
+            .map_err(|e| Error::io("listen on", socket, e))?;
+        let output = |name: &str| {
+            let path = dir.join(name);
+            std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))
+        };
+        let cage = Cage::new(tmp);
+        let ruleset = cage.ruleset_fd();
+        let fd = listener.as_raw_fd();
+        let mut command = Command::new(exe);
+        command
+            .arg(crate::bridge::server::SERVE_STDIN)
+            .env_clear()
+            .env("RUST_BACKTRACE", "0")
+            .current_dir(tmp)
+            .stdin(std::process::Stdio::piped())
+            .stdout(output("server.stdout")?)
+            .stderr(output("server.stderr")?)
+            .process_group(0);
+        // SAFETY: only system calls between fork and exec: the listening
+        // socket becomes fd 3, then the cage is entered.
+        unsafe {
+            command.pre_exec(move || {
+                let ok = if fd == crate::bridge::server::LISTENER_FD {
+                    libc::fcntl(fd, libc::F_SETFD, 0) != -1
+                } else {
+                    libc::dup2(fd, crate::bridge::server::LISTENER_FD) != -1
+                };
+                if !ok {
+                    return Err(std::io::Error::last_os_error());
+                }
+                crate::bridge::sandbox::enter(ruleset)
+            });
+        }
+        let mut child = command.spawn().map_err(|e| {
+            Error::environment(format!("cannot start {}: {e}", exe.display())).with_next(
+                "run again (fencelab builds again what is missing); if it happens again, \
+                 report it with the command you ran",
+            )
+        })?;
+        drop(listener);
+        drop(cage);
+        let mut stdin = child.stdin.take().expect("piped stdin");
+        // A server that died at once is seen by the judge as one that does not
+        // answer; nothing to do here.
+        let _ = stdin.write_all(format!("{key}\n").as_bytes());
+        Ok(Served {
+            child,
+            _stdin: stdin,
+        })
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        process::kill_group(self.child.id() as libc::pid_t, libc::SIGKILL);
+        let _ = self.child.wait();
     }
 }

@@ -13,7 +13,26 @@ pub struct Scenario {
     pub kind: ScenarioKind,
     /// Index into `Request::implementations`.
     pub implementation: usize,
-    pub tests: Vec<SuiteTest>,
+    pub tests: Tests,
+}
+
+/// Which tests of the suite a scenario runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Tests {
+    /// Every test the judge lists (for a learner's tests, only the judge knows).
+    All,
+    /// These, in this order.
+    Only(Vec<SuiteTest>),
+}
+
+impl Tests {
+    /// The tests to run, given the judge's inventory.
+    pub fn resolve(&self, inventory: &[SuiteTest]) -> Vec<SuiteTest> {
+        match self {
+            Tests::All => inventory.to_vec(),
+            Tests::Only(tests) => tests.clone(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -61,6 +61,55 @@ pub struct SuiteTest {
     pub name: String,
 }
 
+/// A test suite as the engine builds it into a judge: its files under
+/// `tests/` (the root is `<target>.rs`), and the one line of the root that
+/// binds the implementation to `lease`, which the engine replaces with the
+/// bridge's proxy.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SuiteFiles {
+    /// The test target's name (`behaviour`; `mine` for a learner's tests).
+    pub target: String,
+    /// Paths relative to `tests/`, and contents.
+    pub files: Vec<(String, String)>,
+    /// The line of the root that binds the implementation.
+    pub binding: String,
+    /// Whether this is fencelab's own behavioural suite, whose tests are
+    /// known in advance (`tests()`); for any other suite the judge's own list
+    /// is the inventory.
+    pub builtin: bool,
+}
+
+impl SuiteFiles {
+    /// fencelab's behavioural suite.
+    pub fn builtin() -> SuiteFiles {
+        let mut files = vec![("behaviour.rs".to_string(), ROOT.to_string())];
+        files.extend(MODULES.iter().map(|(p, c)| (p.to_string(), c.to_string())));
+        SuiteFiles {
+            target: "behaviour".to_string(),
+            files,
+            binding: BINDING_LINE.to_string(),
+            builtin: true,
+        }
+    }
+
+    /// The root file's contents.
+    pub fn root(&self) -> &str {
+        let root = format!("{}.rs", self.target);
+        self.files
+            .iter()
+            .find(|(p, _)| *p == root)
+            .map_or("", |(_, c)| c.as_str())
+    }
+}
+
+/// A test of any suite: its step from its name (`step4::...`), else 0.
+pub fn test_named(name: &str) -> SuiteTest {
+    SuiteTest {
+        step: step_of(name).unwrap_or(0),
+        name: name.to_string(),
+    }
+}
+
 /// The root file for a crate whose implementation is reached as `binding`
 /// (e.g. `use my_crate as lease;`).
 pub fn root_with(binding: &str) -> String {

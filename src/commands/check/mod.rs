@@ -14,9 +14,10 @@ use crate::engine::builder::Implementation;
 use crate::engine::outcome::StepTally;
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
-use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
+use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::lab::suite;
+use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::Lang;
 
 /// What to check.
@@ -93,6 +94,7 @@ pub fn run(
         .filter(|t| options.step.is_none_or(|s| s == t.step))
         .collect();
     let request = Request {
+        suite: SuiteFiles::builtin(),
         policy: Policy::of(Trust::Learner).with_limits(options.timeout, None),
         implementations: vec![Implementation {
             shown_path: "src/lib.rs".to_string(),
@@ -101,7 +103,7 @@ pub fn run(
         scenarios: vec![Scenario {
             kind: ScenarioKind::Tests,
             implementation: 0,
-            tests,
+            tests: Tests::Only(tests),
         }],
         jobs: options.jobs,
     };

@@ -26,10 +26,11 @@ use crate::engine::builder::Implementation;
 use crate::engine::outcome::{StepTally, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
-use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
+use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::suite;
+use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::SLUGS;
 
 pub use crate::engine::policy::{DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT};
@@ -107,12 +108,13 @@ pub fn run(
     let policy = Policy::of(Trust::Submissions)
         .with_limits(Some(options.test_limit), Some(options.build_limit));
     let request = Request {
+        suite: SuiteFiles::builtin(),
         policy,
         scenarios: (0..implementations.len())
             .map(|i| Scenario {
                 kind: ScenarioKind::Tests,
                 implementation: i,
-                tests: tests.clone(),
+                tests: Tests::Only(tests.clone()),
             })
             .collect(),
         implementations,

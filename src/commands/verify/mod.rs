@@ -26,12 +26,13 @@ use crate::engine::builder::Implementation;
 use crate::engine::outcome::{MutantOutcome, TestOutcome};
 use crate::engine::policy::{LIMIT_FACTOR, LIMIT_FLOOR, Policy, Trust};
 use crate::engine::scratch::Scratch;
-use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult};
+use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::mutant::{self, Mutant};
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::suite;
+use crate::lab::suite::SuiteFiles;
 
 /// What to verify, and how.
 #[derive(Debug, Clone)]
@@ -132,6 +133,7 @@ pub fn run(
     let tests = suite::tests();
     let policy = Policy::of(Trust::Instructor).with_limits(options.timeout, options.build_timeout);
     let mut request = Request {
+        suite: SuiteFiles::builtin(),
         policy: policy.clone(),
         implementations: vec![Implementation {
             shown_path: shown.clone(),
@@ -140,7 +142,7 @@ pub fn run(
         scenarios: vec![Scenario {
             kind: ScenarioKind::Baseline,
             implementation: 0,
-            tests: tests.clone(),
+            tests: Tests::Only(tests.clone()),
         }],
         jobs: options.jobs,
     };
@@ -161,7 +163,7 @@ pub fn run(
                 request.scenarios.push(Scenario {
                     kind: ScenarioKind::Tests,
                     implementation: request.implementations.len() - 1,
-                    tests: tests.clone(),
+                    tests: Tests::Only(tests.clone()),
                 });
             }
             Err(stale) => {
