@@ -1,28 +1,38 @@
-//! Embeds the project's mutants into the fencelab binary, so that the learner's
-//! commands (`worksheet`, `predict`, `new`) work from any directory: writes
-//! `$OUT_DIR/mutants.rs`, a list of (file name, contents) of `mutants/*.toml`.
+//! Embeds the lab's data directories into the fencelab binary, so that the
+//! learner's commands (`worksheet`, `predict`, `new`, `check --mine`) work from
+//! any directory: writes `$OUT_DIR/mutants.rs` (the `*.toml` files of
+//! `mutants/`) and `$OUT_DIR/wheats.rs` (the `*.toml` and `*.rs` files of
+//! `wheats/`), each a list of (file name, contents).
 
 use std::path::Path;
 
-fn main() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
+fn embed(dir: &str, extensions: &[&str], out: &str) {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("read mutants/")
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
         .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .filter(|p| {
+            p.extension()
+                .is_some_and(|x| extensions.iter().any(|e| x == *e))
+        })
         .collect();
     files.sort();
-    let mut out = String::from("&[\n");
+    let mut list = String::from("&[\n");
     for path in &files {
         println!("cargo:rerun-if-changed={}", path.display());
         let name = path.file_name().unwrap().to_string_lossy();
-        out.push_str(&format!(
+        list.push_str(&format!(
             "    ({name:?}, include_str!({:?})),\n",
             path.display().to_string()
         ));
     }
-    out.push_str("]\n");
-    let target = Path::new(&std::env::var("OUT_DIR").unwrap()).join("mutants.rs");
-    std::fs::write(target, out).expect("write $OUT_DIR/mutants.rs");
+    list.push_str("]\n");
+    let target = Path::new(&std::env::var("OUT_DIR").unwrap()).join(out);
+    std::fs::write(target, list).unwrap_or_else(|e| panic!("write {out}: {e}"));
+}
+
+fn main() {
+    embed("mutants", &["toml"], "mutants.rs");
+    embed("wheats", &["toml", "rs"], "wheats.rs");
 }

@@ -221,17 +221,7 @@ fn start() -> Server {
     // Hand the listening socket over as fd 3. dup2 clears close-on-exec on the
     // copy; when the socket already is fd 3, clear the flag on it directly.
     unsafe {
-        command.pre_exec(move || {
-            let ok = if fd == LISTENER_FD {
-                libc::fcntl(fd, libc::F_SETFD, 0) != -1
-            } else {
-                libc::dup2(fd, LISTENER_FD) != -1
-            };
-            if !ok {
-                return Err(std::io::Error::last_os_error());
-            }
-            super::sandbox::enter(ruleset)
-        });
+        command.pre_exec(move || super::sandbox::enter_serving(fd, ruleset));
     }
     let mut child = command
         .spawn()

@@ -134,6 +134,35 @@ pub unsafe fn enter(ruleset_fd: Option<RawFd>) -> std::io::Result<()> {
     }
 }
 
+/// Makes `listener` the server's listening socket (`server::LISTENER_FD`) and
+/// enters the cage whose ruleset is `ruleset_fd`, keeping the ruleset out of
+/// the way when it happens to sit at that very descriptor.
+///
+/// # Safety
+/// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
+pub unsafe fn enter_serving(listener: RawFd, ruleset_fd: Option<RawFd>) -> std::io::Result<()> {
+    let target = super::server::LISTENER_FD;
+    let mut ruleset_fd = ruleset_fd;
+    unsafe {
+        if ruleset_fd == Some(target) && listener != target {
+            let moved = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, target + 1);
+            if moved < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            ruleset_fd = Some(moved);
+        }
+        let ok = if listener == target {
+            libc::fcntl(listener, libc::F_SETFD, 0) != -1
+        } else {
+            libc::dup2(listener, target) != -1
+        };
+        if !ok {
+            return Err(std::io::Error::last_os_error());
+        }
+        enter(ruleset_fd)
+    }
+}
+
 fn ruleset(abi: i32, writable: &Path) -> Option<OwnedFd> {
     let mut fs = WRITE_FILE
         | REMOVE_DIR

@@ -4,6 +4,7 @@
 
 pub mod check;
 pub mod grade;
+pub mod mine;
 pub mod new;
 pub mod predict;
 pub mod verify;

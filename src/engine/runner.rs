@@ -318,17 +318,7 @@ impl Served {
         // SAFETY: only system calls between fork and exec: the listening
         // socket becomes fd 3, then the cage is entered.
         unsafe {
-            command.pre_exec(move || {
-                let ok = if fd == crate::bridge::server::LISTENER_FD {
-                    libc::fcntl(fd, libc::F_SETFD, 0) != -1
-                } else {
-                    libc::dup2(fd, crate::bridge::server::LISTENER_FD) != -1
-                };
-                if !ok {
-                    return Err(std::io::Error::last_os_error());
-                }
-                crate::bridge::sandbox::enter(ruleset)
-            });
+            command.pre_exec(move || crate::bridge::sandbox::enter_serving(fd, ruleset));
         }
         let mut child = command.spawn().map_err(|e| {
             Error::environment(format!("cannot start {}: {e}", exe.display())).with_next(

@@ -7,4 +7,5 @@ pub mod mutant;
 pub(crate) mod observation;
 pub mod reference;
 pub mod suite;
+pub mod wheat;
 pub mod worksheet;

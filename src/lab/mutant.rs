@@ -108,26 +108,31 @@ impl Stale {
 impl Mutant {
     /// Applies the mutant to `source`, the implementation's text.
     pub fn apply(&self, source: &str) -> Result<String, Stale> {
-        let occurrences = source.matches(&self.find).count();
-        if occurrences == 1 {
-            return Ok(source.replacen(&self.find, &self.replace, 1));
-        }
-        let nearest = if occurrences == 0 {
-            nearest_lines(source, &self.find)
-        } else {
-            source
-                .match_indices(&self.find)
-                .map(|(offset, _)| {
-                    let at = Location::at(source, offset);
-                    (at.line, at.source_line)
-                })
-                .collect()
-        };
-        Err(Stale {
-            occurrences,
-            nearest,
-        })
+        apply(source, &self.find, &self.replace)
     }
+}
+
+/// Replaces `find`, which must occur exactly once in `source`, with `replace`.
+pub fn apply(source: &str, find: &str, replace: &str) -> Result<String, Stale> {
+    let occurrences = source.matches(find).count();
+    if occurrences == 1 {
+        return Ok(source.replacen(find, replace, 1));
+    }
+    let nearest = if occurrences == 0 {
+        nearest_lines(source, find)
+    } else {
+        source
+            .match_indices(find)
+            .map(|(offset, _)| {
+                let at = Location::at(source, offset);
+                (at.line, at.source_line)
+            })
+            .collect()
+    };
+    Err(Stale {
+        occurrences,
+        nearest,
+    })
 }
 
 /// The three lines of `source` most like the first non-blank line of `find`.

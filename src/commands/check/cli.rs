@@ -28,6 +28,20 @@ pub struct CheckArgs {
     /// How many tests run at once [default: twice the number of CPUs].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
+    /// Judge your own tests (tests/mine.rs) instead of your implementation:
+    /// valid when they pass on every correct implementation, thorough when
+    /// they catch the broken ones.
+    #[arg(long, conflicts_with = "step")]
+    pub mine: bool,
+    /// With --mine: the mutants to catch [default: fencelab's].
+    #[arg(long, value_name = "DIR", requires = "mine")]
+    pub mutants: Option<PathBuf>,
+    /// With --mine: the correct implementations to pass on [default: fencelab's].
+    #[arg(long, value_name = "DIR", requires = "mine")]
+    pub wheats: Option<PathBuf>,
+    /// With --mine: also write the judgement as JSON to FILE.
+    #[arg(long, value_name = "FILE", requires = "mine")]
+    pub json: Option<PathBuf>,
 }
 
 pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
@@ -39,6 +53,22 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         .lang
         .or_else(|| crate::commands::check::crate_lang(&dir))
         .unwrap_or_else(default_lang);
+    let jobs = args
+        .jobs
+        .unwrap_or_else(crate::engine::runner::default_jobs)
+        .max(1);
+    if args.mine {
+        let mine = crate::commands::mine::cli::MineArgs {
+            dir,
+            lang,
+            timeout: seconds(args.timeout, "--timeout")?,
+            jobs,
+            mutants: args.mutants,
+            wheats: args.wheats,
+            json: args.json,
+        };
+        return crate::commands::mine::cli::main(mine, printer);
+    }
     let options = crate::commands::check::Options {
         dir: dir.clone(),
         step: args.step,

@@ -1,0 +1,49 @@
+//! `fencelab check --mine`: the learner's own tests, judged on the learner's
+//! machine (the arguments are `check`'s).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::judge::Options;
+use super::{Judges, judge, read};
+use crate::engine::scratch::Scratch;
+use crate::error::Error;
+use crate::exit::ExitCode;
+use crate::lab::lang::Lang;
+use crate::output::printer::Printer;
+
+/// What `check --mine` was asked.
+pub struct MineArgs {
+    pub dir: PathBuf,
+    pub lang: Lang,
+    pub timeout: Option<Duration>,
+    pub jobs: usize,
+    pub mutants: Option<PathBuf>,
+    pub wheats: Option<PathBuf>,
+    pub json: Option<PathBuf>,
+}
+
+pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    let tests = read(&args.dir)?;
+    let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
+    let scratch = Scratch::locate(&args.dir.join("target"))?;
+    let verb = match args.lang {
+        Lang::Ja => "判定中",
+        Lang::En => "Judging",
+    };
+    printer.status(verb, &tests.shown);
+    let options = Options {
+        jobs: args.jobs,
+        timeout: args.timeout,
+    };
+    let report = judge(&tests, &judges, &options, &scratch, &mut |done, total| {
+        printer.progress(&format!("  running tests: {done}/{total}"));
+    })?;
+    let text = printer.render_mine(&report, &judges, args.lang);
+    printer.line(text.trim_end());
+    if let Some(path) = &args.json {
+        let json = serde_json::to_string_pretty(&report).expect("the report serializes");
+        std::fs::write(path, json + "\n").map_err(|e| Error::io("write", path, e))?;
+    }
+    Ok(report.exit_code)
+}

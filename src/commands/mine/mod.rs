@@ -1,0 +1,190 @@
+//! A learner's own tests, judged as Examplar (Wrenn and Krishnamurthi, Brown
+//! University) judges them: a test is **valid** when it passes on every
+//! correct implementation (the reference, run twice, and every wheat), and a
+//! suite is **thorough** in proportion to the broken implementations (the
+//! mutants) its valid tests catch. `check --mine` shows it to the learner,
+//! `grade --tests` scores it.
+//!
+//! The learner's tests are untrusted code: they run as the judge, caged, and
+//! the engine's `LearnerTests` policy keeps them from learning which
+//! implementation they talk to except through the contract's answers (so that
+//! failing on purpose cannot earn credit). Every (test, implementation) pair is
+//! one trial, in a shuffled order.
+//!
+//! For a test that is invalid the report says on which correct implementation
+//! it failed, with the test's own message and the freedom it most likely
+//! assumed (from the wheats' freedoms); a test that fails on the reference but
+//! passes on a mutant was most likely written from that mutant's
+//! misunderstanding, whose explanation it shows. For each mutant no valid test
+//! catches, it gives the title and what kind of observation would expose it
+//! (from the tests of fencelab's own suite that kill it), never its code.
+
+pub mod cli;
+mod judge;
+mod render;
+mod report;
+
+pub use judge::{Judges, judge};
+pub use report::{JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
+
+use std::path::{Path, PathBuf};
+
+use crate::error::Error;
+use crate::lab::api::compile_time_read;
+use crate::lab::suite::SuiteFiles;
+
+/// Where a learner's own tests live in a lab crate.
+pub const MINE: &str = "tests/mine.rs";
+
+/// A learner's tests, read and checked.
+#[derive(Debug, Clone)]
+pub struct LearnerTests {
+    /// The path as given.
+    pub name: String,
+    /// The root file shown in messages (`tests/mine.rs`, or the file given).
+    pub shown: String,
+    pub suite: SuiteFiles,
+}
+
+/// Reads a learner's tests: a lab crate (its `tests/mine.rs` and what is under
+/// `tests/mine/`) or a single `.rs` file. The root must bind the
+/// implementation in one line, `use <crate> as lease;`, which fencelab replaces
+/// to run the tests against other implementations.
+pub fn read(path: &Path) -> Result<LearnerTests, Error> {
+    let name = path.display().to_string();
+    let (root, dir) = if path.is_dir() {
+        let root = path.join(MINE);
+        if !root.is_file() {
+            return Err(Error::input(format!(
+                "{} has no {MINE}: that is where your own tests go",
+                path.display()
+            ))
+            .with_next(
+                "create it (`fencelab new DIR` makes one to start from), or give the test file itself",
+            ));
+        }
+        (root, Some(path.join("tests").join("mine")))
+    } else if path.is_file() {
+        (path.to_path_buf(), None)
+    } else {
+        return Err(Error::input(format!("{} does not exist", path.display()))
+            .with_next("give a lab crate (its tests/mine.rs is judged) or a test file"));
+    };
+    let read = |file: &Path| -> Result<String, Error> {
+        let text = std::fs::read_to_string(file).map_err(|e| {
+            Error::io("read", file, e).with_next("save the test file as UTF-8 text")
+        })?;
+        if let Some((line, what)) = compile_time_read(&text) {
+            return Err(Error::input(format!(
+                "{}:{line}: `{what}` reads files or the environment while compiling, which tests \
+                 judged by fencelab may not do",
+                file.display()
+            ))
+            .with_next("remove it: tests are judged from their own sources only"));
+        }
+        Ok(text)
+    };
+    let text = read(&root)?;
+    let binding = text
+        .lines()
+        .find(|l| {
+            let l = l.trim();
+            l.starts_with("use ") && l.ends_with(" as lease;") && !l.contains("::")
+        })
+        .map(str::to_string)
+        .ok_or_else(|| {
+            Error::input(format!(
+                "{}: no line `use <your crate> as lease;`: your tests must reach the \
+                 implementation as `lease`",
+                root.display()
+            ))
+            .with_next(
+                "add `use <your crate> as lease;` near the top and call the API as `lease::claim(...)`",
+            )
+        })?;
+    let mut files = vec![("mine.rs".to_string(), text)];
+    if let Some(dir) = dir
+        && dir.is_dir()
+    {
+        for file in rust_files(&dir) {
+            let relative = file
+                .strip_prefix(dir.parent().unwrap_or(&dir))
+                .unwrap_or(&file)
+                .display()
+                .to_string();
+            files.push((relative, read(&file)?));
+        }
+    }
+    let shown = if path.is_dir() {
+        MINE.to_string()
+    } else {
+        name.clone()
+    };
+    Ok(LearnerTests {
+        name,
+        shown,
+        suite: SuiteFiles {
+            target: "mine".to_string(),
+            files,
+            binding,
+            builtin: false,
+        },
+    })
+}
+
+/// The `.rs` files under `dir`, in a stable order.
+fn rust_files(dir: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for path in entries.flatten().map(|e| e.path()) {
+            if path.is_dir() {
+                pending.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") {
+                found.push(path);
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_crates_tests_are_read_with_their_modules_and_binding() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests/mine")).unwrap();
+        std::fs::write(
+            dir.path().join(MINE),
+            "use my_lab as lease;\nmod helpers;\n#[test]\nfn t() {}\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("tests/mine/helpers.rs"), "pub fn h() {}\n").unwrap();
+        let tests = read(dir.path()).unwrap();
+        assert_eq!(tests.suite.binding, "use my_lab as lease;");
+        let paths: Vec<&str> = tests.suite.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["mine.rs", "mine/helpers.rs"]);
+        assert_eq!(tests.shown, MINE);
+    }
+
+    #[test]
+    fn tests_without_the_binding_or_reading_files_are_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("t.rs");
+        std::fs::write(&file, "#[test]\nfn t() { my_lab::init_db(\"x\").unwrap(); }\n").unwrap();
+        let err = read(&file).unwrap_err();
+        assert!(err.message.contains("use <your crate> as lease;"), "{}", err.message);
+        std::fs::write(&file, "use my_lab as lease;\nconst S: &str = include_str!(\"/etc/passwd\");\n")
+            .unwrap();
+        let err = read(&file).unwrap_err();
+        assert!(err.message.contains("t.rs:2: `include_str`"), "{}", err.message);
+        let err = read(&dir.path().join("missing")).unwrap_err();
+        assert!(err.message.contains("does not exist"), "{}", err.message);
+    }
+}
