@@ -62,6 +62,7 @@
 mod invariants;
 mod leases;
 mod log;
+mod tests;
 
 use std::collections::{BTreeMap, HashSet};
 
