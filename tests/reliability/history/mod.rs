@@ -31,8 +31,8 @@
 //! line has an operation whose effect is unknown: it may have committed. It is
 //! never treated as refused; checks either allow both outcomes or skip.
 //!
-//! What is checked (see [`check`]; each item is one function of
-//! `invariants.rs`, which also says why it holds):
+//! What is checked (see [`check`]; each item is one function, in
+//! `invariants/`, which also says why it holds):
 //! - structure: only the last operation of a killed worker lacks an answer; no
 //!   call returned an error; the table holds exactly the enqueued jobs.
 //! - fences: no fence of a job was handed out twice (two holders at once);
@@ -113,28 +113,13 @@ pub struct Stats {
     pub jobs_done: usize,
 }
 
-/// One invariant of the module header: its violations, given the run and what
-/// is derived from it; it adds to the stats what it exercised.
-type Invariant = fn(&Run, &History<'_>, &mut Stats) -> Vec<String>;
-
-/// The invariants, in the order of the module header.
-const INVARIANTS: [Invariant; 7] = [
-    invariants::structure,
-    invariants::fences,
-    invariants::order,
-    invariants::completes,
-    invariants::own_leases,
-    invariants::claims,
-    invariants::final_rows,
-];
-
 /// Compares the logs with the final database; returns the violations found
 /// (empty when every invariant holds), invariant by invariant in the order of
 /// the module header, and what the run exercised.
 pub fn check(run: &Run) -> (Vec<String>, Stats) {
     let history = History::new(run);
     let mut stats = Stats::default();
-    let violations = INVARIANTS
+    let violations = invariants::ALL
         .iter()
         .flat_map(|invariant| invariant(run, &history, &mut stats))
         .collect();
