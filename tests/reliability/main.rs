@@ -11,11 +11,8 @@
 //!   in-memory model written from the contract; every answer and the final
 //!   state agree.
 
-#[path = "reliability/crash.rs"]
 mod crash;
-#[path = "reliability/history.rs"]
 mod history;
-#[path = "reliability/model.rs"]
 mod model;
 
 /// A temporary directory for a test's database and files: the one `TMPDIR`
