@@ -21,7 +21,6 @@ use super::protocol::{
     Answer, Failure, IMPL_ENV, IMPL_PANICKED, PROCESS_ENDED, Request, Response, SERVER_ENV,
     SOCKET_ENV, from_line, to_line,
 };
-use super::server::LISTENER_FD;
 
 /// The implementation's process for this test.
 struct Server {

@@ -83,7 +83,7 @@ pub(super) fn write_judge(
         .iter()
         .flat_map(|(p, c)| [p.as_str(), c.as_str()]);
     let build_id = hash_of(sources.chain([bridge.name.as_str(), suite.binding.as_str()]));
-    let root_path = format!("{}.rs", suite.target);
+    let root_path = &suite.root;
     let proxy = format!("use {}::proxy as lease;", bridge.ident());
     let deps = vec![
         path_dependency(bridge),
@@ -98,7 +98,7 @@ pub(super) fn write_judge(
         ),
     ];
     for (path, contents) in &suite.files {
-        let contents = if *path == root_path {
+        let contents = if path == root_path {
             let mut root = contents.replacen(&suite.binding, &proxy, 1);
             root.push_str(&format!(
                 "\n/// Prints the id of the sources this judge was built from (run by fencelab).\n\

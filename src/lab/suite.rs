@@ -69,6 +69,8 @@ pub struct SuiteTest {
 pub struct SuiteFiles {
     /// The test target's name (`behaviour`; `mine` for a learner's tests).
     pub target: String,
+    /// The target's root, relative to `tests/` (`behaviour.rs`, `mine/main.rs`).
+    pub root: String,
     /// Paths relative to `tests/`, and contents.
     pub files: Vec<(String, String)>,
     /// The line of the root that binds the implementation.
@@ -86,6 +88,7 @@ impl SuiteFiles {
         files.extend(MODULES.iter().map(|(p, c)| (p.to_string(), c.to_string())));
         SuiteFiles {
             target: "behaviour".to_string(),
+            root: "behaviour.rs".to_string(),
             files,
             binding: BINDING_LINE.to_string(),
             builtin: true,
@@ -93,11 +96,10 @@ impl SuiteFiles {
     }
 
     /// The root file's contents.
-    pub fn root(&self) -> &str {
-        let root = format!("{}.rs", self.target);
+    pub fn root_file(&self) -> &str {
         self.files
             .iter()
-            .find(|(p, _)| *p == root)
+            .find(|(p, _)| *p == self.root)
             .map_or("", |(_, c)| c.as_str())
     }
 }

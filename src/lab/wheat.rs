@@ -109,7 +109,8 @@ impl Wheats {
             .iter()
             .map(|(name, text)| (name.to_string(), text.to_string()))
             .collect();
-        parse_all(Path::new("wheats"), &files).expect("the built-in wheats are checked by the tests")
+        parse_all(Path::new("wheats"), &files)
+            .expect("the built-in wheats are checked by the tests")
     }
 
     /// The wheats of a directory (`--wheats DIR`).
@@ -120,9 +121,7 @@ impl Wheats {
         })?;
         let mut files = BTreeMap::new();
         for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-            let wanted = path
-                .extension()
-                .is_some_and(|x| x == "toml" || x == "rs");
+            let wanted = path.extension().is_some_and(|x| x == "toml" || x == "rs");
             if wanted && path.is_file() {
                 let text =
                     std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
@@ -228,8 +227,11 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
         });
     }
     if wheats.is_empty() {
-        return Err(Error::input(format!("{} holds no wheat", dir.display()))
-            .with_next("add wheats (see wheats/README.md) or point --wheats at the right directory"));
+        return Err(
+            Error::input(format!("{} holds no wheat", dir.display())).with_next(
+                "add wheats (see wheats/README.md) or point --wheats at the right directory",
+            ),
+        );
     }
     Ok(Wheats { wheats, freedoms })
 }
@@ -243,10 +245,8 @@ pub(crate) fn parse_toml<T: for<'de> Deserialize<'de>>(
     toml::from_str(text).map_err(|e| {
         let message = e.message().trim().to_string();
         match e.span() {
-            Some(span) => {
-                Error::input(at_line(path, &Location::at(text, span.start), &message))
-                    .with_next(fix)
-            }
+            Some(span) => Error::input(at_line(path, &Location::at(text, span.start), &message))
+                .with_next(fix),
             None => Error::input(format!("{}: {message}", path.display())).with_next(fix),
         }
     })
@@ -285,7 +285,10 @@ mod tests {
     fn the_built_in_wheats_are_the_directorys() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("wheats");
         let ids = |w: &Wheats| w.wheats.iter().map(|w| w.id.clone()).collect::<Vec<_>>();
-        assert_eq!(ids(&Wheats::load_dir(&dir).unwrap()), ids(&Wheats::builtin()));
+        assert_eq!(
+            ids(&Wheats::load_dir(&dir).unwrap()),
+            ids(&Wheats::builtin())
+        );
     }
 
     fn one(name: &str, toml: &str) -> Result<Wheats, Error> {
@@ -306,7 +309,11 @@ mod tests {
         )
         .unwrap_err();
         assert!(err.message.starts_with("w/x.toml:2:"), "{}", err.message);
-        assert!(err.message.contains("\"error-txt\" is not a freedom"), "{}", err.message);
+        assert!(
+            err.message.contains("\"error-txt\" is not a freedom"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

@@ -28,7 +28,7 @@ pub struct CheckArgs {
     /// How many tests run at once [default: twice the number of CPUs].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Judge your own tests (tests/mine.rs) instead of your implementation:
+    /// Judge your own tests (tests/mine/main.rs) instead of your implementation:
     /// valid when they pass on every correct implementation, thorough when
     /// they catch the broken ones.
     #[arg(long, conflicts_with = "step")]

@@ -94,8 +94,14 @@ pub fn judge(
     let mut scenario_impl = vec![0, 0];
     for wheat in &judges.wheats.wheats {
         let code = wheat.code(reference).map_err(|stale| {
-            Error::input(format!("{}: {}", wheat.path.display(), stale.describe(Path::new(DEFAULT_FILE))))
-                .with_next("fix the wheat's `find` text so that it occurs exactly once in the reference")
+            Error::input(format!(
+                "{}: {}",
+                wheat.path.display(),
+                stale.describe(Path::new(DEFAULT_FILE))
+            ))
+            .with_next(
+                "fix the wheat's `find` text so that it occurs exactly once in the reference",
+            )
         })?;
         scenario_impl.push(implementations.len());
         implementations.push(implementation(code));
@@ -114,6 +120,11 @@ pub fn judge(
             mutants.push(m);
         }
     }
+    let mutant_impl: BTreeMap<&str, usize> = mutants
+        .iter()
+        .zip(&scenario_impl[correct.len()..])
+        .map(|(m, &i)| (m.id.as_str(), i))
+        .collect();
     let request = Request {
         policy: Policy::of(Trust::LearnerTests).with_limits(options.timeout, None),
         suite: tests.suite.clone(),
@@ -228,7 +239,7 @@ pub fn judge(
         .copied()
         .filter(|m| !caught.contains(m.id.as_str()))
         .collect();
-    let observations = observations(&missed, reference, options, scratch)?;
+    let observations = observations(&missed, &request, &mutant_impl, options, scratch)?;
     for step in 1..=8u32 {
         let of_step: Vec<&Mutant> = mutants.iter().copied().filter(|m| m.step == step).collect();
         if of_step.is_empty() {
@@ -299,44 +310,40 @@ fn assumed(failing: &[&Wheat], passing: &[&Wheat]) -> Vec<String> {
 }
 
 /// For each mutant in `missed`, the kind of observation by which fencelab's
-/// own suite kills it (its declared killers, run against it).
+/// own suite kills it (its declared killers, run against it). The
+/// implementations are the judgement's own, so that their server is already
+/// built; only the judge is fencelab's.
 fn observations<'a>(
     missed: &[&'a Mutant],
-    reference: &str,
+    judged: &Request,
+    mutant_impl: &BTreeMap<&str, usize>,
     options: &Options,
     scratch: &Scratch,
 ) -> Result<BTreeMap<&'a str, ObservationKind>, Error> {
-    let mut implementations = Vec::new();
-    let mut scenarios = Vec::new();
-    let mut of = Vec::new();
-    for m in missed {
-        let Ok(code) = m.apply(reference) else {
-            continue;
-        };
-        scenarios.push(Scenario {
-            kind: ScenarioKind::Tests,
-            implementation: implementations.len(),
-            tests: Tests::Only(m.killers.iter().map(|k| suite::test_named(k)).collect()),
-        });
-        implementations.push(Implementation {
-            shown_path: DEFAULT_FILE.to_string(),
-            source: code,
-        });
-        of.push(m.id.as_str());
-    }
+    let scenarios: Vec<Scenario> = missed
+        .iter()
+        .filter_map(|m| {
+            Some(Scenario {
+                kind: ScenarioKind::Tests,
+                implementation: *mutant_impl.get(m.id.as_str())?,
+                tests: Tests::Only(m.killers.iter().map(|k| suite::test_named(k)).collect()),
+            })
+        })
+        .collect();
     if scenarios.is_empty() {
         return Ok(BTreeMap::new());
     }
     let request = Request {
         policy: Policy::of(Trust::Instructor),
         suite: SuiteFiles::builtin(),
-        implementations,
+        implementations: judged.implementations.clone(),
         scenarios,
         jobs: options.jobs,
     };
     let run = engine::run(scratch, &request, &mut |_| {})?;
-    Ok(of
-        .into_iter()
+    Ok(missed
+        .iter()
+        .map(|m| m.id.as_str())
         .zip(&run.results)
         .filter_map(|(id, result)| {
             let kind = result.tests()?.iter().find_map(|t| {

@@ -34,19 +34,25 @@ use crate::lab::api::compile_time_read;
 use crate::lab::suite::SuiteFiles;
 
 /// Where a learner's own tests live in a lab crate.
-pub const MINE: &str = "tests/mine.rs";
+pub const MINE: &str = "tests/mine/main.rs";
+/// The directory of a learner's own tests: everything in it belongs to them
+/// (a test target of its own, `mine`; its modules sit beside `main.rs`).
+pub const MINE_DIR: &str = "tests/mine";
+
+/// The root of a learner's tests in the judge crate, relative to `tests/`.
+const ROOT: &str = "mine/main.rs";
 
 /// A learner's tests, read and checked.
 #[derive(Debug, Clone)]
 pub struct LearnerTests {
     /// The path as given.
     pub name: String,
-    /// The root file shown in messages (`tests/mine.rs`, or the file given).
+    /// The root file shown in messages (`tests/mine/main.rs`, or the file given).
     pub shown: String,
     pub suite: SuiteFiles,
 }
 
-/// Reads a learner's tests: a lab crate (its `tests/mine.rs` and what is under
+/// Reads a learner's tests: a lab crate (its `tests/mine/main.rs` and what is under
 /// `tests/mine/`) or a single `.rs` file. The root must bind the
 /// implementation in one line, `use <crate> as lease;`, which fencelab replaces
 /// to run the tests against other implementations.
@@ -63,12 +69,12 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
                 "create it (`fencelab new DIR` makes one to start from), or give the test file itself",
             ));
         }
-        (root, Some(path.join("tests").join("mine")))
+        (root, Some(path.join(MINE_DIR)))
     } else if path.is_file() {
         (path.to_path_buf(), None)
     } else {
         return Err(Error::input(format!("{} does not exist", path.display()))
-            .with_next("give a lab crate (its tests/mine.rs is judged) or a test file"));
+            .with_next("give a lab crate (its tests/mine/main.rs is judged) or a test file"));
     };
     let read = |file: &Path| -> Result<String, Error> {
         let text = std::fs::read_to_string(file).map_err(|e| {
@@ -102,11 +108,14 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
                 "add `use <your crate> as lease;` near the top and call the API as `lease::claim(...)`",
             )
         })?;
-    let mut files = vec![("mine.rs".to_string(), text)];
+    let mut files = vec![(ROOT.to_string(), text)];
     if let Some(dir) = dir
         && dir.is_dir()
     {
         for file in rust_files(&dir) {
+            if file == root {
+                continue;
+            }
             let relative = file
                 .strip_prefix(dir.parent().unwrap_or(&dir))
                 .unwrap_or(&file)
@@ -125,6 +134,7 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
         shown,
         suite: SuiteFiles {
             target: "mine".to_string(),
+            root: ROOT.to_string(),
             files,
             binding,
             builtin: false,
@@ -159,17 +169,21 @@ mod tests {
     #[test]
     fn a_crates_tests_are_read_with_their_modules_and_binding() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("tests/mine")).unwrap();
+        std::fs::create_dir_all(dir.path().join(MINE_DIR)).unwrap();
         std::fs::write(
             dir.path().join(MINE),
             "use my_lab as lease;\nmod helpers;\n#[test]\nfn t() {}\n",
         )
         .unwrap();
-        std::fs::write(dir.path().join("tests/mine/helpers.rs"), "pub fn h() {}\n").unwrap();
+        std::fs::write(
+            dir.path().join(MINE_DIR).join("helpers.rs"),
+            "pub fn h() {}\n",
+        )
+        .unwrap();
         let tests = read(dir.path()).unwrap();
         assert_eq!(tests.suite.binding, "use my_lab as lease;");
         let paths: Vec<&str> = tests.suite.files.iter().map(|(p, _)| p.as_str()).collect();
-        assert_eq!(paths, ["mine.rs", "mine/helpers.rs"]);
+        assert_eq!(paths, ["mine/main.rs", "mine/helpers.rs"]);
         assert_eq!(tests.shown, MINE);
     }
 
@@ -177,13 +191,28 @@ mod tests {
     fn tests_without_the_binding_or_reading_files_are_refused() {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("t.rs");
-        std::fs::write(&file, "#[test]\nfn t() { my_lab::init_db(\"x\").unwrap(); }\n").unwrap();
+        std::fs::write(
+            &file,
+            "#[test]\nfn t() { my_lab::init_db(\"x\").unwrap(); }\n",
+        )
+        .unwrap();
         let err = read(&file).unwrap_err();
-        assert!(err.message.contains("use <your crate> as lease;"), "{}", err.message);
-        std::fs::write(&file, "use my_lab as lease;\nconst S: &str = include_str!(\"/etc/passwd\");\n")
-            .unwrap();
+        assert!(
+            err.message.contains("use <your crate> as lease;"),
+            "{}",
+            err.message
+        );
+        std::fs::write(
+            &file,
+            "use my_lab as lease;\nconst S: &str = include_str!(\"/etc/passwd\");\n",
+        )
+        .unwrap();
         let err = read(&file).unwrap_err();
-        assert!(err.message.contains("t.rs:2: `include_str`"), "{}", err.message);
+        assert!(
+            err.message.contains("t.rs:2: `include_str`"),
+            "{}",
+            err.message
+        );
         let err = read(&dir.path().join("missing")).unwrap_err();
         assert!(err.message.contains("does not exist"), "{}", err.message);
     }

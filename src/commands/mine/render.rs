@@ -16,7 +16,9 @@ struct Words {
     against: &'static str,
     invalid_heading: &'static str,
     fails_on: &'static str,
+    wheat: &'static str,
     and_more: &'static str,
+    more_missed: &'static str,
     assumed: &'static str,
     message: &'static str,
     misconception: &'static str,
@@ -38,7 +40,9 @@ fn words(lang: Lang) -> Words {
             against: "正しい実装と壊れた実装（ミュータント）で判定しました",
             invalid_heading: "妥当でないテスト（網羅度には数えません）",
             fails_on: "失敗する正しい実装",
+            wheat: "正しい実装",
             and_more: "ほか",
+            more_missed: "ほか",
             assumed: "前提にしていること",
             message: "テストのメッセージ",
             misconception: "この誤解から書かれたようです",
@@ -57,7 +61,9 @@ fn words(lang: Lang) -> Words {
             against: "judged against correct implementations and broken ones (mutants)",
             invalid_heading: "Invalid tests (not counted for thoroughness)",
             fails_on: "fails on",
+            wheat: "the correct implementation",
             and_more: "and more",
+            more_missed: "more",
             assumed: "it assumed",
             message: "its message",
             misconception: "it looks written from this misunderstanding",
@@ -97,12 +103,14 @@ impl Printer {
             return out;
         }
         let valid = report.tests.iter().filter(|t| t.valid).count();
+        let count = match (lang, report.tests.len()) {
+            (Lang::En, 1) => "1 test".to_string(),
+            (_, n) => format!("{n} {}", w.tests),
+        };
         let _ = writeln!(
             out,
-            "{}: {} {}, {valid} {}; {}",
+            "{}: {count}, {valid} {}; {}",
             s.bold(&report.file),
-            report.tests.len(),
-            w.tests,
             w.valid,
             s.dim(w.against)
         );
@@ -119,18 +127,22 @@ impl Printer {
         for t in invalid {
             let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(&t.test));
             let first = &t.wrong_on[0];
-            let more = if t.wrong_on.len() > 1 {
-                format!(" ({} {})", w.and_more, t.wrong_on.len() - 1)
-            } else {
-                String::new()
+            let more = match (t.wrong_on.len(), lang) {
+                (1, _) => String::new(),
+                (n, Lang::Ja) => format!("（{}{}件）", w.and_more, n - 1),
+                (n, Lang::En) => format!(" (and {} more)", n - 1),
             };
-            let _ = writeln!(
-                out,
-                "    {}: {} ({}){more}",
-                w.fails_on,
-                first.title.get(lang),
-                first.outcome
-            );
+            let which = if first.implementation == "reference" {
+                first.title.get(lang).to_string()
+            } else {
+                format!(
+                    "{} `{}`: {}",
+                    w.wheat,
+                    first.implementation,
+                    first.title.get(lang)
+                )
+            };
+            let _ = writeln!(out, "    {}: {which} ({}){more}", w.fails_on, first.outcome);
             for freedom in &t.assumed {
                 if let Some(f) = judges.wheats.freedom(freedom) {
                     let _ = writeln!(out, "    {}: {}", w.assumed, f.assumed.get(lang));
@@ -177,19 +189,34 @@ impl Printer {
             };
             let _ = writeln!(out, "  step {}  {:<11} {status}", st.step, st.slug);
         }
-        let missed: Vec<_> = report
-            .steps
-            .iter()
-            .flat_map(|st| st.missed.iter().map(move |m| (st.step, m)))
-            .collect();
-        if !missed.is_empty() {
+        if report.steps.iter().any(|st| !st.missed.is_empty()) {
             let _ = writeln!(out, "\n{}", s.bold(w.missed_heading));
-            for (step, m) in missed {
+        }
+        // A few per step: enough to say what to observe next, without a flood.
+        const SHOWN: usize = 3;
+        for st in &report.steps {
+            for m in st.missed.iter().take(SHOWN) {
                 let hint = m
                     .observation
-                    .map(|o| format!(" {}", s.dim(&format!("({}: {})", w.exposed_by, observation(o.name(), lang)))))
+                    .map(|o| {
+                        format!(
+                            " {}",
+                            s.dim(&format!(
+                                "({}: {})",
+                                w.exposed_by,
+                                observation(o.name(), lang)
+                            ))
+                        )
+                    })
                     .unwrap_or_default();
-                let _ = writeln!(out, "  step {step}  {}{hint}", m.title.get(lang));
+                let _ = writeln!(out, "  step {}  {}{hint}", st.step, m.title.get(lang));
+            }
+            if st.missed.len() > SHOWN {
+                let more = match lang {
+                    Lang::Ja => format!("{}{}件", w.more_missed, st.missed.len() - SHOWN),
+                    Lang::En => format!("and {} {}", st.missed.len() - SHOWN, w.more_missed),
+                };
+                let _ = writeln!(out, "  step {}  {}", st.step, s.dim(&format!("({more})")));
             }
         }
         let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);

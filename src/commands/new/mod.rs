@@ -10,6 +10,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use crate::commands::mine::MINE;
 use crate::commands::{default_lang, parse_lang};
 use crate::error::Error;
 use crate::exit::ExitCode;
@@ -98,8 +99,30 @@ pub fn crate_name(dir: &Path) -> String {
     name.trim_end_matches('_').to_string()
 }
 
+/// What kind of lab crate to make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// The API to implement, fencelab's suite, and a place for the learner's
+    /// own tests.
+    Full,
+    /// Tests first: the API and the learner's own tests, without fencelab's
+    /// suite, so that the tests the learner writes are their own
+    /// (`fencelab check --mine` judges them).
+    TestsFirst,
+}
+
 /// Every file of a learner's crate named `name`, as (path, contents).
 pub fn files(name: &str, worksheet: &Worksheet, lang: Lang) -> Vec<(PathBuf, String)> {
+    files_for(name, worksheet, lang, Mode::Full)
+}
+
+/// Every file of a learner's crate of `mode`, as (path, contents).
+pub fn files_for(
+    name: &str,
+    worksheet: &Worksheet,
+    lang: Lang,
+    mode: Mode,
+) -> Vec<(PathBuf, String)> {
     let ident = name.replace('-', "_");
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
@@ -113,24 +136,85 @@ pub fn files(name: &str, worksheet: &Worksheet, lang: Lang) -> Vec<(PathBuf, Str
         (PathBuf::from(".gitignore"), "/target\n".to_string()),
         (PathBuf::from("src/lib.rs"), learner_lib(worksheet, lang)),
         (
-            PathBuf::from("tests/behaviour.rs"),
-            suite::root_with(&format!("use {ident} as lease;")),
-        ),
-        (
             PathBuf::from("WORKSHEET.md"),
             crate::commands::worksheet::render(worksheet, lang),
         ),
-        (PathBuf::from("README.md"), readme(name, lang)),
+        (PathBuf::from("README.md"), readme(name, lang, mode)),
+        (PathBuf::from(MINE), mine(&ident, lang)),
+        (
+            PathBuf::from(crate::commands::mine::MINE_DIR).join("helpers.rs"),
+            MINE_HELPERS.to_string(),
+        ),
     ];
-    for (path, contents) in suite::MODULES {
-        files.push((PathBuf::from("tests").join(path), contents.to_string()));
+    if mode == Mode::Full {
+        files.push((
+            PathBuf::from("tests/behaviour.rs"),
+            suite::root_with(&format!("use {ident} as lease;")),
+        ));
+        for (path, contents) in suite::MODULES {
+            files.push((PathBuf::from("tests").join(path), contents.to_string()));
+        }
     }
     files
 }
 
-fn readme(name: &str, lang: Lang) -> String {
-    match lang {
-        Lang::Ja => format!(
+/// The helpers the learner's own tests start with.
+const MINE_HELPERS: &str = include_str!("helpers.rs");
+
+/// The learner's own tests file: the binding line fencelab replaces, and one
+/// example test.
+fn mine(ident: &str, lang: Lang) -> String {
+    let header = match lang {
+        Lang::Ja => {
+            "//! 自分で書くテストです。`fencelab check --mine` が判定します。\n\
+             //! どの正しい実装でも通るテストが「妥当」で、壊れた実装（ミュータント）を\n\
+             //! 多く捕まえるほど「網羅的」です。契約が決めていないこと（エラーの文面、\n\
+             //! claim_many で勝つ owner など）を確かめるテストは妥当になりません。\n\
+             //!\n\
+             //! 次の `use ... as lease;` の行は残してください。fencelab はこの行を\n\
+             //! 置き換えて、ほかの実装に対してテストを走らせます。"
+        }
+        Lang::En => {
+            "//! Your own tests of the contract. `fencelab check --mine` judges them:\n\
+             //! a test is valid when it passes on every correct implementation, and your\n\
+             //! tests are thorough when they catch the broken ones (mutants). A test that\n\
+             //! checks what the contract leaves open (an error's text, which owner wins\n\
+             //! claim_many, ...) is not valid.\n\
+             //!\n\
+             //! Keep the `use ... as lease;` line: fencelab replaces it to run your tests\n\
+             //! against other implementations."
+        }
+    };
+    let example = match lang {
+        Lang::Ja => "// 例: 新しい仕事は1回だけ登録され、2回目は false になる。",
+        Lang::En => "// An example: a new job is enqueued once; the second time answers false.",
+    };
+    format!(
+        "{header}\n\nuse {ident} as lease;\n\nmod helpers;\n#[allow(unused_imports)]\n\
+         use helpers::{{Stored, fresh_db, stored}};\n\n\
+         {example}\n#[test]\nfn a_new_job_is_enqueued_once() {{\n    let db = fresh_db();\n    \
+         lease::init_db(&db).unwrap();\n    assert!(lease::enqueue(&db, \"job-1\").unwrap());\n    \
+         assert!(!lease::enqueue(&db, \"job-1\").unwrap());\n    \
+         assert_eq!(stored(&db, \"job-1\").map(|row| row.fence), Some(0));\n}}\n"
+    )
+}
+
+fn readme(name: &str, lang: Lang, mode: Mode) -> String {
+    let mine = match lang {
+        Lang::Ja => {
+            "\n## 自分のテスト\n\n`tests/mine/main.rs` に自分のテストを書き、`fencelab check --mine` で判定します。\n\
+             どの正しい実装でも通るテストが妥当で、壊れた実装（ミュータント）をどれだけ捕まえるかが\n\
+             網羅度です。妥当でないテストには、失敗した正しい実装と、前提にしてしまったことが示されます。\n"
+        }
+        Lang::En => {
+            "\n## Your own tests\n\nWrite your own tests in `tests/mine/main.rs` and judge them with `fencelab check --mine`.\n\
+             A test is valid when it passes on every correct implementation; how many broken\n\
+             implementations (mutants) your valid tests catch is their thoroughness. For a test\n\
+             that is not valid you see the correct implementation it failed on and what it assumed.\n"
+        }
+    };
+    let body = match (lang, mode) {
+        (Lang::Ja, Mode::Full) => format!(
             "# {name}\n\nリースとフェンシングトークンのラボです。課題は `WORKSHEET.md` にあります。\n\n\
              `src/lib.rs` の `todo!()` を、ステップ 1 から順に実装します。\n\n\
              ```sh\nfencelab check          # ステップごとの進み具合と、最初に失敗しているステップの説明\n\
@@ -138,7 +222,7 @@ fn readme(name: &str, lang: Lang) -> String {
              1つのステップだけを見るには `fencelab check --step 4`、テストだけなら \
              `cargo test --test behaviour step4::` です。\n"
         ),
-        Lang::En => format!(
+        (Lang::En, Mode::Full) => format!(
             "# {name}\n\nA lab about leases and fencing tokens. The worksheet is `WORKSHEET.md`.\n\n\
              Implement the `todo!()`s in `src/lib.rs`, step 1 first.\n\n\
              ```sh\nfencelab check          # progress per step, and what the first failing step needs\n\
@@ -146,12 +230,37 @@ fn readme(name: &str, lang: Lang) -> String {
              For one step only: `fencelab check --step 4`, or just its tests with \
              `cargo test --test behaviour step4::`.\n"
         ),
-    }
+        (Lang::Ja, Mode::TestsFirst) => format!(
+            "# {name}\n\nリースとフェンシングトークンのラボ（テストから書く版）です。課題は `WORKSHEET.md` にあります。\n\n\
+             まず `tests/mine/main.rs` に、各ステップの契約を確かめるテストを書きます。fencelab のテストは\n\
+             入っていません。テストはあなた自身のものです。\n\n\
+             ```sh\nfencelab check --mine   # テストを正しい実装と壊れた実装に対して判定\n```\n\n\
+             実装（`src/lib.rs` の `todo!()`）は、そのあとで書きます。\n"
+        ),
+        (Lang::En, Mode::TestsFirst) => format!(
+            "# {name}\n\nA lab about leases and fencing tokens, tests first. The worksheet is `WORKSHEET.md`.\n\n\
+             Start with `tests/mine/main.rs`: tests that check each step's contract. fencelab's own tests are\n\
+             not included: the tests here are yours.\n\n\
+             ```sh\nfencelab check --mine   # your tests, judged against correct and broken implementations\n```\n\n\
+             The implementation (the `todo!()`s of `src/lib.rs`) comes after.\n"
+        ),
+    };
+    body + mine
 }
 
 /// Creates the learner's crate in `dir`, which must not exist or be empty.
 /// Nothing is written when `dir` holds anything.
 pub fn create(dir: &Path, worksheet: &Worksheet, lang: Lang) -> Result<String, Error> {
+    create_for(dir, worksheet, lang, Mode::Full)
+}
+
+/// Creates a learner's crate of `mode` in `dir` (see `create`).
+pub fn create_for(
+    dir: &Path,
+    worksheet: &Worksheet,
+    lang: Lang,
+    mode: Mode,
+) -> Result<String, Error> {
     if let Ok(mut entries) = std::fs::read_dir(dir)
         && entries.next().is_some()
     {
@@ -168,7 +277,7 @@ pub fn create(dir: &Path, worksheet: &Worksheet, lang: Lang) -> Result<String, E
         );
     }
     let name = crate_name(dir);
-    for (path, contents) in files(&name, worksheet, lang) {
+    for (path, contents) in files_for(&name, worksheet, lang, mode) {
         let path = dir.join(path);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| Error::io("create", parent, e))?;
@@ -186,22 +295,37 @@ pub struct NewArgs {
     /// The language of the worksheet and the doc comments: ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
+    /// Tests first: leave fencelab's suite out, so that the tests in the crate
+    /// are your own (`fencelab check --mine` judges them).
+    #[arg(long)]
+    pub tests_first: bool,
 }
 
 pub fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let lang = args.lang.unwrap_or_else(default_lang);
-    let name = create(&args.dir, &Worksheet::builtin(), lang)?;
+    let mode = if args.tests_first {
+        Mode::TestsFirst
+    } else {
+        Mode::Full
+    };
+    let name = create_for(&args.dir, &Worksheet::builtin(), lang, mode)?;
     printer.status(
         "Created",
         &format!("the lab crate `{name}` in {}", args.dir.display()),
     );
     let dir = args.dir.display();
-    let next = match lang {
-        Lang::Ja => format!(
-            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n課題は {dir}/WORKSHEET.md にあります。"
+    let next = match (lang, mode) {
+        (Lang::Ja, Mode::Full) => format!(
+            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。"
         ),
-        Lang::En => format!(
-            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\nThe worksheet is {dir}/WORKSHEET.md."
+        (Lang::En, Mode::Full) => format!(
+            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\n  fencelab check --mine  # your own tests (tests/mine/main.rs), judged\nThe worksheet is {dir}/WORKSHEET.md."
+        ),
+        (Lang::Ja, Mode::TestsFirst) => format!(
+            "次に:\n  cd {dir}\n  tests/mine/main.rs にテストを書く\n  fencelab check --mine  # テストを判定\n課題は {dir}/WORKSHEET.md にあります。"
+        ),
+        (Lang::En, Mode::TestsFirst) => format!(
+            "Next:\n  cd {dir}\n  write your tests in tests/mine/main.rs\n  fencelab check --mine  # your tests, judged\nThe worksheet is {dir}/WORKSHEET.md."
         ),
     };
     printer.line(&next);
