@@ -39,6 +39,18 @@ pub struct GradeArgs {
     /// Grade only share K of N of the paths (for parallel CI runners), e.g. 2/4.
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<(usize, usize)>,
+    /// Grade learners' own tests instead of implementations: each PATH is a
+    /// lab crate (its tests/mine/ is graded) or a test file. Every test must
+    /// be valid (pass on every correct implementation); the score is then how
+    /// many mutants they catch, each step weighing the same.
+    #[arg(long)]
+    pub tests: bool,
+    /// With --tests: the mutants to catch [default: fencelab's].
+    #[arg(long, value_name = "DIR", requires = "tests")]
+    pub mutants: Option<PathBuf>,
+    /// With --tests: the correct implementations to pass on [default: fencelab's].
+    #[arg(long, value_name = "DIR", requires = "tests")]
+    pub wheats: Option<PathBuf>,
 }
 
 fn parse_shard(text: &str) -> Result<(usize, usize), String> {
@@ -65,6 +77,11 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         Some((k, n)) => crate::commands::grade::shard(&args.paths, k, n),
         None => args.paths.clone(),
     };
+    if args.tests {
+        let report = crate::commands::mine::grade::main(&args, &paths, printer)?;
+        write_reports(&args, &report)?;
+        return Ok(report.exit_code);
+    }
     // Every input is read and checked before anything is built.
     let mut submissions = Vec::new();
     let mut problems = Vec::new();
@@ -111,11 +128,20 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     })?;
     let text = printer.render_grade(&report);
     printer.line(text.trim_end());
+    write_reports(&args, &report)?;
+    Ok(report.exit_code)
+}
+
+/// Writes the reports asked for: JUnit, JSON, Gradescope.
+fn write_reports(
+    args: &GradeArgs,
+    report: &crate::commands::grade::GradeReport,
+) -> Result<(), Error> {
     let write = |path: &Path, text: String| {
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
     };
     if let Some(path) = &args.junit {
-        write(path, crate::commands::grade::junit::render(&report))?;
+        write(path, crate::commands::grade::junit::render(report))?;
     }
     if let Some(path) = &args.json {
         write(
@@ -130,5 +156,5 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
             serde_json::to_string_pretty(&results).expect("the results serialize") + "\n",
         )?;
     }
-    Ok(report.exit_code)
+    Ok(())
 }

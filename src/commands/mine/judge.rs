@@ -253,6 +253,11 @@ pub fn judge(
                 .filter(|m| caught.contains(m.id.as_str()))
                 .count(),
             total: of_step.len(),
+            caught_mutants: of_step
+                .iter()
+                .filter(|m| caught.contains(m.id.as_str()))
+                .map(|m| m.id.clone())
+                .collect(),
             missed: of_step
                 .iter()
                 .filter(|m| !caught.contains(m.id.as_str()))

@@ -20,6 +20,7 @@
 //! (from the tests of fencelab's own suite that kill it), never its code.
 
 pub mod cli;
+pub mod grade;
 mod judge;
 mod render;
 mod report;

@@ -68,6 +68,8 @@ pub struct StepThoroughness {
     pub slug: &'static str,
     pub caught: usize,
     pub total: usize,
+    /// The ids of the mutants caught.
+    pub caught_mutants: Vec<String>,
     pub missed: Vec<MissedMutant>,
 }
 

@@ -1,0 +1,152 @@
+//! `fencelab grade --tests`: learners' own tests graded for CI, with the same
+//! reports as implementations (JSON, JUnit, Gradescope). Validity is
+//! required: a suite with a test that fails on a correct implementation scores
+//! 0, and its reports say which test and where. Otherwise the score is its
+//! thoroughness: each step weighs the same, and a step's share is the share of
+//! its mutants the tests catch. In the reports, each mutant is one "test",
+//! passed when caught.
+
+use std::path::PathBuf;
+
+use super::judge::Options;
+use super::{Judges, LearnerTests, TestsReport, judge, read};
+use crate::commands::grade::cli::GradeArgs;
+use crate::commands::grade::{GradeReport, GradedTest, StepScore, SubmissionReport};
+use crate::commands::{project_root, seconds};
+use crate::engine::outcome::{FailureKind, TestOutcome};
+use crate::engine::policy::DEFAULT_TEST_LIMIT;
+use crate::engine::scratch::Scratch;
+use crate::error::Error;
+use crate::exit::ExitCode;
+use crate::output::printer::Printer;
+
+/// Grades the test suites at `paths` as `args` says; the caller writes the
+/// reports.
+pub fn main(
+    args: &GradeArgs,
+    paths: &[PathBuf],
+    printer: &mut Printer,
+) -> Result<GradeReport, Error> {
+    let mut suites: Vec<LearnerTests> = Vec::new();
+    let mut problems = Vec::new();
+    for path in paths {
+        match read(path) {
+            Ok(tests) => suites.push(tests),
+            Err(err) => problems.push(err.to_string()),
+        }
+    }
+    if !problems.is_empty() {
+        return Err(Error::input(problems.join("\n")));
+    }
+    if args.gradescope.is_some() && suites.len() != 1 {
+        return Err(Error::input(format!(
+            "--gradescope writes the results of one submission, and {} are graded here",
+            suites.len()
+        ))
+        .with_next("grade one submission per run for Gradescope, or use --json/--junit"));
+    }
+    let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
+    let scratch = Scratch::locate(&project_root().join("target"))?;
+    let test_limit = seconds(Some(args.timeout), "--timeout")?.unwrap_or(DEFAULT_TEST_LIMIT);
+    let options = Options {
+        jobs: args
+            .jobs
+            .unwrap_or_else(crate::engine::runner::default_jobs)
+            .max(1),
+        timeout: Some(test_limit),
+    };
+    let mut submissions = Vec::new();
+    for tests in &suites {
+        printer.status("Grading", &format!("the tests of {}", tests.name));
+        let report = judge(tests, &judges, &options, &scratch, &mut |done, total| {
+            printer.progress(&format!("  running tests: {done}/{total}"));
+        })?;
+        submissions.push(submission(&report, args.min_score));
+    }
+    let exit_code = if submissions.iter().any(|s| s.compile_errors.is_some()) {
+        ExitCode::NotJudgeable
+    } else if submissions.iter().any(|s| !s.passed_gate) {
+        ExitCode::Failed
+    } else {
+        ExitCode::Success
+    };
+    let report = GradeReport {
+        schema: 1,
+        min_score: args.min_score,
+        test_limit_secs: test_limit.as_secs_f64(),
+        submissions,
+        exit_code,
+    };
+    let text = printer.render_grade(&report);
+    printer.line(text.trim_end());
+    Ok(report)
+}
+
+/// One learner's judgement as a row of the grade report: each mutant a test,
+/// passed when caught (by valid tests, and only when every test is valid).
+fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
+    let invalid: Vec<String> = report
+        .tests
+        .iter()
+        .filter(|t| !t.valid)
+        .map(|t| {
+            let on = t.wrong_on.first().map_or(String::new(), |w| {
+                format!(" (fails on {})", w.implementation)
+            });
+            format!("{}{on}", t.test)
+        })
+        .collect();
+    let not_counted = (!invalid.is_empty()).then(|| {
+        format!(
+            "not counted: these tests fail on a correct implementation: {}",
+            invalid.join(", ")
+        )
+    });
+    let mut tests = Vec::new();
+    let mut steps = Vec::new();
+    for st in &report.steps {
+        let caught = st.caught_mutants.iter().map(|id| (id, None));
+        let missed = st.missed.iter().map(|m| (&m.id, Some(m)));
+        for (id, missed) in caught.chain(missed) {
+            let outcome = match (&not_counted, missed) {
+                (Some(why), _) => TestOutcome::Failed {
+                    kind: FailureKind::Assertion,
+                    message: why.clone(),
+                },
+                (None, Some(m)) => TestOutcome::Failed {
+                    kind: FailureKind::Assertion,
+                    message: format!("not caught: {}", m.title.en),
+                },
+                (None, None) => TestOutcome::Passed,
+            };
+            tests.push(GradedTest {
+                test: format!("step{}::{id}", st.step),
+                step: st.step,
+                outcome,
+                secs: 0.0,
+            });
+        }
+        let passed = if not_counted.is_some() { 0 } else { st.caught };
+        steps.push(StepScore {
+            step: st.step,
+            slug: st.slug,
+            passed,
+            total: st.total,
+            score: passed as f64 / st.total.max(1) as f64,
+        });
+    }
+    let score = if not_counted.is_some() {
+        0.0
+    } else {
+        report.score
+    };
+    SubmissionReport {
+        name: report.name.clone(),
+        file: report.file.clone(),
+        score,
+        passed_gate: report.compile_errors.is_none() && not_counted.is_none() && score >= min_score,
+        compile_errors: report.compile_errors.clone(),
+        steps,
+        tests,
+    }
+}
