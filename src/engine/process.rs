@@ -210,25 +210,42 @@ fn live_processes(select: impl Fn(&Stat) -> bool) -> Vec<libc::pid_t> {
 /// Kills every live process whose environment has `TMPDIR` at or under `dir`,
 /// wherever it is now (a process that left its group with `setsid` is found
 /// too); returns how many there were.
+///
+/// A process is also found by its working directory under `dir` (a process
+/// caught in the middle of `execve` shows an empty environment for an
+/// instant, but keeps its working directory), and the search is repeated
+/// while it finds any.
 pub fn kill_tagged(dir: &Path) -> usize {
     let me = std::process::id() as libc::pid_t;
-    let tagged = live_processes(|stat| {
-        stat.pid != me
-            && std::fs::read(format!("/proc/{}/environ", stat.pid)).is_ok_and(|environ| {
-                environ.split(|b| *b == 0).any(|var| {
-                    var.strip_prefix(b"TMPDIR=").is_some_and(|value| {
-                        std::str::from_utf8(value).is_ok_and(|v| Path::new(v).starts_with(dir))
+    let tagged_now = || {
+        live_processes(|stat| {
+            stat.pid != me
+                && (std::fs::read(format!("/proc/{}/environ", stat.pid)).is_ok_and(|environ| {
+                    environ.split(|b| *b == 0).any(|var| {
+                        var.strip_prefix(b"TMPDIR=").is_some_and(|value| {
+                            std::str::from_utf8(value).is_ok_and(|v| Path::new(v).starts_with(dir))
+                        })
                     })
-                })
-            })
-    });
-    for pid in &tagged {
-        // SAFETY: a signal to a process of the trial's, found by its tag.
-        unsafe {
-            libc::kill(*pid, libc::SIGKILL);
+                }) || std::fs::read_link(format!("/proc/{}/cwd", stat.pid))
+                    .is_ok_and(|cwd| cwd.starts_with(dir)))
+        })
+    };
+    let mut killed = std::collections::BTreeSet::new();
+    for _ in 0..50 {
+        let tagged = tagged_now();
+        if tagged.is_empty() {
+            break;
         }
+        for pid in tagged {
+            // SAFETY: a signal to a process of the trial's, found by its tag.
+            unsafe {
+                libc::kill(pid, libc::SIGKILL);
+            }
+            killed.insert(pid);
+        }
+        std::thread::sleep(Duration::from_millis(5));
     }
-    tagged.len()
+    killed.len()
 }
 
 /// Sends `signal` to every process in the group led by `group`.

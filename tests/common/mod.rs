@@ -25,6 +25,17 @@ pub fn changed_reference(change: &Path) -> (String, String) {
     (change.id, source)
 }
 
+/// The command lines of live processes that start with `prefix`.
+pub fn processes_named(prefix: &str) -> Vec<String> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| c.starts_with(prefix))
+        .collect()
+}
+
 /// What `find` finds once it finds nothing, or after a minute of finding
 /// something. For processes that were killed and may take a moment to be gone
 /// on a loaded machine: the test asserts that they go, not how fast.

@@ -180,10 +180,9 @@ pub fn judge(
     for test in &run.tests {
         let mut wrong_on: Vec<WrongOn> = Vec::new();
         let mut failing_wheats: Vec<&Wheat> = Vec::new();
-        let mut passing_wheats: Vec<&Wheat> = Vec::new();
         for (s, c) in correct.iter().enumerate() {
             match outcome(s, test) {
-                Some(TestOutcome::Passed) => passing_wheats.extend(c.wheat),
+                Some(TestOutcome::Passed) => {}
                 Some(failed) => {
                     failing_wheats.extend(c.wheat);
                     if !wrong_on.iter().any(|w| w.implementation == c.id) {
@@ -220,7 +219,7 @@ pub fn judge(
             assumed: if on_reference {
                 Vec::new()
             } else {
-                assumed(&failing_wheats, &passing_wheats)
+                assumed(&failing_wheats)
             },
             wrong_on,
             misconceptions,
@@ -290,10 +289,13 @@ fn reference_title() -> Text {
     }
 }
 
-/// The freedoms a test that failed on `failing` (and passed on `passing`)
-/// most likely assumed: those of a single-freedom wheat it failed on;
-/// otherwise those every wheat it failed on takes and no wheat it passed on.
-fn assumed(failing: &[&Wheat], passing: &[&Wheat]) -> Vec<String> {
+/// The freedoms a test that failed on the wheats `failing` most likely
+/// assumed: those of the single-freedom wheats (variants) it failed on, which
+/// differ from the reference in nothing else; otherwise those that every
+/// wheat it failed on takes. (A wheat it passed on may take a freedom too and
+/// not differ in the way the test looks: a winner that varies passes a test
+/// that only asks the first owner to win once.)
+fn assumed(failing: &[&Wheat]) -> Vec<String> {
     let single: BTreeSet<&String> = failing
         .iter()
         .filter(|w| w.freedoms.len() == 1)
@@ -305,11 +307,10 @@ fn assumed(failing: &[&Wheat], passing: &[&Wheat]) -> Vec<String> {
     let Some((first, rest)) = failing.split_first() else {
         return Vec::new();
     };
-    let passed: BTreeSet<&String> = passing.iter().flat_map(|w| &w.freedoms).collect();
     first
         .freedoms
         .iter()
-        .filter(|f| rest.iter().all(|w| w.freedoms.contains(f)) && !passed.contains(f))
+        .filter(|f| rest.iter().all(|w| w.freedoms.contains(f)))
         .cloned()
         .collect()
 }

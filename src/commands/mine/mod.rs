@@ -25,7 +25,7 @@ mod judge;
 mod render;
 mod report;
 
-pub use judge::{Judges, judge};
+pub use judge::{Judges, Options, judge};
 pub use report::{JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
 
 use std::path::{Path, PathBuf};
