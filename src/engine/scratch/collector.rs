@@ -138,11 +138,25 @@ impl Scratch {
                 }
             }
         }
-        for (kind, mut crates) in by_kind {
+        // Servers first: what a kept server hosts is kept with it, so that a
+        // run that uses more implementations than `Keep` counts (the
+        // reference, the wheats and every mutant) finds them all again.
+        let mut kept: BTreeSet<String> = pinned.clone();
+        let mut kinds: Vec<(String, Vec<(std::time::SystemTime, String)>)> =
+            by_kind.into_iter().collect();
+        kinds.sort_by_key(|(kind, _)| kind != "server");
+        for (kind, mut crates) in kinds {
             let keep = self.keep.of(&kind);
-            crates.retain(|(_, name)| !pinned.contains(name));
+            crates.retain(|(_, name)| !kept.contains(name));
             crates.sort_by_key(|c| std::cmp::Reverse(c.0));
-            for (_, name) in crates.into_iter().skip(keep) {
+            let (keeping, going) = crates.split_at(keep.min(crates.len()));
+            for (_, name) in keeping {
+                kept.insert(name.clone());
+                if kind == "server" {
+                    kept.extend(self.dependencies(name));
+                }
+            }
+            for (_, name) in going {
                 let ident = name.replace('-', "_");
                 let _ = std::fs::remove_dir_all(self.root.join("crates").join(&name));
                 let _ = std::fs::remove_file(self.profile_dir().join(&name));
@@ -155,6 +169,17 @@ impl Scratch {
                 }
             }
         }
+    }
+
+    /// The scratch crates a crate depends on (its path dependencies).
+    fn dependencies(&self, name: &str) -> Vec<String> {
+        let manifest = self.root.join("crates").join(name).join("Cargo.toml");
+        std::fs::read_to_string(manifest)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.split_once(" = { path = \"../"))
+            .map(|(dep, _)| dep.trim().to_string())
+            .collect()
     }
 }
 
@@ -192,7 +217,8 @@ impl std::fmt::Debug for Pin {
 pub struct Keep {
     pub servers: usize,
     pub implementations: usize,
-    /// Judges and bridges (they change only with fencelab itself).
+    /// Judges and bridges (they change with fencelab itself, and with each
+    /// learner's own tests).
     pub others: usize,
 }
 
@@ -201,7 +227,7 @@ impl Default for Keep {
         Keep {
             servers: 16,
             implementations: 64,
-            others: 2,
+            others: 8,
         }
     }
 }
@@ -326,6 +352,33 @@ mod tests {
         let kept = self::kept(&scratch, &servers);
         assert_eq!(kept.iter().filter(|k| **k).count(), 2, "{kept:?}");
         assert!(kept[22] && kept[23]);
+    }
+
+    #[test]
+    fn what_a_kept_server_hosts_is_kept_with_it_however_many() {
+        // One server hosting 10 implementations; the collector keeps 1 server
+        // and 2 implementations.
+        let (_target, mut scratch, servers) = workspace(1, 1);
+        scratch.keep.implementations = 2;
+        let impls: Vec<String> = (0..12).map(|i| format!("impl-{i:016x}")).collect();
+        let crates = scratch.root.join("crates");
+        for name in &impls {
+            std::fs::create_dir_all(crates.join(name)).unwrap();
+        }
+        let deps: String = impls[..10]
+            .iter()
+            .map(|n| format!("{n} = {{ path = \"../{n}\" }}\n"))
+            .collect();
+        std::fs::write(
+            crates.join(&servers[0].name).join("Cargo.toml"),
+            format!("[package]\nname = \"{}\"\n[dependencies]\n{deps}", servers[0].name),
+        )
+        .unwrap();
+        let lock = scratch.lock().unwrap();
+        scratch.collect_garbage(&lock);
+        let kept: Vec<bool> = impls.iter().map(|n| crates.join(n).is_dir()).collect();
+        assert!(kept[..10].iter().all(|k| *k), "the server's ten stay: {kept:?}");
+        assert_eq!(kept[10..].iter().filter(|k| **k).count(), 2, "and two others");
     }
 
     #[test]
