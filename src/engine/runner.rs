@@ -61,6 +61,29 @@ pub use crate::bridge::client::LEFT_BEHIND;
 use crate::bridge::client::NOT_STARTED_STATUS;
 use crate::engine::policy::Launch;
 
+/// The environment variable that says where trials run (their databases,
+/// their temporary files).
+pub const TRIALS_ENV: &str = "FENCELAB_TRIALS";
+
+/// Where trials run: `FENCELAB_TRIALS`, else `TMPDIR` when it is set, else
+/// `/dev/shm` when it is there: a test's database lives a few milliseconds,
+/// and on a disk every commit waits for an fsync (half the time of a run on
+/// this machine); else the system's temporary directory.
+pub fn trials_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(TRIALS_ENV).filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if std::env::var_os("TMPDIR").is_some_and(|d| !d.is_empty()) {
+        return std::env::temp_dir();
+    }
+    let shm = PathBuf::from("/dev/shm");
+    let writable = tempfile::Builder::new()
+        .prefix("fencelab-probe-")
+        .tempdir_in(&shm)
+        .is_ok();
+    if writable { shm } else { std::env::temp_dir() }
+}
+
 /// A permutation of `0..n` that nobody can predict (seeded from the clock and
 /// the process), by a xorshift generator.
 fn shuffled(n: usize) -> Vec<usize> {
@@ -116,10 +139,15 @@ impl Runner {
         trials: &[Trial],
         mut done: impl FnMut(usize, TrialResult),
     ) -> Result<(), Error> {
+        let parent = trials_dir();
         let base = tempfile::Builder::new()
             .prefix("fencelab-run-")
-            .tempdir()
-            .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
+            .tempdir_in(&parent)
+            .map_err(|e| {
+                Error::io("create a directory in", &parent, e).with_next(format!(
+                    "point {TRIALS_ENV} (or TMPDIR) at a writable directory"
+                ))
+            })?;
         let order: Vec<usize> = if self.shuffle {
             shuffled(trials.len())
         } else {

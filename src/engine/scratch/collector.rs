@@ -371,14 +371,24 @@ mod tests {
             .collect();
         std::fs::write(
             crates.join(&servers[0].name).join("Cargo.toml"),
-            format!("[package]\nname = \"{}\"\n[dependencies]\n{deps}", servers[0].name),
+            format!(
+                "[package]\nname = \"{}\"\n[dependencies]\n{deps}",
+                servers[0].name
+            ),
         )
         .unwrap();
         let lock = scratch.lock().unwrap();
         scratch.collect_garbage(&lock);
         let kept: Vec<bool> = impls.iter().map(|n| crates.join(n).is_dir()).collect();
-        assert!(kept[..10].iter().all(|k| *k), "the server's ten stay: {kept:?}");
-        assert_eq!(kept[10..].iter().filter(|k| **k).count(), 2, "and two others");
+        assert!(
+            kept[..10].iter().all(|k| *k),
+            "the server's ten stay: {kept:?}"
+        );
+        assert_eq!(
+            kept[10..].iter().filter(|k| **k).count(),
+            2,
+            "and two others"
+        );
     }
 
     #[test]
