@@ -158,8 +158,8 @@ impl Scratch {
             }
             for (_, name) in going {
                 let ident = name.replace('-', "_");
-                let _ = std::fs::remove_dir_all(self.root.join("crates").join(&name));
-                let _ = std::fs::remove_file(self.profile_dir().join(&name));
+                let _ = std::fs::remove_dir_all(self.root.join("crates").join(name));
+                let _ = std::fs::remove_file(self.profile_dir().join(name));
                 let _ = std::fs::remove_file(self.profile_dir().join(format!("{name}.d")));
                 for file in &deps_files {
                     let stem = file.strip_prefix("lib").unwrap_or(file);
