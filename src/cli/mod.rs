@@ -5,13 +5,14 @@
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::cache::CacheArgs;
 use crate::commands::check::cli::CheckArgs;
 use crate::commands::grade::cli::GradeArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::predict::cli::PredictArgs;
 use crate::commands::verify::cli::VerifyArgs;
 use crate::commands::worksheet::WorksheetArgs;
-use crate::commands::{check, grade, new, predict, verify, worksheet};
+use crate::commands::{cache, check, grade, new, predict, verify, worksheet};
 use crate::output::printer::Printer;
 use crate::output::style::ColorChoice;
 
@@ -24,6 +25,11 @@ pub struct Cli {
     /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always, never.
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+    /// Where scratch builds are cached [default: FENCELAB_CACHE, else
+    /// CARGO_TARGET_DIR, else fencelab's own target directory when it runs
+    /// from one, else ~/.cache/fencelab].
+    #[arg(long, global = true, value_name = "DIR")]
+    pub cache: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -40,11 +46,17 @@ pub enum Command {
     Predict(PredictArgs),
     /// Grade submissions for CI, with JUnit, JSON and Gradescope output.
     Grade(GradeArgs),
+    /// Where the scratch builds are cached and how big they are; `cache clean` removes them.
+    Cache(CacheArgs),
 }
 
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> std::process::ExitCode {
     let cli = Cli::parse();
+    if let Some(dir) = &cli.cache {
+        // SAFETY: before any thread is started; the engine reads it back.
+        unsafe { std::env::set_var(crate::engine::scratch::CACHE_ENV, dir) };
+    }
     let mut printer = Printer::new(cli.color);
     let result = match cli.command {
         Command::Verify(args) => verify::cli::main(args, &mut printer),
@@ -53,6 +65,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Predict(args) => predict::cli::main(args, &mut printer),
         Command::Grade(args) => grade::cli::main(args, &mut printer),
         Command::Worksheet(args) => Ok(worksheet::main(args)),
+        Command::Cache(args) => cache::main(args, &mut printer),
     };
     match result {
         Ok(code) => code.into(),

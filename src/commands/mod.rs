@@ -2,6 +2,7 @@
 //! run, its report and how it is printed, side by side. What several share
 //! (the project's root, the language, a number of seconds) is here.
 
+pub mod cache;
 pub mod check;
 pub mod grade;
 pub mod mine;

@@ -171,6 +171,71 @@ impl Scratch {
         }
     }
 
+    /// The process ids of the live runs that hold pins.
+    pub fn live_runs(&self, _lock: &WorkspaceLock) -> Vec<u32> {
+        let Ok(entries) = std::fs::read_dir(self.root.join(LIVE_DIR)) else {
+            return Vec::new();
+        };
+        let mut pids: Vec<u32> = entries
+            .flatten()
+            .filter(|entry| {
+                File::open(entry.path()).is_ok_and(|file| {
+                    // SAFETY: flock on a descriptor we own; it fails while
+                    // the run that pinned is alive.
+                    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
+                })
+            })
+            .filter_map(|entry| {
+                let name = entry.file_name().to_string_lossy().into_owned();
+                name.split('-').next()?.parse().ok()
+            })
+            .collect();
+        pids.sort();
+        pids.dedup();
+        pids
+    }
+
+    /// Removes every scratch crate and what cargo built of them (in both
+    /// profiles), leaving the rest of the target directory as it is.
+    pub fn remove_all(&self, _lock: &WorkspaceLock) -> Result<(), Error> {
+        let crates = self.root.join("crates");
+        let names: Vec<String> = std::fs::read_dir(&crates)
+            .map(|d| {
+                d.flatten()
+                    .map(|e| e.file_name().to_string_lossy().into_owned())
+                    .collect()
+            })
+            .unwrap_or_default();
+        for profile in ["debug", "release"] {
+            let dir = self.target_dir.join(profile);
+            let deps = dir.join("deps");
+            let files: Vec<String> = std::fs::read_dir(&deps)
+                .map(|d| {
+                    d.flatten()
+                        .map(|e| e.file_name().to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            for name in &names {
+                let ident = name.replace('-', "_");
+                let _ = std::fs::remove_file(dir.join(name));
+                let _ = std::fs::remove_file(dir.join(format!("{name}.d")));
+                for file in &files {
+                    let stem = file.strip_prefix("lib").unwrap_or(file);
+                    if stem.starts_with(&format!("{ident}-")) {
+                        let _ = std::fs::remove_file(deps.join(file));
+                    }
+                }
+            }
+        }
+        match std::fs::remove_dir_all(&self.root) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                Err(Error::io("remove", &self.root, e))
+            }
+            _ => Ok(()),
+        }
+    }
+
     /// The scratch crates a crate depends on (its path dependencies).
     fn dependencies(&self, name: &str) -> Vec<String> {
         let manifest = self.root.join("crates").join(name).join("Cargo.toml");

@@ -68,14 +68,88 @@ pub fn hash_of<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
     format!("{:016x}", hasher.finish())
 }
 
+/// The environment variable (and `--cache DIR`) that says where scratch
+/// builds go.
+pub const CACHE_ENV: &str = "FENCELAB_CACHE";
+
+/// Where the scratch builds go, and why there.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Place {
+    /// `--cache DIR` or `FENCELAB_CACHE`: a cache of the user's choosing.
+    Chosen(PathBuf),
+    /// `CARGO_TARGET_DIR`: the user's shared target directory.
+    CargoTargetDir(PathBuf),
+    /// The target directory fencelab itself runs from (its own project), so
+    /// that its dependencies, SQLite above all, are compiled once for both.
+    Running(PathBuf),
+    /// The user's cache directory (`$XDG_CACHE_HOME/fencelab`, else
+    /// `~/.cache/fencelab`): shared by every lab crate and every run.
+    UserCache(PathBuf),
+    /// No home directory: the project's own target directory.
+    Project(PathBuf),
+}
+
+impl Place {
+    /// Where scratch builds go (see `Place`), for a project whose own target
+    /// directory is `project_target`.
+    pub fn find(project_target: &Path) -> Place {
+        let var = |name: &str| {
+            std::env::var_os(name)
+                .filter(|v| !v.is_empty())
+                .map(PathBuf::from)
+        };
+        if let Some(dir) = var(CACHE_ENV) {
+            return Place::Chosen(dir);
+        }
+        if let Some(dir) = var("CARGO_TARGET_DIR") {
+            return Place::CargoTargetDir(dir);
+        }
+        if let Some(dir) = running_target_dir() {
+            return Place::Running(dir);
+        }
+        match var("XDG_CACHE_HOME").or_else(|| var("HOME").map(|h| h.join(".cache"))) {
+            Some(cache) => Place::UserCache(cache.join("fencelab")),
+            None => Place::Project(project_target.to_path_buf()),
+        }
+    }
+
+    /// The directory this place names.
+    pub fn dir(&self) -> &Path {
+        match self {
+            Place::Chosen(d)
+            | Place::CargoTargetDir(d)
+            | Place::Running(d)
+            | Place::UserCache(d)
+            | Place::Project(d) => d,
+        }
+    }
+
+    /// The cargo target directory scratch builds use here: the directory
+    /// itself when it is a target directory already, else its `target/`.
+    pub fn target_dir(&self) -> PathBuf {
+        match self {
+            Place::Chosen(d) | Place::UserCache(d) => d.join("target"),
+            Place::CargoTargetDir(d) | Place::Running(d) | Place::Project(d) => d.clone(),
+        }
+    }
+
+    /// Whether all of it is fencelab's (so that cleaning may remove it all).
+    pub fn is_fencelabs_own(&self) -> bool {
+        matches!(self, Place::Chosen(_) | Place::UserCache(_))
+    }
+}
+
 impl Scratch {
     /// The scratch workspace for a project whose own target directory is
-    /// `project_target` (used when fencelab does not run from a target directory).
+    /// `project_target` (used only when there is no home directory for a
+    /// cache; see `Place`).
     pub fn locate(project_target: &Path) -> Result<Scratch, Error> {
-        let target_dir = std::env::var_os("CARGO_TARGET_DIR")
-            .map(PathBuf::from)
-            .or_else(running_target_dir)
-            .unwrap_or_else(|| project_target.to_path_buf());
+        Scratch::at(&Place::find(project_target))
+    }
+
+    /// The scratch workspace at `place`.
+    pub fn at(place: &Place) -> Result<Scratch, Error> {
+        let target_dir = place.target_dir();
         let target_dir = std::path::absolute(&target_dir).unwrap_or(target_dir);
         Ok(Scratch {
             root: target_dir.join("fencelab").join("ws"),
@@ -229,4 +303,33 @@ fn running_target_dir() -> Option<PathBuf> {
         .take(4)
         .find(|dir| dir.join("CACHEDIR.TAG").is_file())
         .map(Path::to_path_buf)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scratch_builds_go_where_the_user_says_else_beside_fencelab_else_to_the_user_cache() {
+        let project = Path::new("/p/target");
+        // SAFETY: this test alone reads or writes these variables.
+        unsafe { std::env::set_var(CACHE_ENV, "/c") };
+        let chosen = Place::find(project);
+        assert_eq!(chosen, Place::Chosen("/c".into()));
+        assert_eq!(chosen.target_dir(), Path::new("/c/target"));
+        unsafe { std::env::remove_var(CACHE_ENV) };
+        // A unit test runs from cargo's target directory: fencelab's own.
+        match Place::find(project) {
+            Place::Running(dir) | Place::CargoTargetDir(dir) => {
+                assert!(dir.join("CACHEDIR.TAG").exists() || dir.is_dir(), "{dir:?}")
+            }
+            other => panic!("expected fencelab's own target directory, got {other:?}"),
+        }
+        let user = Place::UserCache("/home/u/.cache/fencelab".into());
+        assert_eq!(
+            user.target_dir(),
+            Path::new("/home/u/.cache/fencelab/target")
+        );
+        assert!(user.is_fencelabs_own() && !Place::Running("/t".into()).is_fencelabs_own());
+    }
 }
