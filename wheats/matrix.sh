@@ -1,20 +1,26 @@
 #!/usr/bin/env bash
 # Runs the over-specified learner tests (tests/fixtures/learner_tests/over_specified.rs)
-# against the reference (src/lease.rs) and every wheat (wheats/*.rs), and prints
-# the matrix: one row per test (with its freedom), one column per implementation.
+# against the reference (src/lease.rs), every full wheat (wheats/*.rs) and every
+# variant (a wheats/<id>.toml with find and replace, applied to src/lease.rs by
+# wheats/variants.py), and prints two matrices: one row per test (with its
+# freedom) and one column per implementation for the reference and the full
+# wheats; one row per variant and one column per test for the variants.
 #
 # Usage: wheats/matrix.sh [WORKDIR]   (default: a new directory under /tmp)
 #
 # It builds a throwaway cargo workspace in WORKDIR, outside the repository: a
 # crate per implementation whose lib.rs is the implementation's file, and a crate
 # per implementation whose test module is the fixture, with the implementation
-# reachable as `crate::lease`. The repository's Cargo.lock pins the versions, so
-# it builds offline once fencelab itself has been built.
+# reachable as `crate::lease`. The variants' files are written to WORKDIR/variants
+# (Python 3.11 or later). The repository's Cargo.lock pins the versions, so it
+# builds offline once fencelab itself has been built.
 #
 # Exit status 0 when every test passes on the reference and fails on at least one
-# wheat that claims the test's freedom (in wheats/<id>.toml), 1 otherwise.
-# The run takes a couple of minutes: the busy-timeout test holds a lock for 12 s
-# on every implementation, and the implementations are run one after another.
+# full wheat that claims the test's freedom (in wheats/<id>.toml), and every
+# variant fails exactly the tests of its own freedom and passes all the others;
+# 1 otherwise. The run takes several minutes: the busy-timeout test holds a lock
+# for 12 s on every implementation, and the implementations are run one after
+# another.
 
 set -euo pipefail
 
@@ -28,6 +34,15 @@ impls=(reference)
 for file in "$repo"/wheats/*.rs; do
     impls+=("$(basename "$file" .rs)")
 done
+wheats=("${impls[@]:1}")
+
+rm -rf "$work/variants"
+python3 "$repo/wheats/variants.py" "$work/variants"
+variants=()
+for file in "$work"/variants/*.rs; do
+    [ -e "$file" ] && variants+=("$(basename "$file" .rs)")
+done
+impls+=("${variants[@]}")
 
 crate_ident() { printf '%s' "$1" | tr -- '-' '_'; }
 
@@ -42,8 +57,10 @@ for impl in "${impls[@]}"; do
     ident=$(crate_ident "$impl")
     if [ "$impl" = reference ]; then
         source_file="$repo/src/lease.rs"
-    else
+    elif [ -e "$repo/wheats/$impl.rs" ]; then
         source_file="$repo/wheats/$impl.rs"
+    else
+        source_file="$work/variants/$impl.rs"
     fi
     mkdir -p "impls/$impl" "runners/$impl/src" "runners/$impl/tests"
     cat >"impls/$impl/Cargo.toml" <<EOF
@@ -95,9 +112,16 @@ mapfile -t rows < <(awk '
         name = $2; sub(/\(.*/, "", name); print name, freedom; freedom = ""
     }' "$fixture")
 
-claims() { # the wheats whose toml claims freedom $1
-    grep -l -E "^freedoms = \[.*\"$1\"" "$repo"/wheats/*.toml 2>/dev/null |
-        xargs -r -n1 basename | sed 's/\.toml$//'
+claims() { # the full wheats whose toml claims freedom $1
+    for wheat in "${wheats[@]}"; do
+        if grep -q -E "^freedoms = \[.*\"$1\"" "$repo/wheats/$wheat.toml"; then
+            echo "$wheat"
+        fi
+    done
+}
+
+freedom_of() { # the one freedom variant $1 takes
+    sed -n -E 's/^freedoms = \["([a-z0-9-]+)"\]$/\1/p' "$repo/wheats/$1.toml"
 }
 
 outcome() { # pass, FAIL or ? for test $1 on implementation $2
@@ -112,12 +136,12 @@ outcome() { # pass, FAIL or ? for test $1 on implementation $2
 
 status=0
 printf '%-20s %-58s' freedom test
-for impl in "${impls[@]}"; do printf ' %-10s' "$impl"; done
+for impl in reference "${wheats[@]}"; do printf ' %-10s' "$impl"; done
 printf '\n'
 for row in "${rows[@]}"; do
     read -r test freedom <<<"$row"
     printf '%-20s %-58s' "$freedom" "$test"
-    for impl in "${impls[@]}"; do printf ' %-10s' "$(outcome "$test" "$impl")"; done
+    for impl in reference "${wheats[@]}"; do printf ' %-10s' "$(outcome "$test" "$impl")"; done
     printf '\n'
     if [ "$(outcome "$test" reference)" != pass ]; then
         echo "  !! $test does not pass on the reference" >&2
@@ -128,9 +152,53 @@ for row in "${rows[@]}"; do
         [ "$(outcome "$test" "$wheat")" = FAIL ] && caught=yes
     done
     if [ "$caught" = no ]; then
-        echo "  !! $test passes on every wheat that claims $freedom" >&2
+        echo "  !! $test passes on every full wheat that claims $freedom" >&2
         status=1
     fi
+done
+
+# The variants: a row each, a column per test (numbered as in the legend), the
+# cell FAIL where the test failed; `*` marks the column of the variant's freedom.
+echo
+echo "variants (columns: the tests above, in order):"
+for i in "${!rows[@]}"; do
+    read -r test freedom <<<"${rows[$i]}"
+    printf '  %2d %-20s %s\n' $((i + 1)) "$freedom" "$test"
+done
+printf '%-32s %-20s' variant freedom
+for i in "${!rows[@]}"; do printf ' %5d' $((i + 1)); done
+printf '\n'
+for variant in "${variants[@]}"; do
+    own=$(freedom_of "$variant")
+    printf '%-32s %-20s' "$variant" "$own"
+    wrong=()
+    for row in "${rows[@]}"; do
+        read -r test freedom <<<"$row"
+        result=$(outcome "$test" "$variant")
+        mark=' '
+        [ "$freedom" = "$own" ] && mark='*'
+        cell=.
+        [ "$result" != pass ] && cell=$result
+        printf ' %5s' "$mark$cell"
+        if [ "$freedom" = "$own" ] && [ "$result" != FAIL ]; then
+            wrong+=("$test ($result, expected FAIL)")
+        elif [ "$freedom" != "$own" ] && [ "$result" != pass ]; then
+            wrong+=("$test ($result, expected pass)")
+        fi
+    done
+    printf '\n'
+    for problem in "${wrong[@]}"; do
+        echo "  !! $variant: $problem" >&2
+        status=1
+    done
+done
+for row in "${rows[@]}"; do
+    read -r test freedom <<<"$row"
+    taken=no
+    for variant in "${variants[@]}"; do
+        if [ "$(freedom_of "$variant")" = "$freedom" ]; then taken=yes; fi
+    done
+    if [ "$taken" = no ]; then echo "  (no variant takes $freedom)"; fi
 done
 echo "(workspace: $work)"
 exit $status
