@@ -120,10 +120,10 @@ fn a_test_that_over_specifies_is_invalid_naming_the_wheat_and_the_freedom() {
             "{name} fails on a wheat that takes {freedom}: {:?}",
             t.wrong_on
         );
-        assert!(
-            t.assumed.iter().any(|f| f == freedom),
-            "{name}: assumed {:?}, not {freedom}",
-            t.assumed
+        assert_eq!(
+            t.assumed,
+            [freedom],
+            "{name} assumed exactly its freedom (a single-freedom wheat fails it)"
         );
         assert!(
             !t.wrong_on[0].message.is_empty(),

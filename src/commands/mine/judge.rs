@@ -197,6 +197,22 @@ pub fn judge(
                 None => {}
             }
         }
+        // The most telling first: the reference, then the wheats that differ
+        // from it in one freedom only.
+        let freedoms_of = |id: &str| {
+            judges
+                .wheats
+                .wheats
+                .iter()
+                .find(|w| w.id == id)
+                .map_or(0, |w| w.freedoms.len())
+        };
+        wrong_on.sort_by_key(|w| {
+            (
+                w.implementation != "reference",
+                freedoms_of(&w.implementation) != 1,
+            )
+        });
         let on_reference = wrong_on.iter().any(|w| w.implementation == "reference");
         let caught: Vec<usize> = mutant_scenarios
             .clone()
