@@ -267,3 +267,170 @@ fn an_empty_mutants_directory_is_an_error_not_a_pass() {
     let err = verify::load(&options).unwrap_err();
     assert!(err.to_string().contains("holds no mutant"), "{err}");
 }
+
+// ---- The reports tools read, from the same run: Stryker's schema.
+
+fn fixture_mutants() -> Vec<fencelab::lab::mutant::Mutant> {
+    verify::load(&options("tests/fixtures/outcomes")).expect("the fixture mutants load")
+}
+
+/// Every key of `instance` is a property the schema declares where it is
+/// (the schema allows others; the published field list does not).
+fn declared_keys_only(
+    schema: &serde_json::Value,
+    root: &serde_json::Value,
+    instance: &serde_json::Value,
+    at: &str,
+) {
+    let resolved = match schema.get("$ref").and_then(|r| r.as_str()) {
+        Some(r) => root
+            .pointer(r.trim_start_matches('#'))
+            .expect("a $ref of the schema"),
+        None => schema,
+    };
+    match instance {
+        serde_json::Value::Object(map) => {
+            let properties = resolved.get("properties").and_then(|p| p.as_object());
+            let additional = resolved.get("additionalProperties");
+            if properties.is_none() && additional.is_none() {
+                // A free-format object (`config`).
+                return;
+            }
+            for (key, value) in map {
+                let sub = match (properties.and_then(|p| p.get(key)), additional) {
+                    (Some(sub), _) => sub,
+                    (None, Some(sub)) if sub.is_object() => sub,
+                    _ => panic!("{at}.{key} is not a field of the schema"),
+                };
+                declared_keys_only(sub, root, value, &format!("{at}.{key}"));
+            }
+        }
+        serde_json::Value::Array(items) => {
+            if let Some(sub) = resolved.get("items") {
+                for (i, item) in items.iter().enumerate() {
+                    declared_keys_only(sub, root, item, &format!("{at}[{i}]"));
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[test]
+fn the_stryker_report_is_valid_against_the_official_schema() {
+    let (report, _) = outcomes();
+    let mutants = fixture_mutants();
+    let json = fencelab::commands::verify::stryker::report(
+        report,
+        &mutants,
+        fencelab::lab::lang::Lang::En,
+    );
+    let schema: serde_json::Value = serde_json::from_str(include_str!(
+        "../schemas/mutation-testing-report-schema/mutation-testing-report-schema.json"
+    ))
+    .unwrap();
+    let validator = jsonschema::draft7::new(&schema).expect("the official schema compiles");
+    let errors: Vec<String> = validator
+        .iter_errors(&json)
+        .map(|e| format!("{e} at {}", e.instance_path()))
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    declared_keys_only(&schema, &schema, &json, "report");
+    // The validator does catch what is wrong: a status outside the enum.
+    let mut broken = json.clone();
+    broken["files"]["src/lease.rs"]["mutants"][0]["status"] = "Caught".into();
+    assert!(!validator.is_valid(&broken));
+
+    let file = &json["files"]["src/lease.rs"];
+    assert_eq!(file["language"], "rust");
+    assert_eq!(file["source"], fencelab::lab::reference::REFERENCE);
+    let entries = file["mutants"].as_array().unwrap();
+    assert_eq!(entries.len(), report.mutants.len());
+    let entry = |id: &str| entries.iter().find(|e| e["id"] == id).unwrap();
+    for (id, status) in [
+        ("crashes", "Killed"),
+        ("undeclared-killer", "Killed"),
+        ("hangs", "Timeout"),
+        ("equivalent", "Survived"),
+        ("unviable", "CompileError"),
+        ("stale-missing", "Ignored"),
+        ("stale-ambiguous", "Ignored"),
+    ] {
+        assert_eq!(entry(id)["status"], status, "{id}");
+        assert!(
+            entry(id)["statusReason"]
+                .as_str()
+                .is_some_and(|r| !r.is_empty()),
+            "{id}"
+        );
+    }
+    // The location is where `find` sits in the source, end exclusive.
+    let source = fencelab::lab::reference::REFERENCE;
+    for m in mutants.iter().filter(|m| m.span(source).is_some()) {
+        let span = m.span(source).unwrap();
+        let loc = &entry(&m.id)["location"];
+        let offset = |p: &serde_json::Value| {
+            let line = p["line"].as_u64().unwrap() as usize;
+            let column = p["column"].as_u64().unwrap() as usize;
+            let start: usize = source
+                .split_inclusive('\n')
+                .take(line - 1)
+                .map(str::len)
+                .sum();
+            start
+                + source[start..]
+                    .char_indices()
+                    .nth(column - 1)
+                    .map_or(source.len() - start, |(i, _)| i)
+        };
+        assert_eq!(offset(&loc["start"])..offset(&loc["end"]), span, "{}", m.id);
+        assert_eq!(&source[span.clone()], m.find, "{}", m.id);
+    }
+    // killedBy is the full matrix's kill set, not the first killer.
+    let undeclared = mutant("undeclared-killer");
+    let killed_by: Vec<&str> = entry("undeclared-killer")["killedBy"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    assert_eq!(
+        killed_by,
+        undeclared
+            .killed_by
+            .iter()
+            .map(|k| k.test.as_str())
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(
+        entry("undeclared-killer")["coveredBy"]
+            .as_array()
+            .unwrap()
+            .len(),
+        suite::tests().len()
+    );
+    // Every suite test is in testFiles, at the line of its `fn`.
+    let mut ids = Vec::new();
+    for (path, test_file) in json["testFiles"].as_object().unwrap() {
+        let text = std::fs::read_to_string(root().join(path)).unwrap();
+        for t in test_file["tests"].as_array().unwrap() {
+            let line = t["location"]["start"]["line"].as_u64().unwrap() as usize;
+            let short = t["id"].as_str().unwrap().split("::").nth(1).unwrap();
+            assert!(
+                text.lines()
+                    .nth(line - 1)
+                    .unwrap()
+                    .contains(&format!("fn {short}(")),
+                "{path}:{line} for {}",
+                t["id"]
+            );
+            ids.push(t["id"].as_str().unwrap().to_string());
+        }
+    }
+    ids.sort();
+    let mut names: Vec<String> = suite::tests().into_iter().map(|t| t.name).collect();
+    names.sort();
+    assert_eq!(ids, names);
+    let text = serde_json::to_string(&json).unwrap();
+    assert!(!text.contains("crates/impl-") && !text.contains("target/fencelab"));
+}

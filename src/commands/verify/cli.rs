@@ -31,6 +31,10 @@ pub struct VerifyArgs {
     /// Also write the results as JSON to FILE (schema in README.md).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write the results as a Stryker mutation testing report to FILE
+    /// (mutation-testing-report-schema, for Stryker's dashboard and viewers).
+    #[arg(long, value_name = "FILE")]
+    pub stryker: Option<PathBuf>,
     /// A fixed time limit per test of a mutant, in seconds [default: max(10, 5 x the baseline)]; the baseline's tests get at least 60 s.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -43,7 +47,7 @@ pub struct VerifyArgs {
     /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
-    /// The language of the predictions' explanations: ja or en [default: from the locale].
+    /// The language of the predictions' explanations and of the Stryker report: ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
@@ -104,6 +108,11 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
         let json = serde_json::to_string_pretty(&report).expect("the report serializes");
         std::fs::write(path, json + "\n")
             .map_err(|e| Error::io("write the JSON report to", path, e))?;
+    }
+    let lang = args.lang.unwrap_or_else(default_lang);
+    if let Some(path) = &args.stryker {
+        std::fs::write(path, verify::stryker::render(&report, &mutants, lang))
+            .map_err(|e| Error::io("write the Stryker report to", path, e))?;
     }
     Ok(report.summary.exit_code)
 }

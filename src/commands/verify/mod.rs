@@ -12,6 +12,7 @@ pub mod predictions;
 mod render;
 mod render_predictions;
 mod report;
+pub mod stryker;
 
 use crate::output::paths::normalize;
 pub use crate::output::paths::shown_path;
@@ -277,11 +278,14 @@ pub fn run(
         filtered: !options.filters.is_empty(),
         predictions: None,
         summary: Summary::default(),
+        secs: 0.0,
+        source: source.clone(),
     };
     if let ScenarioResult::Unviable { errors } = &run.results[0] {
         report.baseline.compile_errors = Some(errors.clone());
         progress.baseline(&report.baseline);
     }
+    report.secs = started.elapsed().as_secs_f64();
     if !report.baseline.passed {
         report.summary.exit_code = ExitCode::NotJudgeable;
         return Ok(report);

@@ -28,6 +28,12 @@ pub struct Report {
     /// With `--predictions`: each prediction beside what happened, and the score.
     pub predictions: Option<super::predictions::Scorecard>,
     pub summary: Summary,
+    /// The whole run's time (build, baseline and mutants), in seconds.
+    pub secs: f64,
+    /// The implementation's text, for reports that show it (`--stryker`,
+    /// `--html`); not in the JSON, which names the file.
+    #[serde(skip)]
+    pub source: String,
 }
 
 /// The suite against the unmutated implementation, run twice.
