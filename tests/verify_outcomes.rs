@@ -268,7 +268,8 @@ fn an_empty_mutants_directory_is_an_error_not_a_pass() {
     assert!(err.to_string().contains("holds no mutant"), "{err}");
 }
 
-// ---- The reports tools read, from the same run: Stryker's schema.
+// ---- The reports people and tools read, from the same run: Stryker's
+// schema, the HTML page.
 
 fn fixture_mutants() -> Vec<fencelab::lab::mutant::Mutant> {
     verify::load(&options("tests/fixtures/outcomes")).expect("the fixture mutants load")
@@ -433,4 +434,145 @@ fn the_stryker_report_is_valid_against_the_official_schema() {
     assert_eq!(ids, names);
     let text = serde_json::to_string(&json).unwrap();
     assert!(!text.contains("crates/impl-") && !text.contains("target/fencelab"));
+}
+
+/// A report with `copies` times the fixture's mutants (renamed), for scale.
+fn scaled(copies: usize) -> (Report, Vec<fencelab::lab::mutant::Mutant>) {
+    let (report, _) = outcomes();
+    let base = fixture_mutants();
+    let mut report = report.clone();
+    let originals = std::mem::take(&mut report.mutants);
+    let mut mutants = Vec::new();
+    report.mutants = (0..copies)
+        .flat_map(|i| {
+            originals
+                .iter()
+                .map(move |m| {
+                    let mut m = m.clone();
+                    m.id = format!("{}-{i}", m.id);
+                    m
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    for i in 0..copies {
+        for m in &base {
+            let mut m = m.clone();
+            m.id = format!("{}-{i}", m.id);
+            mutants.push(m);
+        }
+    }
+    (report, mutants)
+}
+
+#[test]
+fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
+    use scraper::{Html, Selector};
+    let (report, mutants) = scaled(12);
+    assert!(report.mutants.len() >= 80 && suite::tests().len() >= 90);
+    for lang in [fencelab::lab::lang::Lang::En, fencelab::lab::lang::Lang::Ja] {
+        let html = fencelab::commands::verify::html::render(&report, &mutants, lang);
+        let doc = Html::parse_document(&html);
+        let select = |css: &str| Selector::parse(css).unwrap();
+        let count = |css: &str| doc.select(&select(css)).count();
+        assert_eq!(
+            doc.select(&select("html"))
+                .next()
+                .unwrap()
+                .value()
+                .attr("lang"),
+            Some(lang.code())
+        );
+        // Self-contained: nothing to fetch.
+        assert_eq!(count("link, img, iframe, script[src], object, embed"), 0);
+        for element in doc.select(&select("[href], [src]")) {
+            for attr in ["href", "src"] {
+                if let Some(url) = element.value().attr(attr) {
+                    assert!(
+                        url.starts_with('#'),
+                        "{attr}={url} reaches outside the page"
+                    );
+                }
+            }
+        }
+        assert!(!html.contains("url(") && !html.contains("@import"));
+        // The matrix: a column per mutant, a row per test, a cell for each pair.
+        let tests = suite::tests().len();
+        assert_eq!(count("table.matrix thead th.mut"), report.mutants.len());
+        assert_eq!(count("table.matrix tbody tr[data-test]"), tests);
+        assert_eq!(
+            count("table.matrix tbody td[data-m]"),
+            tests * report.mutants.len()
+        );
+        assert_eq!(count("table.matrix tbody tr.step-row"), 8);
+        for row in doc.select(&select("table.matrix tbody tr[data-test]")) {
+            assert_eq!(
+                row.select(&select("td[data-m]")).count(),
+                report.mutants.len()
+            );
+            assert!(row.select(&select("th.test")).next().is_some());
+        }
+        // A cell says what the test did, and a kill's cell carries its observation.
+        let undeclared = report
+            .mutants
+            .iter()
+            .position(|m| m.id == "undeclared-killer-0")
+            .unwrap();
+        let killer = &report.mutants[undeclared].killed_by[0];
+        let cell = doc
+            .select(&select(&format!(
+                "tr[data-test=\"{}\"] td[data-m=\"{undeclared}\"]",
+                killer.test
+            )))
+            .next()
+            .unwrap();
+        assert_eq!(cell.text().collect::<String>(), "F");
+        let title = cell.value().attr("title").unwrap();
+        assert!(title.contains("failed"), "{title}");
+        // Sticky headers and a filter per step, for both axes.
+        assert!(html.contains("position: sticky"));
+        assert_eq!(count("input[data-filter=ms]"), 8);
+        assert_eq!(count("input[data-filter=ts]"), 8);
+        for s in 1..=8 {
+            assert!(html.contains(&format!("body.hide-ms-{s} [data-ms=\"{s}\"]")));
+        }
+        // Light and dark.
+        assert!(
+            html.contains("prefers-color-scheme: dark") && html.contains("[data-theme=\"dark\"]")
+        );
+        // Each mutant's details, with its diff (when it has one) and explanation.
+        assert_eq!(
+            count("section#mutants details.mutant"),
+            report.mutants.len()
+        );
+        assert!(count("details.mutant pre.diff") >= report.mutants.len() - 2 * 12);
+        assert!(count("details.mutant .explanation") == report.mutants.len());
+        // The tests that kill nothing are listed.
+        assert_eq!(count("section#idle"), 1);
+        // The messages behind the cells are JSON the script can read.
+        let data = doc
+            .select(&select("script#cells"))
+            .next()
+            .unwrap()
+            .text()
+            .collect::<String>();
+        let data: serde_json::Value = serde_json::from_str(&data).unwrap();
+        assert_eq!(
+            data["mutants"].as_array().unwrap().len(),
+            report.mutants.len()
+        );
+        assert!(!html.contains("crates/impl-") && !html.contains("target/fencelab"));
+        // The page stays a size a browser opens at once.
+        assert!(html.len() < 8 * 1024 * 1024, "{} bytes", html.len());
+    }
+    let ja =
+        fencelab::commands::verify::html::render(&report, &mutants, fencelab::lab::lang::Lang::Ja);
+    assert!(ja.contains("キルマトリクス"));
+    let step4 = fencelab::lab::worksheet::Worksheet::builtin()
+        .step(4)
+        .unwrap()
+        .title
+        .ja
+        .clone();
+    assert!(ja.contains(&step4), "the worksheet's Japanese step titles");
 }

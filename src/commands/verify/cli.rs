@@ -35,6 +35,9 @@ pub struct VerifyArgs {
     /// (mutation-testing-report-schema, for Stryker's dashboard and viewers).
     #[arg(long, value_name = "FILE")]
     pub stryker: Option<PathBuf>,
+    /// Also write the kill matrix as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
     /// A fixed time limit per test of a mutant, in seconds [default: max(10, 5 x the baseline)]; the baseline's tests get at least 60 s.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -47,7 +50,7 @@ pub struct VerifyArgs {
     /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
-    /// The language of the predictions' explanations and of the Stryker report: ja or en [default: from the locale].
+    /// The language of the predictions' explanations and of the HTML and Stryker reports: ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
@@ -113,6 +116,10 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
     if let Some(path) = &args.stryker {
         std::fs::write(path, verify::stryker::render(&report, &mutants, lang))
             .map_err(|e| Error::io("write the Stryker report to", path, e))?;
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(path, verify::html::render(&report, &mutants, lang))
+            .map_err(|e| Error::io("write the HTML report to", path, e))?;
     }
     Ok(report.summary.exit_code)
 }
