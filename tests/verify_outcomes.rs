@@ -268,8 +268,8 @@ fn an_empty_mutants_directory_is_an_error_not_a_pass() {
     assert!(err.to_string().contains("holds no mutant"), "{err}");
 }
 
-// ---- The reports people and tools read, from the same run: Stryker's
-// schema, the HTML page.
+// ---- The reports people and tools read: Stryker's schema, the HTML page,
+// GitHub's annotations and summary, all from the same run.
 
 fn fixture_mutants() -> Vec<fencelab::lab::mutant::Mutant> {
     verify::load(&options("tests/fixtures/outcomes")).expect("the fixture mutants load")
@@ -575,4 +575,43 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
         .ja
         .clone();
     assert!(ja.contains(&step4), "the worksheet's Japanese step titles");
+}
+
+#[test]
+fn github_annotations_point_at_each_mutant_not_as_declared() {
+    let (report, _) = outcomes();
+    let mutants = fixture_mutants();
+    let annotations = fencelab::commands::verify::github::annotations(report, &mutants);
+    let not_as_declared = report.mutants.iter().filter(|m| !m.as_declared).count();
+    assert_eq!(annotations.len(), not_as_declared);
+    let hangs = annotations
+        .iter()
+        .find(|a| a.title.contains("mutant hangs"))
+        .unwrap();
+    let m = mutants.iter().find(|m| m.id == "hangs").unwrap();
+    let span = m.span(fencelab::lab::reference::REFERENCE).unwrap();
+    let start = fencelab::error::Location::at(fencelab::lab::reference::REFERENCE, span.start);
+    assert_eq!(hangs.file.as_deref(), Some("src/lease.rs"));
+    assert_eq!(hangs.line, Some(start.line));
+    let stale = annotations
+        .iter()
+        .find(|a| a.title.contains("stale-missing"))
+        .unwrap();
+    assert!(
+        stale
+            .file
+            .as_deref()
+            .unwrap()
+            .ends_with("stale-missing.toml")
+    );
+    for command in fencelab::output::github::commands(&annotations) {
+        assert!(command.starts_with("::error file=") || command.starts_with("::notice"));
+        assert!(
+            !command.contains('\n') && !command.contains('\r'),
+            "{command}"
+        );
+    }
+    let summary = fencelab::commands::verify::github::summary(report);
+    assert!(summary.starts_with("## fencelab verify: 1 of 7 mutants killed as declared ❌"));
+    assert!(summary.contains("| `hangs` | "), "{summary}");
 }

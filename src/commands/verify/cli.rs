@@ -38,6 +38,9 @@ pub struct VerifyArgs {
     /// Also write the kill matrix as one self-contained HTML page to FILE.
     #[arg(long, value_name = "FILE")]
     pub html: Option<PathBuf>,
+    /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
+    #[arg(long)]
+    pub github: bool,
     /// A fixed time limit per test of a mutant, in seconds [default: max(10, 5 x the baseline)]; the baseline's tests get at least 60 s.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -120,6 +123,11 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
     if let Some(path) = &args.html {
         std::fs::write(path, verify::html::render(&report, &mutants, lang))
             .map_err(|e| Error::io("write the HTML report to", path, e))?;
+    }
+    if crate::output::github::enabled(args.github) {
+        printer.clear_progress();
+        crate::output::github::print(&verify::github::annotations(&report, &mutants));
+        crate::output::github::append_summary(&verify::github::summary(&report))?;
     }
     Ok(report.summary.exit_code)
 }

@@ -8,6 +8,7 @@
 //! every mutant (no fail-fast), so the report has each mutant's full kill set.
 
 pub mod cli;
+pub mod github;
 pub mod html;
 pub mod predictions;
 mod render;
