@@ -8,9 +8,13 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
+pub mod classroom;
 pub mod cli;
+pub mod csv;
 pub mod gradescope;
 pub mod junit;
+pub mod points;
+pub mod prairielearn;
 mod render;
 mod submission;
 
@@ -51,8 +55,19 @@ pub struct Options {
 #[derive(Debug, Clone, Serialize)]
 pub struct GradeReport {
     pub schema: u32,
+    /// The version of fencelab that graded.
+    #[serde(default)]
+    pub fencelab_version: String,
+    /// The suite that graded: a digest of its sources (`suite::digest`).
+    #[serde(default)]
+    pub suite: String,
     pub min_score: f64,
     pub test_limit_secs: f64,
+    #[serde(default)]
+    pub build_limit_secs: f64,
+    /// With `--shard K/N`: `[K, N]`.
+    #[serde(default)]
+    pub shard: Option<(usize, usize)>,
     pub submissions: Vec<SubmissionReport>,
     pub exit_code: ExitCode,
 }
@@ -197,20 +212,29 @@ pub fn run(
             tests: graded,
         });
     }
-    let exit_code = if reports.iter().any(|r| r.compile_errors.is_some()) {
+    Ok(GradeReport {
+        schema: 1,
+        fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
+        suite: suite::digest(),
+        min_score: options.min_score,
+        test_limit_secs: options.test_limit.as_secs_f64(),
+        build_limit_secs: options.build_limit.as_secs_f64(),
+        shard: options.shard,
+        exit_code: exit_code_of(&reports),
+        submissions: reports,
+    })
+}
+
+/// How a grading of `submissions` ends: 3 when one does not compile, else 1
+/// when one is below the gate, else 0.
+pub fn exit_code_of(submissions: &[SubmissionReport]) -> ExitCode {
+    if submissions.iter().any(|r| r.compile_errors.is_some()) {
         ExitCode::NotJudgeable
-    } else if reports.iter().any(|r| !r.passed_gate) {
+    } else if submissions.iter().any(|r| !r.passed_gate) {
         ExitCode::Failed
     } else {
         ExitCode::Success
-    };
-    Ok(GradeReport {
-        schema: 1,
-        min_score: options.min_score,
-        test_limit_secs: options.test_limit.as_secs_f64(),
-        submissions: reports,
-        exit_code,
-    })
+    }
 }
 
 fn shown(file: &Path) -> String {
