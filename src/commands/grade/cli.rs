@@ -13,9 +13,12 @@ use crate::output::printer::Printer;
 
 #[derive(Debug, Args)]
 pub struct GradeArgs {
-    /// Learner crates (their src/lib.rs is graded) or single .rs files.
+    /// Learner crates (their src/lib.rs is graded) or single .rs files; with --merge, the shards' JSON reports.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Merge the JSON reports of `--shard K/N` runs (the PATHs) into one, and write every format from it, grading nothing.
+    #[arg(long)]
+    pub merge: bool,
     /// The least score (0 to 100) that passes; below it the exit code is 1.
     #[arg(long, value_name = "X", default_value_t = 0.0)]
     pub min_score: f64,
@@ -43,6 +46,9 @@ pub struct GradeArgs {
     /// Write a CSV gradebook to FILE: one row per submission, its total and per-step points.
     #[arg(long, value_name = "FILE")]
     pub csv: Option<PathBuf>,
+    /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
+    #[arg(long)]
+    pub github: bool,
     /// A time limit per test, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
@@ -76,7 +82,11 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         (args.prairielearn.is_some(), "--prairielearn"),
         (args.classroom, "--classroom"),
     ];
-    let report = grade(&args, &one_only, printer)?;
+    let report = if args.merge {
+        crate::commands::grade::merge::merge(&args.paths)?
+    } else {
+        grade(&args, &one_only, printer)?
+    };
     if let Some((_, flag)) = one_only.iter().find(|(on, _)| *on)
         && report.submissions.len() != 1
     {
@@ -89,6 +99,10 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let text = printer.render_grade(&report);
     printer.line(text.trim_end());
     write_reports(&args, &report)?;
+    if crate::output::github::enabled(args.github) {
+        crate::output::github::print(&crate::commands::grade::github::annotations(&report));
+        crate::output::github::append_summary(&crate::commands::grade::github::summary(&report))?;
+    }
     Ok(report.exit_code)
 }
 

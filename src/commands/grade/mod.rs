@@ -11,8 +11,10 @@
 pub mod classroom;
 pub mod cli;
 pub mod csv;
+pub mod github;
 pub mod gradescope;
 pub mod junit;
+pub mod merge;
 pub mod points;
 pub mod prairielearn;
 mod render;
@@ -24,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{StepTally, TestOutcome};
@@ -52,7 +54,7 @@ pub struct Options {
 }
 
 /// The whole result, as `--json` writes it (schema in README.md).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradeReport {
     pub schema: u32,
     /// The version of fencelab that graded.
@@ -72,7 +74,7 @@ pub struct GradeReport {
     pub exit_code: ExitCode,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SubmissionReport {
     pub name: String,
     pub file: String,
@@ -95,7 +97,38 @@ pub struct StepScore {
     pub score: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A step's score as read back (`grade --merge`): its slug becomes the
+/// worksheet's own (`'static`) name.
+#[derive(Deserialize)]
+struct StepScoreRead {
+    step: u32,
+    slug: String,
+    passed: usize,
+    total: usize,
+    score: f64,
+}
+
+impl<'de> Deserialize<'de> for StepScore {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let read = StepScoreRead::deserialize(deserializer)?;
+        let slug = SLUGS
+            .iter()
+            .find(|s| **s == read.slug)
+            .copied()
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("`{}` is not a step of the worksheet", read.slug))
+            })?;
+        Ok(StepScore {
+            step: read.step,
+            slug,
+            passed: read.passed,
+            total: read.total,
+            score: read.score,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradedTest {
     pub test: String,
     pub step: u32,
