@@ -82,6 +82,10 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         (args.prairielearn.is_some(), "--prairielearn"),
         (args.classroom, "--classroom"),
     ];
+    if args.classroom {
+        // Known before the long run.
+        classroom_output()?;
+    }
     let report = if args.merge {
         crate::commands::grade::merge::merge(&args.paths)?
     } else {
@@ -201,24 +205,31 @@ fn write_reports(
         write(path, json(&prairielearn::results(&report.submissions[0])))?;
     }
     if args.classroom {
-        let Some(path) = std::env::var_os("GITHUB_OUTPUT").filter(|p| !p.is_empty()) else {
-            return Err(Error::input(
-                "--classroom writes GitHub Classroom's result to $GITHUB_OUTPUT, which is not set",
-            )
-            .with_next("run it as a step of a GitHub Actions workflow (see README, \"GitHub Classroom\"), or set GITHUB_OUTPUT to a file"));
-        };
-        let path = Path::new(&path);
+        let path = classroom_output()?;
         use std::io::Write as _;
         std::fs::OpenOptions::new()
             .create(true)
             .append(true)
-            .open(path)
+            .open(&path)
             .and_then(|mut f| {
                 f.write_all(classroom::output_line(&report.submissions[0]).as_bytes())
             })
-            .map_err(|e| Error::io("append the Classroom result to $GITHUB_OUTPUT", path, e))?;
+            .map_err(|e| Error::io("append the Classroom result to $GITHUB_OUTPUT", &path, e))?;
     }
     Ok(())
+}
+
+/// Where `--classroom` writes: the file `$GITHUB_OUTPUT` names.
+fn classroom_output() -> Result<PathBuf, Error> {
+    std::env::var_os("GITHUB_OUTPUT")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            Error::input(
+                "--classroom writes GitHub Classroom's result to $GITHUB_OUTPUT, which is not set",
+            )
+            .with_next("run it as a step of a GitHub Actions workflow (see README, \"GitHub Classroom\"), or set GITHUB_OUTPUT to a file")
+        })
 }
 
 /// Pretty JSON of any report type.

@@ -17,6 +17,7 @@ use crate::commands::grade::{SubmissionReport, points};
 /// When Gradescope shows something to students.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum, Default)]
 #[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
 pub enum Visibility {
     Hidden,
     AfterDueDate,
