@@ -38,7 +38,7 @@ pub enum Command {
     Worksheet(WorksheetArgs),
     /// Write the blank predictions form: which observation exposes each mutant?
     Predict(PredictArgs),
-    /// Grade submissions for CI, with JUnit, JSON and Gradescope output.
+    /// Grade submissions for CI: JSON, JUnit, CSV, Gradescope, PrairieLearn, GitHub Classroom and Actions.
     Grade(GradeArgs),
 }
 
