@@ -7,6 +7,7 @@
 #
 #   scripts/html-screenshots.sh [REPORT.html] [OUT_DIR]
 #
+# Japanese text needs a CJK font (Debian: fonts-noto-cjk) or it shows as boxes.
 # Without REPORT.html it runs `cargo run --release -- verify --html` first (the
 # project's own mutants: a real-size page). OUT_DIR defaults to
 # target/screenshots. Prints each PNG's path and size.
@@ -44,3 +45,7 @@ shoot wide-light 1440 900 ""
 shoot wide-dark 1440 900 "#dark"
 shoot narrow-light 760 1000 ""
 shoot narrow-dark 760 1000 "#dark"
+# The whole page at once (summary, matrix, the tests that kill nothing, the
+# mutants' details): headless Chromium does not paint a page scrolled to an
+# anchor, so a tall window stands in for scrolling.
+shoot tall-light 1440 4200 ""

@@ -242,27 +242,24 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
         s.as_declared, s.mutants, w.as_declared
     );
     if s.not_as_declared > 0 {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<span class=\"card bad\"><b>{}</b> {}</span>\n",
+            "<span class=\"card bad\"><b>{}</b> {}</span>",
             s.not_as_declared, w.not_as_declared
         );
     }
     for (outcome, n) in &s.outcomes {
-        let _ = write!(
-            out,
-            "<span class=\"card o-{outcome}\">{n} {outcome}</span>\n"
-        );
+        let _ = writeln!(out, "<span class=\"card o-{outcome}\">{n} {outcome}</span>");
     }
     out.push_str("</div>\n");
     if !report.baseline.passed {
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"warning\">{}</p>\n",
+            "<p class=\"warning\">{}</p>",
             escape(w.baseline_failed)
         );
         if let Some(errors) = &report.baseline.compile_errors {
-            let _ = write!(out, "<pre class=\"message\">{}</pre>\n", escape(errors));
+            let _ = writeln!(out, "<pre class=\"message\">{}</pre>", escape(errors));
         }
     }
     if !flaky.is_empty() {
@@ -270,9 +267,9 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
             .iter()
             .map(|t| format!("<code>{}</code>", escape(t)))
             .collect();
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<p class=\"warning\">{}: {}</p>\n",
+            "<p class=\"warning\">{}: {}</p>",
             w.flaky,
             list.join(", ")
         );
@@ -346,9 +343,9 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
         if of_step.is_empty() {
             continue;
         }
-        let _ = write!(
+        let _ = writeln!(
             out,
-            "<tr class=\"step-row\" data-ts=\"{st}\"><th class=\"test\">{} {st} · {}</th><td colspan=\"{width}\"></td></tr>\n",
+            "<tr class=\"step-row\" data-ts=\"{st}\"><th class=\"test\">{} {st} · {}</th><td colspan=\"{width}\"></td></tr>",
             w.step,
             escape(&step_title(*st))
         );
@@ -438,13 +435,13 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
         idle.len()
     );
     if idle.is_empty() {
-        let _ = write!(out, "<p>{}</p>\n", w.idle_none);
+        let _ = writeln!(out, "<p>{}</p>", w.idle_none);
     } else {
         let _ = write!(out, "<p>{}</p>\n<ul class=\"idle-list\">\n", w.idle_note);
         for t in &idle {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<li data-ts=\"{}\"><code>{}</code></li>\n",
+                "<li data-ts=\"{}\"><code>{}</code></li>",
                 t.step,
                 escape(&t.name)
             );
@@ -511,9 +508,9 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
                     .iter()
                     .map(|t| format!("<code>{}</code>", escape(t)))
                     .collect();
-                let _ = write!(
+                let _ = writeln!(
                     out,
-                    "<p class=\"{class}\">{label}: {}</p>\n",
+                    "<p class=\"{class}\">{label}: {}</p>",
                     items.join(", ")
                 );
             }
@@ -526,9 +523,9 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
                 m.killed_by.len()
             );
             for k in &m.killed_by {
-                let _ = write!(
+                let _ = writeln!(
                     out,
-                    "<li><details><summary><code>{}</code> <span class=\"badge k-{}\">{}</span> {}</summary><pre class=\"message\">{}</pre></details></li>\n",
+                    "<li><details><summary><code>{}</code> <span class=\"badge k-{}\">{}</span> {}</summary><pre class=\"message\">{}</pre></details></li>",
                     escape(&k.test),
                     k.outcome.replace(' ', "-"),
                     k.outcome,
@@ -539,9 +536,9 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
             out.push_str("</ul>\n");
         }
         if !m.as_declared {
-            let _ = write!(
+            let _ = writeln!(
                 out,
-                "<p>{}: <code>fencelab verify --exact {}</code></p>\n",
+                "<p>{}: <code>fencelab verify --exact {}</code></p>",
                 w.rerun,
                 escape(&m.id)
             );
