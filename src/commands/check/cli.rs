@@ -74,6 +74,7 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         crate::output::github::append_summary(&crate::commands::check::github::summary(
             &checked,
             &Worksheet::builtin(),
+            lang,
         ))?;
     }
     Ok(match &checked {

@@ -6,6 +6,7 @@
 use std::fmt::Write as _;
 
 use crate::commands::check::Checked;
+use crate::lab::lang::Lang;
 use crate::lab::worksheet::Worksheet;
 use crate::output::github::{Annotation, Level, cell, first_compiler_location, line_of_fn};
 
@@ -67,7 +68,7 @@ pub fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<Annotatio
 }
 
 /// The Markdown summary of `checked`.
-pub fn summary(checked: &Checked, worksheet: &Worksheet) -> String {
+pub fn summary(checked: &Checked, worksheet: &Worksheet, lang: Lang) -> String {
     let mut out = String::new();
     let steps = match checked {
         Checked::DoesNotCompile { errors } => {
@@ -89,7 +90,7 @@ pub fn summary(checked: &Checked, worksheet: &Worksheet) -> String {
     );
     for s in steps {
         let title = worksheet.step(s.step).map_or(String::new(), |st| {
-            format!("`{}` {}", st.slug, cell(&st.title.en))
+            format!("`{}` {}", st.slug, cell(st.title.get(lang)))
         });
         let status = if s.complete() {
             format!("{}/{}", s.passed, s.total)
@@ -171,6 +172,6 @@ mod tests {
 
     #[test]
     fn the_summary_shows_each_step_and_what_failed() {
-        insta::assert_snapshot!(summary(&checked(), &Worksheet::builtin()));
+        insta::assert_snapshot!(summary(&checked(), &Worksheet::builtin(), Lang::En));
     }
 }

@@ -56,7 +56,7 @@ fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
         return Results {
             gradable: false,
             score: None,
-            format_errors: vec![cut(errors, limit.max(4096) * 16)],
+            format_errors: vec![cut(errors, 64 * 1024)],
             message: "The submission cannot be graded: it does not compile.".to_string(),
             output: String::new(),
             tests: Vec::new(),
