@@ -2,7 +2,7 @@
 //! job reads them the same way whatever it ran. Each command's `--help` says
 //! what each means for it.
 
-use serde::{Serialize, Serializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// How a command ended.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
@@ -41,5 +41,21 @@ impl From<ExitCode> for std::process::ExitCode {
 impl Serialize for ExitCode {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_i32(self.code())
+    }
+}
+
+/// Reports written by fencelab are read back (`grade --merge`).
+impl<'de> Deserialize<'de> for ExitCode {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        match i32::deserialize(deserializer)? {
+            0 => Ok(ExitCode::Success),
+            1 => Ok(ExitCode::Failed),
+            2 => Ok(ExitCode::UnusableInput),
+            3 => Ok(ExitCode::NotJudgeable),
+            4 => Ok(ExitCode::ToolFailed),
+            other => Err(serde::de::Error::custom(format!(
+                "exit code {other} is not one of fencelab's (0 to 4)"
+            ))),
+        }
     }
 }

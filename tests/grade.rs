@@ -53,10 +53,19 @@ fn grade(args: &[&str]) -> (i32, String, String) {
 
 /// Runs `fencelab grade ARGS` with TMPDIR `tmp`.
 fn grade_in(tmp: &Path, args: &[&str]) -> (i32, String, String) {
+    grade_env(tmp, args, &[])
+}
+
+/// Runs `fencelab grade ARGS` with TMPDIR `tmp` and the variables `env`.
+fn grade_env(tmp: &Path, args: &[&str], env: &[(&str, &std::ffi::OsStr)]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
         .arg("grade")
         .args(args)
         .env("TMPDIR", tmp)
+        .env_remove("GITHUB_ACTIONS")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .envs(env.iter().copied())
         .current_dir(root())
         .env("NO_COLOR", "1")
         .output()
@@ -82,6 +91,10 @@ const HOSTILE: [(&str, u32); 8] = [
 struct Graded {
     json: Value,
     junit: String,
+    csv: String,
+    /// What `--github` appended to the step summary, and printed.
+    summary: String,
+    annotations: Vec<String>,
     exit: i32,
     /// The command lines of processes of that run still there a moment after.
     leftovers: Vec<String>,
@@ -95,12 +108,15 @@ fn graded() -> &'static Graded {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("grade.json");
         let junit = dir.path().join("junit.xml");
+        let csv = dir.path().join("grades.csv");
+        let summary = dir.path().join("summary.md");
         let mut paths: Vec<String> = HOSTILE.iter().map(|(f, _)| made_file(f)).collect();
         paths.push(made_file("release_resets_fence.rs"));
         paths.push(fixture("alternative.rs").display().to_string());
         paths.push(root().join("src/lease.rs").display().to_string());
         let mut args: Vec<&str> = paths.iter().map(String::as_str).collect();
         let (json_arg, junit_arg) = (json.display().to_string(), junit.display().to_string());
+        let csv_arg = csv.display().to_string();
         // Two at a time, so that the spinning submission cannot starve the
         // others. The limit is far above what a correct test takes on a loaded
         // machine (under 1 s with two busy processes beside it; the lock
@@ -116,9 +132,16 @@ fn graded() -> &'static Graded {
             &json_arg,
             "--junit",
             &junit_arg,
+            "--csv",
+            &csv_arg,
+            "--github",
         ]);
         let tmp = tempfile::tempdir().unwrap();
-        let (exit, _, stderr) = grade_in(tmp.path(), &args);
+        let (exit, stdout, stderr) = grade_env(
+            tmp.path(),
+            &args,
+            &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
+        );
         // Everything was killed before grade returned; give the kernel time to
         // take the dead away (as long as it needs, on a loaded machine).
         let leftovers = eventually_none(|| processes_under(tmp.path()));
@@ -129,6 +152,13 @@ fn graded() -> &'static Graded {
         Graded {
             json,
             junit: std::fs::read_to_string(&junit).unwrap(),
+            csv: std::fs::read_to_string(&csv).unwrap(),
+            summary: std::fs::read_to_string(&summary).unwrap(),
+            annotations: stdout
+                .lines()
+                .filter(|l| l.starts_with("::"))
+                .map(str::to_string)
+                .collect(),
             exit,
             leftovers,
         }
@@ -335,29 +365,191 @@ fn junit_is_xml_that_gitlab_and_jenkins_can_read() {
 }
 
 #[test]
-fn gradescope_results_have_the_fields_gradescope_reads() {
+fn one_submissions_results_are_what_gradescope_prairielearn_and_classroom_read() {
+    use base64::Engine as _;
     let dir = tempfile::tempdir().unwrap();
     let out = dir.path().join("results.json");
-    let out_arg = out.display().to_string();
+    let pl = dir.path().join("pl.json");
+    let output = dir.path().join("github_output");
+    std::fs::write(&output, "earlier=1\n").unwrap();
+    let (out_arg, pl_arg) = (out.display().to_string(), pl.display().to_string());
     let file = made_file("release_resets_fence.rs");
-    let (exit, _, stderr) = grade(&[&file, "--gradescope", &out_arg]);
+    let (exit, _, stderr) = grade_env(
+        &std::env::temp_dir(),
+        &[
+            &file,
+            "--gradescope",
+            &out_arg,
+            "--gradescope-visibility",
+            "after_published",
+            "--prairielearn",
+            &pl_arg,
+            "--classroom",
+        ],
+        &[("GITHUB_OUTPUT", output.as_os_str())],
+    );
     assert_eq!(exit, 0, "{stderr}");
     let results: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
-    assert_eq!(results["max_score"], 100.0);
+    assert_eq!(results["visibility"], "after_published");
+    assert_eq!(results["stdout_visibility"], "hidden");
+    assert_eq!(results["output_format"], "md");
+    assert!(results["execution_time"].is_u64());
     let tests = results["tests"].as_array().unwrap();
     assert_eq!(tests.len(), fencelab::lab::suite::tests().len());
     for t in tests {
-        for field in ["name", "score", "max_score", "status", "output"] {
+        for field in [
+            "name",
+            "number",
+            "score",
+            "max_score",
+            "status",
+            "tags",
+            "output",
+        ] {
             assert!(t.get(field).is_some(), "{field} in {t}");
         }
     }
-    let sum: f64 = tests.iter().map(|t| t["score"].as_f64().unwrap()).sum();
+    let sum = tests
+        .iter()
+        .fold(0.0, |a, t| a + t["score"].as_f64().unwrap());
+    assert_eq!(sum, results["score"].as_f64().unwrap());
+    let failed: Vec<&Value> = tests.iter().filter(|t| t["status"] == "failed").collect();
+    assert!(!failed.is_empty());
     assert!(
-        (sum - results["score"].as_f64().unwrap()).abs() < 0.01,
-        "{sum} vs {}",
-        results["score"]
+        failed
+            .iter()
+            .all(|t| t["tags"][0] == "step7" && t["number"].as_str().unwrap().starts_with("7."))
     );
-    assert!(tests.iter().any(|t| t["status"] == "failed"));
+
+    let pl: Value = serde_json::from_str(&std::fs::read_to_string(&pl).unwrap()).unwrap();
+    assert_eq!(pl["gradable"], true);
+    assert!(
+        (pl["score"].as_f64().unwrap() * 100.0 - results["score"].as_f64().unwrap()).abs() < 1e-9
+    );
+    let points = pl["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .fold(0.0, |a, t| a + t["points"].as_f64().unwrap());
+    assert_eq!(points, results["score"].as_f64().unwrap());
+
+    // Classroom's result: appended to $GITHUB_OUTPUT as `result=` base64 JSON.
+    let lines = std::fs::read_to_string(&output).unwrap();
+    let mut lines = lines.lines();
+    assert_eq!(lines.next(), Some("earlier=1"), "appended, not overwritten");
+    let b64 = lines.next().unwrap().strip_prefix("result=").unwrap();
+    assert_eq!(lines.next(), None, "on one line");
+    let result: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(b64)
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["version"], 1);
+    assert_eq!(result["max_score"], 100.0);
+    assert_eq!(result["status"], "pass", "the gate is 0 by default");
+    let total = result["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .fold(0.0, |a, t| a + t["score"].as_f64().unwrap());
+    assert_eq!(total, results["score"].as_f64().unwrap());
+}
+
+#[test]
+fn one_format_per_submission_is_refused_for_several() {
+    let files = [
+        fixture("alternative.rs").display().to_string(),
+        made_file("abort.rs"),
+    ];
+    let output = tempfile::NamedTempFile::new().unwrap();
+    let (exit, _, stderr) = grade_env(
+        &std::env::temp_dir(),
+        &[&files[0], &files[1], "--classroom"],
+        &[("GITHUB_OUTPUT", output.path().as_os_str())],
+    );
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("--classroom writes the results of one submission, and 2 are graded here"),
+        "{stderr}"
+    );
+    let (exit, _, stderr) = grade(&[&files[0], "--classroom"]);
+    assert_eq!(exit, 2, "{stderr}");
+    assert!(
+        stderr.contains("$GITHUB_OUTPUT, which is not set"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn the_csv_gradebook_reads_back_with_a_row_per_submission() {
+    let graded = graded();
+    let mut reader = csv::Reader::from_reader(graded.csv.as_bytes());
+    let header: Vec<String> = reader.headers().unwrap().iter().map(String::from).collect();
+    assert_eq!(header[..4], ["submission", "file", "score", "passed_gate"]);
+    assert_eq!(header[4], "step1_init_db");
+    assert_eq!(header[11], "step8_claim_many");
+    let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+    let submissions = graded.json["submissions"].as_array().unwrap();
+    assert_eq!(rows.len(), submissions.len());
+    for (row, s) in rows.iter().zip(submissions) {
+        assert_eq!(&row[0], s["name"].as_str().unwrap());
+        assert_eq!(row[2].parse::<f64>().unwrap(), s["score"].as_f64().unwrap());
+        let cents: i64 = (4..12)
+            .map(|i| (row[i].parse::<f64>().unwrap() * 100.0).round() as i64)
+            .sum();
+        assert_eq!(cents, (s["score"].as_f64().unwrap() * 100.0).round() as i64);
+    }
+}
+
+#[test]
+fn github_annotations_point_at_each_submissions_first_failing_function() {
+    let graded = graded();
+    let errors: Vec<&String> = graded
+        .annotations
+        .iter()
+        .filter(|a| a.starts_with("::error "))
+        .collect();
+    assert!(errors.len() <= 10, "{errors:#?}");
+    let failing = graded.json["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|s| s["score"] != 100.0)
+        .count();
+    assert_eq!(errors.len(), failing.min(10));
+    let file = made_file("release_resets_fence.rs");
+    let source = std::fs::read_to_string(&file).unwrap();
+    let line = source
+        .lines()
+        .position(|l| l.starts_with("pub fn release("))
+        .unwrap()
+        + 1;
+    let release = errors
+        .iter()
+        .find(|a| a.contains("release_resets_fence.rs%3A step 7"))
+        .unwrap_or_else(|| panic!("{errors:#?}"));
+    assert!(
+        release.starts_with(&format!(
+            "::error file={},line={line},title=",
+            file.replace(':', "%3A").replace(',', "%2C")
+        )),
+        "{release}"
+    );
+    for a in &graded.annotations {
+        assert!(!a.contains('\r'), "{a}");
+    }
+    assert!(
+        graded
+            .summary
+            .starts_with("## fencelab grade: 2 of 11 submission(s) at the gate of 100 ❌"),
+        "{}",
+        graded.summary
+    );
+    assert!(graded.summary.contains("| 7/7 |") || graded.summary.contains("release"));
+    assert!(
+        !graded.summary.contains("crates/impl-") && !graded.summary.contains("target/fencelab")
+    );
 }
 
 #[test]
@@ -410,8 +602,62 @@ fn unusable_inputs_are_refused_with_exit_2_and_a_clear_message() {
 #[test]
 fn a_submission_that_does_not_compile_exits_3_with_the_compilers_message_and_no_grader_paths() {
     let file = made_file("does_not_compile.rs");
-    let (exit, stdout, _) = grade(&[&file]);
+    let dir = tempfile::tempdir().unwrap();
+    let (junit, csv, pl, output) = (
+        dir.path().join("j.xml"),
+        dir.path().join("g.csv"),
+        dir.path().join("pl.json"),
+        dir.path().join("output"),
+    );
+    let (exit, stdout, _) = grade_env(
+        &std::env::temp_dir(),
+        &[
+            &file,
+            "--junit",
+            junit.to_str().unwrap(),
+            "--csv",
+            csv.to_str().unwrap(),
+            "--prairielearn",
+            pl.to_str().unwrap(),
+            "--classroom",
+        ],
+        &[("GITHUB_OUTPUT", output.as_os_str())],
+    );
     assert_eq!(exit, 3);
+    // Every format says it cannot be graded, with the reason, and scores 0.
+    let junit = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&junit).unwrap();
+    let error = doc.descendants().find(|n| n.has_tag_name("error")).unwrap();
+    assert!(error.text().unwrap().contains("cannot add `&str` to `i64`"));
+    assert_eq!(doc.root_element().attribute("errors"), Some("1"));
+    let csv = std::fs::read_to_string(&csv).unwrap();
+    let mut reader = csv::Reader::from_reader(csv.as_bytes());
+    let row = reader.records().next().unwrap().unwrap();
+    assert_eq!(&row[2], "0.00");
+    assert!(
+        row[14].contains("cannot add `&str` to `i64`") || row[14].starts_with("error"),
+        "{row:?}"
+    );
+    let pl: Value = serde_json::from_str(&std::fs::read_to_string(&pl).unwrap()).unwrap();
+    assert_eq!(pl["gradable"], false);
+    assert!(
+        pl["format_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("cannot add")
+    );
+    let output = std::fs::read_to_string(&output).unwrap();
+    use base64::Engine as _;
+    let result: Value = serde_json::from_slice(
+        &base64::engine::general_purpose::STANDARD
+            .decode(output.trim_end().strip_prefix("result=").unwrap())
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(result["status"], "error");
+    for text in [&junit, &csv, &output] {
+        assert!(!text.contains("crates/impl-") && !text.contains("target/fencelab"));
+    }
     assert!(stdout.contains("cannot add `&str` to `i64`"), "{stdout}");
     assert!(stdout.contains(&format!("--> {file}:")), "{stdout}");
     assert!(
@@ -449,6 +695,53 @@ fn shards_split_the_submissions_between_runners() {
     assert_eq!(seen.len(), 3, "{seen:?}");
     seen.dedup();
     assert_eq!(seen.len(), 3, "no submission in two shards");
+
+    // The shards merge into one report, from which every format is written.
+    let (one, two) = (dir.path().join("1.json"), dir.path().join("2.json"));
+    let (merged, junit, csv) = (
+        dir.path().join("merged.json"),
+        dir.path().join("merged.xml"),
+        dir.path().join("merged.csv"),
+    );
+    let (exit, stdout, stderr) = grade(&[
+        "--merge",
+        two.to_str().unwrap(),
+        one.to_str().unwrap(),
+        "--json",
+        merged.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+        "--csv",
+        csv.to_str().unwrap(),
+    ]);
+    assert_eq!(exit, 0, "{stdout}{stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&merged).unwrap()).unwrap();
+    let names: Vec<String> = report["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["name"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(names, seen, "every submission once, in grading order");
+    assert_eq!(report["shard"], Value::Null);
+    roxmltree::Document::parse(&std::fs::read_to_string(&junit).unwrap()).unwrap();
+    let csv_text = std::fs::read_to_string(&csv).unwrap();
+    assert_eq!(
+        csv::Reader::from_reader(csv_text.as_bytes())
+            .records()
+            .count(),
+        3
+    );
+    // A shard graded by another suite is refused, naming it and the difference.
+    let mut other: Value = serde_json::from_str(&std::fs::read_to_string(&two).unwrap()).unwrap();
+    other["suite"] = "sha256:0123".into();
+    std::fs::write(&two, other.to_string()).unwrap();
+    let (exit, _, stderr) = grade(&["--merge", one.to_str().unwrap(), two.to_str().unwrap()]);
+    assert_eq!(exit, 2);
+    assert!(
+        stderr.contains("2.json: graded with suite sha256:0123, but") && stderr.contains("next:"),
+        "{stderr}"
+    );
 }
 
 #[test]

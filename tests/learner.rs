@@ -348,4 +348,39 @@ fn the_commands_work_from_inside_a_new_crate() {
         "{stdout}"
     );
     assert!(stdout.contains("fencelab check --step 1"), "{stdout}");
+    // In GitHub Actions: an annotation at the learner's first function, and
+    // the steps' table in the step summary.
+    let summary = dir.path().join("summary.md");
+    let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .args(["check", "lab"])
+        .current_dir(dir.path())
+        .env("NO_COLOR", "1")
+        .env("CARGO_TARGET_DIR", root().join("target"))
+        .env("GITHUB_ACTIONS", "true")
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let lib = std::fs::read_to_string(dir.path().join("lab/src/lib.rs")).unwrap();
+    let line = lib
+        .lines()
+        .position(|l| l.starts_with("pub fn init_db"))
+        .unwrap()
+        + 1;
+    let annotation = stdout
+        .lines()
+        .find(|l| l.starts_with("::error "))
+        .unwrap_or_else(|| panic!("no annotation: {stdout}"));
+    assert!(
+        annotation.starts_with(&format!(
+            "::error file=lab/src/lib.rs,line={line},title=step 1 init_db is not started::"
+        )),
+        "{annotation}"
+    );
+    let summary = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        summary.starts_with("## fencelab check: 0 of 8 step(s) pass ❌"),
+        "{summary}"
+    );
+    assert!(summary.contains("| 1 | `init_db` "), "{summary}");
 }

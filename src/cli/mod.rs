@@ -44,7 +44,7 @@ pub enum Command {
     Worksheet(WorksheetArgs),
     /// Write the blank predictions form: which observation exposes each mutant?
     Predict(PredictArgs),
-    /// Grade submissions for CI, with JUnit, JSON and Gradescope output.
+    /// Grade submissions for CI: JSON, JUnit, CSV, Gradescope, PrairieLearn, GitHub Classroom and Actions.
     Grade(GradeArgs),
     /// Where the scratch builds are cached and how big they are; `cache clean` removes them.
     Cache(CacheArgs),

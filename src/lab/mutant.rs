@@ -106,6 +106,17 @@ impl Stale {
 }
 
 impl Mutant {
+    /// Where the mutant's `find` text sits in `source`, as a byte range, when
+    /// it occurs there exactly once (as `apply` requires).
+    pub fn span(&self, source: &str) -> Option<Range<usize>> {
+        let mut found = source.match_indices(&self.find);
+        let (start, _) = found.next()?;
+        found
+            .next()
+            .is_none()
+            .then(|| start..start + self.find.len())
+    }
+
     /// Applies the mutant to `source`, the implementation's text.
     pub fn apply(&self, source: &str) -> Result<String, Stale> {
         apply(source, &self.find, &self.replace)
@@ -491,6 +502,8 @@ en = "boundary"
             m.apply("a\nif until > now {\nb").unwrap(),
             "a\nif until >= now {\nb"
         );
+        assert_eq!(m.span("a\nif until > now {\nb"), Some(5..16));
+        assert_eq!(m.span("until > now\nuntil > now"), None);
         let missing = m.apply("a\nif until >= now {\nb").unwrap_err();
         assert_eq!(missing.occurrences, 0);
         assert_eq!(missing.nearest[0], (2, "if until >= now {".to_string()));

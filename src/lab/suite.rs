@@ -171,6 +171,66 @@ fn scan() -> (Vec<SuiteTest>, Vec<SuiteTest>) {
     (tests, helpers)
 }
 
+/// Where a test is written: its module's path from the project's root and
+/// the line of its `fn` (1-based), as people and reports point at it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestLocation {
+    pub test: SuiteTest,
+    /// E.g. `tests/behaviour/step4.rs`.
+    pub file: String,
+    pub line: usize,
+    /// The column (1-based, in characters) where `fn` starts.
+    pub column: usize,
+}
+
+/// Every test of the suite with where it is written, in the order of `tests()`.
+pub fn locations() -> Vec<TestLocation> {
+    let tests = tests();
+    let mut found = Vec::with_capacity(tests.len());
+    for (path, source) in MODULES {
+        let Some(step) = step_of_module(path) else {
+            continue;
+        };
+        for (i, line) in source.lines().enumerate() {
+            let trimmed = line.trim_start();
+            let Some(rest) = trimmed.strip_prefix("fn ") else {
+                continue;
+            };
+            let name = rest.split(['(', '<']).next().unwrap_or(rest).trim();
+            let full = format!("step{step}::{name}");
+            if let Some(test) = tests.iter().find(|t| t.name == full) {
+                found.push(TestLocation {
+                    test: test.clone(),
+                    file: format!("tests/{path}"),
+                    line: i + 1,
+                    column: line.len() - trimmed.len() + 1,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// A digest of the suite's sources (the root file and every module, with
+/// their paths): reports graded by the same suite carry the same one, so that
+/// shards graded by different suites are not merged.
+pub fn digest() -> String {
+    use sha2::{Digest, Sha256};
+    let mut hasher = Sha256::new();
+    for (path, source) in std::iter::once(("behaviour.rs", ROOT)).chain(MODULES) {
+        hasher.update(path.as_bytes());
+        hasher.update([0]);
+        hasher.update(source.len().to_le_bytes());
+        hasher.update(source.as_bytes());
+    }
+    let hex: String = hasher
+        .finalize()
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    format!("sha256:{hex}")
+}
+
 /// The names of the suite's tests, for look-ups.
 pub fn test_names() -> BTreeSet<String> {
     tests().into_iter().map(|t| t.name).collect()
@@ -236,6 +296,30 @@ mod tests {
                 "step {} ({}) has {count} tests",
                 step.number,
                 step.slug
+            );
+        }
+    }
+
+    #[test]
+    fn every_test_has_the_line_of_its_fn() {
+        let locations = locations();
+        assert_eq!(
+            locations.iter().map(|l| &l.test).collect::<Vec<_>>(),
+            tests().iter().collect::<Vec<_>>(),
+            "one location per test, in suite order"
+        );
+        for l in &locations {
+            let module = MODULES
+                .iter()
+                .find(|(p, _)| format!("tests/{p}") == l.file)
+                .expect("a module of the suite");
+            let line = module.1.lines().nth(l.line - 1).unwrap();
+            let short = l.test.name.split("::").nth(1).unwrap();
+            assert!(
+                line[l.column - 1..].starts_with(&format!("fn {short}")),
+                "{}:{} is `{line}`",
+                l.file,
+                l.line
             );
         }
     }

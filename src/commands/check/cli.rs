@@ -42,6 +42,9 @@ pub struct CheckArgs {
     /// With --mine: also write the judgement as JSON to FILE.
     #[arg(long, value_name = "FILE", requires = "mine")]
     pub json: Option<PathBuf>,
+    /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
+    #[arg(long)]
+    pub github: bool,
 }
 
 pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
@@ -90,6 +93,20 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     })?;
     let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
     printer.line(text.trim_end());
+    if crate::output::github::enabled(args.github) {
+        let file = crate::commands::check::learner_file(&dir);
+        let source = std::fs::read_to_string(&file).unwrap_or_default();
+        let shown =
+            crate::output::paths::shown_path(&file, &std::env::current_dir().unwrap_or_default());
+        crate::output::github::print(&crate::commands::check::github::annotations(
+            &checked, &shown, &source,
+        ));
+        crate::output::github::append_summary(&crate::commands::check::github::summary(
+            &checked,
+            &Worksheet::builtin(),
+            lang,
+        ))?;
+    }
     Ok(match &checked {
         crate::commands::check::Checked::DoesNotCompile { .. } => ExitCode::NotJudgeable,
         ran if ran.first_failing().is_some() => ExitCode::Failed,

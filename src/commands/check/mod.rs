@@ -5,6 +5,7 @@
 //! its contract asks and what each failing test observed.
 
 pub mod cli;
+pub mod github;
 mod render;
 
 use std::path::{Path, PathBuf};

@@ -4,6 +4,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use crate::commands::grade::gradescope::Visibility;
 use crate::commands::{project_root, seconds};
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
@@ -12,9 +13,12 @@ use crate::output::printer::Printer;
 
 #[derive(Debug, Args)]
 pub struct GradeArgs {
-    /// Learner crates (their src/lib.rs is graded) or single .rs files.
+    /// Learner crates (their src/lib.rs is graded) or single .rs files; with --merge, the shards' JSON reports.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
+    /// Merge the JSON reports of `--shard K/N` runs (the PATHs) into one, and write every format from it, grading nothing.
+    #[arg(long)]
+    pub merge: bool,
     /// The least score (0 to 100) that passes; below it the exit code is 1.
     #[arg(long, value_name = "X", default_value_t = 0.0)]
     pub min_score: f64,
@@ -27,6 +31,24 @@ pub struct GradeArgs {
     /// Write Gradescope's results.json to FILE (one submission only).
     #[arg(long, value_name = "FILE")]
     pub gradescope: Option<PathBuf>,
+    /// When Gradescope shows the tests to students.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "visible")]
+    pub gradescope_visibility: Visibility,
+    /// When Gradescope shows the autograder's output (stdout) to students.
+    #[arg(long, value_enum, value_name = "WHEN", default_value = "hidden")]
+    pub gradescope_stdout_visibility: Visibility,
+    /// Write PrairieLearn's external grader results.json to FILE (one submission only).
+    #[arg(long, value_name = "FILE")]
+    pub prairielearn: Option<PathBuf>,
+    /// Append GitHub Classroom's result (`result=` base64) to $GITHUB_OUTPUT, for its autograding reporter (one submission only).
+    #[arg(long)]
+    pub classroom: bool,
+    /// Write a CSV gradebook to FILE: one row per submission, its total and per-step points.
+    #[arg(long, value_name = "FILE")]
+    pub csv: Option<PathBuf>,
+    /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
+    #[arg(long)]
+    pub github: bool,
     /// A time limit per test, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
     pub timeout: f64,
@@ -67,6 +89,45 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    let one_only = [
+        (args.gradescope.is_some(), "--gradescope"),
+        (args.prairielearn.is_some(), "--prairielearn"),
+        (args.classroom, "--classroom"),
+    ];
+    if args.classroom {
+        // Known before the long run.
+        classroom_output()?;
+    }
+    let report = if args.merge {
+        crate::commands::grade::merge::merge(&args.paths)?
+    } else {
+        grade(&args, &one_only, printer)?
+    };
+    if let Some((_, flag)) = one_only.iter().find(|(on, _)| *on)
+        && report.submissions.len() != 1
+    {
+        return Err(Error::input(format!(
+            "{flag} writes the results of one submission, and the report has {}",
+            report.submissions.len()
+        ))
+        .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
+    }
+    let text = printer.render_grade(&report);
+    printer.line(text.trim_end());
+    write_reports(&args, &report)?;
+    if crate::output::github::enabled(args.github) {
+        crate::output::github::print(&crate::commands::grade::github::annotations(&report));
+        crate::output::github::append_summary(&crate::commands::grade::github::summary(&report))?;
+    }
+    Ok(report.exit_code)
+}
+
+/// Grades the submissions the arguments name.
+fn grade(
+    args: &GradeArgs,
+    one_only: &[(bool, &str)],
+    printer: &mut Printer,
+) -> Result<crate::commands::grade::GradeReport, Error> {
     if !(0.0..=100.0).contains(&args.min_score) {
         return Err(Error::input(format!(
             "--min-score {}: give a score from 0 to 100",
@@ -77,10 +138,17 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         Some((k, n)) => crate::commands::grade::shard(&args.paths, k, n),
         None => args.paths.clone(),
     };
+    if let Some((_, flag)) = one_only.iter().find(|(on, _)| *on)
+        && paths.len() != 1
+    {
+        return Err(Error::input(format!(
+            "{flag} writes the results of one submission, and {} are graded here",
+            paths.len()
+        ))
+        .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
+    }
     if args.tests {
-        let report = crate::commands::mine::grade::main(&args, &paths, printer)?;
-        write_reports(&args, &report)?;
-        return Ok(report.exit_code);
+        return crate::commands::mine::grade::grade(args, &paths, printer);
     }
     // Every input is read and checked before anything is built.
     let mut submissions = Vec::new();
@@ -93,13 +161,6 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     }
     if !problems.is_empty() {
         return Err(Error::input(problems.join("\n")));
-    }
-    if args.gradescope.is_some() && submissions.len() != 1 {
-        return Err(Error::input(format!(
-            "--gradescope writes the results of one submission, and {} are graded here",
-            submissions.len()
-        ))
-        .with_next("grade one submission per run for Gradescope, or use --json/--junit"));
     }
     let options = crate::commands::grade::Options {
         paths,
@@ -123,38 +184,77 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         );
     }
     printer.status("Grading", &format!("{} submission(s)", submissions.len()));
-    let report = crate::commands::grade::run(&options, &submissions, &scratch, |done, total| {
+    crate::commands::grade::run(&options, &submissions, &scratch, |done, total| {
         printer.progress(&format!("  running tests: {done}/{total}"));
-    })?;
-    let text = printer.render_grade(&report);
-    printer.line(text.trim_end());
-    write_reports(&args, &report)?;
-    Ok(report.exit_code)
+    })
 }
 
-/// Writes the reports asked for: JUnit, JSON, Gradescope.
+/// Writes every report the arguments ask for.
 fn write_reports(
     args: &GradeArgs,
     report: &crate::commands::grade::GradeReport,
 ) -> Result<(), Error> {
+    use crate::commands::grade::{classroom, csv, gradescope, junit, prairielearn};
     let write = |path: &Path, text: String| {
         std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
     };
+    let json = |value: &dyn erased::Json| value.pretty() + "\n";
     if let Some(path) = &args.junit {
-        write(path, crate::commands::grade::junit::render(report))?;
+        write(path, junit::render(report))?;
     }
     if let Some(path) = &args.json {
-        write(
-            path,
-            serde_json::to_string_pretty(&report).expect("the report serializes") + "\n",
-        )?;
+        write(path, json(report))?;
+    }
+    if let Some(path) = &args.csv {
+        write(path, csv::render(report))?;
     }
     if let Some(path) = &args.gradescope {
-        let results = crate::commands::grade::gradescope::results(&report.submissions[0]);
-        write(
-            path,
-            serde_json::to_string_pretty(&results).expect("the results serialize") + "\n",
-        )?;
+        let results = gradescope::results(
+            &report.submissions[0],
+            args.gradescope_visibility,
+            args.gradescope_stdout_visibility,
+        );
+        write(path, json(&results))?;
+    }
+    if let Some(path) = &args.prairielearn {
+        write(path, json(&prairielearn::results(&report.submissions[0])))?;
+    }
+    if args.classroom {
+        let path = classroom_output()?;
+        use std::io::Write as _;
+        std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .and_then(|mut f| {
+                f.write_all(classroom::output_line(&report.submissions[0]).as_bytes())
+            })
+            .map_err(|e| Error::io("append the Classroom result to $GITHUB_OUTPUT", &path, e))?;
     }
     Ok(())
+}
+
+/// Where `--classroom` writes: the file `$GITHUB_OUTPUT` names.
+fn classroom_output() -> Result<PathBuf, Error> {
+    std::env::var_os("GITHUB_OUTPUT")
+        .filter(|p| !p.is_empty())
+        .map(PathBuf::from)
+        .ok_or_else(|| {
+            Error::input(
+                "--classroom writes GitHub Classroom's result to $GITHUB_OUTPUT, which is not set",
+            )
+            .with_next("run it as a step of a GitHub Actions workflow (see README, \"GitHub Classroom\"), or set GITHUB_OUTPUT to a file")
+        })
+}
+
+/// Pretty JSON of any report type.
+mod erased {
+    pub trait Json {
+        fn pretty(&self) -> String;
+    }
+    impl<T: serde::Serialize> Json for T {
+        fn pretty(&self) -> String {
+            serde_json::to_string_pretty(self).expect("the report serializes")
+        }
+    }
 }

@@ -1,76 +1,262 @@
 //! `grade --gradescope FILE`: Gradescope's `results.json` for one submission
-//! (score and max_score out of 100, and per test its share of its step's
-//! weight, status and output).
+//! (gradescope-autograders.readthedocs.io, "Autograder Specifications"):
+//! `score` out of 100, `execution_time` in seconds, the per-step table as
+//! Markdown `output` (`output_format: "md"`), `visibility` and
+//! `stdout_visibility` as chosen, and per test its share of its step's
+//! weight (`points::per_test`, adding up exactly to `score`), `status`,
+//! `number` ("4.3": step 4, third test), `tags` (the step), and its output
+//! as Markdown.
 
+use std::fmt::Write as _;
+
+use clap::ValueEnum;
 use serde::Serialize;
 
-use crate::commands::grade::SubmissionReport;
+use crate::commands::grade::{SubmissionReport, points};
+
+/// When Gradescope shows something to students.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum, Default)]
+#[serde(rename_all = "snake_case")]
+#[value(rename_all = "snake_case")]
+pub enum Visibility {
+    Hidden,
+    AfterDueDate,
+    AfterPublished,
+    #[default]
+    Visible,
+}
 
 #[derive(Debug, Serialize)]
 pub struct Results {
     pub score: f64,
-    pub max_score: f64,
+    pub execution_time: u64,
     pub output: String,
+    pub output_format: &'static str,
+    pub test_output_format: &'static str,
+    pub visibility: Visibility,
+    pub stdout_visibility: Visibility,
     pub tests: Vec<TestResult>,
 }
 
 #[derive(Debug, Serialize)]
 pub struct TestResult {
     pub name: String,
+    pub number: String,
     pub score: f64,
     pub max_score: f64,
     /// `passed` or `failed`.
     pub status: &'static str,
+    pub tags: Vec<String>,
     pub output: String,
+    pub output_format: &'static str,
 }
 
-fn round(value: f64) -> f64 {
-    (value * 10_000.0).round() / 10_000.0
+/// A failure's text as Markdown: its kind, then the text in a fence longer
+/// than any backtick run inside it.
+fn markdown_output(label: &str, message: &str) -> String {
+    let mut fence = "```".to_string();
+    while message.contains(&fence) {
+        fence.push('`');
+    }
+    format!(
+        "**{label}**\n\n{fence}text\n{}\n{fence}",
+        message.trim_end()
+    )
 }
 
 /// Gradescope's results for `submission`.
-pub fn results(submission: &SubmissionReport) -> Results {
-    let step_weight = 100.0 / submission.steps.len().max(1) as f64;
+pub fn results(
+    submission: &SubmissionReport,
+    visibility: Visibility,
+    stdout_visibility: Visibility,
+) -> Results {
+    let execution_time = submission.tests.iter().map(|t| t.secs).sum::<f64>().ceil() as u64;
     if let Some(errors) = &submission.compile_errors {
         return Results {
             score: 0.0,
-            max_score: 100.0,
-            output: format!("The submission does not compile:\n\n{errors}"),
-            tests: Vec::new(),
+            execution_time,
+            output: markdown_output("The submission cannot be graded", errors),
+            output_format: "md",
+            test_output_format: "md",
+            visibility,
+            stdout_visibility,
+            tests: vec![TestResult {
+                name: "build".to_string(),
+                number: "0.1".to_string(),
+                score: 0.0,
+                max_score: 100.0,
+                status: "failed",
+                tags: vec!["build".to_string()],
+                output: markdown_output("does not compile", errors),
+                output_format: "md",
+            }],
         };
     }
+    let points = points::per_test(submission, 100.0);
+    let mut index_in_step = 0;
+    let mut last_step = 0;
     let tests = submission
         .tests
         .iter()
-        .map(|t| {
-            let in_step = submission
+        .zip(&points)
+        .map(|(t, p)| {
+            if t.step != last_step {
+                last_step = t.step;
+                index_in_step = 0;
+            }
+            index_in_step += 1;
+            let slug = submission
                 .steps
                 .iter()
                 .find(|s| s.step == t.step)
-                .map_or(1, |s| s.total.max(1));
-            let max_score = round(step_weight / in_step as f64);
+                .map_or("", |s| s.slug);
             TestResult {
                 name: t.test.clone(),
-                score: if t.outcome.passed() { max_score } else { 0.0 },
-                max_score,
+                number: format!("{}.{index_in_step}", t.step),
+                score: p.earned,
+                max_score: p.max,
                 status: if t.outcome.passed() {
                     "passed"
                 } else {
                     "failed"
                 },
-                output: t.outcome.message().unwrap_or_default(),
+                tags: vec![format!("step{}", t.step), slug.to_string()],
+                output: t
+                    .outcome
+                    .message()
+                    .map(|m| markdown_output(t.outcome.label(), &m))
+                    .unwrap_or_default(),
+                output_format: "md",
             }
         })
         .collect();
-    let steps: Vec<String> = submission
-        .steps
-        .iter()
-        .map(|s| format!("step {} {}: {}/{}", s.step, s.slug, s.passed, s.total))
-        .collect();
+    let mut output = String::from("| step | | tests passed | points |\n|---:|---|---:|---:|\n");
+    let mut by_step = std::collections::BTreeMap::<u32, f64>::new();
+    for (t, p) in submission.tests.iter().zip(&points) {
+        *by_step.entry(t.step).or_default() += p.earned;
+    }
+    for s in &submission.steps {
+        let _ = writeln!(
+            output,
+            "| {} | `{}` | {}/{} | {:.2} |",
+            s.step,
+            s.slug,
+            s.passed,
+            s.total,
+            by_step.get(&s.step).copied().unwrap_or(0.0)
+        );
+    }
+    let _ = write!(output, "\n**Score: {:.2} / 100**", submission.score);
     Results {
         score: submission.score,
-        max_score: 100.0,
-        output: steps.join("\n"),
+        execution_time,
+        output,
+        output_format: "md",
+        test_output_format: "md",
+        visibility,
+        stdout_visibility,
         tests,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::grade::points::tests::submission;
+    use serde_json::Value;
+
+    /// The fields of Gradescope's published example, top level and per test.
+    const TOP: [&str; 11] = [
+        "score",
+        "execution_time",
+        "output",
+        "output_format",
+        "test_output_format",
+        "test_name_format",
+        "visibility",
+        "stdout_visibility",
+        "extra_data",
+        "tests",
+        "leaderboard",
+    ];
+    const TEST: [&str; 11] = [
+        "score",
+        "max_score",
+        "status",
+        "name",
+        "name_format",
+        "number",
+        "output",
+        "output_format",
+        "tags",
+        "visibility",
+        "extra_data",
+    ];
+    const VISIBILITIES: [&str; 4] = ["hidden", "after_due_date", "after_published", "visible"];
+    const FORMATS: [&str; 5] = ["text", "simple_format", "html", "md", "ansi"];
+
+    fn check(json: &Value) {
+        for key in json.as_object().unwrap().keys() {
+            assert!(
+                TOP.contains(&key.as_str()),
+                "{key} is not a Gradescope field"
+            );
+        }
+        for key in ["visibility", "stdout_visibility"] {
+            assert!(VISIBILITIES.contains(&json[key].as_str().unwrap()), "{key}");
+        }
+        for key in ["output_format", "test_output_format"] {
+            assert!(FORMATS.contains(&json[key].as_str().unwrap()), "{key}");
+        }
+        assert!(json["execution_time"].is_u64());
+        for t in json["tests"].as_array().unwrap() {
+            for key in t.as_object().unwrap().keys() {
+                assert!(TEST.contains(&key.as_str()), "{key} is not a test field");
+            }
+            assert!(["passed", "failed"].contains(&t["status"].as_str().unwrap()));
+            assert!(FORMATS.contains(&t["output_format"].as_str().unwrap()));
+        }
+    }
+
+    #[test]
+    fn results_have_gradescopes_fields_numbers_tags_and_add_up() {
+        let s = submission(&[3, 2, 2, 2, 2, 2, 2, 3], &[3, 1, 2, 0, 2, 2, 1, 3]);
+        let json = serde_json::to_value(results(&s, Visibility::AfterDueDate, Visibility::Hidden))
+            .unwrap();
+        check(&json);
+        assert_eq!(json["visibility"], "after_due_date");
+        assert_eq!(json["stdout_visibility"], "hidden");
+        assert_eq!(json["output_format"], "md");
+        let tests = json["tests"].as_array().unwrap();
+        assert_eq!(tests[0]["number"], "1.1");
+        assert_eq!(tests[2]["number"], "1.3");
+        assert_eq!(tests[3]["number"], "2.1");
+        assert_eq!(tests[3]["tags"], serde_json::json!(["step2", "enqueue"]));
+        let sum = tests
+            .iter()
+            .fold(0.0, |acc, t| acc + t["score"].as_f64().unwrap());
+        assert_eq!(sum, json["score"].as_f64().unwrap());
+        let failed = tests.iter().find(|t| t["status"] == "failed").unwrap();
+        assert!(
+            failed["output"]
+                .as_str()
+                .unwrap()
+                .contains("```text\npanicked at")
+        );
+        insta::assert_snapshot!(json["output"].as_str().unwrap());
+    }
+
+    #[test]
+    fn a_submission_that_cannot_be_graded_scores_0_with_the_reason() {
+        let mut s = submission(&[2; 8], &[0; 8]);
+        s.compile_errors = Some("error: expected `;`\n --> a.rs:2:3\n```".into());
+        s.tests.clear();
+        let json =
+            serde_json::to_value(results(&s, Visibility::Visible, Visibility::Visible)).unwrap();
+        check(&json);
+        assert_eq!(json["score"], 0.0);
+        let output = json["output"].as_str().unwrap();
+        assert!(output.contains("````text\nerror: expected"), "{output}");
+        assert_eq!(json["tests"][0]["status"], "failed");
     }
 }

@@ -1,7 +1,9 @@
 //! `grade --junit FILE`: JUnit XML as GitLab and Jenkins read it. A
-//! `testsuite` per submission and step, a `testcase` per test (with classname
-//! and time), a `failure` with a message for each test that did not pass; a
-//! submission that does not compile is one failing `build` testcase.
+//! `testsuite` per submission and step, with the submission's score and the
+//! gate as its `properties`; a `testcase` per test (with classname and
+//! time), a `failure` with a message for each test that did not pass and
+//! what the test printed as its `system-out`; a submission that cannot be
+//! graded (it does not compile) is one `build` testcase with an `error`.
 
 use std::fmt::Write as _;
 
@@ -26,7 +28,49 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-/// The report as JUnit XML.
+/// The `<properties>` of a submission's testsuites: its score, the gate and
+/// the step, as JUnit readers show them beside the tests.
+fn properties(
+    report: &GradeReport,
+    submission: &crate::commands::grade::SubmissionReport,
+    step: Option<&crate::commands::grade::StepScore>,
+) -> String {
+    let mut list = vec![
+        ("submission", submission.name.clone()),
+        ("file", submission.file.clone()),
+        ("score", format!("{:.2}", submission.score)),
+        ("max_score", "100".to_string()),
+        ("min_score", report.min_score.to_string()),
+        ("passed_gate", submission.passed_gate.to_string()),
+    ];
+    if let Some(step) = step {
+        list.push(("step", step.step.to_string()));
+        list.push(("step_passed", format!("{}/{}", step.passed, step.total)));
+    }
+    let mut out = String::from("    <properties>\n");
+    for (name, value) in list {
+        let _ = writeln!(
+            out,
+            "      <property name=\"{name}\" value=\"{}\"/>",
+            escape(&value)
+        );
+    }
+    out.push_str("    </properties>\n");
+    out
+}
+
+/// What a test printed before it failed (the judge's capture of stdout and
+/// stderr, which precedes the panic in its message).
+fn printed(message: &str) -> String {
+    message
+        .lines()
+        .take_while(|l| !l.starts_with("panicked at "))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The report as JUnit XML (element order as in Jenkins' junit-10.xsd:
+/// properties, testcases; in a testcase error, failure, system-out).
 pub fn render(report: &GradeReport) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let tests: usize = report
@@ -37,14 +81,14 @@ pub fn render(report: &GradeReport) -> String {
     let failures: usize = report
         .submissions
         .iter()
-        .map(|s| {
-            if s.compile_errors.is_some() {
-                1
-            } else {
-                s.tests.iter().filter(|t| !t.outcome.passed()).count()
-            }
-        })
+        .filter(|s| s.compile_errors.is_none())
+        .map(|s| s.tests.iter().filter(|t| !t.outcome.passed()).count())
         .sum();
+    let errors = report
+        .submissions
+        .iter()
+        .filter(|s| s.compile_errors.is_some())
+        .count();
     let time: f64 = report
         .submissions
         .iter()
@@ -53,17 +97,18 @@ pub fn render(report: &GradeReport) -> String {
         .sum();
     let _ = writeln!(
         out,
-        "<testsuites name=\"fencelab grade\" tests=\"{tests}\" failures=\"{failures}\" errors=\"0\" time=\"{time:.3}\">"
+        "<testsuites name=\"fencelab grade\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{time:.3}\">"
     );
     for submission in &report.submissions {
         let name = escape(&submission.name);
         if let Some(errors) = &submission.compile_errors {
             let _ = writeln!(
                 out,
-                "  <testsuite name=\"{name}: build\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0\">\n    \
+                "  <testsuite name=\"{name}: build\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"0\">\n{}    \
                  <testcase classname=\"{name}.build\" name=\"compile\" time=\"0\">\n      \
-                 <failure message=\"the submission does not compile\" type=\"compile\">{}</failure>\n    \
+                 <error message=\"the submission cannot be graded\" type=\"compile\">{}</error>\n    \
                  </testcase>\n  </testsuite>",
+                properties(report, submission, None),
                 escape(errors)
             );
             continue;
@@ -83,6 +128,7 @@ pub fn render(report: &GradeReport) -> String {
                 step.slug,
                 tests.len()
             );
+            out.push_str(&properties(report, submission, Some(step)));
             for test in tests {
                 let short = test.test.split("::").nth(1).unwrap_or(&test.test);
                 let _ = write!(
@@ -97,15 +143,24 @@ pub fn render(report: &GradeReport) -> String {
                     Some(message) => {
                         let first = message
                             .lines()
-                            .find(|l| !l.starts_with("panicked at"))
+                            .find(|l| !l.starts_with("panicked at") && !l.trim().is_empty())
                             .unwrap_or("failed");
                         let _ = write!(
                             out,
-                            ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>\n",
+                            ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n",
                             escape(first),
                             test.outcome.label(),
                             escape(&message)
                         );
+                        let printed = printed(&message);
+                        if !printed.trim().is_empty() {
+                            let _ = writeln!(
+                                out,
+                                "      <system-out>{}</system-out>",
+                                escape(&printed)
+                            );
+                        }
+                        out.push_str("    </testcase>\n");
                     }
                 }
             }
@@ -118,7 +173,96 @@ pub fn render(report: &GradeReport) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::escape;
+    use super::*;
+    use crate::commands::grade::points::tests::submission;
+    use crate::commands::grade::{GradeReport, exit_code_of};
+
+    #[test]
+    fn junit_parses_with_properties_system_out_and_build_errors_in_xsd_order() {
+        let mut bob = submission(&[2; 8], &[2, 2, 2, 1, 2, 2, 2, 2]);
+        bob.name = "bob.rs".into();
+        if let crate::engine::outcome::TestOutcome::Failed { message, .. } =
+            &mut bob.tests[7].outcome
+        {
+            *message = format!("debug: <claimed> & more\n{message}");
+        }
+        let mut carol = submission(&[2; 8], &[0; 8]);
+        carol.name = "carol.rs".into();
+        carol.compile_errors = Some("error[E0308]: mismatched types".into());
+        carol.tests.clear();
+        carol.passed_gate = false;
+        let submissions = vec![bob, carol];
+        let report = GradeReport {
+            schema: 1,
+            fencelab_version: "0.1.0".into(),
+            suite: "sha256:x".into(),
+            min_score: 90.0,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            exit_code: exit_code_of(&submissions),
+            submissions,
+        };
+        let xml = render(&report);
+        let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
+        let root = doc.root_element();
+        assert_eq!(root.attribute("errors"), Some("1"));
+        assert_eq!(root.attribute("failures"), Some("1"));
+        let suites: Vec<_> = root.children().filter(|n| n.is_element()).collect();
+        assert_eq!(suites.len(), 9, "8 steps of bob, carol's build");
+        for suite in &suites {
+            let children: Vec<&str> = suite
+                .children()
+                .filter(|n| n.is_element())
+                .map(|n| n.tag_name().name())
+                .collect();
+            assert_eq!(children[0], "properties", "properties first (junit-10.xsd)");
+            assert!(children[1..].iter().all(|c| *c == "testcase"));
+            let props: Vec<(&str, &str)> = suite
+                .children()
+                .find(|n| n.has_tag_name("properties"))
+                .unwrap()
+                .children()
+                .filter(|n| n.has_tag_name("property"))
+                .map(|p| (p.attribute("name").unwrap(), p.attribute("value").unwrap()))
+                .collect();
+            assert!(props.contains(&("max_score", "100")));
+            assert!(props.iter().any(|(n, _)| *n == "score"));
+            for case in suite.children().filter(|n| n.has_tag_name("testcase")) {
+                let order: Vec<&str> = case
+                    .children()
+                    .filter(|n| n.is_element())
+                    .map(|n| n.tag_name().name())
+                    .collect();
+                let rank = |t: &str| {
+                    ["skipped", "error", "failure", "system-out", "system-err"]
+                        .iter()
+                        .position(|x| *x == t)
+                        .unwrap_or_else(|| panic!("{t} is not a testcase child"))
+                };
+                assert!(
+                    order.windows(2).all(|w| rank(w[0]) <= rank(w[1])),
+                    "{order:?}"
+                );
+            }
+        }
+        let failing = suites[3]
+            .descendants()
+            .find(|n| n.has_tag_name("failure"))
+            .unwrap()
+            .parent()
+            .unwrap();
+        let out = failing
+            .children()
+            .find(|n| n.has_tag_name("system-out"))
+            .unwrap();
+        assert_eq!(out.text(), Some("debug: <claimed> & more"));
+        let build = suites[8]
+            .descendants()
+            .find(|n| n.has_tag_name("error"))
+            .unwrap();
+        assert_eq!(build.text(), Some("error[E0308]: mismatched types"));
+    }
 
     #[test]
     fn escaping_covers_markup_and_drops_what_xml_cannot_hold() {

@@ -8,9 +8,15 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
+pub mod classroom;
 pub mod cli;
+pub mod csv;
+pub mod github;
 pub mod gradescope;
 pub mod junit;
+pub mod merge;
+pub mod points;
+pub mod prairielearn;
 mod render;
 mod submission;
 
@@ -20,7 +26,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{StepTally, TestOutcome};
@@ -49,16 +55,27 @@ pub struct Options {
 }
 
 /// The whole result, as `--json` writes it (schema in README.md).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradeReport {
     pub schema: u32,
+    /// The version of fencelab that graded.
+    #[serde(default)]
+    pub fencelab_version: String,
+    /// The suite that graded: a digest of its sources (`suite::digest`).
+    #[serde(default)]
+    pub suite: String,
     pub min_score: f64,
     pub test_limit_secs: f64,
+    #[serde(default)]
+    pub build_limit_secs: f64,
+    /// With `--shard K/N`: `[K, N]`.
+    #[serde(default)]
+    pub shard: Option<(usize, usize)>,
     pub submissions: Vec<SubmissionReport>,
     pub exit_code: ExitCode,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct SubmissionReport {
     pub name: String,
     pub file: String,
@@ -81,7 +98,38 @@ pub struct StepScore {
     pub score: f64,
 }
 
-#[derive(Debug, Clone, Serialize)]
+/// A step's score as read back (`grade --merge`): its slug becomes the
+/// worksheet's own (`'static`) name.
+#[derive(Deserialize)]
+struct StepScoreRead {
+    step: u32,
+    slug: String,
+    passed: usize,
+    total: usize,
+    score: f64,
+}
+
+impl<'de> Deserialize<'de> for StepScore {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let read = StepScoreRead::deserialize(deserializer)?;
+        let slug = SLUGS
+            .iter()
+            .find(|s| **s == read.slug)
+            .copied()
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("`{}` is not a step of the worksheet", read.slug))
+            })?;
+        Ok(StepScore {
+            step: read.step,
+            slug,
+            passed: read.passed,
+            total: read.total,
+            score: read.score,
+        })
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradedTest {
     pub test: String,
     pub step: u32,
@@ -199,20 +247,29 @@ pub fn run(
             tests: graded,
         });
     }
-    let exit_code = if reports.iter().any(|r| r.compile_errors.is_some()) {
+    Ok(GradeReport {
+        schema: 1,
+        fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
+        suite: suite::digest(),
+        min_score: options.min_score,
+        test_limit_secs: options.test_limit.as_secs_f64(),
+        build_limit_secs: options.build_limit.as_secs_f64(),
+        shard: options.shard,
+        exit_code: exit_code_of(&reports),
+        submissions: reports,
+    })
+}
+
+/// How a grading of `submissions` ends: 3 when one does not compile, else 1
+/// when one is below the gate, else 0.
+pub fn exit_code_of(submissions: &[SubmissionReport]) -> ExitCode {
+    if submissions.iter().any(|r| r.compile_errors.is_some()) {
         ExitCode::NotJudgeable
-    } else if reports.iter().any(|r| !r.passed_gate) {
+    } else if submissions.iter().any(|r| !r.passed_gate) {
         ExitCode::Failed
     } else {
         ExitCode::Success
-    };
-    Ok(GradeReport {
-        schema: 1,
-        min_score: options.min_score,
-        test_limit_secs: options.test_limit.as_secs_f64(),
-        submissions: reports,
-        exit_code,
-    })
+    }
 }
 
 fn shown(file: &Path) -> String {

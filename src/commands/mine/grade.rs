@@ -20,9 +20,9 @@ use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::output::printer::Printer;
 
-/// Grades the test suites at `paths` as `args` says; the caller writes the
-/// reports.
-pub fn main(
+/// Grades the test suites at `paths` as `args` says; the caller prints and
+/// writes the reports.
+pub fn grade(
     args: &GradeArgs,
     paths: &[PathBuf],
     printer: &mut Printer,
@@ -37,13 +37,6 @@ pub fn main(
     }
     if !problems.is_empty() {
         return Err(Error::input(problems.join("\n")));
-    }
-    if args.gradescope.is_some() && suites.len() != 1 {
-        return Err(Error::input(format!(
-            "--gradescope writes the results of one submission, and {} are graded here",
-            suites.len()
-        ))
-        .with_next("grade one submission per run for Gradescope, or use --json/--junit"));
     }
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
     let scratch = Scratch::locate(&project_root().join("target"))?;
@@ -70,16 +63,26 @@ pub fn main(
     } else {
         ExitCode::Success
     };
-    let report = GradeReport {
+    // What graded: the mutants to catch and the wheats to pass on, so that
+    // `--merge` refuses shards graded against other ones.
+    let judged_by = crate::engine::scratch::hash_of(
+        judges
+            .mutants
+            .iter()
+            .flat_map(|m| [m.id.as_str(), m.find.as_str(), m.replace.as_str()])
+            .chain(judges.wheats.wheats.iter().map(|w| w.id.as_str())),
+    );
+    Ok(GradeReport {
         schema: 1,
+        fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
+        suite: format!("learner-tests-{judged_by}"),
         min_score: args.min_score,
         test_limit_secs: test_limit.as_secs_f64(),
+        build_limit_secs: 0.0,
+        shard: args.shard,
         submissions,
         exit_code,
-    };
-    let text = printer.render_grade(&report);
-    printer.line(text.trim_end());
-    Ok(report)
+    })
 }
 
 /// One learner's judgement as a row of the grade report: each mutant a test,

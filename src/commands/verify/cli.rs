@@ -31,6 +31,16 @@ pub struct VerifyArgs {
     /// Also write the results as JSON to FILE (schema in README.md).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
+    /// Also write the results as a Stryker mutation testing report to FILE
+    /// (mutation-testing-report-schema, for Stryker's dashboard and viewers).
+    #[arg(long, value_name = "FILE")]
+    pub stryker: Option<PathBuf>,
+    /// Also write the kill matrix as one self-contained HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
+    #[arg(long)]
+    pub github: bool,
     /// A fixed time limit per test of a mutant, in seconds [default: max(10, 5 x the baseline)]; the baseline's tests get at least 60 s.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
@@ -43,7 +53,7 @@ pub struct VerifyArgs {
     /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
-    /// The language of the predictions' explanations: ja or en [default: from the locale].
+    /// The language of the predictions' explanations and of the HTML and Stryker reports: ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
@@ -104,6 +114,20 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
         let json = serde_json::to_string_pretty(&report).expect("the report serializes");
         std::fs::write(path, json + "\n")
             .map_err(|e| Error::io("write the JSON report to", path, e))?;
+    }
+    let lang = args.lang.unwrap_or_else(default_lang);
+    if let Some(path) = &args.stryker {
+        std::fs::write(path, verify::stryker::render(&report, &mutants, lang))
+            .map_err(|e| Error::io("write the Stryker report to", path, e))?;
+    }
+    if let Some(path) = &args.html {
+        std::fs::write(path, verify::html::render(&report, &mutants, lang))
+            .map_err(|e| Error::io("write the HTML report to", path, e))?;
+    }
+    if crate::output::github::enabled(args.github) {
+        printer.clear_progress();
+        crate::output::github::print(&verify::github::annotations(&report, &mutants));
+        crate::output::github::append_summary(&verify::github::summary(&report))?;
     }
     Ok(report.summary.exit_code)
 }

@@ -8,10 +8,13 @@
 //! every mutant (no fail-fast), so the report has each mutant's full kill set.
 
 pub mod cli;
+pub mod github;
+pub mod html;
 pub mod predictions;
 mod render;
 mod render_predictions;
 mod report;
+pub mod stryker;
 
 use crate::output::paths::normalize;
 pub use crate::output::paths::shown_path;
@@ -279,11 +282,14 @@ pub fn run(
         filtered: !options.filters.is_empty(),
         predictions: None,
         summary: Summary::default(),
+        secs: 0.0,
+        source: source.clone(),
     };
     if let ScenarioResult::Unviable { errors } = &run.results[0] {
         report.baseline.compile_errors = Some(errors.clone());
         progress.baseline(&report.baseline);
     }
+    report.secs = started.elapsed().as_secs_f64();
     if !report.baseline.passed {
         report.summary.exit_code = ExitCode::NotJudgeable;
         return Ok(report);

@@ -13,7 +13,7 @@ use crate::lab::mutant::Mutant;
 use crate::output::paths::shown_path;
 
 /// The whole result, as `--json` writes it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Report {
     /// The version of this schema (see README.md, "verify --json").
     pub schema: u32,
@@ -28,10 +28,16 @@ pub struct Report {
     /// With `--predictions`: each prediction beside what happened, and the score.
     pub predictions: Option<super::predictions::Scorecard>,
     pub summary: Summary,
+    /// The whole run's time (build, baseline and mutants), in seconds.
+    pub secs: f64,
+    /// The implementation's text, for reports that show it (`--stryker`,
+    /// `--html`); not in the JSON, which names the file.
+    #[serde(skip)]
+    pub source: String,
 }
 
 /// The suite against the unmutated implementation, run twice.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Baseline {
     /// Whether every test passed at least once (flaky tests aside, the baseline
     /// is fine).
@@ -44,7 +50,7 @@ pub struct Baseline {
     pub secs: f64,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct BaselineTest {
     pub test: String,
     pub step: u32,
@@ -54,7 +60,7 @@ pub struct BaselineTest {
     pub flaky: bool,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct LimitInfo {
     /// The fixed limit given with `--timeout`, if any.
     pub fixed_secs: Option<f64>,
@@ -101,7 +107,7 @@ pub struct Kill {
     pub message: String,
 }
 
-#[derive(Debug, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize)]
 pub struct Summary {
     pub mutants: usize,
     pub as_declared: usize,

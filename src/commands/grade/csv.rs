@@ -1,0 +1,135 @@
+//! `grade --csv FILE`: a gradebook that spreadsheets and LMS imports read
+//! (RFC 4180, written with the `csv` crate): a header, then one row per
+//! submission with its total, whether it reached the gate, each step's
+//! points (out of 100 / steps, adding up exactly to the total: see
+//! `points`), tests passed, and for a submission that could not be graded
+//! the reason (the first line of the compiler's messages).
+
+use crate::commands::grade::{GradeReport, points};
+use crate::lab::worksheet::SLUGS;
+
+/// The header row.
+pub fn header() -> Vec<String> {
+    let mut columns: Vec<String> = ["submission", "file", "score", "passed_gate"]
+        .map(String::from)
+        .to_vec();
+    columns.extend(
+        SLUGS
+            .iter()
+            .enumerate()
+            .map(|(i, slug)| format!("step{}_{slug}", i + 1)),
+    );
+    columns.extend(["tests_passed", "tests_total", "reason"].map(String::from));
+    columns
+}
+
+/// The gradebook for `report`.
+pub fn render(report: &GradeReport) -> String {
+    let mut writer = csv::Writer::from_writer(Vec::new());
+    writer.write_record(header()).expect("writing to memory");
+    for s in &report.submissions {
+        let points = points::per_test(s, 100.0);
+        let mut row = vec![
+            s.name.clone(),
+            s.file.clone(),
+            format!("{:.2}", points::score(s, 100.0)),
+            s.passed_gate.to_string(),
+        ];
+        for step in 1..=SLUGS.len() as u32 {
+            let earned: f64 = s
+                .tests
+                .iter()
+                .zip(&points)
+                .filter(|(t, _)| t.step == step)
+                .map(|(_, p)| p.earned)
+                .sum();
+            row.push(format!("{earned:.2}"));
+        }
+        let passed = s.tests.iter().filter(|t| t.outcome.passed()).count();
+        row.push(passed.to_string());
+        row.push(
+            s.steps
+                .iter()
+                .map(|st| st.total)
+                .sum::<usize>()
+                .max(s.tests.len())
+                .to_string(),
+        );
+        row.push(
+            s.compile_errors
+                .as_deref()
+                .and_then(|e| e.lines().find(|l| !l.trim().is_empty()))
+                .unwrap_or("")
+                .to_string(),
+        );
+        writer.write_record(&row).expect("writing to memory");
+    }
+    String::from_utf8(writer.into_inner().expect("writing to memory")).expect("UTF-8 in, UTF-8 out")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::grade::points::tests::submission;
+    use crate::commands::grade::{GradeReport, exit_code_of};
+
+    fn report() -> GradeReport {
+        let mut bob = submission(
+            &[9, 10, 11, 13, 12, 9, 11, 19],
+            &[9, 3, 11, 12, 0, 9, 11, 5],
+        );
+        bob.name = "bob, \"the builder\".rs".into();
+        let mut carol = submission(&[2; 8], &[0; 8]);
+        carol.name = "carol.rs".into();
+        carol.compile_errors = Some("error[E0308]: mismatched types\n --> carol.rs:3:5".into());
+        carol.score = 0.0;
+        carol.passed_gate = false;
+        carol.tests.clear();
+        let submissions = vec![
+            submission(
+                &[9, 10, 11, 13, 12, 9, 11, 19],
+                &[9, 10, 11, 13, 12, 9, 11, 19],
+            ),
+            bob,
+            carol,
+        ];
+        GradeReport {
+            schema: 1,
+            fencelab_version: "0.1.0".into(),
+            suite: "sha256:x".into(),
+            min_score: 0.0,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            exit_code: exit_code_of(&submissions),
+            submissions,
+        }
+    }
+
+    #[test]
+    fn the_gradebook_reads_back_with_a_csv_parser_and_adds_up() {
+        let report = report();
+        let text = render(&report);
+        let mut reader = csv::Reader::from_reader(text.as_bytes());
+        assert_eq!(
+            reader.headers().unwrap().iter().collect::<Vec<_>>(),
+            header()
+        );
+        let rows: Vec<csv::StringRecord> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(rows.len(), report.submissions.len());
+        for (row, s) in rows.iter().zip(&report.submissions) {
+            assert_eq!(row.len(), header().len());
+            assert_eq!(&row[0], s.name, "names with commas and quotes survive");
+            let score: f64 = row[2].parse().unwrap();
+            assert_eq!(score, s.score);
+            // The steps' points add up to the total, to the hundredth.
+            let cents: i64 = (4..12)
+                .map(|i| (row[i].parse::<f64>().unwrap() * 100.0).round() as i64)
+                .sum();
+            assert_eq!(cents, (score * 100.0).round() as i64, "{row:?}");
+        }
+        assert_eq!(&rows[0][2], "100.00");
+        assert_eq!(&rows[2][3], "false");
+        assert_eq!(&rows[2][14], "error[E0308]: mismatched types");
+    }
+}
