@@ -183,6 +183,22 @@ struct Stat {
     pid: libc::pid_t,
     state: char,
     pgrp: libc::pid_t,
+    /// When it started, in clock ticks since boot.
+    started: u64,
+}
+
+/// Now, in the clock ticks since boot that `/proc/PID/stat` counts a
+/// process's start in.
+pub fn boot_ticks() -> u64 {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: fills a timespec of ours.
+    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now) };
+    // SAFETY: a plain query.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    now.tv_sec as u64 * hz + now.tv_nsec as u64 * hz / 1_000_000_000
 }
 
 /// The pids of the live (not zombie) processes whose stat passes `select`.
@@ -200,7 +216,14 @@ fn live_processes(select: impl Fn(&Stat) -> bool) -> Vec<libc::pid_t> {
             let state = fields.next()?.chars().next()?;
             let _ppid = fields.next()?;
             let pgrp = fields.next()?.parse().ok()?;
-            Some(Stat { pid, state, pgrp })
+            // Field 22 of the line; the third after the name is field 5.
+            let started = fields.nth(16)?.parse().ok()?;
+            Some(Stat {
+                pid,
+                state,
+                pgrp,
+                started,
+            })
         })
         .filter(|stat| stat.state != 'Z' && stat.state != 'X' && select(stat))
         .map(|stat| stat.pid)
@@ -215,11 +238,17 @@ fn live_processes(select: impl Fn(&Stat) -> bool) -> Vec<libc::pid_t> {
 /// caught in the middle of `execve` shows an empty environment for an
 /// instant, but keeps its working directory), and the search is repeated
 /// while it finds any.
-pub fn kill_tagged(dir: &Path) -> usize {
+///
+/// Only processes started since `since` (from `boot_ticks`, taken before the
+/// trial began) can be the trial's, so only their environments are read.
+pub fn kill_tagged(dir: &Path, since: u64) -> usize {
     let me = std::process::id() as libc::pid_t;
+    // A tick of slack each way: the clocks are read at different moments.
+    let since = since.saturating_sub(2);
     let tagged_now = || {
         live_processes(|stat| {
             stat.pid != me
+                && stat.started >= since
                 && (std::fs::read(format!("/proc/{}/environ", stat.pid)).is_ok_and(|environ| {
                     environ.split(|b| *b == 0).any(|var| {
                         var.strip_prefix(b"TMPDIR=").is_some_and(|value| {
@@ -317,6 +346,23 @@ mod tests {
             assert!(Instant::now() < deadline, "the orphan is still running");
             std::thread::sleep(Duration::from_millis(20));
         }
+    }
+
+    #[test]
+    fn processes_tagged_with_a_trials_directory_are_found_and_killed() {
+        let dir = tempfile::tempdir().unwrap();
+        let since = boot_ticks();
+        // A process of the trial's, out of its group, as `setsid` leaves it.
+        let mut escaped = Command::new("setsid")
+            .args(["sleep", "60"])
+            .env("TMPDIR", dir.path().join("tmp"))
+            .spawn()
+            .unwrap();
+        // Not one started before the trial.
+        assert_eq!(kill_tagged(dir.path(), since + 100_000), 0);
+        assert_eq!(kill_tagged(dir.path(), since), 1);
+        let status = escaped.wait().unwrap();
+        assert!(!status.success(), "killed: {status}");
     }
 
     #[test]

@@ -216,6 +216,8 @@ impl Runner {
         // the implementation's reach (it may write only under `tmp`).
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+        // Whatever the trial starts, starts after this.
+        let started = process::boot_ticks();
         let mut command = Command::new(&self.judge);
         let cage = self.judge_caged.then(|| Cage::new(&tmp));
         command
@@ -277,7 +279,7 @@ impl Runner {
         // Processes that escaped the judge too are found by the trial's TMPDIR
         // in their environment.
         let escaped = if self.hunt_orphans {
-            process::kill_tagged(dir)
+            process::kill_tagged(dir, started)
         } else {
             0
         };
