@@ -25,7 +25,7 @@ pub struct CheckArgs {
     /// A time limit per test, in seconds [default: 10].
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// How many tests run at once [default: twice the number of CPUs].
+    /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
     /// Judge your own tests (tests/mine/main.rs) instead of your implementation:

@@ -55,7 +55,7 @@ pub struct GradeArgs {
     /// A time limit for the build, in seconds.
     #[arg(long, value_name = "SECS", default_value_t = 600.0)]
     pub build_timeout: f64,
-    /// How many tests run at once [default: twice the number of CPUs].
+    /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
     /// Grade only share K of N of the paths (for parallel CI runners), e.g. 2/4.

@@ -47,7 +47,7 @@ pub struct VerifyArgs {
     /// A time limit for the build, in seconds.
     #[arg(long, value_name = "SECS")]
     pub build_timeout: Option<f64>,
-    /// How many tests run at once [default: twice the number of CPUs].
+    /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
     /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
