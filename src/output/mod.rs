@@ -1,6 +1,10 @@
-//! What fencelab prints for people: styles, diffs, the printer.
+//! What fencelab prints for people: styles, widths, diffs, observations, the
+//! printer.
 
+pub(crate) mod debug_value;
 pub(crate) mod diff;
+pub mod observation;
 pub mod paths;
 pub mod printer;
 pub mod style;
+pub mod width;
