@@ -16,7 +16,7 @@ use crate::exit::ExitCode;
 use crate::lab::reference::{REFERENCE, items};
 use crate::lab::suite;
 use crate::lab::worksheet::{Lang, Worksheet};
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and
@@ -192,7 +192,7 @@ pub fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let lang = args.lang.unwrap_or_else(default_lang);
     let name = create(&args.dir, &Worksheet::builtin(), lang)?;
     printer.status(
-        "Created",
+        Verb::Created,
         &format!("the lab crate `{name}` in {}", args.dir.display()),
     );
     let dir = args.dir.display();

@@ -1,5 +1,5 @@
 //! What fencelab prints for people: styles, widths, diffs, observations, the
-//! printer.
+//! printer and its progress lines.
 
 pub(crate) mod debug_value;
 pub(crate) mod diff;
@@ -7,4 +7,5 @@ pub mod observation;
 pub mod paths;
 pub mod printer;
 pub mod style;
+pub(crate) mod ticker;
 pub mod width;

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
 use crate::lab::worksheet::Worksheet;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -50,7 +50,7 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     };
     let scratch = Scratch::locate(&dir.join("target"))?;
     printer.status(
-        "Checking",
+        Verb::Checking,
         &crate::commands::check::learner_file(&dir)
             .display()
             .to_string(),

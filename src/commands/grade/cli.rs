@@ -8,7 +8,7 @@ use crate::commands::{project_root, seconds};
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct GradeArgs {
@@ -105,7 +105,7 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
              run the grader as a user of its own",
         );
     }
-    printer.status("Grading", &format!("{} submission(s)", submissions.len()));
+    printer.status(Verb::Grading, &format!("{} submission(s)", submissions.len()));
     let report = crate::commands::grade::run(&options, &submissions, &scratch, |done, total| {
         printer.progress(&format!("  running tests: {done}/{total}"));
     })?;

@@ -8,7 +8,7 @@ use crate::commands::{default_lang, parse_lang, project_root};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -45,7 +45,7 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
             }
             std::fs::write(path, form).map_err(|e| Error::io("write", path, e))?;
             printer.status(
-                "Wrote",
+                Verb::Wrote,
                 &format!("{} ({} mutants)", path.display(), mutants.len()),
             );
         }

@@ -55,6 +55,8 @@ pub struct Options {
 /// What the front end is told while verification runs.
 pub trait Progress {
     fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str);
+    /// The build starts.
+    fn building(&mut self, _implementations: usize) {}
     fn built(&mut self, implementations: usize, secs: f64);
     fn trial_done(&mut self, done: usize, total: usize);
     fn baseline(&mut self, baseline: &Baseline);
@@ -183,6 +185,7 @@ pub fn run(
     let started = Instant::now();
     let mut flaky: BTreeSet<String> = BTreeSet::new();
     let run = engine::run(scratch, &request, &mut |event| match event {
+        Event::Building { implementations } => progress.building(implementations),
         Event::Built {
             implementations,
             secs,

@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 use super::{Baseline, MutantReport, Progress, Report};
 use crate::engine::outcome::{MutantOutcome, TestOutcome};
 use crate::lab::suite;
-use crate::output::printer::{Printer, indent};
+use crate::output::printer::{Printer, Verb, indent};
 
 impl Printer {
     /// The outcome's label, padded to `width`, coloured by how it went.
@@ -267,22 +267,21 @@ impl Printer {
 impl Progress for Printer {
     fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str) {
         self.status(
-            "Verifying",
+            Verb::Verifying,
             &format!("{mutants} mutants of {implementation} from {mutants_dir}"),
         );
     }
 
+    fn building(&mut self, implementations: usize) {
+        self.build_started(implementations);
+    }
+
     fn built(&mut self, implementations: usize, secs: f64) {
-        self.status(
-            "Built",
-            &format!("the judge and {implementations} implementations in {secs:.1}s"),
-        );
+        self.build_finished(implementations, secs);
     }
 
     fn trial_done(&mut self, done: usize, total: usize) {
-        if done.is_multiple_of(8) || done == total {
-            self.progress(&format!("  running tests: {done}/{total}"));
-        }
+        self.trials(done, total);
     }
 
     fn baseline(&mut self, baseline: &Baseline) {
@@ -302,7 +301,7 @@ impl Progress for Printer {
             .collect();
         if failing.is_empty() {
             self.status(
-                "Baseline",
+                Verb::Baseline,
                 &format!(
                     "all {} tests pass on the unmutated implementation, twice ({:.1}s)",
                     baseline.tests.len(),
