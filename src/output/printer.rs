@@ -81,6 +81,10 @@ pub struct Printer {
     drawn: bool,
     /// The build under way, if one is.
     ticker: Option<Ticker>,
+    /// How many items of a run (mutants, submissions) have finished, and how
+    /// many there are, for progress lines.
+    pub(crate) done: usize,
+    pub(crate) total: usize,
 }
 
 impl Printer {
@@ -94,6 +98,8 @@ impl Printer {
             progress: std::io::stderr().is_terminal() && verbosity > Verbosity::Quiet,
             drawn: false,
             ticker: None,
+            done: 0,
+            total: 0,
         }
     }
 
@@ -109,6 +115,8 @@ impl Printer {
             progress: false,
             drawn: false,
             ticker: None,
+            done: 0,
+            total: 0,
         }
     }
 

@@ -8,14 +8,21 @@
 //! every mutant (no fail-fast), so the report has each mutant's full kill set.
 
 pub mod cli;
+mod details;
+mod matrix;
 pub mod predictions;
 mod render;
 mod render_predictions;
 mod report;
+mod words;
+
+pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
 pub use crate::output::paths::shown_path;
-pub use report::{Baseline, BaselineTest, Kill, LimitInfo, MutantReport, Report, Summary};
+pub use report::{
+    Baseline, BaselineTest, Kill, KillObservation, LimitInfo, MutantReport, Report, Summary,
+};
 use report::{baseline_of, finish, summarize};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -54,6 +61,7 @@ pub struct Options {
 
 /// What the front end is told while verification runs.
 pub trait Progress {
+    /// `implementation` is its shown path, or [`BUILTIN_REFERENCE`].
     fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str);
     /// The build starts.
     fn building(&mut self, _implementations: usize) {}
@@ -90,12 +98,10 @@ pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
             options
                 .mutants
                 .as_ref()
-                .map_or("fencelab's built-in mutants".into(), |d| d
-                    .display()
-                    .to_string()),
+                .map_or(BUILTIN_MUTANTS.into(), |d| d.display().to_string()),
             options.filters.join(", ")
         ))
-        .with_next("run `fencelab verify` without a filter to see every mutant's id"));
+        .with_next("`fencelab verify --list` lists every mutant's id (it builds nothing)"));
     }
     Ok(selected)
 }
@@ -125,9 +131,13 @@ pub fn run(
     };
     let mutants_dir = match &options.mutants {
         Some(dir) => shown_path(dir, &cwd),
-        None => "fencelab's built-in mutants".to_string(),
+        None => BUILTIN_MUTANTS.to_string(),
     };
-    progress.started(mutants.len(), &shown, &mutants_dir);
+    let described = match &options.implementation {
+        Some(_) => shown.clone(),
+        None => BUILTIN_REFERENCE.to_string(),
+    };
+    progress.started(mutants.len(), &described, &mutants_dir);
 
     // The reference first, its baseline scenario 0; then each mutant that
     // applies, a scenario each.
