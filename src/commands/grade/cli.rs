@@ -55,6 +55,8 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
 }
 
 pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    // grade's reports are for CI and instructors, in English throughout.
+    printer.lang = crate::lab::lang::Lang::En;
     if !(0.0..=100.0).contains(&args.min_score) {
         return Err(Error::input(format!(
             "--min-score {}: give a score from 0 to 100",
@@ -65,22 +67,13 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         Some((k, n)) => crate::commands::grade::shard(&args.paths, k, n),
         None => args.paths.clone(),
     };
-    // Every input is read and checked before anything is built.
-    let mut submissions = Vec::new();
-    let mut problems = Vec::new();
-    for path in &paths {
-        match crate::commands::grade::read_submission(path) {
-            Ok(submission) => submissions.push(submission),
-            Err(err) => problems.push(err.to_string()),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::input(problems.join("\n")));
-    }
-    if args.gradescope.is_some() && submissions.len() != 1 {
+    // Every input is read and checked before anything is built; one that
+    // cannot be used scores 0 with its reason, and the others are graded.
+    let inputs = crate::commands::grade::read_all(&paths);
+    if args.gradescope.is_some() && inputs.len() != 1 {
         return Err(Error::input(format!(
             "--gradescope writes the results of one submission, and {} are graded here",
-            submissions.len()
+            inputs.len()
         ))
         .with_next("grade one submission per run for Gradescope, or use --json/--junit"));
     }
@@ -105,10 +98,14 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
              run the grader as a user of its own",
         );
     }
-    printer.status(Verb::Grading, &format!("{} submission(s)", submissions.len()));
-    let report = crate::commands::grade::run(&options, &submissions, &scratch, |done, total| {
-        printer.progress(&format!("  running tests: {done}/{total}"));
-    })?;
+    let count = match inputs.len() {
+        1 => "1 submission".to_string(),
+        n => format!("{n} submissions"),
+    };
+    printer.status(Verb::Grading, &count);
+    printer.done = 0;
+    printer.total = inputs.len();
+    let report = crate::commands::grade::run(&options, &inputs, &scratch, printer)?;
     let text = printer.render_grade(&report);
     printer.line(text.trim_end());
     let write = |path: &Path, text: String| {

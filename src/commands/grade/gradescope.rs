@@ -31,6 +31,14 @@ fn round(value: f64) -> f64 {
 /// Gradescope's results for `submission`.
 pub fn results(submission: &SubmissionReport) -> Results {
     let step_weight = 100.0 / submission.steps.len().max(1) as f64;
+    if let Some(reason) = &submission.unusable {
+        return Results {
+            score: 0.0,
+            max_score: 100.0,
+            output: format!("The submission cannot be graded:\n\n{reason}"),
+            tests: Vec::new(),
+        };
+    }
     if let Some(errors) = &submission.compile_errors {
         return Results {
             score: 0.0,

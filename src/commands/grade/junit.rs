@@ -1,7 +1,8 @@
 //! `grade --junit FILE`: JUnit XML as GitLab and Jenkins read it. A
 //! `testsuite` per submission and step, a `testcase` per test (with classname
 //! and time), a `failure` with a message for each test that did not pass; a
-//! submission that does not compile is one failing `build` testcase.
+//! submission that does not compile is one failing `build` testcase, and one
+//! that cannot be graded at all one failing `submission` testcase with why.
 
 use std::fmt::Write as _;
 
@@ -38,7 +39,7 @@ pub fn render(report: &GradeReport) -> String {
         .submissions
         .iter()
         .map(|s| {
-            if s.compile_errors.is_some() {
+            if s.compile_errors.is_some() || s.unusable.is_some() {
                 1
             } else {
                 s.tests.iter().filter(|t| !t.outcome.passed()).count()
@@ -57,6 +58,19 @@ pub fn render(report: &GradeReport) -> String {
     );
     for submission in &report.submissions {
         let name = escape(&submission.name);
+        if let Some(reason) = &submission.unusable {
+            let first = reason.lines().next().unwrap_or("cannot be graded");
+            let _ = writeln!(
+                out,
+                "  <testsuite name=\"{name}: submission\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0\">\n    \
+                 <testcase classname=\"{name}.submission\" name=\"usable\" time=\"0\">\n      \
+                 <failure message=\"the submission cannot be graded: {}\" type=\"unusable\">{}</failure>\n    \
+                 </testcase>\n  </testsuite>",
+                escape(first),
+                escape(reason)
+            );
+            continue;
+        }
         if let Some(errors) = &submission.compile_errors {
             let _ = writeln!(
                 out,
