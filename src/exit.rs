@@ -1,34 +1,135 @@
 //! fencelab's exit codes: one set for every command, so that a script or a CI
-//! job reads them the same way whatever it ran. Each command's `--help` says
-//! what each means for it.
+//! job reads them the same way whatever it ran. What each means for each
+//! command is written here once ([`ExitCode::meaning`]) and shown in that
+//! command's `--help` ([`help`]).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-/// How a command ended.
+/// How a command ended; [`ExitCode::meaning`] says what each means.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub enum ExitCode {
     #[default]
-    /// Everything judged came out as it should: every mutant killed as
-    /// declared, every test passing, every submission at the gate.
+    /// Everything judged came out as it should.
     Success = 0,
-    /// Something judged did not: a mutant not killed as declared, a test that
-    /// fails, a submission below the gate.
+    /// Something judged did not.
     Failed = 1,
-    /// The input cannot be used (a missing or malformed file, a bad
-    /// argument), so nothing was judged.
+    /// The input cannot be used, so nothing was judged.
     UnusableInput = 2,
-    /// What was to be judged cannot be: it does not compile, or the reference
-    /// fails its own suite (verify's baseline).
+    /// What was to be judged cannot be (it does not compile).
     NotJudgeable = 3,
-    /// fencelab itself could not do the job: the machine, the toolchain, a bug.
+    /// fencelab itself could not do the job.
     ToolFailed = 4,
 }
 
 impl ExitCode {
+    /// Every code, in order.
+    pub const ALL: [ExitCode; 5] = [
+        ExitCode::Success,
+        ExitCode::Failed,
+        ExitCode::UnusableInput,
+        ExitCode::NotJudgeable,
+        ExitCode::ToolFailed,
+    ];
+
     /// The number a process ends with.
     pub fn code(self) -> i32 {
         self as i32
     }
+
+    /// What the code means for `command` (a subcommand's name), or in general
+    /// when the command gives it no meaning of its own; `None` when the
+    /// command never ends with it.
+    pub fn meaning(self, command: &str) -> Option<&'static str> {
+        let specific = match (command, self) {
+            ("verify", ExitCode::Success) => "every mutant was killed as declared",
+            ("verify", ExitCode::Failed) => {
+                "a mutant was not killed as declared (it survived, was killed by other tests, is unviable or stale)"
+            }
+            ("verify", ExitCode::UnusableInput) => {
+                "unusable input (a malformed mutant file or predictions, a missing path, a bad argument): nothing was run"
+            }
+            ("verify", ExitCode::NotJudgeable) => {
+                "the unmutated implementation does not compile or fails its own suite, so no mutant can be judged"
+            }
+            ("check", ExitCode::Success) => {
+                "every test checked passes (with --mine: every test of yours is valid and every mutant is caught)"
+            }
+            ("check", ExitCode::Failed) => {
+                "some test does not pass yet (with --mine: a test of yours is not valid, or a mutant is not caught)"
+            }
+            ("check", ExitCode::UnusableInput) => {
+                "unusable input (not a lab crate, a src/lib.rs without the contract's API, a bad argument)"
+            }
+            ("check", ExitCode::NotJudgeable) => {
+                "src/lib.rs does not compile (with --mine: your tests do not compile)"
+            }
+            ("grade", ExitCode::Success) => {
+                "every submission reached --min-score (with --tests: and every test of each is valid)"
+            }
+            ("grade", ExitCode::Failed) => "some submission is below --min-score",
+            ("grade", ExitCode::UnusableInput) => {
+                "no submission at all could be graded (each one unusable: a missing path, not UTF-8, no API, reading files while compiling), or a bad argument"
+            }
+            ("grade", ExitCode::NotJudgeable) => {
+                "some submission could not be graded: it does not compile, its program does not start, or it is unusable (each gets score 0 with its reason in every report; the others are graded)"
+            }
+            ("new", ExitCode::Success) => "the lab crate was created",
+            ("new", ExitCode::UnusableInput) => {
+                "the directory is not empty, or its name cannot be a crate's: nothing was written"
+            }
+            ("predict", ExitCode::Success) => "the form was written",
+            ("predict", ExitCode::UnusableInput) => {
+                "the output file exists, or a mutant file is malformed: nothing was written"
+            }
+            ("worksheet", ExitCode::Success) => "the worksheet was printed",
+            ("cache", ExitCode::Success) => "the cache was shown, or cleaned",
+            ("cache", ExitCode::UnusableInput) => {
+                "runs are using the cache, so it was not cleaned; or a bad argument"
+            }
+            (
+                "new" | "predict" | "worksheet" | "cache",
+                ExitCode::Failed | ExitCode::NotJudgeable,
+            ) => {
+                return None;
+            }
+            ("worksheet", ExitCode::UnusableInput) => "a bad argument",
+            (_, code) => code.general(),
+        };
+        Some(specific)
+    }
+
+    /// What the code means for every command alike.
+    pub fn general(self) -> &'static str {
+        match self {
+            ExitCode::Success => "everything judged came out as it should",
+            ExitCode::Failed => "something judged did not",
+            ExitCode::UnusableInput => "the input cannot be used, so nothing was judged",
+            ExitCode::NotJudgeable => "what was to be judged cannot be: it does not compile",
+            ExitCode::ToolFailed => {
+                "fencelab itself could not do the job (the machine, the toolchain, a bug)"
+            }
+        }
+    }
+}
+
+/// The "Exit codes" section of `command`'s `--help`, wrapped to 80 columns.
+pub fn help(command: &str) -> String {
+    let mut text = String::from("Exit codes:");
+    for code in ExitCode::ALL {
+        if let Some(meaning) = code.meaning(command) {
+            let wrapped = crate::output::width::wrap(meaning, 75);
+            let mut lines = wrapped.lines();
+            text.push_str(&format!(
+                "\n  {}  {}",
+                code.code(),
+                lines.next().unwrap_or("")
+            ));
+            for line in lines {
+                text.push_str(&format!("\n     {line}"));
+            }
+        }
+    }
+    text
 }
 
 impl From<ExitCode> for std::process::ExitCode {
@@ -56,6 +157,35 @@ impl<'de> Deserialize<'de> for ExitCode {
             other => Err(serde::de::Error::custom(format!(
                 "exit code {other} is not one of fencelab's (0 to 4)"
             ))),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_s_help_lists_its_exit_codes() {
+        let command = crate::cli::Cli::command_with_exit_codes();
+        for sub in command.get_subcommands() {
+            let help = sub.clone().render_help().to_string();
+            assert!(help.contains("Exit codes:"), "{}: {help}", sub.get_name());
+            for code in ExitCode::ALL {
+                if code.meaning(sub.get_name()).is_some() {
+                    assert!(
+                        help.contains(&format!("\n  {}  ", code.code())),
+                        "{} lacks {}: {help}",
+                        sub.get_name(),
+                        code.code()
+                    );
+                }
+            }
+            let section = &help[help.find("Exit codes:").unwrap_or(0)..];
+            assert!(
+                section.lines().all(|l| l.chars().count() <= 80),
+                "{section}"
+            );
         }
     }
 }

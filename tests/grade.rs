@@ -95,6 +95,8 @@ struct Graded {
     /// What `--github` appended to the step summary, and printed.
     summary: String,
     annotations: Vec<String>,
+    stdout: String,
+    stderr: String,
     exit: i32,
     /// The command lines of processes of that run still there a moment after.
     leftovers: Vec<String>,
@@ -112,6 +114,8 @@ fn graded() -> &'static Graded {
         let summary = dir.path().join("summary.md");
         let mut paths: Vec<String> = HOSTILE.iter().map(|(f, _)| made_file(f)).collect();
         paths.push(made_file("release_resets_fence.rs"));
+        paths.push(made_file("init_without_if_not_exists.rs"));
+        paths.push(made_file("renew_not_started.rs"));
         paths.push(fixture("alternative.rs").display().to_string());
         paths.push(root().join("src/lease.rs").display().to_string());
         let mut args: Vec<&str> = paths.iter().map(String::as_str).collect();
@@ -159,6 +163,8 @@ fn graded() -> &'static Graded {
                 .filter(|l| l.starts_with("::"))
                 .map(str::to_string)
                 .collect(),
+            stdout,
+            stderr,
             exit,
             leftovers,
         }
@@ -577,26 +583,194 @@ fn grading_twice_gives_the_same_result() {
     assert_eq!(run(), run());
 }
 
+/// `text` with every run of whitespace one space: what it says, however it
+/// was wrapped to the width.
+fn flat(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 #[test]
-fn unusable_inputs_are_refused_with_exit_2_and_a_clear_message() {
-    let (exit, _, stderr) = grade(&["no/such/submission.rs"]);
+fn unusable_inputs_alone_exit_2_with_a_clear_message() {
+    let (exit, stdout, _) = grade(&["no/such/submission.rs"]);
+    let stdout = flat(&stdout);
     assert_eq!(exit, 2);
     assert!(
-        stderr.contains("no/such/submission.rs does not exist"),
-        "{stderr}"
+        stdout.contains("no/such/submission.rs does not exist"),
+        "{stdout}"
     );
-    let (exit, _, stderr) = grade(&[fixture("not_utf8.rs").to_str().unwrap()]);
+    let (exit, stdout, _) = grade(&[fixture("not_utf8.rs").to_str().unwrap()]);
+    let stdout = flat(&stdout);
     assert_eq!(exit, 2);
     assert!(
-        stderr.contains("not_utf8.rs:1:") && stderr.contains("not UTF-8"),
-        "{stderr}"
+        stdout.contains("not_utf8.rs:1:") && stdout.contains("not UTF-8"),
+        "{stdout}"
     );
-    let (exit, _, stderr) = grade(&[fixture("no_api.rs").to_str().unwrap()]);
+    let (exit, stdout, _) = grade(&[fixture("no_api.rs").to_str().unwrap()]);
+    let stdout = flat(&stdout);
     assert_eq!(exit, 2);
     assert!(
-        stderr.contains("missing pub struct Job, pub enum LeaseError, pub fn init_db"),
-        "{stderr}"
+        stdout.contains("missing pub struct Job, pub enum LeaseError, pub fn init_db"),
+        "{stdout}"
     );
+}
+
+#[test]
+fn one_unusable_file_costs_only_its_own_grade_in_every_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let (json, junit) = (dir.path().join("g.json"), dir.path().join("j.xml"));
+    let bad = [
+        fixture("no_api.rs").display().to_string(),
+        "no/such/submission.rs".to_string(),
+        fixture("not_utf8.rs").display().to_string(),
+        made_file("reads_grader_files.rs"),
+    ];
+    let good = fixture("alternative.rs").display().to_string();
+    let (exit, stdout, stderr) = grade(&[
+        &bad[0],
+        &good,
+        &bad[1],
+        &bad[2],
+        &bad[3],
+        "--json",
+        json.to_str().unwrap(),
+        "--junit",
+        junit.to_str().unwrap(),
+    ]);
+    assert_eq!(exit, 3, "some could not be graded: {stdout}{stderr}");
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let subs = report["submissions"].as_array().unwrap();
+    assert_eq!(subs.len(), 5, "every path has a report, in order");
+    assert_eq!(subs[1]["score"], 100.0, "the good one is graded in full");
+    assert!(subs[1]["unusable"].is_null());
+    for (s, why) in [
+        (&subs[0], "does not have the contract's API"),
+        (&subs[2], "does not exist"),
+        (&subs[3], "not UTF-8"),
+        (&subs[4], "reads files or the environment while compiling"),
+    ] {
+        assert_eq!(s["score"], 0.0, "{s}");
+        assert_eq!(s["passed_gate"], false, "{s}");
+        assert!(s["unusable"].as_str().unwrap().contains(why), "{s}");
+        assert_eq!(s["steps"].as_array().unwrap().len(), 8, "{s}");
+    }
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let unusable: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure") && n.attribute("type") == Some("unusable"))
+        .collect();
+    assert_eq!(unusable.len(), 4, "{xml}");
+    assert!(
+        unusable[1].text().unwrap().contains("does not exist"),
+        "{xml}"
+    );
+    // A line per submission as it is graded, and the summary last.
+    assert_eq!(stderr.matches("Graded [").count(), 5, "{stderr}");
+    assert!(stderr.contains("no_api.rs cannot be graded"), "{stderr}");
+    assert!(
+        stdout
+            .trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("fencelab grade: 1 of 5 at the gate (0); 4 could not be graded"),
+        "{stdout}"
+    );
+    // Gradescope gets the reason too, for the one submission it reports.
+    let results = dir.path().join("results.json");
+    let (exit, _, _) = grade(&[&bad[0], "--gradescope", results.to_str().unwrap()]);
+    assert_eq!(exit, 2, "nothing at all could be graded");
+    let results: Value = serde_json::from_str(&std::fs::read_to_string(&results).unwrap()).unwrap();
+    assert_eq!(results["score"], 0.0);
+    assert!(
+        results["output"]
+            .as_str()
+            .unwrap()
+            .contains("does not have the contract's API"),
+        "{results}"
+    );
+}
+
+#[test]
+fn a_database_error_shows_sqlites_message() {
+    let s = submission("init_without_if_not_exists.rs");
+    let t = s["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["test"] == "step1::init_again_on_a_fresh_database_succeeds")
+        .unwrap();
+    let message = t["message"].as_str().unwrap();
+    assert!(message.contains("expected: Ok(())"), "{message}");
+    assert!(
+        message.contains(
+            "Err(Db(\"table jobs already exists in CREATE TABLE jobs ( id TEXT PRIMARY KEY,"
+        ),
+        "{message}"
+    );
+}
+
+#[test]
+fn a_step_not_started_is_one_line_and_a_wrong_row_is_shown_field_by_field() {
+    let out = &graded().stdout;
+    let section = |name: &str| -> &str {
+        let start = out
+            .find(&format!("{name}: score"))
+            .unwrap_or_else(|| panic!("no {name} in:\n{out}"));
+        let rest = &out[start..];
+        &rest[..rest[1..].find("\n\n").map_or(rest.len(), |e| e + 1)]
+    };
+    let renew = section("renew_not_started.rs");
+    assert_eq!(
+        renew.matches("step 5 renew: not started").count(),
+        1,
+        "{renew}"
+    );
+    assert!(!renew.contains("not yet implemented"), "{renew}");
+    assert!(renew.lines().count() <= 3, "{renew}");
+    let release = section("release_resets_fence.rs");
+    assert!(release.contains("field  expected actual"), "{release}");
+    assert!(
+        release
+            .lines()
+            .any(|l| l.trim_start().starts_with("✗ fence") && l.trim_end().ends_with(" 0")),
+        "{release}"
+    );
+    // The table and the verdict come last.
+    assert!(
+        out.trim_end()
+            .lines()
+            .last()
+            .unwrap()
+            .starts_with("fencelab grade: "),
+        "{out}"
+    );
+}
+
+#[test]
+fn no_report_of_a_batch_names_a_scratch_path() {
+    let g = graded();
+    let json = serde_json::to_string(&g.json).unwrap();
+    for text in [&json, &g.junit, &g.stdout, &g.stderr] {
+        for internal in ["crates/", "/fencelab/ws"] {
+            assert!(!text.contains(internal), "{internal} in:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn a_compile_error_shows_only_what_rustc_says_of_the_submissions_file() {
+    let file = made_file("compares_with_a_str.rs");
+    let (exit, stdout, _) = grade(&[&file]);
+    assert_eq!(exit, 3);
+    assert!(
+        stdout.contains("can't compare `i64` with `&str`"),
+        "{stdout}"
+    );
+    assert!(stdout.contains(&format!("--> {file}:")), "{stdout}");
+    for foreign in ["serde_json", "/rustc/", "registry", "crates/"] {
+        assert!(!stdout.contains(foreign), "{foreign} in:\n{stdout}");
+    }
 }
 
 #[test]
@@ -821,12 +995,13 @@ fn the_graders_environment_does_not_reach_a_submission() {
 #[test]
 fn reading_the_graders_files_at_compile_time_is_refused() {
     let file = made_file("reads_grader_files.rs");
-    let (exit, _, stderr) = grade(&[&file]);
+    let (exit, stdout, _) = grade(&[&file]);
+    let stdout = flat(&stdout);
     assert_eq!(exit, 2);
     assert!(
-        stderr.contains("include_str")
-            && stderr.contains("reads files or the environment while compiling"),
-        "{stderr}"
+        stdout.contains("include_str")
+            && stdout.contains("reads files or the environment while compiling"),
+        "{stdout}"
     );
 }
 

@@ -6,14 +6,17 @@
 //! The outcomes fixture runs once (one build, one baseline) and each test looks
 //! at one mutant of it.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
 use fencelab::engine::outcome::MutantOutcome;
 use fencelab::engine::scratch::Scratch;
+use fencelab::lab::lang::Lang;
 use fencelab::lab::suite;
-use fencelab::output::printer::Printer;
+use fencelab::output::printer::{Printer, Verbosity};
+use fencelab::output::width::display_width;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -97,17 +100,18 @@ fn the_baseline_passes_and_only_the_crash_is_as_declared() {
         "{:?}",
         report.baseline.flaky
     );
-    assert_eq!(report.summary.mutants, 7);
-    let as_declared: Vec<&str> = report
+    assert_eq!(report.summary.mutants, 8);
+    let mut as_declared: Vec<&str> = report
         .mutants
         .iter()
         .filter(|m| m.as_declared)
         .map(|m| m.id.as_str())
         .collect();
+    as_declared.sort();
     assert_eq!(
         as_declared,
-        vec!["crashes"],
-        "a crash counts as a kill; nothing else here is as declared"
+        vec!["crashes", "declared-equivalent"],
+        "a crash counts as a kill, a declared equivalent survives; nothing else here is as declared"
     );
     assert_eq!(report.summary.exit_code, fencelab::exit::ExitCode::Failed);
 }
@@ -165,6 +169,23 @@ fn an_equivalent_mutant_survives() {
 }
 
 #[test]
+fn a_surviving_mutant_says_what_to_do_next() {
+    let text = details("equivalent");
+    assert!(text.contains("next:"), "{text}");
+    assert!(text.contains("equivalent = "), "{text}");
+    assert!(text.contains("add a test"), "{text}");
+}
+
+#[test]
+fn a_mutant_declared_equivalent_survives_as_declared() {
+    let m = mutant("declared-equivalent");
+    assert_eq!(m.outcome, MutantOutcome::Survived);
+    assert!(m.as_declared, "{m:#?}");
+    assert!(m.equivalent.as_deref().unwrap().contains("NaN included"));
+    assert_eq!(m.tests.len(), suite::tests().len(), "every test ran");
+}
+
+#[test]
 fn a_hang_is_a_timeout_and_the_other_tests_still_run() {
     let m = mutant("hangs");
     assert_eq!(m.outcome, MutantOutcome::Timeout);
@@ -217,7 +238,26 @@ fn a_kill_by_an_undeclared_test_is_not_as_declared_and_names_the_real_killers() 
         killers.contains(&"step4::reclaims_at_exact_expiry"),
         "{killers:?}"
     );
-    snapshot!("undeclared_killer", details("undeclared-killer"));
+    // Each kill carries its observation, as the screen shows it.
+    let kill = m
+        .killed_by
+        .iter()
+        .find(|k| k.test == "step4::reclaims_at_exact_expiry")
+        .unwrap();
+    let observation = kill.observation.as_ref().unwrap();
+    assert_eq!(
+        (observation.expected.as_str(), observation.actual.as_str()),
+        ("Ok(Some(2))", "Ok(None)")
+    );
+    let text = details("undeclared-killer");
+    for line in [
+        "observed: claim at now == until (the lease has just ended)",
+        "expected: Ok(Some(2))",
+        "actual:   Ok(None)",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+    snapshot!("undeclared_killer", text);
 }
 
 #[test]
@@ -614,4 +654,245 @@ fn github_annotations_point_at_each_mutant_not_as_declared() {
     let summary = fencelab::commands::verify::github::summary(report);
     assert!(summary.starts_with("## fencelab verify: 1 of 7 mutants killed as declared ❌"));
     assert!(summary.contains("| `hangs` | "), "{summary}");
+}
+
+/// The kill matrix read back from its text: per mutant id, the symbol of
+/// every test that has a row, by column position under the header digits.
+fn parse_matrix(text: &str) -> BTreeMap<String, BTreeMap<String, char>> {
+    let tests = suite::tests();
+    let mut by_number: BTreeMap<usize, BTreeMap<String, char>> = BTreeMap::new();
+    let mut ids: BTreeMap<usize, String> = BTreeMap::new();
+    let mut header: Vec<Vec<char>> = Vec::new();
+    let mut columns: Vec<(usize, usize)> = Vec::new();
+    let mut step = 0;
+    for line in text.lines() {
+        let chars: Vec<char> = line.chars().collect();
+        let is_header = !line.trim().is_empty()
+            && line.starts_with("     ")
+            && line.chars().all(|c| c == ' ' || c.is_ascii_digit());
+        if is_header {
+            header.push(chars);
+            continue;
+        }
+        if !header.is_empty() {
+            // The header is complete: each column is a digit of its last line.
+            let last = header.last().unwrap();
+            columns = (0..last.len())
+                .filter(|&i| last[i].is_ascii_digit())
+                .map(|i| {
+                    let number: String = header
+                        .iter()
+                        .filter_map(|h| h.get(i).copied().filter(char::is_ascii_digit))
+                        .collect();
+                    (i, number.parse().unwrap())
+                })
+                .collect();
+            header.clear();
+        }
+        if let Some(n) = line.strip_prefix("  step ").and_then(|n| n.parse().ok()) {
+            step = n;
+        } else if line.starts_with("    ") && !columns.is_empty() {
+            let first = columns[0].0;
+            let name: String = chars[4..first.min(chars.len())].iter().collect();
+            let name = name.trim();
+            let full = tests
+                .iter()
+                .filter(|t| t.step == step)
+                .map(|t| t.name.clone())
+                .find(|t| {
+                    let short = t.split_once("::").unwrap().1;
+                    short == name || name.strip_suffix('…').is_some_and(|p| short.starts_with(p))
+                })
+                .unwrap_or_else(|| panic!("no test of step {step} reads as {name:?}"));
+            for &(at, number) in &columns {
+                let symbol = chars[at];
+                by_number
+                    .entry(number)
+                    .or_default()
+                    .insert(full.clone(), symbol);
+            }
+        } else if let [number, mark, id, ..] = line.split_whitespace().collect::<Vec<_>>()[..]
+            && (mark == "✓" || mark == "✗")
+        {
+            ids.insert(number.parse().unwrap(), id.to_string());
+        }
+    }
+    by_number
+        .into_iter()
+        .map(|(n, cells)| (ids[&n].clone(), cells))
+        .collect()
+}
+
+#[test]
+fn the_kill_matrix_reads_back_as_the_json_report_at_every_width() {
+    let (report, _) = outcomes();
+    let json = serde_json::to_value(report).unwrap();
+    for width in [120, 100, 80, 60] {
+        let text = Printer::plain()
+            .with_width(width)
+            .render_kill_matrix(report);
+        for line in text.lines() {
+            assert!(
+                display_width(line) <= width,
+                "{width}: {line:?} is too wide"
+            );
+        }
+        let matrix = parse_matrix(&text);
+        for m in json["mutants"].as_array().unwrap() {
+            let id = m["id"].as_str().unwrap();
+            let names = |key: &str| -> Vec<String> {
+                m[key]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .map(|v| v.as_str().unwrap().to_string())
+                    .collect()
+            };
+            let killed: Vec<String> = m["killed_by"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|k| k["test"].as_str().unwrap().to_string())
+                .collect();
+            let (killers, survivors) = (names("killers"), names("survivors"));
+            let rows = matrix.get(id).cloned().unwrap_or_default();
+            for test in &killed {
+                assert!(rows.contains_key(test), "{width}: {id} is killed by {test}");
+            }
+            for (test, symbol) in &rows {
+                let ran = m["tests"].get(test).is_some();
+                let expected = match (ran, killed.contains(test)) {
+                    (false, _) => '-',
+                    (true, true) if survivors.contains(test) => '!',
+                    (true, true) if killers.contains(test) => 'K',
+                    (true, true) => 'k',
+                    (true, false) if killers.contains(test) => 'x',
+                    (true, false) if survivors.contains(test) => 'o',
+                    (true, false) => '.',
+                };
+                assert_eq!(*symbol, expected, "{width}: {id} × {test}");
+            }
+        }
+    }
+}
+
+#[test]
+fn no_report_of_a_run_names_a_scratch_path() {
+    let (report, _) = outcomes();
+    let mut texts = vec![serde_json::to_string_pretty(report).unwrap()];
+    for verbosity in [Verbosity::Quiet, Verbosity::Normal, Verbosity::Verbose] {
+        for lang in Lang::ALL {
+            let printer = Printer::plain().at(verbosity).in_lang(lang);
+            texts.push(printer.render_verify_report(report));
+        }
+    }
+    for m in &report.mutants {
+        texts.push(Printer::plain().render_mutant_details(m));
+    }
+    for text in texts {
+        for internal in ["crates/", "/fencelab/ws", "impl-", "judge-"] {
+            assert!(!text.contains(internal), "{internal} in:\n{text}");
+        }
+    }
+}
+
+#[test]
+fn what_verify_says_at_each_verbosity_and_in_japanese() {
+    let (report, _) = outcomes();
+    let quiet = Printer::plain()
+        .at(Verbosity::Quiet)
+        .render_verify_report(report);
+    let normal = Printer::plain().render_verify_report(report);
+    let verbose = Printer::plain()
+        .at(Verbosity::Verbose)
+        .render_verify_report(report);
+    assert!(quiet.lines().count() < normal.lines().count());
+    assert!(normal.lines().count() < verbose.lines().count());
+    assert!(verbose.contains("Tests that kill no mutant"), "{verbose}");
+    assert!(!normal.contains("Tests that kill no mutant"), "{normal}");
+    // Summary last: the verdict, then what to rerun.
+    for text in [&quiet, &normal, &verbose] {
+        let verdict = text
+            .rfind("\nfencelab verify: 6 of 8 mutants not as declared")
+            .unwrap_or_else(|| panic!("no verdict: {text}"));
+        let rerun = text
+            .rfind("\nrerun them with: fencelab verify --exact")
+            .unwrap();
+        assert!(verdict < rerun, "{text}");
+        assert!(
+            text[verdict..rerun].trim().lines().count() <= 2,
+            "the verdict comes last: {text}"
+        );
+        assert_eq!(
+            text.trim_end().lines().last(),
+            text[rerun..].trim().lines().last()
+        );
+    }
+    snapshot!("report_quiet", quiet);
+    snapshot!("report_normal", normal);
+    let ja = Printer::plain()
+        .in_lang(Lang::Ja)
+        .render_verify_report(report);
+    snapshot!("report_normal_ja", ja);
+}
+
+/// What `Progress::started` is told, and the lines it would show.
+#[derive(Default)]
+struct Started(Vec<String>);
+
+impl Progress for Started {
+    fn started(&mut self, mutants: usize, implementation: &str, dir: &str) {
+        self.0.push(format!("{mutants} {implementation} {dir}"));
+    }
+    fn built(&mut self, _: usize, _: f64) {}
+    fn trial_done(&mut self, _: usize, _: usize) {}
+    fn baseline(&mut self, _: &Baseline) {}
+    fn mutant(&mut self, _: &MutantReport) {}
+}
+
+#[test]
+fn the_built_in_reference_is_named_so_and_a_green_run_fits_a_screen() {
+    let options = Options {
+        mutants: None,
+        implementation: None,
+        root: root().to_path_buf(),
+        filters: vec![
+            "claim-expiry-inclusive".to_string(),
+            "release-resets-fence".to_string(),
+            "enqueue-insert-or-replace".to_string(),
+        ],
+        exact: true,
+        timeout: None,
+        build_timeout: None,
+        jobs: fencelab::engine::runner::default_jobs(),
+    };
+    let mutants = verify::load(&options).unwrap();
+    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let mut started = Started::default();
+    let report = verify::run(&options, &mutants, &scratch, &mut started).unwrap();
+    assert_eq!(
+        started.0,
+        vec![format!(
+            "3 {} {}",
+            verify::BUILTIN_REFERENCE,
+            verify::BUILTIN_MUTANTS
+        )]
+    );
+    assert_eq!(report.summary.not_as_declared, 0, "{:#?}", report.mutants);
+    let normal = Printer::plain().render_verify_report(&report);
+    assert!(normal.lines().count() <= 12, "{normal}");
+    assert!(!normal.contains("Kill matrix"), "{normal}");
+    assert!(normal.contains("fencelab verify --verbose"), "{normal}");
+    let verbose = Printer::plain()
+        .at(Verbosity::Verbose)
+        .render_verify_report(&report);
+    assert!(verbose.contains("Kill matrix"), "{verbose}");
+    let quiet = Printer::plain()
+        .at(Verbosity::Quiet)
+        .render_verify_report(&report);
+    assert_eq!(
+        quiet.trim().lines().count(),
+        1,
+        "the verdict alone: {quiet}"
+    );
 }

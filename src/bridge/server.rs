@@ -37,6 +37,13 @@ pub const SERVE_STDIN: &str = "serve-stdin";
 /// catches the unwind).
 static LAST_PANIC_AT: Mutex<Option<String>> = Mutex::new(None);
 
+thread_local! {
+    /// Whether this thread is answering a call: a panic on it is caught and
+    /// reported by the bridge, with its message and place, so the hook says
+    /// nothing of it (it would be said twice).
+    static ANSWERING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
 /// The server's `main`: `--identify` prints the build and what it hosts as JSON;
 /// `serve KEY` answers calls for that implementation on the listening socket at
 /// `LISTENER_FD` until its standard input closes (the judge has gone).
@@ -116,11 +123,26 @@ pub fn serve(
     compiled: &'static str,
     shown: &'static str,
 ) -> ! {
-    let default_hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
         let at = info.location().map(|l| l.to_string());
-        *LAST_PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = at;
-        default_hook(info);
+        *LAST_PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = at.clone();
+        if ANSWERING.with(std::cell::Cell::get) {
+            return;
+        }
+        // A thread of the implementation's own: say it as Rust would, with
+        // the implementation's path rather than the scratch crate's.
+        let payload = info.payload();
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "(a panic without a message)".to_string());
+        let thread = std::thread::current();
+        eprintln!(
+            "thread '{}' panicked at {}:\n{message}",
+            thread.name().unwrap_or("<unnamed>"),
+            at.unwrap_or_default().replace(compiled, shown)
+        );
     }));
     loop {
         match listener.accept() {
@@ -143,7 +165,12 @@ pub fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &st
         return;
     }
     let response = match from_line::<Request>(&line) {
-        Ok(request) => match catch_unwind(AssertUnwindSafe(|| dispatch(request))) {
+        Ok(request) => match catch_unwind(AssertUnwindSafe(|| {
+            ANSWERING.with(|a| a.set(true));
+            let returned = dispatch(request);
+            ANSWERING.with(|a| a.set(false));
+            returned
+        })) {
             Ok(returned) => Response::Returned(returned),
             Err(payload) => {
                 let message = if let Some(s) = payload.downcast_ref::<&str>() {

@@ -3,7 +3,7 @@
 //! only dispatches, prints the error of a command that failed, and turns
 //! how it ended into the process's exit code.
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 use crate::commands::cache::CacheArgs;
 use crate::commands::check::cli::CheckArgs;
@@ -13,7 +13,7 @@ use crate::commands::predict::cli::PredictArgs;
 use crate::commands::verify::cli::VerifyArgs;
 use crate::commands::worksheet::WorksheetArgs;
 use crate::commands::{cache, check, grade, new, predict, verify, worksheet};
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verbosity};
 use crate::output::style::ColorChoice;
 
 /// A hands-on lab about leases and fencing tokens, and the engine that judges it.
@@ -30,6 +30,37 @@ pub struct Cli {
     /// from one, else ~/.cache/fencelab].
     #[arg(long, global = true, value_name = "DIR")]
     pub cache: Option<std::path::PathBuf>,
+    /// Say only the verdict and what failed.
+    #[arg(long, short, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Say everything (every mutant's line, the whole kill matrix, the tests that kill nothing).
+    #[arg(long, short, global = true)]
+    pub verbose: bool,
+}
+
+impl Cli {
+    /// The command line's description, with each command's exit codes at the
+    /// end of its `--help`.
+    pub fn command_with_exit_codes() -> clap::Command {
+        let mut command = Cli::command().after_help(crate::exit::help(""));
+        let names: Vec<String> = command
+            .get_subcommands()
+            .map(|c| c.get_name().to_string())
+            .collect();
+        for name in names {
+            command = command.mut_subcommand(&name, |c| c.after_help(crate::exit::help(&name)));
+        }
+        command
+    }
+
+    /// How much to say.
+    pub fn verbosity(&self) -> Verbosity {
+        match (self.quiet, self.verbose) {
+            (true, _) => Verbosity::Quiet,
+            (_, true) => Verbosity::Verbose,
+            _ => Verbosity::Normal,
+        }
+    }
 }
 
 #[derive(Debug, Subcommand)]
@@ -52,12 +83,13 @@ pub enum Command {
 
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> std::process::ExitCode {
-    let cli = Cli::parse();
+    let matches = Cli::command_with_exit_codes().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     if let Some(dir) = &cli.cache {
         // SAFETY: before any thread is started; the engine reads it back.
         unsafe { std::env::set_var(crate::engine::scratch::CACHE_ENV, dir) };
     }
-    let mut printer = Printer::new(cli.color);
+    let mut printer = Printer::new(cli.color, cli.verbosity(), crate::commands::default_lang());
     let result = match cli.command {
         Command::Verify(args) => verify::cli::main(args, &mut printer),
         Command::New(args) => new::main(args, &mut printer),

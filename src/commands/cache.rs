@@ -10,7 +10,7 @@ use clap::{Args, Subcommand};
 use crate::engine::scratch::{Place, Scratch};
 use crate::error::Error;
 use crate::exit::ExitCode;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct CacheArgs {
@@ -82,7 +82,7 @@ fn clean(place: &Place, printer: &mut Printer) -> Result<ExitCode, Error> {
     }
     let after = size_of(place.dir());
     printer.status(
-        "Removed",
+        Verb::Removed,
         &format!(
             "{} of scratch builds from {}",
             human(before.saturating_sub(after)),

@@ -52,6 +52,17 @@ pub(crate) fn seconds(value: Option<f64>, flag: &str) -> Result<Option<Duration>
     }
 }
 
+/// Whether the project has mutants of its own: a `mutants/` directory with a
+/// mutant file in it (a learner's crate has `mutants/README.md` alone, and
+/// then the mutants built into fencelab stand in).
+pub(crate) fn has_own_mutants(root: &Path) -> bool {
+    std::fs::read_dir(root.join("mutants")).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .any(|e| e.path().extension().is_some_and(|x| x == "toml"))
+    })
+}
+
 /// `name` in the project: relative when the project is the current directory,
 /// so that messages show the short path.
 pub(crate) fn in_project(root: &Path, name: &str) -> PathBuf {

@@ -1,8 +1,12 @@
 //! The worksheet rendered as Markdown in one language (`fencelab worksheet`,
 //! and `WORKSHEET.md` in a learner's crate): the framing sections, then per
 //! step its contract, rationale, the deliberately broken fragment and the
-//! question. The fragment is the step's worksheet mutant from `mutants/`, so
-//! the worksheet and the mutation checker cannot disagree about it.
+//! question, then "In the field" and "Next". The fragment is the step's
+//! worksheet mutant from `mutants/`, so the worksheet and the mutation checker
+//! cannot disagree about it. It shows the broken code only, as it reads in the
+//! file: the correct code is what the learner works out. Instructors get the
+//! fragment as a diff against the reference too (`--answers`); learners see
+//! it once the step passes (`fencelab check --step N`).
 
 use std::fmt::Write as _;
 
@@ -17,6 +21,9 @@ struct Labels {
     fragment: &'static str,
     question: &'static str,
     steps: &'static str,
+    in_the_field: &'static str,
+    next: &'static str,
+    answer: &'static str,
     /// What follows a label: a full stop in English, a colon in Japanese.
     after: &'static str,
 }
@@ -29,6 +36,9 @@ fn labels(lang: Lang) -> Labels {
             fragment: "レビューする誤った変更の断片",
             question: "実行する前に",
             steps: "ステップ",
+            in_the_field: "現場では",
+            next: "この先",
+            answer: "参照実装との差分（講師用）",
             after: "：",
         },
         Lang::En => Labels {
@@ -37,6 +47,9 @@ fn labels(lang: Lang) -> Labels {
             fragment: "The broken fragment to review",
             question: "Before you run the tests",
             steps: "Steps",
+            in_the_field: "In the field",
+            next: "Next",
+            answer: "Against the reference (for instructors)",
             after: ".",
         },
     }
@@ -44,11 +57,13 @@ fn labels(lang: Lang) -> Labels {
 
 /// The worksheet in `lang`, with the fragments of the built-in mutants.
 pub fn render(worksheet: &Worksheet, lang: Lang) -> String {
-    render_with(worksheet, &mutant::builtin(), lang)
+    render_with(worksheet, &mutant::builtin(), lang, false)
 }
 
-/// The worksheet in `lang`, with each step's fragment taken from `mutants`.
-pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> String {
+/// The worksheet in `lang`, with each step's fragment taken from `mutants`
+/// (and, with `answers`, each fragment's diff against the reference).
+pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang, answers: bool) -> String {
+    let reference = crate::lab::reference::REFERENCE;
     let l = labels(lang);
     let lab = &worksheet.lab;
     let mut out = String::new();
@@ -77,15 +92,18 @@ pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> Str
             .iter()
             .find(|m| m.step == step.number && m.worksheet)
         {
-            let _ = writeln!(out, "**{}** (`{}`: {})\n", l.fragment, m.id, m.title);
-            let _ = writeln!(out, "```diff");
-            for line in m.find.trim_matches('\n').lines() {
-                let _ = writeln!(out, "- {}", line.trim_start());
+            let _ = writeln!(
+                out,
+                "**{}** (`{}`: {})\n",
+                l.fragment,
+                m.id,
+                m.titles.get(lang)
+            );
+            let _ = writeln!(out, "```rust\n{}\n```\n", m.broken_code(reference));
+            if answers && let Ok(broken) = m.apply(reference) {
+                let diff = crate::output::diff::patch(reference, &broken, "reference", &m.id);
+                let _ = writeln!(out, "**{}**\n\n```diff\n{}```\n", l.answer, diff);
             }
-            for line in m.replace.trim_matches('\n').lines() {
-                let _ = writeln!(out, "+ {}", line.trim_start());
-            }
-            let _ = writeln!(out, "```\n");
         }
         let _ = writeln!(
             out,
@@ -95,8 +113,8 @@ pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang) -> Str
             step.question.get(lang)
         );
     }
-    for section in [&lab.in_the_field, &lab.next] {
-        let _ = writeln!(out, "{}\n", section.get(lang));
+    for (heading, section) in [(l.in_the_field, &lab.in_the_field), (l.next, &lab.next)] {
+        let _ = writeln!(out, "## {heading}\n\n{}\n", section.get(lang));
     }
     out.trim_end().to_string() + "\n"
 }
@@ -107,6 +125,9 @@ pub struct WorksheetArgs {
     /// ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
+    /// Also show each fragment as a diff against the reference (for instructors).
+    #[arg(long)]
+    pub answers: bool,
 }
 
 /// Prints the worksheet as Markdown.
@@ -114,9 +135,11 @@ pub fn main(args: WorksheetArgs) -> ExitCode {
     let worksheet = Worksheet::builtin();
     print!(
         "{}",
-        render(
+        render_with(
             &worksheet,
-            args.lang.unwrap_or_else(crate::commands::default_lang)
+            &mutant::builtin(),
+            args.lang.unwrap_or_else(crate::commands::default_lang),
+            args.answers
         )
     );
     ExitCode::Success
@@ -161,8 +184,18 @@ mod tests {
         for lang in Lang::ALL {
             let md = render(&worksheet, lang);
             assert_eq!(md.matches("\n### ").count(), 8, "{lang:?}");
-            assert_eq!(md.matches("```diff").count(), 8, "{lang:?}");
-            assert!(md.contains("+ if done || until >= now {"), "{lang:?}");
+            assert_eq!(md.matches("```rust").count(), 8, "{lang:?}");
+            assert_eq!(md.matches("```diff").count(), 0, "no answers: {lang:?}");
+            assert!(md.contains("\nif done || until >= now {\n"), "{lang:?}");
+            assert!(!md.contains("if done || until > now {"), "{lang:?}");
+            assert!(md.contains(&format!("\n## {}\n", labels(lang).in_the_field)));
+            assert!(md.contains(&format!("\n## {}\n", labels(lang).next)));
+            let answers = render_with(&worksheet, &mutant::builtin(), lang, true);
+            assert_eq!(answers.matches("```diff").count(), 8, "{lang:?}");
+            assert!(
+                answers.contains("-    if done || until > now {"),
+                "{lang:?}"
+            );
         }
         assert!(render(&worksheet, Lang::Ja).contains("判断の根拠"));
         assert!(render(&worksheet, Lang::En).contains("The broken fragment to review"));

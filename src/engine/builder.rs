@@ -158,10 +158,12 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
             .collect();
         if !failed.is_empty() {
             for &i in &failed {
-                unviable.insert(
-                    crates[i].name.clone(),
-                    built.errors[&crates[i].name].join("\n"),
-                );
+                let dir = format!("crates/{}/", crates[i].name);
+                let errors: Vec<String> = built.errors[&crates[i].name]
+                    .iter()
+                    .map(|e| cargo::about_crate(e, &dir))
+                    .collect();
+                unviable.insert(crates[i].name.clone(), errors.join("\n"));
             }
             viable.retain(|i| !failed.contains(i));
             continue;

@@ -163,9 +163,66 @@ fn package_name(id: &str) -> String {
     }
 }
 
+/// What a rendered diagnostic says about the crate in `dir` (`crates/NAME`):
+/// the diagnostic up to the first of rustc's notes that points into other
+/// code (the standard library, or the grader's own dependencies, which a
+/// learner's crate never sees), with a line saying that the rest is left out.
+pub fn about_crate(rendered: &str, dir: &str) -> String {
+    let lines: Vec<&str> = rendered.lines().collect();
+    let foreign = |line: &str| {
+        let trimmed = line.trim_start();
+        let path = trimmed
+            .strip_prefix("--> ")
+            .or_else(|| trimmed.strip_prefix("::: "));
+        path.is_some_and(|p| !p.starts_with(dir))
+    };
+    let Some(first) = lines.iter().position(|l| foreign(l)) else {
+        return rendered.to_string();
+    };
+    // Cut at the note or help that introduces the foreign code, if it has
+    // a heading of its own; never above the first location (the error's own).
+    let own_location = lines.iter().position(|l| {
+        let t = l.trim_start();
+        t.starts_with("--> ") || t.starts_with("::: ")
+    });
+    let floor = own_location.map_or(1, |o| o + 1);
+    let cut = lines[floor.min(first)..first]
+        .iter()
+        .rposition(|l| l.starts_with("help:") || l.starts_with("note:"))
+        .map_or(first, |i| floor.min(first) + i);
+    let mut kept: Vec<&str> = lines[..cut].to_vec();
+    while kept
+        .last()
+        .is_some_and(|l| l.trim() == "|" || l.trim().is_empty())
+    {
+        kept.pop();
+    }
+    format!(
+        "{}\n    = note: what rustc says about code outside this file is left out",
+        kept.join("\n")
+    )
+}
+
 #[cfg(test)]
 mod tests {
-    use super::package_name;
+    use super::{about_crate, package_name};
+
+    #[test]
+    fn notes_about_other_code_are_left_out_of_a_diagnostic() {
+        let rendered = "error[E0277]: can't compare `i64` with `&str`\n   --> crates/impl-1/src/lib.rs:173:37\n    |\n173 |     if fence == \"1\" {\n    |              ^^ no implementation for `i64 == &str`\n    |\n    = help: the trait `PartialEq<&str>` is not implemented for `i64`\nhelp: the following other types implement trait `PartialEq<Rhs>`\n   --> /rustc/abc/library/core/src/cmp.rs:1876:12\n    |\n    = note: `i64` implements `PartialEq`\n   ::: /home/u/.cargo/registry/src/serde_json-1.0.154/src/value/partial_eq.rs:76:13\n    |\n 76 | impl PartialEq<Value> for $ty {\n    = note: `i64` implements `PartialEq<serde_json::value::Value>`\n";
+        let text = about_crate(rendered, "crates/impl-1/");
+        assert!(
+            text.contains("no implementation for `i64 == &str`"),
+            "{text}"
+        );
+        assert!(text.contains("is not implemented for `i64`"), "{text}");
+        assert!(!text.contains("serde_json"), "{text}");
+        assert!(!text.contains("/rustc/"), "{text}");
+        assert!(!text.contains("the following other types"), "{text}");
+        assert!(text.ends_with("is left out"), "{text}");
+        let own = "error: x\n --> crates/impl-1/src/lib.rs:1:1\n  |\n";
+        assert_eq!(about_crate(own, "crates/impl-1/"), own);
+    }
 
     #[test]
     fn package_names_come_from_either_form_of_id() {

@@ -55,6 +55,8 @@ pub struct Request {
 /// What the engine says while it works.
 #[derive(Debug)]
 pub enum Event<'a> {
+    /// The build starts (`implementations` counts every one asked for).
+    Building { implementations: usize },
     /// Everything is built (`implementations` counts the viable and the unviable).
     Built { implementations: usize, secs: f64 },
     /// Another trial has ended.
@@ -88,6 +90,9 @@ pub fn run(
 ) -> Result<Run, Error> {
     let policy = &request.policy;
     let start = Instant::now();
+    on(Event::Building {
+        implementations: request.implementations.len(),
+    });
     let builds = match build(scratch, request)? {
         Ok(builds) => builds,
         Err(errors) => {

@@ -36,11 +36,14 @@ pub struct Mutant {
     /// Text that occurs exactly once in the implementation, and what replaces it.
     pub find: String,
     pub replace: String,
-    /// Tests that must fail under the mutant.
+    /// Tests that must fail under the mutant (none for an equivalent one).
     pub killers: Vec<String>,
     /// Tests that must still pass under it (the case it leaves intact).
     pub survivors: Vec<String>,
     pub explanation: Text,
+    /// Why no test can tell it from the implementation, when the file says it
+    /// is equivalent: it is then expected to survive.
+    pub equivalent: Option<String>,
     /// The TOML file it was read from.
     pub path: PathBuf,
 }
@@ -57,10 +60,13 @@ struct MutantFile {
     file: Option<Spanned<String>>,
     find: Spanned<String>,
     replace: String,
-    killers: Spanned<Vec<Spanned<String>>>,
+    #[serde(default)]
+    killers: Option<Spanned<Vec<Spanned<String>>>>,
     #[serde(default)]
     survivors: Vec<Spanned<String>>,
     explanation: Spanned<Text>,
+    #[serde(default)]
+    equivalent: Option<Spanned<String>>,
 }
 
 /// A title as written: one line, or a line in each language (`[title]` with
@@ -144,6 +150,46 @@ pub fn apply(source: &str, find: &str, replace: &str) -> Result<String, Stale> {
         occurrences,
         nearest,
     })
+}
+
+impl Mutant {
+    /// The broken code as a reader sees it in the file: the whole lines the
+    /// replacement touches in `source` (the implementation), with their
+    /// indentation, less the indentation they share. Only the broken code,
+    /// not the correct one it replaces: that is the learner's to find.
+    pub fn broken_code(&self, source: &str) -> String {
+        let text = match source.match_indices(&self.find).collect::<Vec<_>>()[..] {
+            [(offset, _)] => {
+                let start = source[..offset].rfind('\n').map_or(0, |n| n + 1);
+                let after = offset + self.find.len();
+                let end = source[after..]
+                    .find('\n')
+                    .map_or(source.len(), |n| after + n);
+                format!(
+                    "{}{}{}",
+                    &source[start..offset],
+                    self.replace,
+                    &source[after..end]
+                )
+            }
+            _ => self.replace.clone(),
+        };
+        dedent(text.trim_matches('\n'))
+    }
+}
+
+/// `text` less the leading whitespace all its non-blank lines share.
+fn dedent(text: &str) -> String {
+    let common = text
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start().len())
+        .min()
+        .unwrap_or(0);
+    text.lines()
+        .map(|l| l.get(common..).unwrap_or("").trim_end())
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// The three lines of `source` most like the first non-blank line of `find`.
@@ -306,11 +352,41 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
             })
             .collect()
     };
-    let killers = check_names(file.killers.get_ref())?;
-    if killers.is_empty() {
+    let killers = match &file.killers {
+        Some(killers) => check_names(killers.get_ref())?,
+        None => Vec::new(),
+    };
+    let equivalent = match &file.equivalent {
+        Some(why) if why.get_ref().trim().is_empty() => {
+            return Err(problem(
+                why.span(),
+                "`equivalent` is empty: say why no test can tell this mutant from the implementation"
+                    .to_string(),
+            ));
+        }
+        Some(why) if !killers.is_empty() => {
+            return Err(problem(
+                why.span(),
+                "an equivalent mutant survives every test, so it has no killers: remove `killers`, or `equivalent` if a test does kill it"
+                    .to_string(),
+            ));
+        }
+        Some(why) if file.worksheet => {
+            return Err(problem(
+                why.span(),
+                "the worksheet's fragment must be one a test catches, not an equivalent mutant"
+                    .to_string(),
+            ));
+        }
+        Some(why) => Some(why.get_ref().trim().to_string()),
+        None => None,
+    };
+    if killers.is_empty() && equivalent.is_none() {
+        let span = file.killers.as_ref().map_or(file.find.span(), |k| k.span());
         return Err(problem(
-            file.killers.span(),
-            "`killers` is empty: name at least one test that must fail under this mutant"
+            span,
+            "`killers` is empty: name at least one test that must fail under this mutant \
+             (or, if no test can tell it from the implementation, say why with equivalent = \"...\")"
                 .to_string(),
         ));
     }
@@ -347,6 +423,7 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
         killers,
         survivors,
         explanation,
+        equivalent,
         path: path.to_path_buf(),
     })
 }
@@ -496,6 +573,31 @@ en = "boundary"
     }
 
     #[test]
+    fn an_equivalent_mutant_says_why_and_has_no_killers() {
+        let equivalent = GOOD.replace(
+            "killers = [\"step4::reclaims_at_exact_expiry\"]",
+            "equivalent = \"1 + fence is fence + 1\"",
+        );
+        let m = parse_str(&equivalent).unwrap();
+        assert_eq!(m.equivalent.as_deref(), Some("1 + fence is fence + 1"));
+        assert!(m.killers.is_empty());
+        let with_killers = GOOD.replace("step = 4", "step = 4\nequivalent = \"x\"");
+        assert!(
+            parse_str(&with_killers)
+                .unwrap_err()
+                .message
+                .contains("has no killers"),
+        );
+        let neither = GOOD.replace("killers = [\"step4::reclaims_at_exact_expiry\"]\n", "");
+        assert!(
+            parse_str(&neither)
+                .unwrap_err()
+                .message
+                .contains("equivalent = "),
+        );
+    }
+
+    #[test]
     fn apply_replaces_exactly_once_or_reports_stale() {
         let m = parse_str(GOOD).unwrap();
         assert_eq!(
@@ -513,6 +615,36 @@ en = "boundary"
             twice.nearest,
             vec![(1, "until > now".into()), (3, "until > now".into())]
         );
+    }
+
+    #[test]
+    fn broken_code_is_whole_lines_with_their_indentation_and_no_correct_line() {
+        let source = "fn f() {\n    let a = 1;\n    if until > now {\n        go();\n    }\n}\n";
+        let m = Mutant {
+            find: "until > now {\n        go();".into(),
+            replace: "until >= now {\n        go();\n        again();".into(),
+            ..parse_str(GOOD).unwrap()
+        };
+        assert_eq!(
+            m.broken_code(source),
+            "if until >= now {\n    go();\n    again();"
+        );
+        let reference = crate::lab::reference::REFERENCE;
+        for m in builtin() {
+            let broken = m.broken_code(reference);
+            assert!(
+                !broken.is_empty() || m.replace.trim().is_empty(),
+                "{}",
+                m.id
+            );
+            if m.worksheet && !m.replace.contains(m.find.trim()) {
+                assert!(
+                    !broken.contains(m.find.trim()),
+                    "{}: the correct code is not shown",
+                    m.id
+                );
+            }
+        }
     }
 
     #[test]

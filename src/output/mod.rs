@@ -1,7 +1,12 @@
-//! What fencelab prints for people: styles, diffs, the printer.
+//! What fencelab prints for people: styles, widths, diffs, observations, the
+//! printer and its progress lines.
 
+pub(crate) mod debug_value;
 pub(crate) mod diff;
 pub mod github;
+pub mod observation;
 pub mod paths;
 pub mod printer;
 pub mod style;
+pub(crate) mod ticker;
+pub mod width;

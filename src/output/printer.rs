@@ -1,41 +1,161 @@
 //! Everything fencelab prints for people: progress on stderr (on a terminal
-//! only), results on stdout. One place, so that every front end reads alike.
+//! only), status lines on stderr, results on stdout. One place, so that every
+//! front end reads alike: the same verbs (in the reader's language), the same
+//! quiet and verbose levels, the same progress for long builds.
+//!
+//! Progress is drawn only on a terminal; a CI log gets a start and an end line
+//! for anything slow, and nothing that redraws itself.
 
 use std::io::{IsTerminal, Write as _};
 
+use crate::lab::lang::Lang;
 use crate::output::style::{ColorChoice, Style};
+use crate::output::ticker::Ticker;
+use crate::output::width::{DEFAULT_WIDTH, pad_left, terminal_width};
+
+/// How much a command says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    /// The verdict and what failed (`--quiet`).
+    Quiet,
+    #[default]
+    Normal,
+    /// Everything, e.g. every mutant's line and the whole kill matrix (`--verbose`).
+    Verbose,
+}
+
+/// The verb of a status line, in each language.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Verb {
+    Checking,
+    Created,
+    Building,
+    Built,
+    Verifying,
+    Baseline,
+    Grading,
+    Graded,
+    Wrote,
+    Judging,
+    Removed,
+}
+
+impl Verb {
+    pub fn label(self, lang: Lang) -> &'static str {
+        match (self, lang) {
+            (Verb::Checking, Lang::En) => "Checking",
+            (Verb::Created, Lang::En) => "Created",
+            (Verb::Building, Lang::En) => "Building",
+            (Verb::Built, Lang::En) => "Built",
+            (Verb::Verifying, Lang::En) => "Verifying",
+            (Verb::Baseline, Lang::En) => "Baseline",
+            (Verb::Grading, Lang::En) => "Grading",
+            (Verb::Graded, Lang::En) => "Graded",
+            (Verb::Wrote, Lang::En) => "Wrote",
+            (Verb::Judging, Lang::En) => "Judging",
+            (Verb::Removed, Lang::En) => "Removed",
+            (Verb::Checking, Lang::Ja) => "確認中",
+            (Verb::Created, Lang::Ja) => "作成",
+            (Verb::Building, Lang::Ja) => "ビルド中",
+            (Verb::Built, Lang::Ja) => "ビルド完了",
+            (Verb::Verifying, Lang::Ja) => "検証中",
+            (Verb::Baseline, Lang::Ja) => "基準",
+            (Verb::Grading, Lang::Ja) => "採点中",
+            (Verb::Graded, Lang::Ja) => "採点",
+            (Verb::Wrote, Lang::Ja) => "書き込み",
+            (Verb::Judging, Lang::Ja) => "判定中",
+            (Verb::Removed, Lang::Ja) => "削除",
+        }
+    }
+}
+
+/// The column status verbs are right-aligned to, as cargo does.
+const VERB_WIDTH: usize = 12;
 
 /// Writes a front end's output.
 pub struct Printer {
     pub out: Style,
     pub err: Style,
+    pub verbosity: Verbosity,
+    /// The language of what the printer says itself (verbs, headings).
+    pub lang: Lang,
+    /// The width to lay results out for (the terminal's, or 100).
+    pub width: usize,
     /// Whether to draw a progress line on stderr.
     progress: bool,
     /// Whether a progress line is on screen now.
     drawn: bool,
+    /// The build under way, if one is.
+    ticker: Option<Ticker>,
+    /// How many items of a run (mutants, submissions) have finished, and how
+    /// many there are, for progress lines.
+    pub(crate) done: usize,
+    pub(crate) total: usize,
 }
 
 impl Printer {
-    pub fn new(color: ColorChoice) -> Printer {
+    pub fn new(color: ColorChoice, verbosity: Verbosity, lang: Lang) -> Printer {
         Printer {
             out: Style::stdout(color),
             err: Style::stderr(color),
-            progress: std::io::stderr().is_terminal(),
+            verbosity,
+            lang,
+            width: terminal_width(),
+            progress: std::io::stderr().is_terminal() && verbosity > Verbosity::Quiet,
             drawn: false,
+            ticker: None,
+            done: 0,
+            total: 0,
         }
     }
 
-    /// A printer that writes no progress and no colour (for tests and pipes).
+    /// A printer that writes no progress and no colour, in English, 100
+    /// columns wide (for tests and pipes).
     pub fn plain() -> Printer {
         Printer {
             out: Style::plain(),
             err: Style::plain(),
+            verbosity: Verbosity::Normal,
+            lang: Lang::En,
+            width: DEFAULT_WIDTH,
             progress: false,
             drawn: false,
+            ticker: None,
+            done: 0,
+            total: 0,
         }
     }
 
+    /// The same printer in `lang`.
+    pub fn in_lang(mut self, lang: Lang) -> Printer {
+        self.lang = lang;
+        self
+    }
+
+    /// The same printer at `verbosity`.
+    pub fn at(mut self, verbosity: Verbosity) -> Printer {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// The same printer laying out for `width` columns.
+    pub fn with_width(mut self, width: usize) -> Printer {
+        self.width = width;
+        self
+    }
+
+    pub fn quiet(&self) -> bool {
+        self.verbosity == Verbosity::Quiet
+    }
+
+    pub fn verbose(&self) -> bool {
+        self.verbosity == Verbosity::Verbose
+    }
+
     pub(crate) fn clear_progress(&mut self) {
+        if let Some(ticker) = &self.ticker {
+            ticker.clear();
+        }
         if self.drawn {
             eprint!("\r\x1b[2K");
             self.drawn = false;
@@ -48,33 +168,132 @@ impl Printer {
         println!("{text}");
     }
 
-    /// A status line on stderr ("Building ...").
-    pub fn status(&mut self, verb: &str, text: &str) {
+    /// A status line on stderr (`Checking src/lib.rs`), unless quiet.
+    pub fn status(&mut self, verb: Verb, text: &str) {
+        if self.quiet() {
+            return;
+        }
         self.clear_progress();
-        eprintln!("{:>12} {text}", self.err.green(&self.err.bold(verb)));
+        eprintln!("{}", status_line(&self.err, verb.label(self.lang), text));
     }
 
     /// A transient progress line on stderr, on a terminal only.
     pub fn progress(&mut self, text: &str) {
-        if self.progress {
-            eprint!("\r\x1b[2K{}", self.err.dim(text));
+        if self.progress && self.ticker.is_none() {
+            let text = crate::output::width::truncate(text, self.width.saturating_sub(1));
+            eprint!("\r\x1b[2K{}", self.err.dim(&text));
             let _ = std::io::stderr().flush();
             self.drawn = true;
+        }
+    }
+
+    /// Tests under way: `done` of `total` trials have ended.
+    pub fn trials(&mut self, done: usize, total: usize) {
+        if done.is_multiple_of(8) || done == total {
+            let text = match self.lang {
+                Lang::En => format!("  running tests: {done}/{total}"),
+                Lang::Ja => format!("  テストを実行中: {done}/{total}"),
+            };
+            self.progress(&text);
+        }
+    }
+
+    /// A build starts. Once it has taken more than a moment, it is said what
+    /// it builds: on a terminal a line that counts the seconds, in a log one
+    /// line; when it ends, a line says how long it took.
+    pub fn build_started(&mut self, implementations: usize) {
+        self.clear_progress();
+        if self.quiet() {
+            return;
+        }
+        let what = self.build_what(implementations);
+        self.ticker = Some(Ticker::start(
+            status_line(&self.err, Verb::Building.label(self.lang), &what),
+            self.progress,
+            self.err,
+            self.lang,
+            self.width,
+        ));
+    }
+
+    /// More about the build under way (e.g. what cargo compiles now), shown on
+    /// its progress line.
+    pub fn build_detail(&mut self, detail: &str) {
+        if let Some(ticker) = &self.ticker {
+            ticker.detail(detail);
+        }
+    }
+
+    /// The build has ended after `secs`; said when the build was slow enough
+    /// to be announced, or when verbose.
+    pub fn build_finished(&mut self, implementations: usize, secs: f64) {
+        let shown = self.ticker.take().is_some_and(Ticker::stop);
+        if shown || self.verbose() {
+            let what = self.build_what(implementations);
+            let text = match self.lang {
+                Lang::En => format!("{what} in {secs:.1}s"),
+                Lang::Ja => format!("{what}（{secs:.1} 秒）"),
+            };
+            self.status(Verb::Built, &text);
+        }
+    }
+
+    fn build_what(&self, implementations: usize) -> String {
+        match (self.lang, implementations) {
+            (Lang::En, 1) => "the suite and 1 implementation".to_string(),
+            (Lang::En, n) => format!("the suite and {n} implementations"),
+            (Lang::Ja, n) => format!("テストスイートと {n} 個の実装"),
+        }
+    }
+
+    /// What the engine says while it works, as progress.
+    pub fn engine_event(&mut self, event: &crate::engine::Event<'_>) {
+        use crate::engine::Event;
+        match event {
+            Event::Building { implementations } => self.build_started(*implementations),
+            Event::Built {
+                implementations,
+                secs,
+            } => self.build_finished(*implementations, *secs),
+            Event::Trial { done, total } => self.trials(*done, *total),
+            Event::Finished { .. } => {}
         }
     }
 
     /// A warning on stderr.
     pub fn warning(&mut self, text: &str) {
         self.clear_progress();
-        eprintln!("{} {text}", self.err.yellow(&self.err.bold("warning:")));
+        let label = match self.lang {
+            Lang::En => "warning:",
+            Lang::Ja => "警告:",
+        };
+        eprintln!("{} {text}", self.err.yellow(&self.err.bold(label)));
     }
 
     /// An error, with its next step, on stderr.
     pub fn error(&mut self, err: &crate::error::Error) {
         self.clear_progress();
+        if let Some(ticker) = self.ticker.take() {
+            ticker.stop();
+        }
         let text = err.to_string();
         eprintln!("{} {text}", self.err.red(&self.err.bold("error:")));
     }
+}
+
+impl Drop for Printer {
+    fn drop(&mut self) {
+        if let Some(ticker) = self.ticker.take() {
+            ticker.stop();
+        }
+        self.clear_progress();
+    }
+}
+
+/// `verb` right-aligned in its column, then `text`, as cargo's status lines.
+pub(crate) fn status_line(style: &Style, verb: &str, text: &str) -> String {
+    let verb = pad_left(verb, VERB_WIDTH);
+    format!("{} {text}", style.green(&style.bold(&verb)))
 }
 
 /// `text` with every line indented by `n` spaces.

@@ -286,32 +286,78 @@ pub const INVALID_TTL: &str = "Err(InvalidTtl(_))";
 /// How `kind` renders `Err(LeaseError::InvalidNow(_))`.
 pub const INVALID_NOW: &str = "Err(InvalidNow(_))";
 
-/// A call's answer as text: the value of an `Ok`, and of an error only its
+/// A call's answer as text: the value of an `Ok`, and of an error its
 /// variant, since the contract says nothing of error payloads or messages.
-#[derive(Clone, PartialEq)]
-pub struct Answer(pub String);
+/// Answers compare by that text alone; a database error also carries
+/// SQLite's message (`table jobs already exists`), which a failing test
+/// shows but no comparison looks at.
+#[derive(Clone)]
+pub struct Answer {
+    pub text: String,
+    /// What the error said, shown only.
+    pub detail: Option<String>,
+}
+
+/// How `kind` renders `Err(LeaseError::Db(_))`.
+pub const DB_ERROR: &str = "Err(Db(_))";
+
+impl Answer {
+    /// An answer as `Debug` prints it (a child process's, say): a database
+    /// error's message is taken apart again.
+    pub fn parse(text: &str) -> Answer {
+        match text
+            .strip_prefix("Err(Db(")
+            .and_then(|rest| rest.strip_suffix("))"))
+            .filter(|inner| *inner != "_")
+        {
+            Some(inner) => Answer {
+                text: DB_ERROR.to_string(),
+                detail: Some(inner.trim_matches('"').to_string()),
+            },
+            None => Answer::from(text),
+        }
+    }
+}
+
+impl PartialEq for Answer {
+    fn eq(&self, other: &Answer) -> bool {
+        self.text == other.text
+    }
+}
 
 impl Debug for Answer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
+        match &self.detail {
+            Some(detail) => write!(f, "Err(Db({detail:?}))"),
+            None => f.write_str(&self.text),
+        }
     }
 }
 
 impl From<&str> for Answer {
     fn from(text: &str) -> Answer {
-        Answer(text.to_string())
+        Answer {
+            text: text.to_string(),
+            detail: None,
+        }
+    }
+}
+
+impl From<String> for Answer {
+    fn from(text: String) -> Answer {
+        Answer { text, detail: None }
     }
 }
 
 impl PartialEq<str> for Answer {
     fn eq(&self, other: &str) -> bool {
-        self.0 == other
+        self.text == other
     }
 }
 
 impl PartialEq<&str> for Answer {
     fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
+        self.text == *other
     }
 }
 
@@ -321,13 +367,22 @@ pub fn kind<T: Debug>(result: &Result<T, lease::LeaseError>) -> Answer {
         Ok(value) => ok(value),
         Err(lease::LeaseError::InvalidTtl(_)) => Answer::from(INVALID_TTL),
         Err(lease::LeaseError::InvalidNow(_)) => Answer::from(INVALID_NOW),
-        Err(lease::LeaseError::Db(_)) => Answer::from("Err(Db(_))"),
+        // On one line: SQLite quotes the statement, newlines and all.
+        Err(lease::LeaseError::Db(err)) => Answer {
+            text: DB_ERROR.to_string(),
+            detail: Some(
+                err.to_string()
+                    .split_whitespace()
+                    .collect::<Vec<_>>()
+                    .join(" "),
+            ),
+        },
     }
 }
 
 /// The expected answer `Ok(value)`, rendered as `kind` renders answers.
 pub fn ok<T: Debug>(value: T) -> Answer {
-    Answer(format!("Ok({value:?})"))
+    Answer::from(format!("Ok({value:?})"))
 }
 
 /// The environment variable that turns the suite's child-process helper test into
@@ -396,8 +451,8 @@ pub fn claim_in_processes(
                 .lines()
                 .find_map(|l| l.split_once(CHILD_RESULT_PREFIX).map(|(_, a)| a));
             match answer {
-                Some(answer) => Answer::from(answer.trim()),
-                None => Answer(format!(
+                Some(answer) => Answer::parse(answer.trim()),
+                None => Answer::from(format!(
                     "no answer ({}): {}",
                     out.status,
                     String::from_utf8_lossy(&out.stderr).trim()

@@ -10,7 +10,8 @@ use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
 use crate::lab::worksheet::Worksheet;
-use crate::output::printer::Printer;
+use crate::output::paths::normalize;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct CheckArgs {
@@ -81,16 +82,19 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
             .unwrap_or_else(crate::engine::runner::default_jobs)
             .max(1),
     };
+    printer.lang = lang;
     let scratch = Scratch::locate(&dir.join("target"))?;
-    printer.status(
-        "Checking",
-        &crate::commands::check::learner_file(&dir)
-            .display()
-            .to_string(),
-    );
-    let checked = crate::commands::check::run(&options, &scratch, |done, total| {
-        printer.progress(&format!("  running tests: {done}/{total}"));
-    })?;
+    // The crate's own path when inside it, as the learner knows the file.
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let file = crate::commands::check::learner_file(&dir);
+    let shown = if normalize(&cwd).starts_with(normalize(&dir)) {
+        "src/lib.rs".to_string()
+    } else {
+        file.display().to_string()
+    };
+    printer.status(Verb::Checking, &shown);
+    let checked =
+        crate::commands::check::run(&options, &scratch, &mut |event| printer.engine_event(event))?;
     let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
     printer.line(text.trim_end());
     if crate::output::github::enabled(args.github) {

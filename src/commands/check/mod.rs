@@ -52,6 +52,9 @@ impl Checked {
     }
 }
 
+/// What to do when `check` is not run in a lab crate.
+const NOT_A_LAB: &str = "run `fencelab check` inside the crate `fencelab new` made, or give its directory: `fencelab check DIR` (a new one: `fencelab new my-lab`)";
+
 /// The learner's file in `dir`.
 pub fn learner_file(dir: &Path) -> PathBuf {
     dir.join("src").join("lib.rs")
@@ -77,14 +80,22 @@ pub fn crate_lang(dir: &Path) -> Option<Lang> {
 pub fn run(
     options: &Options,
     scratch: &Scratch,
-    mut progress: impl FnMut(usize, usize),
+    progress: &mut dyn FnMut(&Event<'_>),
 ) -> Result<Checked, Error> {
     let file = learner_file(&options.dir);
-    let source = std::fs::read_to_string(&file).map_err(|e| {
-        Error::io("read", &file, e).with_next(
-            "run `fencelab check` inside the crate `fencelab new` made, or give its directory: `fencelab check DIR`",
-        )
-    })?;
+    let source = std::fs::read_to_string(&file)
+        .map_err(|e| Error::io("read", &file, e).with_next(NOT_A_LAB))?;
+    // The same check as `grade`'s, before anything is built: a crate that is
+    // not a lab gets one sentence, not pages of compiler errors.
+    let missing = crate::lab::api::missing_api(&source);
+    if !missing.is_empty() {
+        return Err(Error::input(format!(
+            "{} does not have the contract's API, so this is not a lab crate: missing {}",
+            file.display(),
+            missing.join(", ")
+        ))
+        .with_next(NOT_A_LAB));
+    }
     if let Some(step) = options.step
         && !(1..=8).contains(&step)
     {
@@ -108,11 +119,7 @@ pub fn run(
         }],
         jobs: options.jobs,
     };
-    let run = engine::run(scratch, &request, &mut |event| {
-        if let Event::Trial { done, total } = event {
-            progress(done, total);
-        }
-    })?;
+    let run = engine::run(scratch, &request, &mut |event| progress(&event))?;
     match &run.results[0] {
         ScenarioResult::Unviable { errors } => Ok(Checked::DoesNotCompile {
             errors: errors.clone(),

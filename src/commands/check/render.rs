@@ -1,61 +1,62 @@
 //! What `check` prints: progress per step, then what the first failing step
-//! needs, in the learner's language.
+//! needs, in the learner's language, wrapped to the terminal. A step run on
+//! its own (`--step N`) that passes says what was not checked, and shows the
+//! worksheet's broken fragment against the reference: the answer, now that
+//! it is earned.
 
 use std::fmt::Write as _;
 
+use crate::commands::check::Checked;
+use crate::lab::worksheet::{Lang, Worksheet};
+use crate::output::observation;
 use crate::output::printer::{Printer, indent};
+use crate::output::width::{pad_right, wrap};
 
 /// The words `check` prints around the worksheet's own text, per language.
 struct CheckWords {
+    step: &'static str,
     not_started: &'static str,
     passing: &'static str,
     compile: &'static str,
     contract: &'static str,
     rationale: &'static str,
     failing: &'static str,
-    observed: &'static str,
-    expected: &'static str,
-    actual: &'static str,
     rerun: &'static str,
     or_tests: &'static str,
     done: &'static str,
     start_here: &'static str,
-    printed: &'static str,
+    fragment: &'static str,
 }
 
-fn check_words(lang: crate::lab::worksheet::Lang) -> CheckWords {
+fn check_words(lang: Lang) -> CheckWords {
     match lang {
-        crate::lab::worksheet::Lang::Ja => CheckWords {
+        Lang::Ja => CheckWords {
+            step: "ステップ",
             not_started: "未着手",
             passing: "合格",
             compile: "src/lib.rs がコンパイルできません。コンパイラのメッセージ:",
             contract: "契約",
             rationale: "判断の根拠",
             failing: "失敗しているテスト",
-            observed: "観測",
-            expected: "期待",
-            actual: "実際",
             rerun: "このステップだけをもう一度",
             or_tests: "テストだけなら",
-            done: "すべてのステップが合格しました。",
+            done: "すべてのステップが合格しました。各ステップの誤った断片と参照実装の差分は `fencelab check --step N` で見られます。",
             start_here: "は未着手です。`todo!()` を契約どおりの実装に置き換えてください。",
-            printed: "出力",
+            fragment: "ワークシートの誤った断片と、参照実装との差分:",
         },
-        crate::lab::worksheet::Lang::En => CheckWords {
+        Lang::En => CheckWords {
+            step: "step",
             not_started: "not started",
             passing: "passing",
             compile: "src/lib.rs does not compile. The compiler says:",
             contract: "Contract",
             rationale: "Why",
             failing: "Failing tests",
-            observed: "observed",
-            expected: "expected",
-            actual: "actual",
             rerun: "Rerun just this step",
             or_tests: "or only its tests",
-            done: "Every step passes.",
+            done: "Every step passes. `fencelab check --step N` shows a step's broken fragment against the reference.",
             start_here: "is not started: replace its `todo!()` with an implementation of the contract.",
-            printed: "printed",
+            fragment: "The worksheet's broken fragment, against the reference:",
         },
     }
 }
@@ -63,14 +64,7 @@ fn check_words(lang: crate::lab::worksheet::Lang) -> CheckWords {
 impl Printer {
     /// What `check` prints: progress per step, then what the first failing
     /// step needs.
-    pub fn render_check(
-        &self,
-        checked: &crate::commands::check::Checked,
-        worksheet: &crate::lab::worksheet::Worksheet,
-        lang: crate::lab::worksheet::Lang,
-    ) -> String {
-        use crate::commands::check::Checked;
-        use crate::lab::observation::Observation;
+    pub fn render_check(&self, checked: &Checked, worksheet: &Worksheet, lang: Lang) -> String {
         let w = check_words(lang);
         let s = &self.out;
         let mut out = String::new();
@@ -90,10 +84,16 @@ impl Printer {
             } else {
                 s.yellow(&format!("{}/{}", step.passed, step.total))
             };
-            let _ = writeln!(out, "  step {}  {slug:<11} {status}", step.step);
+            let _ = writeln!(
+                out,
+                "  {} {}  {} {status}",
+                w.step,
+                step.step,
+                pad_right(slug, 11)
+            );
         }
         let Some(first) = checked.first_failing() else {
-            let _ = writeln!(out, "\n{}", s.green(w.done));
+            out.push_str(&self.render_all_passed(steps, lang));
             return out;
         };
         let Some(step) = worksheet.step(first.step) else {
@@ -103,81 +103,42 @@ impl Printer {
             out,
             "\n{} {}",
             s.bold(&format!(
-                "── step {}: {}",
+                "── {} {}: {}",
+                w.step,
                 step.number,
                 step.title.get(lang)
             )),
             s.bold("──")
         );
         if first.not_started {
+            let text = format!("{} {}", s.yellow(&format!("`{}`", step.slug)), w.start_here);
+            let _ = writeln!(out, "{}", wrap(&text, self.width));
+        }
+        // Quiet: what fails, without the worksheet's text.
+        if !self.quiet() {
             let _ = writeln!(
                 out,
-                "{} {}",
-                s.yellow(&format!("`{}`", step.slug)),
-                w.start_here
+                "\n{}\n{}",
+                s.bold(w.contract),
+                wrap(step.contract.get(lang), self.width)
+            );
+            let _ = writeln!(
+                out,
+                "\n{}\n{}",
+                s.bold(w.rationale),
+                wrap(step.rationale.get(lang), self.width)
             );
         }
-        let _ = writeln!(out, "\n{}\n{}", s.bold(w.contract), step.contract.get(lang));
-        let _ = writeln!(
-            out,
-            "\n{}\n{}",
-            s.bold(w.rationale),
-            step.rationale.get(lang)
-        );
         if !first.not_started {
             let _ = writeln!(out, "\n{}", s.bold(w.failing));
             for (test, outcome) in &first.failures {
                 let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(test));
                 let message = outcome.message().unwrap_or_default();
-                match Observation::parse(&message) {
-                    Some(o) => {
-                        let _ = writeln!(out, "    {}: {}", w.observed, o.what);
-                        if o.expected.contains('\n') || o.actual.contains('\n') {
-                            let diff = crate::output::diff::unified(
-                                &(o.expected.clone() + "\n"),
-                                &(o.actual.clone() + "\n"),
-                                w.expected,
-                                w.actual,
-                                *s,
-                            );
-                            let _ = writeln!(out, "{}", indent(diff.trim_end(), 4));
-                        } else {
-                            let width = w.expected.chars().count().max(w.actual.chars().count());
-                            let pad = |label: &str| " ".repeat(width - label.chars().count());
-                            let _ = writeln!(
-                                out,
-                                "    {}:{} {}",
-                                w.expected,
-                                pad(w.expected),
-                                s.green(&o.expected)
-                            );
-                            let _ = writeln!(
-                                out,
-                                "    {}:{} {}",
-                                w.actual,
-                                pad(w.actual),
-                                s.red(&o.actual)
-                            );
-                        }
-                        if let Some(at) = o.location {
-                            let _ = writeln!(out, "    {}", s.dim(&format!("at {at}")));
-                        }
-                        // What was printed during the test (the learner's own
-                        // println!s) comes before the panic.
-                        let printed: Vec<&str> = message
-                            .lines()
-                            .take_while(|l| !l.starts_with("panicked at "))
-                            .collect();
-                        let printed = printed.join("\n");
-                        if !printed.trim().is_empty() {
-                            let _ = writeln!(out, "    {}:", w.printed);
-                            let _ = writeln!(out, "{}", indent(printed.trim_end(), 6));
-                        }
-                    }
-                    None => {
-                        let _ = writeln!(out, "{}", indent(message.trim_end(), 4));
-                    }
-                }
+                let _ = writeln!(
+                    out,
+                    "{}",
+                    observation::render(&message, *s, lang, 4, self.width)
+                );
             }
         }
         let _ = writeln!(
@@ -187,4 +148,68 @@ impl Printer {
         );
         out
     }
+
+    /// Every step that ran passes: with every step, say so; with some (a
+    /// `--step` run), say which were not checked, and show the fragment of
+    /// the one asked for against the reference.
+    fn render_all_passed(&self, steps: &[crate::engine::outcome::StepTally], lang: Lang) -> String {
+        let w = check_words(lang);
+        let s = &self.out;
+        let mut out = String::new();
+        let ran: Vec<u32> = steps.iter().map(|t| t.step).collect();
+        if ran.len() == crate::lab::worksheet::SLUGS.len() {
+            let _ = writeln!(out, "\n{}", s.green(&wrap(w.done, self.width)));
+            return out;
+        }
+        let left: Vec<String> = (1..=crate::lab::worksheet::SLUGS.len() as u32)
+            .filter(|n| !ran.contains(n))
+            .map(|n| n.to_string())
+            .collect();
+        let asked: Vec<String> = ran.iter().map(u32::to_string).collect();
+        let text = match lang {
+            Lang::En => format!(
+                "Step {} passes. Not checked here: steps {} (`fencelab check` checks every step).",
+                asked.join(", "),
+                left.join(", ")
+            ),
+            Lang::Ja => format!(
+                "ステップ {} は合格です。ここで確かめていないステップ: {}（すべては `fencelab check` で確かめます）。",
+                asked.join("、"),
+                left.join("、")
+            ),
+        };
+        let _ = writeln!(out, "\n{}", s.green(&wrap(&text, self.width)));
+        for &number in &ran {
+            if let Some(diff) = fragment_diff(number, *s, lang) {
+                let _ = writeln!(
+                    out,
+                    "\n{}\n{}",
+                    s.bold(w.fragment),
+                    indent(diff.trim_end(), 2)
+                );
+            }
+        }
+        out
+    }
+}
+
+/// The worksheet's broken fragment of step `number` as a diff against the
+/// reference.
+fn fragment_diff(number: u32, style: crate::output::style::Style, lang: Lang) -> Option<String> {
+    let reference = crate::lab::reference::REFERENCE;
+    let mutant = crate::lab::mutant::builtin()
+        .into_iter()
+        .find(|m| m.step == number && m.worksheet)?;
+    let broken = mutant.apply(reference).ok()?;
+    let reference_name = match lang {
+        Lang::En => "reference",
+        Lang::Ja => "参照実装",
+    };
+    Some(crate::output::diff::unified(
+        reference,
+        &broken,
+        reference_name,
+        &mutant.id,
+        style,
+    ))
 }

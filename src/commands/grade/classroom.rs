@@ -64,7 +64,7 @@ fn cut(text: &str, limit: usize) -> String {
 
 /// Classroom's result for `submission`, messages cut to `message_limit`.
 fn result_with(submission: &SubmissionReport, message_limit: usize) -> Result {
-    if let Some(errors) = &submission.compile_errors {
+    if let Some(errors) = submission.not_graded() {
         return Result {
             version: 1,
             status: "error",

@@ -9,7 +9,7 @@ use crate::commands::{project_root, seconds};
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct GradeArgs {
@@ -150,18 +150,9 @@ fn grade(
     if args.tests {
         return crate::commands::mine::grade::grade(args, &paths, printer);
     }
-    // Every input is read and checked before anything is built.
-    let mut submissions = Vec::new();
-    let mut problems = Vec::new();
-    for path in &paths {
-        match crate::commands::grade::read_submission(path) {
-            Ok(submission) => submissions.push(submission),
-            Err(err) => problems.push(err.to_string()),
-        }
-    }
-    if !problems.is_empty() {
-        return Err(Error::input(problems.join("\n")));
-    }
+    // Every input is read and checked before anything is built; one that
+    // cannot be used scores 0 with its reason, and the others are graded.
+    let inputs = crate::commands::grade::read_all(&paths);
     let options = crate::commands::grade::Options {
         paths,
         min_score: args.min_score,
@@ -183,10 +174,14 @@ fn grade(
              run the grader as a user of its own",
         );
     }
-    printer.status("Grading", &format!("{} submission(s)", submissions.len()));
-    crate::commands::grade::run(&options, &submissions, &scratch, |done, total| {
-        printer.progress(&format!("  running tests: {done}/{total}"));
-    })
+    let count = match inputs.len() {
+        1 => "1 submission".to_string(),
+        n => format!("{n} submissions"),
+    };
+    printer.status(Verb::Grading, &count);
+    printer.done = 0;
+    printer.total = inputs.len();
+    crate::commands::grade::run(&options, &inputs, &scratch, printer)
 }
 
 /// Writes every report the arguments ask for.

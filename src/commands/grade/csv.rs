@@ -56,8 +56,7 @@ pub fn render(report: &GradeReport) -> String {
                 .to_string(),
         );
         row.push(
-            s.compile_errors
-                .as_deref()
+            s.not_graded()
                 .and_then(|e| e.lines().find(|l| !l.trim().is_empty()))
                 .unwrap_or("")
                 .to_string(),

@@ -22,7 +22,7 @@ fn observation(message: &str, lines: usize) -> String {
 
 /// The annotation for one submission, if something in it failed.
 pub fn annotation(submission: &SubmissionReport) -> Option<Annotation> {
-    if let Some(errors) = &submission.compile_errors {
+    if let Some(errors) = submission.not_graded() {
         let (file, line) =
             first_compiler_location(errors).unwrap_or_else(|| (submission.file.clone(), 1));
         return Some(
@@ -113,7 +113,7 @@ pub fn summary(report: &GradeReport) -> String {
     );
     let _ = writeln!(out, "|---|---:|---|{}", "---:|".repeat(steps.len()));
     for s in &report.submissions {
-        let cells: Vec<String> = if s.compile_errors.is_some() {
+        let cells: Vec<String> = if s.not_graded().is_some() {
             std::iter::once("cannot be graded".to_string())
                 .chain(std::iter::repeat_n(String::new(), steps.len() - 1))
                 .collect()
@@ -139,7 +139,7 @@ pub fn summary(report: &GradeReport) -> String {
         );
     }
     for s in &report.submissions {
-        if let Some(errors) = &s.compile_errors {
+        if let Some(errors) = s.not_graded() {
             let _ = writeln!(
                 out,
                 "\n<details><summary><b>{}</b>: cannot be graded</summary>\n\n```text\n{}\n```\n</details>",

@@ -71,7 +71,15 @@ pub fn results(
     stdout_visibility: Visibility,
 ) -> Results {
     let execution_time = submission.tests.iter().map(|t| t.secs).sum::<f64>().ceil() as u64;
-    if let Some(errors) = &submission.compile_errors {
+    let why = submission
+        .unusable
+        .as_ref()
+        .map(|reason| ("cannot be graded", reason))
+        .or(submission
+            .compile_errors
+            .as_ref()
+            .map(|errors| ("does not compile", errors)));
+    if let Some((what, errors)) = why {
         return Results {
             score: 0.0,
             execution_time,
@@ -87,7 +95,7 @@ pub fn results(
                 max_score: 100.0,
                 status: "failed",
                 tags: vec!["build".to_string()],
-                output: markdown_output("does not compile", errors),
+                output: markdown_output(what, errors),
                 output_format: "md",
             }],
         };

@@ -2,8 +2,9 @@
 //! `testsuite` per submission and step, with the submission's score and the
 //! gate as its `properties`; a `testcase` per test (with classname and
 //! time), a `failure` with a message for each test that did not pass and
-//! what the test printed as its `system-out`; a submission that cannot be
-//! graded (it does not compile) is one `build` testcase with an `error`.
+//! what the test printed as its `system-out`; a submission that does not
+//! compile is one `build` testcase with an `error`, and one that cannot be
+//! graded at all one failing `submission` testcase with why.
 
 use std::fmt::Write as _;
 
@@ -81,8 +82,15 @@ pub fn render(report: &GradeReport) -> String {
     let failures: usize = report
         .submissions
         .iter()
-        .filter(|s| s.compile_errors.is_none())
-        .map(|s| s.tests.iter().filter(|t| !t.outcome.passed()).count())
+        .map(|s| {
+            if s.unusable.is_some() {
+                1
+            } else if s.compile_errors.is_some() {
+                0
+            } else {
+                s.tests.iter().filter(|t| !t.outcome.passed()).count()
+            }
+        })
         .sum();
     let errors = report
         .submissions
@@ -101,6 +109,19 @@ pub fn render(report: &GradeReport) -> String {
     );
     for submission in &report.submissions {
         let name = escape(&submission.name);
+        if let Some(reason) = &submission.unusable {
+            let first = reason.lines().next().unwrap_or("cannot be graded");
+            let _ = writeln!(
+                out,
+                "  <testsuite name=\"{name}: submission\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0\">\n    \
+                 <testcase classname=\"{name}.submission\" name=\"usable\" time=\"0\">\n      \
+                 <failure message=\"the submission cannot be graded: {}\" type=\"unusable\">{}</failure>\n    \
+                 </testcase>\n  </testsuite>",
+                escape(first),
+                escape(reason)
+            );
+            continue;
+        }
         if let Some(errors) = &submission.compile_errors {
             let _ = writeln!(
                 out,

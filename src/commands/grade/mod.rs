@@ -79,11 +79,15 @@ pub struct GradeReport {
 pub struct SubmissionReport {
     pub name: String,
     pub file: String,
-    /// 0 to 100; 0 when it does not compile.
+    /// 0 to 100; 0 when it does not compile or cannot be graded.
     pub score: f64,
     pub passed_gate: bool,
     /// The compiler's messages, when it does not compile.
     pub compile_errors: Option<String>,
+    /// Why it could not be graded at all (a missing path, not UTF-8, no API,
+    /// reading files while compiling); its score is then 0.
+    #[serde(default)]
+    pub unusable: Option<String>,
     pub steps: Vec<StepScore>,
     pub tests: Vec<GradedTest>,
 }
@@ -129,6 +133,14 @@ impl<'de> Deserialize<'de> for StepScore {
     }
 }
 
+impl SubmissionReport {
+    /// Why it could not be graded: it cannot be used at all, or it does not
+    /// compile (what every report says in place of its tests).
+    pub fn not_graded(&self) -> Option<&str> {
+        self.unusable.as_deref().or(self.compile_errors.as_deref())
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct GradedTest {
     pub test: String,
@@ -138,115 +150,108 @@ pub struct GradedTest {
     pub secs: f64,
 }
 
-/// Grades `submissions` (read with `read_submission`).
+/// A submission that cannot be graded at all (a missing path, a file that is
+/// not UTF-8, no API, a forbidden macro): it scores 0, with its reason in
+/// every report, and the others are graded all the same.
+#[derive(Debug, Clone)]
+pub struct Unusable {
+    /// The path as given.
+    pub name: String,
+    /// The file it would be (the path itself when there is none).
+    pub file: PathBuf,
+    /// Why, with what to do next.
+    pub reason: String,
+}
+
+/// What `grade` is told while it works.
+pub trait Progress {
+    /// What the engine says (the build, the trials).
+    fn event(&mut self, event: &Event<'_>);
+    /// A submission's report is complete (an unusable one's at once).
+    fn graded(&mut self, submission: &SubmissionReport);
+}
+
+/// Reads every path as a submission, in order; those that cannot be used are
+/// kept with their reason.
+pub fn read_all(paths: &[PathBuf]) -> Vec<Result<Submission, Unusable>> {
+    paths
+        .iter()
+        .map(|path| {
+            read_submission(path).map_err(|err| Unusable {
+                name: path.display().to_string(),
+                file: path.clone(),
+                reason: err.to_string(),
+            })
+        })
+        .collect()
+}
+
+/// Grades `inputs` (read with `read_all`): the usable ones in one engine run,
+/// each unusable one as a score of 0 with its reason.
 pub fn run(
     options: &Options,
-    submissions: &[Submission],
+    inputs: &[Result<Submission, Unusable>],
     scratch: &Scratch,
-    mut progress: impl FnMut(usize, usize),
+    progress: &mut dyn Progress,
 ) -> Result<GradeReport, Error> {
-    let implementations: Vec<Implementation> = submissions
-        .iter()
-        .map(|s| Implementation {
-            shown_path: shown(&s.file),
-            source: s.source.clone(),
-        })
-        .collect();
     let tests = suite::tests();
-    let policy = Policy::of(Trust::Submissions)
-        .with_limits(Some(options.test_limit), Some(options.build_limit));
-    let request = Request {
-        suite: SuiteFiles::builtin(),
-        policy,
-        scenarios: (0..implementations.len())
-            .map(|i| Scenario {
-                kind: ScenarioKind::Tests,
-                implementation: i,
-                tests: Tests::Only(tests.clone()),
-            })
-            .collect(),
-        implementations,
-        jobs: options.jobs,
-    };
-    let run = engine::run(scratch, &request, &mut |event| {
-        if let Event::Trial { done, total } = event {
-            progress(done, total);
+    let mut reports: Vec<Option<SubmissionReport>> = vec![None; inputs.len()];
+    // Which input each implementation of the run is.
+    let mut input_of: Vec<usize> = Vec::new();
+    for (i, input) in inputs.iter().enumerate() {
+        match input {
+            Ok(_) => input_of.push(i),
+            Err(unusable) => {
+                let report = unusable_report(unusable, &tests);
+                progress.graded(&report);
+                reports[i] = Some(report);
+            }
         }
-    })?;
-    let mut reports = Vec::new();
-    for (i, submission) in submissions.iter().enumerate() {
-        let compile_errors = match &run.results[i] {
-            ScenarioResult::Unviable { errors } => Some(strip_grader_paths(errors)),
-            _ => None,
-        };
-        let results: BTreeMap<&str, (&TestOutcome, f64)> = run.results[i]
-            .tests()
-            .unwrap_or_default()
-            .iter()
-            .map(|t| {
-                (
-                    t.test.name.as_str(),
-                    (t.outcome(), t.runs[0].duration.as_secs_f64()),
-                )
-            })
-            .collect();
-        let graded: Vec<GradedTest> = tests
-            .iter()
-            .filter_map(|t| {
-                results
-                    .get(t.name.as_str())
-                    .map(|(outcome, secs)| GradedTest {
-                        test: t.name.clone(),
-                        step: t.step,
-                        outcome: (*outcome).clone(),
-                        secs: *secs,
-                    })
-            })
-            .collect();
-        // A submission that does not compile has no outcomes: it passed nothing.
-        let not_run = TestOutcome::Failed {
-            kind: crate::engine::outcome::FailureKind::Crashed,
-            message: "not run: the submission does not compile".to_string(),
-        };
-        let tallies = StepTally::of(tests.iter().map(|t| {
-            (
-                t,
-                results.get(t.name.as_str()).map_or(&not_run, |(o, _)| *o),
-            )
-        }));
-        let steps: Vec<StepScore> = tallies
-            .iter()
-            .map(|tally| StepScore {
-                step: tally.step,
-                slug: SLUGS[tally.step as usize - 1],
-                passed: tally.passed,
-                total: tally.total,
-                score: tally.passed as f64 / tally.total.max(1) as f64,
-            })
-            .collect();
-        // The gate compares the exact score; reports show it to 1/100.
-        let exact = if compile_errors.is_some() {
-            0.0
-        } else {
-            steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64 * 100.0
-        };
-        let score = if compile_errors.is_some() {
-            0.0
-        } else {
-            (steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64 * 100.0 * 100.0)
-                .round()
-                / 100.0
-        };
-        reports.push(SubmissionReport {
-            name: submission.name.clone(),
-            file: shown(&submission.file),
-            score,
-            passed_gate: compile_errors.is_none() && exact >= options.min_score,
-            compile_errors,
-            steps,
-            tests: graded,
-        });
     }
+    let ready: Vec<&Submission> = inputs.iter().filter_map(|i| i.as_ref().ok()).collect();
+    if !ready.is_empty() {
+        let implementations: Vec<Implementation> = ready
+            .iter()
+            .map(|s| Implementation {
+                shown_path: shown(&s.file),
+                source: s.source.clone(),
+            })
+            .collect();
+        let policy = Policy::of(Trust::Submissions)
+            .with_limits(Some(options.test_limit), Some(options.build_limit));
+        let request = Request {
+            policy,
+            suite: SuiteFiles::builtin(),
+            scenarios: (0..implementations.len())
+                .map(|i| Scenario {
+                    kind: ScenarioKind::Tests,
+                    implementation: i,
+                    tests: Tests::Only(tests.clone()),
+                })
+                .collect(),
+            implementations,
+            jobs: options.jobs,
+        };
+        let run = engine::run(scratch, &request, &mut |event| {
+            if let Event::Finished { scenario, result } = &event {
+                let i = input_of[*scenario];
+                let report = submission_report(options, ready[*scenario], result, &tests);
+                progress.graded(&report);
+                reports[i] = Some(report);
+            }
+            progress.event(&event);
+        })?;
+        for (scenario, result) in run.results.iter().enumerate() {
+            let i = input_of[scenario];
+            if reports[i].is_none() {
+                reports[i] = Some(submission_report(options, ready[scenario], result, &tests));
+            }
+        }
+    }
+    let reports: Vec<SubmissionReport> = reports
+        .into_iter()
+        .map(|r| r.expect("every input has a report"))
+        .collect();
     Ok(GradeReport {
         schema: 1,
         fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
@@ -260,15 +265,124 @@ pub fn run(
     })
 }
 
-/// How a grading of `submissions` ends: 3 when one does not compile, else 1
-/// when one is below the gate, else 0.
+/// How a grading of `submissions` ends: 2 when none could be graded at all,
+/// else 3 when one does not compile or cannot be graded, else 1 when one is
+/// below the gate, else 0.
 pub fn exit_code_of(submissions: &[SubmissionReport]) -> ExitCode {
-    if submissions.iter().any(|r| r.compile_errors.is_some()) {
+    if !submissions.is_empty() && submissions.iter().all(|r| r.unusable.is_some()) {
+        ExitCode::UnusableInput
+    } else if submissions
+        .iter()
+        .any(|r| r.compile_errors.is_some() || r.unusable.is_some())
+    {
         ExitCode::NotJudgeable
     } else if submissions.iter().any(|r| !r.passed_gate) {
         ExitCode::Failed
     } else {
         ExitCode::Success
+    }
+}
+
+/// The report of a submission that could not be graded: 0 in every step.
+fn unusable_report(unusable: &Unusable, tests: &[suite::SuiteTest]) -> SubmissionReport {
+    SubmissionReport {
+        name: unusable.name.clone(),
+        file: shown(&unusable.file),
+        score: 0.0,
+        passed_gate: false,
+        compile_errors: None,
+        unusable: Some(unusable.reason.clone()),
+        steps: zero_steps(tests),
+        tests: Vec::new(),
+    }
+}
+
+/// Every step with nothing passed.
+fn zero_steps(tests: &[suite::SuiteTest]) -> Vec<StepScore> {
+    SLUGS
+        .iter()
+        .enumerate()
+        .map(|(i, slug)| StepScore {
+            step: i as u32 + 1,
+            slug,
+            passed: 0,
+            total: tests.iter().filter(|t| t.step == i as u32 + 1).count(),
+            score: 0.0,
+        })
+        .collect()
+}
+
+/// A graded submission's report from its scenario's result.
+fn submission_report(
+    options: &Options,
+    submission: &Submission,
+    result: &ScenarioResult,
+    tests: &[suite::SuiteTest],
+) -> SubmissionReport {
+    let compile_errors = match result {
+        ScenarioResult::Unviable { errors } => Some(strip_grader_paths(errors)),
+        _ => None,
+    };
+    let results: BTreeMap<&str, (&TestOutcome, f64)> = result
+        .tests()
+        .unwrap_or_default()
+        .iter()
+        .map(|t| {
+            (
+                t.test.name.as_str(),
+                (t.outcome(), t.runs[0].duration.as_secs_f64()),
+            )
+        })
+        .collect();
+    let graded: Vec<GradedTest> = tests
+        .iter()
+        .filter_map(|t| {
+            results
+                .get(t.name.as_str())
+                .map(|(outcome, secs)| GradedTest {
+                    test: t.name.clone(),
+                    step: t.step,
+                    outcome: (*outcome).clone(),
+                    secs: *secs,
+                })
+        })
+        .collect();
+    // A submission that does not compile has no outcomes: it passed nothing.
+    let not_run = TestOutcome::Failed {
+        kind: crate::engine::outcome::FailureKind::Crashed,
+        message: "not run: the submission does not compile".to_string(),
+    };
+    let tallies = StepTally::of(tests.iter().map(|t| {
+        (
+            t,
+            results.get(t.name.as_str()).map_or(&not_run, |(o, _)| *o),
+        )
+    }));
+    let steps: Vec<StepScore> = tallies
+        .iter()
+        .map(|tally| StepScore {
+            step: tally.step,
+            slug: SLUGS[tally.step as usize - 1],
+            passed: tally.passed,
+            total: tally.total,
+            score: tally.passed as f64 / tally.total.max(1) as f64,
+        })
+        .collect();
+    // The gate compares the exact score; reports show it to 1/100.
+    let exact = if compile_errors.is_some() {
+        0.0
+    } else {
+        steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64 * 100.0
+    };
+    SubmissionReport {
+        name: submission.name.clone(),
+        file: shown(&submission.file),
+        score: (exact * 100.0).round() / 100.0,
+        passed_gate: compile_errors.is_none() && exact >= options.min_score,
+        compile_errors,
+        unusable: None,
+        steps,
+        tests: graded,
     }
 }
 

@@ -30,7 +30,7 @@ pub fn score(submission: &SubmissionReport, total: f64) -> f64 {
 
 /// The score in hundredths of a point, rounded as `grade` rounds it.
 fn units(submission: &SubmissionReport, total: f64) -> i64 {
-    if submission.compile_errors.is_some() || submission.steps.is_empty() {
+    if submission.not_graded().is_some() || submission.steps.is_empty() {
         return 0;
     }
     let fraction =
@@ -183,6 +183,7 @@ pub(crate) mod tests {
             score: (exact * 100.0 * 100.0).round() / 100.0,
             passed_gate: true,
             compile_errors: None,
+            unusable: None,
             steps,
             tests,
         }

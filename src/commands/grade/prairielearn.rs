@@ -52,12 +52,17 @@ fn cut(text: &str, limit: usize) -> String {
 }
 
 fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
-    if let Some(errors) = &submission.compile_errors {
+    if let Some(errors) = submission.not_graded() {
+        let why = if submission.unusable.is_some() {
+            "The submission cannot be graded."
+        } else {
+            "The submission cannot be graded: it does not compile."
+        };
         return Results {
             gradable: false,
             score: None,
             format_errors: vec![cut(errors, 64 * 1024)],
-            message: "The submission cannot be graded: it does not compile.".to_string(),
+            message: why.to_string(),
             output: String::new(),
             tests: Vec::new(),
         };
@@ -190,6 +195,34 @@ mod tests {
         assert_eq!(json["gradable"], false);
         assert!(json.get("score").is_none());
         assert_eq!(json["format_errors"][0], "error[E0308]: mismatched types");
+        // One that cannot be used at all (no API, say) is not gradable either,
+        // and says why.
+        let mut u = submission(&[2; 8], &[0; 8]);
+        u.unusable = Some("x.rs does not have the contract's API".into());
+        let json = serde_json::to_value(results(&u)).unwrap();
+        assert_eq!(json["gradable"], false);
+        assert_eq!(
+            json["format_errors"][0],
+            "x.rs does not have the contract's API"
+        );
+        // The gradebook gives the same reason, and no points.
+        let report = crate::commands::grade::GradeReport {
+            schema: 1,
+            fencelab_version: String::new(),
+            suite: String::new(),
+            min_score: 0.0,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            submissions: vec![u],
+            exit_code: crate::exit::ExitCode::UnusableInput,
+        };
+        let csv = crate::commands::grade::csv::render(&report);
+        let row = csv.lines().nth(1).unwrap();
+        assert!(
+            row.contains(",0.00,") && row.ends_with("does not have the contract's API"),
+            "{row}"
+        );
     }
 
     #[test]

@@ -10,7 +10,7 @@ use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 /// What `check --mine` was asked.
 pub struct MineArgs {
@@ -27,11 +27,8 @@ pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let tests = read(&args.dir)?;
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
     let scratch = Scratch::locate(&args.dir.join("target"))?;
-    let verb = match args.lang {
-        Lang::Ja => "判定中",
-        Lang::En => "Judging",
-    };
-    printer.status(verb, &tests.shown);
+    printer.lang = args.lang;
+    printer.status(Verb::Judging, &tests.shown);
     let options = Options {
         jobs: args.jobs,
         timeout: args.timeout,

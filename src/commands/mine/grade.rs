@@ -18,7 +18,7 @@ use crate::engine::policy::DEFAULT_TEST_LIMIT;
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 /// Grades the test suites at `paths` as `args` says; the caller prints and
 /// writes the reports.
@@ -50,7 +50,7 @@ pub fn grade(
     };
     let mut submissions = Vec::new();
     for tests in &suites {
-        printer.status("Grading", &format!("the tests of {}", tests.name));
+        printer.status(Verb::Grading, &format!("the tests of {}", tests.name));
         let report = judge(tests, &judges, &options, &scratch, &mut |done, total| {
             printer.progress(&format!("  running tests: {done}/{total}"));
         })?;
@@ -149,6 +149,7 @@ fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
         score,
         passed_gate: report.compile_errors.is_none() && not_counted.is_none() && score >= min_score,
         compile_errors: report.compile_errors.clone(),
+        unusable: None,
         steps,
         tests,
     }

@@ -1,7 +1,8 @@
 //! The learner's starter kit, `fencelab new DIR`: a crate with the contract's
 //! API and nothing behind it (every function `todo!()`), the behavioural suite
 //! (the project's own, bound to the learner's crate), the worksheet in the
-//! chosen language, and a README with the two commands a learner needs.
+//! chosen language, the mutants' format (`mutants/README.md`) for the
+//! learner's own mutants, and a README with the commands a learner needs.
 //!
 //! The API is cut out of `src/lease.rs` itself, so the starter's types are
 //! exactly the reference's and cannot drift from them; the reference's
@@ -17,7 +18,7 @@ use crate::exit::ExitCode;
 use crate::lab::reference::{REFERENCE, items};
 use crate::lab::suite;
 use crate::lab::worksheet::{Lang, Worksheet};
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and
@@ -111,6 +112,77 @@ pub enum Mode {
     TestsFirst,
 }
 
+/// Names a crate cannot have (besides Rust's keywords): Rust's own crates,
+/// which the lab's crate would shadow (`test` above all: `cargo test` could
+/// not build), the lab's dependencies and the suite's name for the crate,
+/// cargo's build directories, and names Windows reserves.
+const RESERVED: [&str; 16] = [
+    "test",
+    "std",
+    "core",
+    "alloc",
+    "proc_macro",
+    "build",
+    "deps",
+    "examples",
+    "incremental",
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    "lease",
+    "rusqlite",
+    "tempfile",
+];
+
+/// Rust's keywords, strict and reserved: none can name a crate.
+const KEYWORDS: [&str; 52] = [
+    "as", "async", "await", "break", "const", "continue", "crate", "dyn", "else", "enum", "extern",
+    "false", "fn", "for", "if", "impl", "in", "let", "loop", "match", "mod", "move", "mut", "pub",
+    "ref", "return", "self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use",
+    "where", "while", "abstract", "become", "box", "do", "final", "macro", "override", "priv",
+    "typeof", "unsized", "virtual", "yield", "try", "gen", "union",
+];
+
+/// Checks that `name` can be the lab crate's name, as `cargo new` would,
+/// and says which name to use instead when it cannot.
+pub fn check_name(name: &str, dir: &Path) -> Result<(), Error> {
+    let why = if KEYWORDS.contains(&name) {
+        Some("it is a Rust keyword")
+    } else if name == "test" {
+        Some(
+            "it is Rust's built-in test crate, which the lab's crate would shadow, so `cargo test` could not build it",
+        )
+    } else if RESERVED.contains(&name)
+        || (name.len() == 4
+            && (name.starts_with("com") || name.starts_with("lpt"))
+            && name.ends_with(|c: char| c.is_ascii_digit()))
+    {
+        Some("it is taken (by Rust, by a crate the lab uses, by cargo or by Windows)")
+    } else {
+        None
+    };
+    match why {
+        None => Ok(()),
+        Some(why) => {
+            let suggestion = dir.with_file_name(format!(
+                "{}-lab",
+                dir.file_name()
+                    .map(|n| n.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            ));
+            Err(Error::input(format!(
+                "{}: `{name}` cannot be the lab crate's name: {why}; nothing was written",
+                dir.display()
+            ))
+            .with_next(format!(
+                "give another directory name, e.g. `fencelab new {}`",
+                suggestion.display()
+            )))
+        }
+    }
+}
+
 /// Every file of a learner's crate named `name`, as (path, contents).
 pub fn files(name: &str, worksheet: &Worksheet, lang: Lang) -> Vec<(PathBuf, String)> {
     files_for(name, worksheet, lang, Mode::Full)
@@ -144,6 +216,10 @@ pub fn files_for(
         (
             PathBuf::from(crate::commands::mine::MINE_DIR).join("helpers.rs"),
             MINE_HELPERS.to_string(),
+        ),
+        (
+            PathBuf::from("mutants/README.md"),
+            include_str!("../../../mutants/README.md").to_string(),
         ),
     ];
     if mode == Mode::Full {
@@ -220,7 +296,15 @@ fn readme(name: &str, lang: Lang, mode: Mode) -> String {
              ```sh\nfencelab check          # ステップごとの進み具合と、最初に失敗しているステップの説明\n\
              cargo test              # 振る舞いのテストをすべて実行\n```\n\n\
              1つのステップだけを見るには `fencelab check --step 4`、テストだけなら \
-             `cargo test --test behaviour step4::` です。\n"
+             `cargo test --test behaviour step4::` です。\n\n\
+             ## 予想する\n\n\
+             各ステップの誤った断片について、テストを実行する前に、どの観測（戻り値、エラー、保存された状態）が\
+             それを暴くかと、どのテストが捕まえるかを予想します。\n\n\
+             ```sh\nfencelab predict -o predictions.toml               # 予想シートを書き出す\n\
+             fencelab verify --predictions predictions.toml      # 実際の結果と比べて採点する\n```\n\n\
+             ## 自分のミュータント\n\n\
+             自分の実装をわざと壊すミュータントを書き、テストが捕まえるかを確かめます。形式は `mutants/README.md` にあります。\n\n\
+             ```sh\nfencelab verify --impl src/lib.rs --mutants my-mutants/\n```\n"
         ),
         (Lang::En, Mode::Full) => format!(
             "# {name}\n\nA lab about leases and fencing tokens. The worksheet is `WORKSHEET.md`.\n\n\
@@ -228,7 +312,16 @@ fn readme(name: &str, lang: Lang, mode: Mode) -> String {
              ```sh\nfencelab check          # progress per step, and what the first failing step needs\n\
              cargo test              # every behavioural test\n```\n\n\
              For one step only: `fencelab check --step 4`, or just its tests with \
-             `cargo test --test behaviour step4::`.\n"
+             `cargo test --test behaviour step4::`.\n\n\
+             ## Predict\n\n\
+             Before you run a step's tests, predict for each broken fragment which observation (a return \
+             value, an error or the stored state) exposes it, and which tests catch it.\n\n\
+             ```sh\nfencelab predict -o predictions.toml               # write the form\n\
+             fencelab verify --predictions predictions.toml      # score it against what happens\n```\n\n\
+             ## Your own mutants\n\n\
+             Break your own implementation on purpose and check that your tests catch it; the format is in \
+             `mutants/README.md`.\n\n\
+             ```sh\nfencelab verify --impl src/lib.rs --mutants my-mutants/\n```\n"
         ),
         (Lang::Ja, Mode::TestsFirst) => format!(
             "# {name}\n\nリースとフェンシングトークンのラボ（テストから書く版）です。課題は `WORKSHEET.md` にあります。\n\n\
@@ -277,6 +370,7 @@ pub fn create_for(
         );
     }
     let name = crate_name(dir);
+    check_name(&name, dir)?;
     for (path, contents) in files_for(&name, worksheet, lang, mode) {
         let path = dir.join(path);
         if let Some(parent) = path.parent() {
@@ -303,29 +397,37 @@ pub struct NewArgs {
 
 pub fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let lang = args.lang.unwrap_or_else(default_lang);
+    printer.lang = lang;
     let mode = if args.tests_first {
         Mode::TestsFirst
     } else {
         Mode::Full
     };
     let name = create_for(&args.dir, &Worksheet::builtin(), lang, mode)?;
-    printer.status(
-        "Created",
-        &format!("the lab crate `{name}` in {}", args.dir.display()),
-    );
+    let created = match lang {
+        Lang::Ja => format!("ラボのクレート `{name}`（{}）", args.dir.display()),
+        Lang::En => format!("the lab crate `{name}` in {}", args.dir.display()),
+    };
+    printer.status(Verb::Created, &created);
     let dir = args.dir.display();
+    let first = match lang {
+        Lang::Ja => {
+            "最初のビルド（この機械で1回だけ）は SQLite をコンパイルするので 1、2 分かかります。"
+        }
+        Lang::En => "The first build (once per machine) compiles SQLite and takes a minute or two.",
+    };
     let next = match (lang, mode) {
         (Lang::Ja, Mode::Full) => format!(
-            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。"
+            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
         ),
         (Lang::En, Mode::Full) => format!(
-            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\n  fencelab check --mine  # your own tests (tests/mine/main.rs), judged\nThe worksheet is {dir}/WORKSHEET.md."
+            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\n  fencelab check --mine  # your own tests (tests/mine/main.rs), judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
         ),
         (Lang::Ja, Mode::TestsFirst) => format!(
-            "次に:\n  cd {dir}\n  tests/mine/main.rs にテストを書く\n  fencelab check --mine  # テストを判定\n課題は {dir}/WORKSHEET.md にあります。"
+            "次に:\n  cd {dir}\n  tests/mine/main.rs にテストを書く\n  fencelab check --mine  # テストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
         ),
         (Lang::En, Mode::TestsFirst) => format!(
-            "Next:\n  cd {dir}\n  write your tests in tests/mine/main.rs\n  fencelab check --mine  # your tests, judged\nThe worksheet is {dir}/WORKSHEET.md."
+            "Next:\n  cd {dir}\n  write your tests in tests/mine/main.rs\n  fencelab check --mine  # your tests, judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
         ),
     };
     printer.line(&next);
@@ -358,6 +460,27 @@ mod tests {
             "INSERT OR IGNORE",
         ] {
             assert!(!lib.contains(private), "the starter gives away {private}");
+        }
+    }
+
+    #[test]
+    fn names_cargo_would_refuse_are_refused_with_one_to_use() {
+        let err = create(
+            &tempfile::tempdir().unwrap().path().join("test"),
+            &Worksheet::builtin(),
+            Lang::En,
+        )
+        .unwrap_err();
+        assert!(err.message.contains("built-in test crate"), "{err}");
+        assert!(
+            err.next.as_deref().unwrap_or("").contains("test-lab"),
+            "{err}"
+        );
+        for bad in ["std", "fn", "self", "com1", "build", "core"] {
+            assert!(check_name(bad, Path::new(bad)).is_err(), "{bad}");
+        }
+        for good in ["my_lab", "lab_2", "testing", "lease_lab_2026"] {
+            assert!(check_name(good, Path::new(good)).is_ok(), "{good}");
         }
     }
 

@@ -4,11 +4,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::commands::{default_lang, parse_lang, project_root};
+use crate::commands::{default_lang, has_own_mutants, parse_lang, project_root};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
-use crate::output::printer::Printer;
+use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
@@ -27,12 +27,13 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
     let root = project_root();
     let dir = args
         .mutants
-        .or_else(|| Some(root.join("mutants")).filter(|d| d.is_dir()));
+        .or_else(|| Some(root.join("mutants")).filter(|_| has_own_mutants(&root)));
     let mutants = match &dir {
         Some(dir) => crate::lab::mutant::load_dir(dir, &crate::lab::suite::test_names())?,
         None => crate::lab::mutant::builtin(),
     };
-    let form = crate::commands::predict::template(&mutants, args.lang.unwrap_or_else(default_lang));
+    printer.lang = args.lang.unwrap_or_else(default_lang);
+    let form = crate::commands::predict::template(&mutants, printer.lang);
     match &args.output {
         None => print!("{form}"),
         Some(path) => {
@@ -44,10 +45,15 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
                 .with_next("give a new file name, or remove the old one yourself"));
             }
             std::fs::write(path, form).map_err(|e| Error::io("write", path, e))?;
-            printer.status(
-                "Wrote",
-                &format!("{} ({} mutants)", path.display(), mutants.len()),
-            );
+            let text = match printer.lang {
+                crate::lab::lang::Lang::En => {
+                    format!("{} ({} mutants)", path.display(), mutants.len())
+                }
+                crate::lab::lang::Lang::Ja => {
+                    format!("{}（{} 個のミュータント）", path.display(), mutants.len())
+                }
+            };
+            printer.status(Verb::Wrote, &text);
         }
     }
     Ok(ExitCode::Success)

@@ -80,13 +80,17 @@ struct Entry {
     tests: Vec<Spanned<String>>,
 }
 
-/// The blank predictions form for `mutants`, with comments in `lang`.
+/// The blank predictions form for `mutants`, with comments in `lang`. Each
+/// mutant shows its broken code only, as it reads in the reference.
 pub fn template(mutants: &[Mutant], lang: Lang) -> String {
+    let reference = crate::lab::reference::REFERENCE;
     let mut out = match lang {
         Lang::Ja => String::from(
             "# fencelab の予想シート。テストを実行する前に、誤った断片ごとに、違いが現れる観測\n\
              # （\"return value\" 戻り値、\"error\" エラー、\"state\" 保存された状態）と、\n\
-             # それを捕まえるテストを予想して書き込みます。テストの名前は\n\
+             # それを捕まえるテストを予想して書き込みます。テストは、失敗するものを\n\
+             # すべて書きます。1 つ当たるごとに得点が上がり、失敗しないテストを書くと\n\
+             # 得点が下がります（適合率と再現率で採点します）。テストの名前は\n\
              #   cargo test --test behaviour -- --list\n\
              # で一覧できます。書き終えたら\n\
              #   fencelab verify --predictions このファイル\n\
@@ -95,7 +99,9 @@ pub fn template(mutants: &[Mutant], lang: Lang) -> String {
         Lang::En => String::from(
             "# fencelab predictions. Before you run the tests, predict for each broken\n\
              # fragment the observation that exposes it (\"return value\", \"error\" or\n\
-             # \"state\", the stored state) and the tests that will catch it. The tests'\n\
+             # \"state\", the stored state) and the tests that will catch it. Name all\n\
+             # the tests that will fail under it: each one right raises the score, each\n\
+             # one that does not fail lowers it (precision and recall). The tests'\n\
              # names are listed by\n\
              #   cargo test --test behaviour -- --list\n\
              # When you are done, run\n\
@@ -106,15 +112,16 @@ pub fn template(mutants: &[Mutant], lang: Lang) -> String {
     for m in mutants {
         out.push_str(&format!("\n[[prediction]]\nmutant = {:?}\n", m.id));
         out.push_str(&format!("# step {}: {}\n", m.step, m.titles.get(lang)));
-        for line in m.find.trim_matches('\n').lines() {
-            out.push_str(&format!("#   - {}\n", line.trim_start()));
+        for line in m.broken_code(reference).lines() {
+            out.push_str(&format!("#     {line}\n"));
         }
-        for line in m.replace.trim_matches('\n').lines() {
-            out.push_str(&format!("#   + {}\n", line.trim_start()));
-        }
-        out.push_str(
-            "observation = \"\"   # \"return value\" | \"error\" | \"state\"\ntests = []\n",
-        );
+        let tests = match lang {
+            Lang::Ja => "失敗するテストをすべて",
+            Lang::En => "every test that fails under it",
+        };
+        out.push_str(&format!(
+            "observation = \"\"   # \"return value\" | \"error\" | \"state\"\ntests = []         # {tests}\n"
+        ));
     }
     out
 }
@@ -232,6 +239,25 @@ mod tests {
                     .iter()
                     .all(|p| p.observation.is_none() && p.tests.is_empty())
             );
+        }
+    }
+
+    #[test]
+    fn the_form_shows_only_the_broken_code_and_asks_for_every_killer() {
+        let mutants = crate::lab::mutant::builtin();
+        for lang in Lang::ALL {
+            let form = template(&mutants, lang);
+            let block = form
+                .split("[[prediction]]")
+                .find(|b| b.contains("\"claim-expiry-inclusive\""))
+                .unwrap();
+            assert!(block.contains("#     if done || until >= now {"), "{block}");
+            assert!(!block.contains("until > now"), "no correct line: {block}");
+            let asked = match lang {
+                Lang::Ja => "失敗するテストをすべて",
+                Lang::En => "every test that fails under it",
+            };
+            assert_eq!(form.matches(asked).count(), mutants.len(), "{lang:?}");
         }
     }
 

@@ -7,7 +7,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super as verify;
-use crate::commands::{default_lang, in_project, parse_lang, project_root, seconds};
+use crate::commands::{
+    default_lang, has_own_mutants, in_project, parse_lang, project_root, seconds,
+};
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
@@ -53,22 +55,27 @@ pub struct VerifyArgs {
     /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
-    /// The language of the predictions' explanations and of the HTML and Stryker reports: ja or en [default: from the locale].
+    /// List the mutants (id, step, title) and stop: nothing is built or run.
+    #[arg(long)]
+    pub list: bool,
+    /// The language of what verify prints, and of its HTML report: ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
 
 pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    printer.lang = args.lang.unwrap_or_else(default_lang);
     let root = project_root();
     let options = verify::Options {
         // Outside fencelab's project (in a learner's crate, say) the mutants
         // and the reference built into fencelab stand in for the directories.
-        mutants: args.mutants.clone().or_else(|| {
-            Some(in_project(&root, "mutants")).filter(|_| root.join("mutants").is_dir())
-        }),
+        mutants: args
+            .mutants
+            .clone()
+            .or_else(|| Some(in_project(&root, "mutants")).filter(|_| has_own_mutants(&root))),
         implementation: args.implementation.clone().or_else(|| {
             let reference = root.join(crate::lab::mutant::DEFAULT_FILE);
-            (args.mutants.is_none() && root.join("mutants").is_dir() && reference.is_file())
+            (args.mutants.is_none() && has_own_mutants(&root) && reference.is_file())
                 .then(|| in_project(&root, crate::lab::mutant::DEFAULT_FILE))
         }),
         root: root.clone(),
@@ -81,8 +88,13 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
             .unwrap_or_else(crate::engine::runner::default_jobs)
             .max(1),
     };
-    let scratch = Scratch::locate(&root.join("target"))?;
     let mutants = verify::load(&options)?;
+    if args.list {
+        let text = printer.render_mutant_list(&mutants);
+        printer.line(text.trim_end());
+        return Ok(ExitCode::Success);
+    }
+    let scratch = Scratch::locate(&root.join("target"))?;
     // Read the predictions first: a mistake in them is found before the long run.
     let predictions = match &args.predictions {
         Some(path) => {
@@ -105,8 +117,7 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
         && report.baseline.passed
     {
         let card = crate::commands::verify::predictions::score(predictions, &report);
-        let text =
-            printer.render_predictions(&card, &mutants, args.lang.unwrap_or_else(default_lang));
+        let text = printer.render_predictions(&card, &mutants, printer.lang);
         printer.line(text.trim_end());
         report.predictions = Some(card);
     }

@@ -8,17 +8,24 @@
 //! every mutant (no fail-fast), so the report has each mutant's full kill set.
 
 pub mod cli;
+mod details;
 pub mod github;
 pub mod html;
+mod matrix;
 pub mod predictions;
 mod render;
 mod render_predictions;
 mod report;
 pub mod stryker;
+mod words;
+
+pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
 pub use crate::output::paths::shown_path;
-pub use report::{Baseline, BaselineTest, Kill, LimitInfo, MutantReport, Report, Summary};
+pub use report::{
+    Baseline, BaselineTest, Kill, KillObservation, LimitInfo, MutantReport, Report, Summary,
+};
 use report::{baseline_of, finish, summarize};
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -58,7 +65,10 @@ pub struct Options {
 
 /// What the front end is told while verification runs.
 pub trait Progress {
+    /// `implementation` is its shown path, or [`BUILTIN_REFERENCE`].
     fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str);
+    /// The build starts.
+    fn building(&mut self, _implementations: usize) {}
     fn built(&mut self, implementations: usize, secs: f64);
     fn trial_done(&mut self, done: usize, total: usize);
     fn baseline(&mut self, baseline: &Baseline);
@@ -92,12 +102,10 @@ pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
             options
                 .mutants
                 .as_ref()
-                .map_or("fencelab's built-in mutants".into(), |d| d
-                    .display()
-                    .to_string()),
+                .map_or(BUILTIN_MUTANTS.into(), |d| d.display().to_string()),
             options.filters.join(", ")
         ))
-        .with_next("run `fencelab verify` without a filter to see every mutant's id"));
+        .with_next("`fencelab verify --list` lists every mutant's id (it builds nothing)"));
     }
     Ok(selected)
 }
@@ -127,9 +135,13 @@ pub fn run(
     };
     let mutants_dir = match &options.mutants {
         Some(dir) => shown_path(dir, &cwd),
-        None => "fencelab's built-in mutants".to_string(),
+        None => BUILTIN_MUTANTS.to_string(),
     };
-    progress.started(mutants.len(), &shown, &mutants_dir);
+    let described = match &options.implementation {
+        Some(_) => shown.clone(),
+        None => BUILTIN_REFERENCE.to_string(),
+    };
+    progress.started(mutants.len(), &described, &mutants_dir);
 
     // The reference first, its baseline scenario 0; then each mutant that
     // applies, a scenario each.
@@ -188,6 +200,7 @@ pub fn run(
     let started = Instant::now();
     let mut flaky: BTreeSet<String> = BTreeSet::new();
     let run = engine::run(scratch, &request, &mut |event| match event {
+        Event::Building { implementations } => progress.building(implementations),
         Event::Built {
             implementations,
             secs,

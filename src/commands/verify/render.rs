@@ -1,18 +1,28 @@
-//! What `verify` prints: a line per mutant as it finishes, then the kill
-//! matrix and the details of every mutant not killed as declared.
+//! What `verify` prints: status lines while it runs (a line per mutant only
+//! when verbose, or when it is not as declared), then, last, the summary: the
+//! details of every mutant not as declared, the kill matrix (all of it when
+//! verbose, the problem mutants' columns otherwise), the mutants by step and
+//! the verdict. A green run fits one screen.
 
-use std::collections::BTreeSet;
 use std::fmt::Write as _;
 
+use super::words::{self, outcome, words};
 use super::{Baseline, MutantReport, Progress, Report};
-use crate::engine::outcome::{MutantOutcome, TestOutcome};
-use crate::lab::suite;
-use crate::output::printer::{Printer, indent};
+use crate::engine::outcome::MutantOutcome;
+use crate::lab::mutant::Mutant;
+use crate::lab::worksheet::SLUGS;
+use crate::output::printer::{Printer, Verb};
+use crate::output::width::{display_width, pad_right, truncate, wrap};
 
 impl Printer {
     /// The outcome's label, padded to `width`, coloured by how it went.
-    fn outcome_label(&self, outcome: MutantOutcome, as_declared: bool, width: usize) -> String {
-        let label = format!("{:<width$}", outcome.label());
+    pub(super) fn outcome_label(
+        &self,
+        outcome: MutantOutcome,
+        as_declared: bool,
+        width: usize,
+    ) -> String {
+        let label = pad_right(words::outcome(outcome, self.lang), width);
         match (outcome, as_declared) {
             (_, true) => self.out.green(&label),
             (MutantOutcome::Survived | MutantOutcome::Stale | MutantOutcome::Unviable, _) => {
@@ -22,8 +32,7 @@ impl Printer {
         }
     }
 
-    /// The end of `verify`: the summary, the kill matrix, and the details of
-    /// every mutant not killed as declared.
+    /// The end of `verify`, on stdout.
     pub fn verify_report(&mut self, report: &Report) {
         self.clear_progress();
         print!("{}", self.render_verify_report(report));
@@ -31,234 +40,216 @@ impl Printer {
 
     /// What `verify_report` prints.
     pub fn render_verify_report(&self, report: &Report) -> String {
-        let mut out = String::new();
         if !report.baseline.passed {
-            return out;
+            return self.render_baseline_failure(report);
         }
-        let _ = writeln!(out);
-        out.push_str(&self.render_kill_matrix(report));
-        let problems: Vec<&MutantReport> =
-            report.mutants.iter().filter(|m| !m.as_declared).collect();
-        for m in &problems {
-            out.push_str(&self.render_mutant_details(m));
-        }
-        let s = &report.summary;
-        let outcomes: Vec<String> = s.outcomes.iter().map(|(k, v)| format!("{v} {k}")).collect();
-        let verdict = if s.not_as_declared == 0 {
-            self.out
-                .green(&format!("all {} mutants killed as declared", s.mutants))
+        let w = words(self.lang);
+        let mut out = String::new();
+        let problems: Vec<usize> = (0..report.mutants.len())
+            .filter(|&m| !report.mutants[m].as_declared)
+            .collect();
+        if self.quiet() {
+            for &m in &problems {
+                let _ = writeln!(out, "{}", self.mutant_line(&report.mutants[m]));
+            }
         } else {
-            self.out.red(&format!(
-                "{} of {} mutants not killed as declared",
-                s.not_as_declared, s.mutants
-            ))
-        };
-        let _ = writeln!(
-            out,
-            "\nfencelab verify: {verdict} ({})",
-            outcomes.join(", ")
-        );
+            for &m in &problems {
+                out.push_str(&self.render_mutant_details(&report.mutants[m]));
+            }
+            if self.verbose() {
+                let _ = writeln!(out);
+                out.push_str(&self.render_kill_matrix(report));
+                let nothing = self.render_killing_nothing(report);
+                if !nothing.is_empty() {
+                    let _ = write!(out, "\n{nothing}");
+                }
+            } else if !problems.is_empty() {
+                let _ = writeln!(out);
+                out.push_str(&self.render_kill_matrix_of(report, &problems));
+            }
+            out.push_str(&self.render_by_step(report));
+        }
         if !report.baseline.flaky.is_empty() {
             let _ = writeln!(
                 out,
-                "{} flaky in the baseline, not trusted for kills: {}",
+                "{} {} {}",
                 self.out.yellow("warning:"),
+                w.flaky,
                 report.baseline.flaky.join(", ")
             );
         }
-        if s.not_as_declared > 0 {
-            let ids: Vec<&str> = problems.iter().map(|m| m.id.as_str()).collect();
-            let _ = writeln!(
-                out,
-                "rerun them with: fencelab verify --exact {}",
-                ids.join(" ")
-            );
-        }
-        out
-    }
-
-    /// The kill matrix: rows are tests grouped by step, columns are mutants
-    /// (numbered as listed below it).
-    pub fn render_kill_matrix(&self, report: &Report) -> String {
-        let mut out = String::new();
-        let tests = suite::tests();
-        let flaky: BTreeSet<&str> = report.baseline.flaky.iter().map(String::as_str).collect();
-        let width = tests
+        let s = &report.summary;
+        let outcomes: Vec<String> = s
+            .outcomes
             .iter()
-            .map(|t| t.name.len())
-            .max()
-            .unwrap_or(10)
-            .min(56);
-        let _ = writeln!(out, "{}", self.out.bold("Kill matrix"));
+            .map(|(k, v)| format!("{v} {}", self.outcome_name(k)))
+            .collect();
+        let separator = match self.lang {
+            crate::lab::lang::Lang::En => ", ",
+            crate::lab::lang::Lang::Ja => "、",
+        };
+        let verdict = words::verdict(
+            self.lang,
+            s.mutants,
+            s.not_as_declared,
+            &outcomes.join(separator),
+        );
+        let verdict = if s.not_as_declared == 0 {
+            self.out.green(&verdict)
+        } else {
+            self.out.red(&verdict)
+        };
         let _ = writeln!(
             out,
-            "{}",
-            self.out.dim("  K killed, as declared   k killed, not declared   x declared killer that passed\n  o declared survivor that passed   ! declared survivor that failed   . passed   - not run   ~ flaky")
+            "\n{}",
+            wrap(&format!("fencelab verify: {verdict}"), self.width)
         );
-        let numbers: Vec<String> = (1..=report.mutants.len()).map(|n| n.to_string()).collect();
-        let digits = numbers.last().map_or(1, String::len);
-        for row in 0..digits {
-            let header: String = numbers
+        if s.not_as_declared > 0 {
+            let ids: Vec<&str> = problems
                 .iter()
-                .map(|n| {
-                    let padded = format!("{n:>digits$}");
-                    format!("{} ", &padded[row..row + 1])
-                })
+                .map(|&m| report.mutants[m].id.as_str())
                 .collect();
-            let _ = writeln!(out, "  {:width$}   {}", "", self.out.dim(&header));
-        }
-        let mut killing_nothing = Vec::new();
-        let mut step = 0;
-        for test in &tests {
-            if test.step != step {
-                step = test.step;
-                let _ = writeln!(out, "  {}", self.out.cyan(&format!("step {step}")));
-            }
-            let mut kills = 0;
-            let cells: String = report
-                .mutants
-                .iter()
-                .map(|m| {
-                    let killer = m.killers.contains(&test.name);
-                    let survivor = m.survivors.contains(&test.name);
-                    let cell = match m.tests.get(&test.name) {
-                        None => self.out.dim("-"),
-                        Some(_) if flaky.contains(test.name.as_str()) => self.out.yellow("~"),
-                        Some(TestOutcome::Passed) if killer => self.out.red("x"),
-                        Some(TestOutcome::Passed) if survivor => self.out.green("o"),
-                        Some(TestOutcome::Passed) => self.out.dim("."),
-                        Some(_) if survivor => {
-                            kills += 1;
-                            self.out.red("!")
-                        }
-                        Some(_) if killer => {
-                            kills += 1;
-                            self.out.green("K")
-                        }
-                        Some(_) => {
-                            kills += 1;
-                            self.out.yellow("k")
-                        }
-                    };
-                    format!("{cell} ")
-                })
-                .collect();
-            let name = test.name.split("::").nth(1).unwrap_or(&test.name);
-            let name: String = name.chars().take(width - 2).collect();
-            let _ = writeln!(out, "    {name:<w$} {cells}", w = width - 2);
-            if kills == 0 {
-                killing_nothing.push(test.name.clone());
-            }
-        }
-        let _ = writeln!(out);
-        for (n, m) in report.mutants.iter().enumerate() {
-            let mark = if m.as_declared {
-                self.out.green("✓")
-            } else {
-                self.out.red("✗")
-            };
-            let _ = writeln!(
-                out,
-                "  {:>digits$} {mark} {} {}",
-                n + 1,
-                m.id,
-                self.out.dim(&format!("(step {})", m.step))
-            );
-        }
-        if !killing_nothing.is_empty() && !report.filtered {
-            let _ = writeln!(
-                out,
-                "\n{} ({}): {}",
-                self.out.bold("Tests that kill no mutant"),
-                killing_nothing.len(),
-                killing_nothing.join(", ")
-            );
+            let _ = writeln!(out, "{} fencelab verify --exact {}", w.rerun, ids.join(" "));
+        } else if !self.verbose() && !self.quiet() {
+            let _ = writeln!(out, "{}", self.out.dim(w.matrix_hint));
         }
         out
     }
 
-    /// Why a mutant was not killed as declared: its diff, what the compiler or
-    /// the file said, and the relevant tests' messages.
-    pub fn render_mutant_details(&self, m: &MutantReport) -> String {
+    /// An outcome's name from its JSON label.
+    fn outcome_name(&self, label: &str) -> &'static str {
+        [
+            MutantOutcome::Killed,
+            MutantOutcome::Crashed,
+            MutantOutcome::Timeout,
+            MutantOutcome::Survived,
+            MutantOutcome::Unviable,
+            MutantOutcome::Stale,
+        ]
+        .into_iter()
+        .find(|o| o.label() == label)
+        .map_or("?", |o| outcome(o, self.lang))
+    }
+
+    /// The mutants by step: how many, how many as declared.
+    fn render_by_step(&self, report: &Report) -> String {
+        let w = words(self.lang);
         let mut out = String::new();
-        let _ = writeln!(
-            out,
-            "\n{} {} {}  {}",
-            self.out.bold("──"),
-            self.out.bold(&m.id),
-            self.out.dim(&format!("({}, step {})", m.path, m.step)),
-            self.outcome_label(m.outcome, m.as_declared, 0)
-        );
-        let _ = writeln!(out, "{}", m.title);
-        if !m.diff.is_empty() {
-            // The report keeps the plain diff; colour it again here if allowed.
-            for line in m.diff.lines() {
-                let painted = if line.starts_with("---") || line.starts_with("+++") {
-                    self.out.bold(line)
-                } else if line.starts_with("@@") {
-                    self.out.cyan(line)
-                } else if line.starts_with('-') {
-                    self.out.red(line)
-                } else if line.starts_with('+') {
-                    self.out.green(line)
-                } else {
-                    self.out.dim(line)
-                };
-                let _ = writeln!(out, "  {painted}");
+        let _ = writeln!(out, "\n{}", self.out.bold(w.by_step));
+        for (i, slug) in SLUGS.iter().enumerate() {
+            let step = i as u32 + 1;
+            let of_step: Vec<&MutantReport> =
+                report.mutants.iter().filter(|m| m.step == step).collect();
+            if of_step.is_empty() {
+                continue;
             }
-        }
-        if let Some(detail) = &m.detail {
-            let heading = match m.outcome {
-                MutantOutcome::Unviable => "it does not compile:",
-                _ => "it cannot be applied:",
+            let declared = of_step.iter().filter(|m| m.as_declared).count();
+            let tally = words::step_tally(self.lang, of_step.len(), declared);
+            let tally = if declared == of_step.len() {
+                self.out.green(&tally)
+            } else {
+                self.out.red(&tally)
             };
-            let _ = writeln!(out, "{}", self.out.yellow(heading));
-            for line in detail.lines() {
-                let _ = writeln!(out, "  {line}");
-            }
+            let _ = writeln!(out, "  {} {step}  {} {tally}", w.step, pad_right(slug, 11));
         }
-        for test in &m.missing_killers {
-            match m.tests.get(test) {
-                Some(TestOutcome::Passed) | None if !m.tests.is_empty() => {
-                    let _ = writeln!(
-                        out,
-                        "{} {test} should kill it but passed",
-                        self.out.red("✗")
-                    );
-                }
-                _ if m.tests.is_empty() => {}
-                _ => {
-                    let _ = writeln!(
-                        out,
-                        "{} {test} should kill it but is flaky in the baseline",
-                        self.out.red("✗")
-                    );
-                }
+        out
+    }
+
+    /// A mutant's one line: its outcome, id, step, what killed it, and the
+    /// time its tests took, fitted to the width.
+    fn mutant_line(&self, m: &MutantReport) -> String {
+        let w = words(self.lang);
+        let mark = if m.as_declared {
+            self.out.green("✓")
+        } else {
+            self.out.red("✗")
+        };
+        let head = format!(
+            "{mark} {} {} {}",
+            self.outcome_label(m.outcome, m.as_declared, 9),
+            self.out.bold(&m.id),
+            self.out.dim(&format!("{} {}", w.step, m.step)),
+        );
+        let time = words::test_time(self.lang, m.secs);
+        let fixed = display_width(&head) + 1;
+        // The time goes first when the line is short of room.
+        let (time, fixed) = if self.width >= fixed + display_width(&time) + 30 {
+            (
+                format!(" {}", self.out.dim(&time)),
+                fixed + display_width(&time) + 1,
+            )
+        } else {
+            (String::new(), fixed)
+        };
+        let room = self.width.saturating_sub(fixed).max(10);
+        let by = match m.outcome {
+            MutantOutcome::Stale => w.find_not_once.to_string(),
+            MutantOutcome::Unviable => w.does_not_compile.trim_end_matches(':').to_string(),
+            MutantOutcome::Survived if m.equivalent.is_some() => {
+                format!("{} ({})", w.every_test_passed, w.equivalent)
             }
-        }
-        for test in &m.failed_survivors {
-            let _ = writeln!(
-                out,
-                "{} {test} should pass under it but did not:",
-                self.out.red("✗")
+            MutantOutcome::Survived => w.every_test_passed.to_string(),
+            _ => {
+                // As many killers as fit, then how many more.
+                let names: Vec<&str> = m
+                    .killed_by
+                    .iter()
+                    .map(|k| k.test.split_once("::").map_or(k.test.as_str(), |(_, n)| n))
+                    .collect();
+                let room = room.saturating_sub(display_width(w.by) + 1);
+                let mut shown: Vec<&str> = Vec::new();
+                for (i, name) in names.iter().enumerate() {
+                    let rest = names.len() - i - 1;
+                    let tail = if rest > 0 {
+                        display_width(&words::more(self.lang, rest))
+                    } else {
+                        0
+                    };
+                    let used: usize = shown.iter().map(|n| n.len() + 2).sum();
+                    if shown.is_empty() || used + name.len() + tail <= room {
+                        shown.push(name);
+                    } else {
+                        break;
+                    }
+                }
+                let mut text = format!("{} {}", w.by, shown.join(", "));
+                if shown.len() < names.len() {
+                    text.push_str(&words::more(self.lang, names.len() - shown.len()));
+                }
+                if display_width(&text) > room && names.len() > 1 {
+                    // Not even one name fits with the count: the name cut short.
+                    let tail = words::more(self.lang, names.len() - 1);
+                    let name = truncate(names[0], room.saturating_sub(display_width(&tail) + 1));
+                    text = format!("{} {name}{tail}", w.by);
+                }
+                text
+            }
+        };
+        format!("{head} {}{time}", truncate(&by, room))
+    }
+
+    /// `fencelab verify --list`: every mutant's id, step and title, without
+    /// building anything.
+    pub fn render_mutant_list(&self, mutants: &[Mutant]) -> String {
+        let w = words(self.lang);
+        let id_width = mutants.iter().map(|m| m.id.len()).max().unwrap_or(0);
+        let mut out = String::new();
+        for m in mutants {
+            let mark = if m.equivalent.is_some() {
+                format!(" ({})", w.equivalent)
+            } else {
+                String::new()
+            };
+            let head = format!(
+                "{}  {}  ",
+                pad_right(&m.id, id_width),
+                format_args!("{} {}", w.step, m.step)
             );
-            if let Some(message) = m.tests.get(test).and_then(TestOutcome::message) {
-                let _ = writeln!(out, "{}", indent(&message, 4));
-            }
-        }
-        if !m.missing_killers.is_empty() && !m.killed_by.is_empty() {
-            let _ = writeln!(out, "{}", self.out.yellow("it was killed by other tests:"));
-        }
-        if !m.as_declared {
-            for kill in m
-                .killed_by
-                .iter()
-                .filter(|k| !m.killers.contains(&k.test))
-                .take(5)
-            {
-                let _ = writeln!(out, "  {} ({})", kill.test, kill.outcome);
-                let _ = writeln!(out, "{}", indent(&kill.message, 4));
-            }
+            let title = truncate(
+                &format!("{}{mark}", m.titles.get(self.lang)),
+                self.width.saturating_sub(display_width(&head)).max(20),
+            );
+            let _ = writeln!(out, "{head}{title}");
         }
         out
     }
@@ -266,101 +257,46 @@ impl Printer {
 
 impl Progress for Printer {
     fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str) {
-        self.status(
-            "Verifying",
-            &format!("{mutants} mutants of {implementation} from {mutants_dir}"),
-        );
+        self.done = 0;
+        self.total = mutants;
+        let text = words::verifying(self.lang, mutants, implementation, mutants_dir);
+        self.status(Verb::Verifying, &text);
+    }
+
+    fn building(&mut self, implementations: usize) {
+        self.build_started(implementations);
     }
 
     fn built(&mut self, implementations: usize, secs: f64) {
-        self.status(
-            "Built",
-            &format!("the judge and {implementations} implementations in {secs:.1}s"),
-        );
+        self.build_finished(implementations, secs);
     }
 
     fn trial_done(&mut self, done: usize, total: usize) {
-        if done.is_multiple_of(8) || done == total {
-            self.progress(&format!("  running tests: {done}/{total}"));
-        }
+        self.trials(done, total);
     }
 
     fn baseline(&mut self, baseline: &Baseline) {
-        if let Some(errors) = &baseline.compile_errors {
-            self.line(&format!(
-                "{} the implementation does not compile, so no mutant can be judged:\n{}",
-                self.out.red("baseline failed:"),
-                errors.trim_end()
-            ));
-            return;
-        }
-        let failing: Vec<&str> = baseline
-            .tests
-            .iter()
-            .filter(|t| !t.runs.iter().any(TestOutcome::passed))
-            .map(|t| t.test.as_str())
-            .collect();
-        if failing.is_empty() {
-            self.status(
-                "Baseline",
-                &format!(
-                    "all {} tests pass on the unmutated implementation, twice ({:.1}s)",
-                    baseline.tests.len(),
-                    baseline.secs
-                ),
-            );
-            return;
-        }
-        self.line(&format!(
-            "{} {} of {} tests fail on the unmutated implementation, so no mutant can be judged:",
-            self.out.red("baseline failed:"),
-            failing.len(),
-            baseline.tests.len()
-        ));
-        for t in baseline
-            .tests
-            .iter()
-            .filter(|t| !t.runs.iter().any(TestOutcome::passed))
-        {
-            self.line(&format!("  {} ({})", t.test, t.runs[0].label()));
-            if let Some(message) = t.runs[0].message() {
-                self.line(&indent(&message, 4));
-            }
+        // A failed baseline is the summary's to show, last.
+        if baseline.passed {
+            let text = words::baseline_passed(self.lang, baseline.tests.len(), baseline.secs);
+            self.status(Verb::Baseline, &text);
         }
     }
 
     fn mutant(&mut self, m: &MutantReport) {
-        let killers: Vec<&str> = m.killed_by.iter().map(|k| k.test.as_str()).collect();
-        let shown = if killers.len() > 4 {
-            format!(
-                "{}, and {} more",
-                killers[..4].join(", "),
-                killers.len() - 4
-            )
+        self.done += 1;
+        if self.verbose() || (!m.as_declared && !self.quiet()) {
+            let line = self.mutant_line(m);
+            self.line(&line);
         } else {
-            killers.join(", ")
-        };
-        let by = match m.outcome {
-            MutantOutcome::Stale => {
-                "its find text is not in the implementation exactly once".to_string()
-            }
-            MutantOutcome::Unviable => "it does not compile".to_string(),
-            MutantOutcome::Survived => "every test passed".to_string(),
-            _ => format!("by {shown}"),
-        };
-        let declared = if m.as_declared {
-            String::new()
-        } else {
-            format!(" {}", self.out.red("(not as declared)"))
-        };
-        let line = format!(
-            "{} {} {} {}{declared} {}",
-            self.outcome_label(m.outcome, m.as_declared, 9),
-            self.out.bold(&m.id),
-            self.out.dim(&format!("step {}", m.step)),
-            by,
-            self.out.dim(&format!("{:.1}s", m.secs))
-        );
-        self.line(&line);
+            let text = format!(
+                "  {}/{} · {} {}",
+                self.done,
+                self.total,
+                words::outcome(m.outcome, self.lang),
+                m.id
+            );
+            self.progress(&text);
+        }
     }
 }

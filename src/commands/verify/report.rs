@@ -9,7 +9,9 @@ use serde::Serialize;
 use crate::engine::ScenarioResult;
 use crate::engine::outcome::{MutantOutcome, TestOutcome};
 use crate::exit::ExitCode;
+use crate::lab::lang::Text;
 use crate::lab::mutant::Mutant;
+use crate::lab::observation::Observation;
 use crate::output::paths::shown_path;
 
 /// The whole result, as `--json` writes it.
@@ -75,11 +77,18 @@ pub struct MutantReport {
     pub id: String,
     pub step: u32,
     pub title: String,
+    /// The title in both languages, for the screen.
+    #[serde(skip)]
+    pub titles: Text,
     /// The mutant file.
     pub path: String,
     pub outcome: MutantOutcome,
-    /// Every declared killer failed and every declared survivor passed.
+    /// Every declared killer failed and every declared survivor passed (for
+    /// an equivalent mutant: every test passed).
     pub as_declared: bool,
+    /// Why no test can tell it from the implementation, when its file
+    /// declares it equivalent (expected to survive).
+    pub equivalent: Option<String>,
     /// The tests that failed under the mutant, with why.
     pub killed_by: Vec<Kill>,
     pub killers: Vec<String>,
@@ -95,7 +104,8 @@ pub struct MutantReport {
     pub detail: Option<String>,
     /// Every test's outcome (flaky tests included, marked in the baseline).
     pub tests: BTreeMap<String, TestOutcome>,
-    /// The time its tests took, added up.
+    /// The time its tests took, added up (they run side by side with other
+    /// mutants' tests, so this is more than the wall time it took).
     pub secs: f64,
 }
 
@@ -105,6 +115,29 @@ pub struct Kill {
     /// `failed`, `crashed` or `timeout`.
     pub outcome: &'static str,
     pub message: String,
+    /// What the test observed, when its message is an observation.
+    pub observation: Option<KillObservation>,
+}
+
+/// A failing test's observation, as its message has it.
+#[derive(Debug, Clone, Serialize)]
+pub struct KillObservation {
+    pub what: String,
+    pub expected: String,
+    pub actual: String,
+    /// Where in the suite (`tests/behaviour/step4.rs:106:5`).
+    pub location: Option<String>,
+}
+
+impl KillObservation {
+    fn of(message: &str) -> Option<KillObservation> {
+        Observation::parse(message).map(|o| KillObservation {
+            what: o.what,
+            expected: o.expected,
+            actual: o.actual,
+            location: o.location,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Default, Serialize)]
@@ -156,10 +189,14 @@ pub(super) fn finish(
     let killed_by: Vec<Kill> = tests
         .iter()
         .filter(|(test, outcome)| !outcome.passed() && !flaky.contains(test.as_str()))
-        .map(|(test, outcome)| Kill {
-            test: test.clone(),
-            outcome: outcome.label(),
-            message: outcome.message().unwrap_or_default(),
+        .map(|(test, outcome)| {
+            let message = outcome.message().unwrap_or_default();
+            Kill {
+                test: test.clone(),
+                outcome: outcome.label(),
+                observation: KillObservation::of(&message),
+                message,
+            }
         })
         .collect();
     let ran = !tests.is_empty();
@@ -177,20 +214,26 @@ pub(super) fn finish(
         .filter(|s| ran && tests.get(*s).is_some_and(|o| !o.passed()))
         .cloned()
         .collect();
-    let as_declared = ran
-        && missing_killers.is_empty()
-        && failed_survivors.is_empty()
-        && matches!(
-            outcome,
-            MutantOutcome::Killed | MutantOutcome::Crashed | MutantOutcome::Timeout
-        );
+    let as_declared = match mutant.equivalent {
+        Some(_) => ran && outcome == MutantOutcome::Survived,
+        None => {
+            ran && missing_killers.is_empty()
+                && failed_survivors.is_empty()
+                && matches!(
+                    outcome,
+                    MutantOutcome::Killed | MutantOutcome::Crashed | MutantOutcome::Timeout
+                )
+        }
+    };
     MutantReport {
         id: mutant.id.clone(),
         step: mutant.step,
         title: mutant.title.clone(),
+        titles: mutant.titles.clone(),
         path: shown_path(&mutant.path, &std::env::current_dir().unwrap_or_default()),
         outcome,
         as_declared,
+        equivalent: mutant.equivalent.clone(),
         killed_by,
         killers: mutant.killers.clone(),
         survivors: mutant.survivors.clone(),
