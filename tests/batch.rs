@@ -250,6 +250,7 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
         time_limit: None,
         servers: policy.servers,
         judge_caged: policy.judge_caged,
+        detail: None,
     };
     let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
         panic!("no build limit, a correct suite");

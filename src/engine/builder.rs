@@ -87,6 +87,8 @@ pub struct Plan<'a> {
     pub time_limit: Option<Duration>,
     pub servers: Servers,
     pub judge_caged: bool,
+    /// Where to say what cargo compiles while it builds.
+    pub detail: Option<&'a cargo::Detail>,
 }
 
 /// Builds the judge and servers of `plan`.
@@ -97,6 +99,7 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         time_limit,
         servers,
         judge_caged,
+        detail,
     } = *plan;
     let start = Instant::now();
     // Under the lock from the first file written: another run's garbage
@@ -139,7 +142,7 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         }
         scratch.set_members(&lock, &members)?;
         scratch.touch(&members);
-        let built = cargo::build(scratch, &roots, &suite.target, time_limit)?;
+        let built = cargo::build(scratch, &roots, &suite.target, time_limit, detail)?;
         if built.timed_out {
             return Ok(Built::TimedOut(time_limit.unwrap_or_default()));
         }

@@ -75,13 +75,19 @@ fn cargo() -> Command {
     command
 }
 
+/// What a build is doing now, in a few words ("12 crates compiled; now
+/// libsqlite3-sys"), kept up to date while cargo runs, for a progress line.
+pub type Detail = std::sync::Arc<std::sync::Mutex<String>>;
+
 /// Builds the test target `test` and the binaries of `packages` in the
-/// scratch workspace, within `time_limit`.
+/// scratch workspace, within `time_limit`, saying in `detail` what cargo
+/// compiles as it goes.
 pub fn build(
     scratch: &Scratch,
     packages: &[&CrateDir],
     test: &str,
     time_limit: Option<Duration>,
+    detail: Option<&Detail>,
 ) -> Result<Built, Error> {
     let mut command = cargo();
     command
@@ -111,7 +117,18 @@ pub fn build(
         file_size: None,
         cage: None,
     };
-    let finished = process::run(command, logs.path(), &limits).map_err(|e| {
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let finished = std::thread::scope(|scope| {
+        if let Some(detail) = detail {
+            let stderr = logs.path().join("stderr");
+            let done = &done;
+            scope.spawn(move || watch(&stderr, detail, done));
+        }
+        let finished = process::run(command, logs.path(), &limits);
+        done.store(true, std::sync::atomic::Ordering::SeqCst);
+        finished
+    })
+    .map_err(|e| {
         Error::environment(format!("cannot run cargo: {e}"))
             .with_next("install Rust with rustup (https://rustup.rs) so that `cargo` is on PATH")
     })?;
@@ -149,6 +166,41 @@ pub fn build(
         }
     }
     Ok(built)
+}
+
+/// Reads cargo's status lines from `stderr` while it builds and says in
+/// `detail` how many crates it has compiled and which it compiles now.
+fn watch(stderr: &Path, detail: &Detail, done: &std::sync::atomic::AtomicBool) {
+    while !done.load(std::sync::atomic::Ordering::SeqCst) {
+        if let Ok(text) = std::fs::read_to_string(stderr)
+            && let Some(now) = compiling(&text)
+        {
+            *detail.lock().unwrap_or_else(|e| e.into_inner()) = now;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// What cargo's stderr so far says it compiles: the count of `Compiling`
+/// lines and the crate of the last one.
+fn compiling(stderr: &str) -> Option<String> {
+    let crates: Vec<&str> = stderr
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("Compiling "))
+        .collect();
+    let last = crates.last()?.split_whitespace().next()?;
+    // Scratch crates are named by their contents' hash: say what they are.
+    let shown = match last.split_once('-') {
+        Some((kind, hash)) if hash.len() == 16 => match kind {
+            "impl" => "an implementation",
+            "server" => "the server",
+            "judge" => "the suite",
+            "bridge" => "the bridge",
+            _ => last,
+        },
+        _ => last,
+    };
+    Some(format!("{} compiled; now {shown}", crates.len() - 1))
 }
 
 /// The package name in a cargo package id such as
@@ -222,6 +274,21 @@ mod tests {
         assert!(text.ends_with("is left out"), "{text}");
         let own = "error: x\n --> crates/impl-1/src/lib.rs:1:1\n  |\n";
         assert_eq!(about_crate(own, "crates/impl-1/"), own);
+    }
+
+    #[test]
+    fn cargo_s_status_lines_say_how_far_the_build_is() {
+        let stderr = "   Compiling libc v0.2.191\n   Compiling cc v1.2.0\n   Compiling libsqlite3-sys v0.35.0\n";
+        assert_eq!(
+            super::compiling(stderr).as_deref(),
+            Some("2 compiled; now libsqlite3-sys")
+        );
+        assert_eq!(
+            super::compiling("   Compiling impl-0123456789abcdef v0.0.0 (/x)\n").as_deref(),
+            Some("0 compiled; now an implementation"),
+            "no scratch crate's hash reaches a user"
+        );
+        assert_eq!(super::compiling("    Finished `release`\n"), None);
     }
 
     #[test]

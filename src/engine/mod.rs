@@ -18,7 +18,7 @@
 //! What the run may trust, and how long things may take, is its `Policy`.
 
 pub mod builder;
-mod cargo;
+pub mod cargo;
 mod crates;
 mod identity;
 pub mod outcome;
@@ -56,7 +56,12 @@ pub struct Request {
 #[derive(Debug)]
 pub enum Event<'a> {
     /// The build starts (`implementations` counts every one asked for).
-    Building { implementations: usize },
+    Building {
+        implementations: usize,
+        /// What cargo is compiling now, kept up to date while it builds (for a
+        /// progress line).
+        detail: cargo::Detail,
+    },
     /// Everything is built (`implementations` counts the viable and the unviable).
     Built { implementations: usize, secs: f64 },
     /// Another trial has ended.
@@ -90,10 +95,12 @@ pub fn run(
 ) -> Result<Run, Error> {
     let policy = &request.policy;
     let start = Instant::now();
+    let detail = cargo::Detail::default();
     on(Event::Building {
         implementations: request.implementations.len(),
+        detail: detail.clone(),
     });
-    let builds = match build(scratch, request)? {
+    let builds = match build(scratch, request, &detail)? {
         Ok(builds) => builds,
         Err(errors) => {
             return Ok(Run {
@@ -245,7 +252,11 @@ impl Piece {
 /// the compiler loop fails alone at the cost of its own limit (the others are
 /// cached by then). The result has one hosting per implementation, in order;
 /// `Err` holds the compiler's messages when the suite itself does not compile.
-fn build(scratch: &Scratch, request: &Request) -> Result<Result<Vec<Piece>, String>, Error> {
+fn build(
+    scratch: &Scratch,
+    request: &Request,
+    detail: &cargo::Detail,
+) -> Result<Result<Vec<Piece>, String>, Error> {
     let policy = &request.policy;
     let implementations = &request.implementations;
     let plan = |implementations, time_limit| builder::Plan {
@@ -254,6 +265,7 @@ fn build(scratch: &Scratch, request: &Request) -> Result<Result<Vec<Piece>, Stri
         time_limit,
         servers: policy.servers,
         judge_caged: policy.judge_caged,
+        detail: Some(detail),
     };
     match builder::build(scratch, &plan(implementations, policy.build_limit))? {
         Built::Done(build) => Ok(Ok(vec![build.into()])),

@@ -201,19 +201,27 @@ impl Printer {
     /// A build starts. Once it has taken more than a moment, it is said what
     /// it builds: on a terminal a line that counts the seconds, in a log one
     /// line; when it ends, a line says how long it took.
-    pub fn build_started(&mut self, implementations: usize) {
+    pub fn build_started(
+        &mut self,
+        implementations: usize,
+        detail: Option<&crate::engine::cargo::Detail>,
+    ) {
         self.clear_progress();
         if self.quiet() {
             return;
         }
         let what = self.build_what(implementations);
-        self.ticker = Some(Ticker::start(
+        let ticker = Ticker::start(
             status_line(&self.err, Verb::Building.label(self.lang), &what),
             self.progress,
             self.err,
             self.lang,
             self.width,
-        ));
+        );
+        if let Some(detail) = detail {
+            ticker.follow(detail.clone());
+        }
+        self.ticker = Some(ticker);
     }
 
     /// More about the build under way (e.g. what cargo compiles now), shown on
@@ -250,7 +258,10 @@ impl Printer {
     pub fn engine_event(&mut self, event: &crate::engine::Event<'_>) {
         use crate::engine::Event;
         match event {
-            Event::Building { implementations } => self.build_started(*implementations),
+            Event::Building {
+                implementations,
+                detail,
+            } => self.build_started(*implementations, Some(detail)),
             Event::Built {
                 implementations,
                 secs,

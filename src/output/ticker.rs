@@ -26,6 +26,8 @@ struct State {
     /// A progress line is on screen now.
     drawn: bool,
     detail: String,
+    /// Where the detail comes from while the thing works (cargo's progress).
+    source: Option<crate::engine::cargo::Detail>,
 }
 
 /// A slow thing under way, announced by a thread of its own.
@@ -72,6 +74,12 @@ impl Ticker {
     pub fn detail(&self, detail: &str) {
         let (lock, _) = &*self.state;
         lock.lock().unwrap_or_else(|e| e.into_inner()).detail = detail.to_string();
+    }
+
+    /// Shows what `source` says on the live line, at every redraw.
+    pub fn follow(&self, source: crate::engine::cargo::Detail) {
+        let (lock, _) = &*self.state;
+        lock.lock().unwrap_or_else(|e| e.into_inner()).source = Some(source);
     }
 
     /// Takes the live line off the screen (it comes back at the next tick).
@@ -162,6 +170,12 @@ fn tick(
             Lang::En => ")",
             Lang::Ja => "）",
         });
+        if let Some(source) = &state.source {
+            let now = source.lock().unwrap_or_else(|e| e.into_inner()).clone();
+            if !now.is_empty() {
+                state.detail = now;
+            }
+        }
         if !state.detail.is_empty() {
             text.push(' ');
             text.push_str(&style.dim(&state.detail));

@@ -67,8 +67,8 @@ pub struct Options {
 pub trait Progress {
     /// `implementation` is its shown path, or [`BUILTIN_REFERENCE`].
     fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str);
-    /// The build starts.
-    fn building(&mut self, _implementations: usize) {}
+    /// The build starts; `detail` says what cargo compiles as it goes.
+    fn building(&mut self, _implementations: usize, _detail: &crate::engine::cargo::Detail) {}
     fn built(&mut self, implementations: usize, secs: f64);
     fn trial_done(&mut self, done: usize, total: usize);
     fn baseline(&mut self, baseline: &Baseline);
@@ -200,7 +200,10 @@ pub fn run(
     let started = Instant::now();
     let mut flaky: BTreeSet<String> = BTreeSet::new();
     let run = engine::run(scratch, &request, &mut |event| match event {
-        Event::Building { implementations } => progress.building(implementations),
+        Event::Building {
+            implementations,
+            detail,
+        } => progress.building(implementations, &detail),
         Event::Built {
             implementations,
             secs,

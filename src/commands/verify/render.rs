@@ -263,8 +263,8 @@ impl Progress for Printer {
         self.status(Verb::Verifying, &text);
     }
 
-    fn building(&mut self, implementations: usize) {
-        self.build_started(implementations);
+    fn building(&mut self, implementations: usize, detail: &crate::engine::cargo::Detail) {
+        self.build_started(implementations, Some(detail));
     }
 
     fn built(&mut self, implementations: usize, secs: f64) {
