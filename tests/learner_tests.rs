@@ -476,3 +476,117 @@ fn fencelabs_own_suite_reads_as_a_learners_tests() {
         1 + fencelab::lab::suite::MODULES.len()
     );
 }
+
+/// What `check --mine` prints, pinned in both languages at 80 columns: a
+/// judgement made by hand (every part of the screen), rendered as a learner
+/// reads it.
+#[test]
+fn what_check_mine_prints_in_both_languages() {
+    use fencelab::commands::mine::{JudgedTest, MissedMutant, StepThoroughness, WrongOn};
+    use fencelab::commands::predict::ObservationKind;
+    use fencelab::lab::lang::{Lang, Text};
+    let text = |en: &str, ja: &str| Text {
+        en: en.into(),
+        ja: ja.into(),
+    };
+    let mutant = |id: &str| {
+        judges()
+            .mutants
+            .iter()
+            .find(|m| m.id == id)
+            .unwrap_or_else(|| panic!("{id}"))
+            .clone()
+    };
+    let boundary = mutant("claim-expiry-inclusive");
+    let report = TestsReport {
+        schema: 1,
+        name: "my-lab".into(),
+        file: "tests/mine/main.rs".into(),
+        compile_errors: None,
+        tests: vec![
+            JudgedTest {
+                test: "a_job_is_claimed_once".into(),
+                valid: true,
+                wrong_on: Vec::new(),
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: vec!["claim-ignores-until".into()],
+            },
+            JudgedTest {
+                test: "the_error_says_why".into(),
+                valid: false,
+                wrong_on: vec![WrongOn {
+                    implementation: "variant-error-text".into(),
+                    title: text("Only the errors' texts differ", "エラーの文面だけが違う"),
+                    outcome: "failed",
+                    message: "assertion `left == right` failed\n  left: \"ttl must be finite and positive, got 0\"\n right: \"invalid ttl 0: a lease needs a finite ttl greater than 0\"".into(),
+                }],
+                assumed: vec!["error-text".into()],
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "a_lease_still_holds_when_it_expires".into(),
+                valid: false,
+                wrong_on: vec![WrongOn {
+                    implementation: "reference".into(),
+                    title: text("the reference (src/lease.rs)", "参照実装（src/lease.rs）"),
+                    outcome: "failed",
+                    message: "assertion `left == right` failed\n  left: Some(2)\n right: None".into(),
+                }],
+                assumed: Vec::new(),
+                misconceptions: vec![boundary.id.clone()],
+                catches: Vec::new(),
+            },
+        ],
+        valid: false,
+        steps: vec![
+            StepThoroughness {
+                step: 4,
+                slug: "claim",
+                caught: 1,
+                total: 3,
+                caught_mutants: vec!["claim-ignores-until".into()],
+                missed: vec![
+                    MissedMutant {
+                        id: boundary.id.clone(),
+                        title: boundary.titles.clone(),
+                        observation: Some(ObservationKind::ReturnValue),
+                    },
+                    MissedMutant {
+                        id: "claim-stores-until-as-f32".into(),
+                        title: mutant("claim-stores-until-as-f32").titles,
+                        observation: Some(ObservationKind::State),
+                    },
+                ],
+            },
+            StepThoroughness {
+                step: 7,
+                slug: "release",
+                caught: 0,
+                total: 1,
+                caught_mutants: Vec::new(),
+                missed: vec![MissedMutant {
+                    id: "release-resets-fence".into(),
+                    title: mutant("release-resets-fence").titles,
+                    observation: None,
+                }],
+            },
+        ],
+        score: 16.67,
+        correct_implementations: 24,
+        mutants: 4,
+        exit_code: fencelab::exit::ExitCode::Failed,
+    };
+    let printer = fencelab::output::printer::Printer::plain().with_width(80);
+    for lang in [Lang::En, Lang::Ja] {
+        let screen = printer.render_mine(&report, judges(), lang);
+        for line in screen.lines() {
+            assert!(
+                fencelab::output::width::display_width(line) <= 80,
+                "wider than 80: {line}"
+            );
+        }
+        insta::assert_snapshot!(format!("check_mine_{lang}"), screen);
+    }
+}

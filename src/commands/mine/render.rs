@@ -9,13 +9,11 @@ use std::fmt::Write as _;
 use super::{Judges, TestsReport};
 use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, indent};
+use crate::output::width::{display_width, truncate, wrap};
 
 struct Words {
-    tests: &'static str,
-    valid: &'static str,
     against: &'static str,
     invalid_heading: &'static str,
-    fails_on: &'static str,
     wheat: &'static str,
     and_more: &'static str,
     more_missed: &'static str,
@@ -23,23 +21,20 @@ struct Words {
     message: &'static str,
     misconception: &'static str,
     thoroughness: &'static str,
-    caught_of: &'static str,
     missed_heading: &'static str,
     exposed_by: &'static str,
     compile: &'static str,
     all_valid: &'static str,
     no_tests: &'static str,
     rerun: &'static str,
+    step: &'static str,
 }
 
 fn words(lang: Lang) -> Words {
     match lang {
         Lang::Ja => Words {
-            tests: "件のテスト",
-            valid: "件が妥当",
             against: "正しい実装と壊れた実装（ミュータント）で判定しました",
             invalid_heading: "妥当でないテスト（網羅度には数えません）",
-            fails_on: "失敗する正しい実装",
             wheat: "正しい実装",
             and_more: "ほか",
             more_missed: "ほか",
@@ -47,20 +42,17 @@ fn words(lang: Lang) -> Words {
             message: "テストのメッセージ",
             misconception: "この誤解から書かれたようです",
             thoroughness: "網羅度（妥当なテストのみ）",
-            caught_of: "個のミュータントのうち捕まえたもの",
             missed_heading: "捕まえていないミュータント",
-            exposed_by: "見るべきもの",
+            exposed_by: "手がかり",
             compile: "テストがコンパイルできません。コンパイラのメッセージ:",
             all_valid: "すべてのテストが、どの正しい実装でも通ります。",
             no_tests: "テストが1つもありません。`#[test]` の関数を書いてください。",
             rerun: "もう一度",
+            step: "ステップ",
         },
         Lang::En => Words {
-            tests: "tests",
-            valid: "valid",
             against: "judged against correct implementations and broken ones (mutants)",
             invalid_heading: "Invalid tests (not counted for thoroughness)",
-            fails_on: "fails on",
             wheat: "the correct implementation",
             and_more: "and more",
             more_missed: "more",
@@ -68,13 +60,13 @@ fn words(lang: Lang) -> Words {
             message: "its message",
             misconception: "it looks written from this misunderstanding",
             thoroughness: "Thoroughness (valid tests only)",
-            caught_of: "mutants caught",
             missed_heading: "Mutants no valid test catches",
             exposed_by: "exposed by",
             compile: "Your tests do not compile. The compiler says:",
             all_valid: "Every test passes on every correct implementation.",
             no_tests: "There is no test yet: write `#[test]` functions.",
             rerun: "Rerun",
+            step: "step",
         },
     }
 }
@@ -104,16 +96,13 @@ impl Printer {
         }
         let valid = report.tests.iter().filter(|t| t.valid).count();
         let count = match (lang, report.tests.len()) {
-            (Lang::En, 1) => "1 test".to_string(),
-            (_, n) => format!("{n} {}", w.tests),
+            (Lang::En, 1) => format!("1 test, {valid} valid"),
+            (Lang::En, n) => format!("{n} tests, {valid} valid"),
+            (Lang::Ja, n) => format!("テスト {n} 件のうち {valid} 件が妥当"),
         };
-        let _ = writeln!(
-            out,
-            "{}: {count}, {valid} {}; {}",
-            s.bold(&report.file),
-            w.valid,
-            s.dim(w.against)
-        );
+        let width = self.width;
+        let _ = writeln!(out, "{}: {count}", s.bold(&report.file));
+        let _ = writeln!(out, "{}", s.dim(&wrap(w.against, width)));
         if report.tests.is_empty() {
             let _ = writeln!(out, "\n{}", s.yellow(w.no_tests));
             return out;
@@ -132,20 +121,38 @@ impl Printer {
                 (n, Lang::Ja) => format!("（{}{}件）", w.and_more, n - 1),
                 (n, Lang::En) => format!(" (and {} more)", n - 1),
             };
-            let which = if first.implementation == "reference" {
-                first.title.get(lang).to_string()
-            } else {
-                format!(
-                    "{} `{}`: {}",
+            let which = match (first.implementation == "reference", lang) {
+                (true, _) => first.title.get(lang).to_string(),
+                (false, Lang::En) => format!(
+                    "{} `{}` ({})",
                     w.wheat,
                     first.implementation,
                     first.title.get(lang)
-                )
+                ),
+                (false, Lang::Ja) => format!(
+                    "{} `{}`（{}）",
+                    w.wheat,
+                    first.implementation,
+                    first.title.get(lang)
+                ),
             };
-            let _ = writeln!(out, "    {}: {which} ({}){more}", w.fails_on, first.outcome);
+            let fails = match (lang, first.outcome) {
+                (Lang::En, "crashed") => format!("crashes on {which}{more}"),
+                (Lang::En, "timeout") => format!("times out on {which}{more}"),
+                (Lang::En, _) => format!("fails on {which}{more}"),
+                (Lang::Ja, "crashed") => format!("{which}{more}でクラッシュします"),
+                (Lang::Ja, "timeout") => format!("{which}{more}で時間切れになります"),
+                (Lang::Ja, _) => format!("{which}{more}で失敗します"),
+            };
+            let _ = writeln!(out, "{}", indent(&wrap(&fails, width.saturating_sub(4)), 4));
             for freedom in &t.assumed {
                 if let Some(f) = judges.wheats.freedom(freedom) {
-                    let _ = writeln!(out, "    {}: {}", w.assumed, f.assumed.get(lang));
+                    let assumed = format!("{}: {}", w.assumed, f.assumed.get(lang));
+                    let _ = writeln!(
+                        out,
+                        "{}",
+                        indent(&wrap(&assumed, width.saturating_sub(4)), 4)
+                    );
                 }
             }
             let message: Vec<&str> = first
@@ -156,38 +163,46 @@ impl Printer {
                 .collect();
             if !message.is_empty() {
                 let _ = writeln!(out, "    {}:", w.message);
-                let _ = writeln!(out, "{}", indent(&message.join("\n"), 6));
+                let lines: Vec<String> = message
+                    .iter()
+                    .map(|l| truncate(l, width.saturating_sub(6)))
+                    .collect();
+                let _ = writeln!(out, "{}", indent(&lines.join("\n"), 6));
             }
             if let Some(m) = t
                 .misconceptions
                 .first()
                 .and_then(|id| judges.mutants.iter().find(|m| m.id == *id))
             {
+                let heading = match lang {
+                    Lang::En => format!("{} ({}):", w.misconception, m.titles.get(lang)),
+                    Lang::Ja => format!("{}（{}）:", w.misconception, m.titles.get(lang)),
+                };
                 let _ = writeln!(
                     out,
-                    "    {} ({}):\n{}",
-                    w.misconception,
-                    m.titles.get(lang),
-                    indent(m.explanation.get(lang), 6)
+                    "{}\n{}",
+                    indent(&wrap(&heading, width.saturating_sub(4)), 4),
+                    indent(&wrap(m.explanation.get(lang), width.saturating_sub(6)), 6)
                 );
             }
         }
         let caught: usize = report.steps.iter().map(|st| st.caught).sum();
         let total: usize = report.steps.iter().map(|st| st.total).sum();
-        let _ = writeln!(
-            out,
-            "\n{}: {caught}/{total} {}, {:.2} / 100",
-            s.bold(w.thoroughness),
-            w.caught_of,
-            report.score
-        );
+        let caught_line = match lang {
+            Lang::En => format!("{caught}/{total} mutants caught, {:.2} / 100", report.score),
+            Lang::Ja => format!(
+                "捕まえたミュータント {caught}/{total}（{:.2} / 100）",
+                report.score
+            ),
+        };
+        let _ = writeln!(out, "\n{}: {caught_line}", s.bold(w.thoroughness));
         for st in &report.steps {
             let status = if st.caught == st.total {
                 s.green(&format!("{}/{}", st.caught, st.total))
             } else {
                 s.yellow(&format!("{}/{}", st.caught, st.total))
             };
-            let _ = writeln!(out, "  step {}  {:<11} {status}", st.step, st.slug);
+            let _ = writeln!(out, "  {} {}  {:<11} {status}", w.step, st.step, st.slug);
         }
         if report.steps.iter().any(|st| !st.missed.is_empty()) {
             let _ = writeln!(out, "\n{}", s.bold(w.missed_heading));
@@ -196,27 +211,39 @@ impl Printer {
         const SHOWN: usize = 3;
         for st in &report.steps {
             for m in st.missed.iter().take(SHOWN) {
-                let hint = m
-                    .observation
-                    .map(|o| {
-                        format!(
-                            " {}",
-                            s.dim(&format!(
-                                "({}: {})",
-                                w.exposed_by,
-                                observation(o.name(), lang)
-                            ))
-                        )
-                    })
-                    .unwrap_or_default();
-                let _ = writeln!(out, "  step {}  {}{hint}", st.step, m.title.get(lang));
+                let title = format!("  {} {}  {}", w.step, st.step, m.title.get(lang));
+                let hint = m.observation.map(|o| match lang {
+                    Lang::En => format!("({}: {})", w.exposed_by, observation(o.name(), lang)),
+                    Lang::Ja => format!("（{}: {}）", w.exposed_by, observation(o.name(), lang)),
+                });
+                match hint {
+                    // The hint beside the title when both fit, else under it.
+                    Some(hint) if display_width(&title) + 1 + display_width(&hint) <= width => {
+                        let _ = writeln!(out, "{title} {}", s.dim(&hint));
+                    }
+                    Some(hint) => {
+                        let _ = writeln!(
+                            out,
+                            "{}\n           {}",
+                            truncate(&title, width),
+                            s.dim(&hint)
+                        );
+                    }
+                    None => {
+                        let _ = writeln!(out, "{}", truncate(&title, width));
+                    }
+                }
             }
             if st.missed.len() > SHOWN {
                 let more = match lang {
                     Lang::Ja => format!("{}{}件", w.more_missed, st.missed.len() - SHOWN),
                     Lang::En => format!("and {} {}", st.missed.len() - SHOWN, w.more_missed),
                 };
-                let _ = writeln!(out, "  step {}  {}", st.step, s.dim(&format!("({more})")));
+                let more = match lang {
+                    Lang::En => format!("({more})"),
+                    Lang::Ja => format!("（{more}）"),
+                };
+                let _ = writeln!(out, "  {} {}  {}", w.step, st.step, s.dim(&more));
             }
         }
         let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);
