@@ -2,12 +2,14 @@
 //! judge, the implementations, the server that hosts them) and how it keeps
 //! concurrent runs apart.
 //!
-//! It lives in the target directory, never among the project's sources. Every
-//! crate's directory is named after a hash of its contents and written once,
-//! atomically, so a crate that exists is complete and is never rewritten under a
-//! build or a run that uses it. Builds share the target directory of the running
-//! fencelab binary and its profile, so the dependencies (SQLite above all) are
-//! compiled once for fencelab and its scratch crates alike.
+//! It lives in a cache (`Place`: the user's choice, `CARGO_TARGET_DIR`, the
+//! running fencelab's own target directory, else `~/.cache/fencelab`), never
+//! among a project's sources, and is shared by every lab crate and run, so the
+//! dependencies (SQLite above all) are compiled once per user, not per lab.
+//! Every crate's directory is named after a hash of its contents and written
+//! once, atomically, so a crate that exists is complete and is never rewritten
+//! under a build or a run that uses it; the collector (`collector.rs`) removes
+//! only crates no live run has pinned.
 
 use std::collections::hash_map::DefaultHasher;
 use std::fs::File;
