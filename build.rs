@@ -7,7 +7,11 @@
 use std::path::Path;
 
 fn embed(dir: &str, extensions: &[&str], out: &str) {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    // Read when the script runs, not when it was compiled: a build script
+    // compiled for a checkout elsewhere (a moved tree, a shared target
+    // directory) must read this checkout's files.
+    let manifest = std::env::var("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR");
+    let dir = Path::new(&manifest).join(dir);
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files: Vec<_> = std::fs::read_dir(&dir)
         .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
