@@ -447,8 +447,10 @@ fn own_suite() -> tempfile::TempDir {
     lab(&root_file, &refs)
 }
 
+/// Issue 11's first "done when", proven on every run: ~9,300 trials (94 tests
+/// by 24 correct implementations and 75 mutants), 140 s here quiet and 156 s
+/// with both cores busy, the longest test of the suite and worth it.
 #[test]
-#[ignore = "~7,800 trials (minutes): cargo test --release --test learner_tests -- --ignored"]
 fn fencelabs_own_suite_as_learner_tests_is_valid_and_catches_every_mutant() {
     let dir = own_suite();
     let report = judge(dir.path(), None);
