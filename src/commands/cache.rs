@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use crate::engine::scratch::{Place, Scratch};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
@@ -25,13 +26,69 @@ pub enum CacheAction {
 }
 
 /// Why the cache is where it is, in a few words.
-fn why(place: &Place) -> &'static str {
-    match place {
-        Place::Chosen(_) => "chosen with --cache or FENCELAB_CACHE",
-        Place::CargoTargetDir(_) => "CARGO_TARGET_DIR, shared with cargo",
-        Place::Running(_) => "the target directory fencelab runs from",
-        Place::UserCache(_) => "your cache directory, shared by every lab",
-        Place::Project(_) => "the project's target directory (no home directory for a cache)",
+fn why(place: &Place, lang: Lang) -> &'static str {
+    match (place, lang) {
+        (Place::Chosen(_), Lang::En) => "chosen with --cache or FENCELAB_CACHE",
+        (Place::Chosen(_), Lang::Ja) => "--cache または FENCELAB_CACHE で指定",
+        (Place::CargoTargetDir(_), Lang::En) => "CARGO_TARGET_DIR, shared with cargo",
+        (Place::CargoTargetDir(_), Lang::Ja) => "CARGO_TARGET_DIR（cargo と共用）",
+        (Place::Running(_), Lang::En) => "the target directory fencelab runs from",
+        (Place::Running(_), Lang::Ja) => "実行中の fencelab の target ディレクトリ",
+        (Place::UserCache(_), Lang::En) => "your cache directory, shared by every lab",
+        (Place::UserCache(_), Lang::Ja) => "ユーザーのキャッシュ。すべてのラボで共用",
+        (Place::Project(_), Lang::En) => {
+            "the project's target directory (no home directory for a cache)"
+        }
+        (Place::Project(_), Lang::Ja) => {
+            "プロジェクトの target ディレクトリ（キャッシュを置くホームがない）"
+        }
+    }
+}
+
+/// What `fencelab cache` prints: where the cache is, why there, and its size.
+pub fn render_where(place: &Place, size: u64, lang: Lang) -> String {
+    let mut out = format!("{} ({})\n  ", place.dir().display(), why(place, lang));
+    // A directory of fencelab's own holds only scratch builds; a shared one
+    // (a target directory) holds other builds too, which its size counts.
+    let size_text = human(size, lang);
+    out.push_str(&match (place.is_fencelabs_own(), lang) {
+        (true, Lang::En) => format!("{size_text} of scratch builds"),
+        (true, Lang::Ja) => format!("スクラッチビルド {size_text}"),
+        (false, Lang::En) => format!("{size_text} in all, with the other builds kept there"),
+        (false, Lang::Ja) => format!("合計 {size_text}（ほかのビルドを含む）"),
+    });
+    if size > 0 {
+        out.push_str(match (place.is_fencelabs_own(), lang) {
+            (true, Lang::En) => "\n  remove them: fencelab cache clean",
+            (true, Lang::Ja) => "\n  削除するには: fencelab cache clean",
+            (false, Lang::En) => "\n  remove fencelab's: fencelab cache clean",
+            (false, Lang::Ja) => "\n  fencelab のビルドを削除するには: fencelab cache clean",
+        });
+    }
+    out
+}
+
+/// What `fencelab cache clean` reports once it has removed `bytes` from `dir`.
+pub fn render_removed(bytes: u64, dir: &Path, lang: Lang) -> String {
+    match lang {
+        Lang::En => format!(
+            "{} of scratch builds from {}",
+            human(bytes, lang),
+            dir.display()
+        ),
+        Lang::Ja => format!(
+            "{} のスクラッチビルド {}",
+            dir.display(),
+            human(bytes, lang)
+        ),
+    }
+}
+
+/// What `fencelab cache clean` says when there is nothing to remove.
+pub fn render_nothing(dir: &Path, lang: Lang) -> String {
+    match lang {
+        Lang::En => format!("nothing to clean in {}", dir.display()),
+        Lang::Ja => format!("{} に削除するものはありません", dir.display()),
     }
 }
 
@@ -41,12 +98,7 @@ pub fn main(args: CacheArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     match args.action {
         None => {
             let size = size_of(place.dir());
-            printer.line(&format!(
-                "{} ({})\n  {}",
-                place.dir().display(),
-                why(&place),
-                human(size)
-            ));
+            printer.line(&render_where(&place, size, printer.lang));
             Ok(ExitCode::Success)
         }
         Some(CacheAction::Clean) => clean(&place, printer),
@@ -55,8 +107,8 @@ pub fn main(args: CacheArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
 
 fn clean(place: &Place, printer: &mut Printer) -> Result<ExitCode, Error> {
     let scratch = Scratch::at(place)?;
-    if !scratch.root.exists() && !place.is_fencelabs_own() {
-        printer.line(&format!("nothing to clean in {}", place.dir().display()));
+    if !place.dir().exists() || (!scratch.root.exists() && !place.is_fencelabs_own()) {
+        printer.line(&render_nothing(place.dir(), printer.lang));
         return Ok(ExitCode::Success);
     }
     let lock = scratch.lock()?;
@@ -83,11 +135,7 @@ fn clean(place: &Place, printer: &mut Printer) -> Result<ExitCode, Error> {
     let after = size_of(place.dir());
     printer.status(
         Verb::Removed,
-        &format!(
-            "{} of scratch builds from {}",
-            human(before.saturating_sub(after)),
-            place.dir().display()
-        ),
+        &render_removed(before.saturating_sub(after), place.dir(), printer.lang),
     );
     Ok(ExitCode::Success)
 }
@@ -119,8 +167,8 @@ pub fn size_of(dir: &Path) -> u64 {
     total
 }
 
-/// `1.2 GiB`, `340 MiB`, `12 KiB`.
-fn human(bytes: u64) -> String {
+/// `1.2 GiB`, `340 MiB`, `12 KiB`, `512 bytes` (`512 バイト`).
+fn human(bytes: u64, lang: Lang) -> String {
     const UNITS: [&str; 4] = ["bytes", "KiB", "MiB", "GiB"];
     let mut value = bytes as f64;
     let mut unit = 0;
@@ -129,7 +177,10 @@ fn human(bytes: u64) -> String {
         unit += 1;
     }
     if unit == 0 {
-        format!("{bytes} bytes")
+        match lang {
+            Lang::En => format!("{bytes} bytes"),
+            Lang::Ja => format!("{bytes} バイト"),
+        }
     } else {
         format!("{value:.1} {}", UNITS[unit])
     }
@@ -141,8 +192,34 @@ mod tests {
 
     #[test]
     fn sizes_read_as_people_count_them() {
-        assert_eq!(human(512), "512 bytes");
-        assert_eq!(human(1536), "1.5 KiB");
-        assert_eq!(human(3 * 1024 * 1024 * 1024), "3.0 GiB");
+        assert_eq!(human(512, Lang::En), "512 bytes");
+        assert_eq!(human(512, Lang::Ja), "512 バイト");
+        assert_eq!(human(1536, Lang::En), "1.5 KiB");
+        assert_eq!(human(3 * 1024 * 1024 * 1024, Lang::Ja), "3.0 GiB");
+    }
+
+    /// The screens of `cache` and `cache clean`, in both languages: where,
+    /// why there, how big, and the command that removes it.
+    #[test]
+    fn what_cache_prints_in_both_languages() {
+        let dir = std::path::PathBuf::from("/home/ada/.cache/fencelab");
+        for lang in [Lang::En, Lang::Ja] {
+            let screen = [
+                render_where(&Place::UserCache(dir.clone()), 812 * 1024 * 1024, lang),
+                render_where(&Place::Chosen(dir.clone()), 0, lang),
+                render_where(
+                    &Place::Running("/home/ada/fencelab/target".into()),
+                    6 << 30,
+                    lang,
+                ),
+                render_removed(812 * 1024 * 1024, &dir, lang),
+                render_nothing(&dir, lang),
+            ]
+            .join("\n---\n");
+            for line in screen.lines() {
+                assert!(crate::output::width::display_width(line) <= 80, "{line}");
+            }
+            insta::assert_snapshot!(format!("cache_{}", lang.code()), screen);
+        }
     }
 }
