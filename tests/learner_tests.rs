@@ -188,13 +188,19 @@ fn a_happy_path_suite_is_valid_and_thin_and_a_misunderstanding_names_its_mutant(
     let release = report.steps.iter().find(|s| s.slug == "release").unwrap();
     assert_eq!(release.caught, 0, "nothing observes release");
     assert_eq!(release.missed.len(), release.total);
+    // Every one of them: a hint is missing when the suite's killers of a
+    // mutant fail by a panic of their own (an `unwrap`) instead of an
+    // observation, or die with the implementation.
+    let unhinted: Vec<&str> = report
+        .steps
+        .iter()
+        .flat_map(|s| &s.missed)
+        .filter(|m| m.observation.is_none())
+        .map(|m| m.id.as_str())
+        .collect();
     assert!(
-        report
-            .steps
-            .iter()
-            .flat_map(|s| &s.missed)
-            .any(|m| m.observation.is_some()),
-        "missed mutants come with an observation to make"
+        unhinted.is_empty(),
+        "missed mutants without an observation to make: {unhinted:?}"
     );
 }
 

@@ -102,9 +102,9 @@ fn until_fence_and_done_are_not_null() {
 #[test]
 fn a_bare_insert_gets_the_defaults() {
     let db = Db::new();
-    connect(&db.path)
-        .execute("INSERT INTO jobs (id) VALUES ('bare')", [])
-        .unwrap();
+    // A table without the defaults refuses this insert; the row is then
+    // missing, which is what is observed (the stored state, not a panic).
+    let _ = connect(&db.path).execute("INSERT INTO jobs (id) VALUES ('bare')", []);
     observe(
         "row inserted with only an id",
         db.row("bare"),

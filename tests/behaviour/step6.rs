@@ -59,7 +59,12 @@ fn negative_now_is_a_valid_time() {
 fn stores_the_result_text_exactly() {
     let db = held();
     let text = "行1\n'quoted' \"text\"; DROP TABLE jobs; --";
-    lease::complete(&db.path, "job-1", "worker-a", 3, 45.0, text).unwrap();
+    let answer = lease::complete(&db.path, "job-1", "worker-a", 3, 45.0, text);
+    observe(
+        "complete with quotes, a newline and SQL in the result",
+        kind(&answer),
+        ok(true),
+    );
     observe(
         "stored result",
         db.row("job-1").and_then(|r| r.result),

@@ -12,7 +12,7 @@ use super::LearnerTests;
 use super::report::{JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
 use crate::commands::predict::ObservationKind;
 use crate::engine::builder::Implementation;
-use crate::engine::outcome::TestOutcome;
+use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
@@ -368,9 +368,14 @@ fn observations<'a>(
         .map(|m| m.id.as_str())
         .zip(&run.results)
         .filter_map(|(id, result)| {
-            let kind = result.tests()?.iter().find_map(|t| {
-                let message = t.outcome().message()?;
-                ObservationKind::of_failure(&message)
+            let kind = result.tests()?.iter().find_map(|t| match t.outcome() {
+                // The implementation panicked or died in the call: what
+                // exposes it is making the call and looking at what comes back.
+                TestOutcome::Failed {
+                    kind: FailureKind::Panicked | FailureKind::Crashed,
+                    ..
+                } => Some(ObservationKind::ReturnValue),
+                outcome => ObservationKind::of_failure(&outcome.message()?),
             })?;
             Some((id, kind))
         })
