@@ -218,8 +218,10 @@ impl Printer {
                 });
                 match hint {
                     // The hint beside the title when both fit, else under it.
+                    // A full-width bracket carries its own space.
                     Some(hint) if display_width(&title) + 1 + display_width(&hint) <= width => {
-                        let _ = writeln!(out, "{title} {}", s.dim(&hint));
+                        let gap = if lang == Lang::Ja { "" } else { " " };
+                        let _ = writeln!(out, "{title}{gap}{}", s.dim(&hint));
                     }
                     Some(hint) => {
                         let _ = writeln!(
