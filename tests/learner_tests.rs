@@ -5,7 +5,9 @@
 //! mutant that embodies it; hostile tests earn nothing and break nothing, and
 //! nothing but the contract's answers tells a test which implementation it
 //! talks to. fencelab's own suite, dropped in as a learner's tests, is valid
-//! and catches every mutant (ignored by default: ~7,800 trials).
+//! and catches every mutant (~9,300 trials). `grade --tests` scores suites
+//! for CI: 0 for an invalid one, said once, else the mean of the steps'
+//! shares of mutants caught, in the terminal, JSON, JUnit and Gradescope.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -201,6 +203,112 @@ fn a_happy_path_suite_is_valid_and_thin_and_a_misunderstanding_names_its_mutant(
     assert!(
         unhinted.is_empty(),
         "missed mutants without an observation to make: {unhinted:?}"
+    );
+}
+
+/// `grade --tests` as CI runs it: an invalid suite scores 0 and says why once
+/// (not once per mutant); a valid one scores the mean of its steps' shares of
+/// mutants caught, each step weighing the same; JSON, JUnit and Gradescope
+/// say the same.
+#[test]
+fn grade_tests_scores_valid_suites_by_step_and_invalid_ones_zero() {
+    let valid = lab(
+        &HAPPY[..HAPPY.find("// Written from the misunderstanding").unwrap()],
+        &[],
+    );
+    let invalid = lab(HAPPY, &[]);
+    let out = tempfile::tempdir().unwrap();
+    let (json, junit, gradescope) = (
+        out.path().join("grade.json"),
+        out.path().join("junit.xml"),
+        out.path().join("gradescope.json"),
+    );
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .current_dir(root())
+        .args(["--color", "never", "grade", "--tests"])
+        .arg(valid.path())
+        .arg(invalid.path())
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    // One suite below the gate (0 by default, but an invalid one never
+    // passes): exit 1.
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        stdout
+            .matches("these tests fail on a correct implementation")
+            .count(),
+        1,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("a_lease_still_holds_when_it_expires (fails on reference)"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let subs = report["submissions"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    let (good, bad) = (&subs[0], &subs[1]);
+    assert_eq!(bad["score"], 0.0);
+    assert_eq!(bad["passed_gate"], false);
+    assert!(
+        bad["invalid_tests"]
+            .as_str()
+            .unwrap()
+            .contains("a_lease_still_holds")
+    );
+    assert!(good["invalid_tests"].is_null());
+    let steps = good["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 8);
+    let mean = steps
+        .iter()
+        .map(|s| s["passed"].as_f64().unwrap() / s["total"].as_f64().unwrap())
+        .sum::<f64>()
+        / 8.0
+        * 100.0;
+    let score = good["score"].as_f64().unwrap();
+    assert!(
+        score > 0.0 && (score - mean).abs() < 0.01,
+        "{score} vs {mean}"
+    );
+    // Each mutant is one test case, passed when caught.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let caught: usize = steps
+        .iter()
+        .map(|s| s["passed"].as_u64().unwrap() as usize)
+        .sum();
+    let cases = xml.matches("<testcase").count();
+    assert_eq!(cases, 2 * judges().mutants.len(), "{xml}");
+    let failures = xml.matches("<failure").count();
+    assert_eq!(failures, 2 * judges().mutants.len() - caught);
+    // Gradescope grades one submission per run: the valid one alone gets
+    // the same score.
+    let alone = std::process::Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .current_dir(root())
+        .args(["--color", "never", "grade", "--tests"])
+        .arg(valid.path())
+        .arg("--gradescope")
+        .arg(&gradescope)
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(0));
+    let gs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&gradescope).unwrap()).unwrap();
+    let gs_score = gs["score"].as_f64().unwrap();
+    let max = gs["max_score"].as_f64().unwrap_or(100.0);
+    assert!(
+        (gs_score / max * 100.0 - score).abs() < 0.01,
+        "gradescope {gs_score}/{max} vs {score}"
     );
 }
 

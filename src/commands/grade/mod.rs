@@ -88,6 +88,11 @@ pub struct SubmissionReport {
     /// reading files while compiling); its score is then 0.
     #[serde(default)]
     pub unusable: Option<String>,
+    /// `grade --tests`: the learner's tests that fail on a correct
+    /// implementation, which make the suite invalid and its score 0 (judged,
+    /// unlike `unusable`, but no mutant counts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invalid_tests: Option<String>,
     pub steps: Vec<StepScore>,
     pub tests: Vec<GradedTest>,
 }
@@ -292,6 +297,7 @@ fn unusable_report(unusable: &Unusable, tests: &[suite::SuiteTest]) -> Submissio
         passed_gate: false,
         compile_errors: None,
         unusable: Some(unusable.reason.clone()),
+        invalid_tests: None,
         steps: zero_steps(tests),
         tests: Vec::new(),
     }
@@ -381,6 +387,7 @@ fn submission_report(
         passed_gate: compile_errors.is_none() && exact >= options.min_score,
         compile_errors,
         unusable: None,
+        invalid_tests: None,
         steps,
         tests: graded,
     }

@@ -184,6 +184,7 @@ pub(crate) mod tests {
             passed_gate: true,
             compile_errors: None,
             unusable: None,
+            invalid_tests: None,
             steps,
             tests,
         }

@@ -96,6 +96,20 @@ impl Printer {
             "\n{name}: score {:.2} / 100 (gate {min_score}: {gate})",
             r.score
         );
+        if let Some(tests) = &r.invalid_tests {
+            // Said once: every mutant would repeat it.
+            let why = format!(
+                "{} these tests fail on a correct implementation: {tests}",
+                s.red("not valid, so no mutant counts:")
+            );
+            let _ = writeln!(
+                out,
+                "{}\n  {}",
+                wrap(&indent(&why, 2), self.width),
+                s.dim("next: fencelab check --mine shows why each one fails and what it assumed")
+            );
+            return out;
+        }
         for st in r.steps.iter().filter(|st| st.passed < st.total) {
             let tests: Vec<&GradedTest> = r.tests.iter().filter(|t| t.step == st.step).collect();
             let failing: Vec<&&GradedTest> = tests.iter().filter(|t| !t.outcome.passed()).collect();

@@ -150,6 +150,7 @@ fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
         passed_gate: report.compile_errors.is_none() && not_counted.is_none() && score >= min_score,
         compile_errors: report.compile_errors.clone(),
         unusable: None,
+        invalid_tests: (!invalid.is_empty()).then(|| invalid.join(", ")),
         steps,
         tests,
     }
