@@ -524,6 +524,22 @@ en = "boundary"
         assert_eq!(built_in, from_dir);
     }
 
+    /// A named bug for every test: each test of the suite is a declared
+    /// killer of some mutant, so (with `verify` holding every declaration,
+    /// as `tests/mutants.rs` checks) no test of the kill matrix kills nothing.
+    #[test]
+    fn every_test_of_the_suite_is_a_declared_killer_of_some_mutant() {
+        let killers: BTreeSet<String> = builtin().into_iter().flat_map(|m| m.killers).collect();
+        let idle: Vec<String> = crate::lab::suite::test_names()
+            .into_iter()
+            .filter(|t| !killers.contains(t))
+            .collect();
+        assert!(
+            idle.is_empty(),
+            "tests no mutant names as its killer: {idle:?}"
+        );
+    }
+
     #[test]
     fn the_projects_mutants_all_load_and_apply_to_the_reference() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("mutants");
