@@ -4,6 +4,7 @@
 pub(crate) mod debug_value;
 pub(crate) mod diff;
 pub mod github;
+pub mod markup;
 pub mod observation;
 pub mod paths;
 pub mod printer;

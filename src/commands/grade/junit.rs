@@ -9,24 +9,12 @@
 use std::fmt::Write as _;
 
 use crate::commands::grade::GradeReport;
+use crate::output::markup::{self, Markup};
 
 /// Escapes text for XML, dropping the characters XML 1.0 cannot hold (a
 /// submission's output may contain any byte).
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{fffe}' || c == '\u{ffff}' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
+    markup::escape(text, Markup::Xml)
 }
 
 /// The `<properties>` of a submission's testsuites: its score, the gate and

@@ -31,6 +31,7 @@ use crate::lab::lang::Lang;
 use crate::lab::mutant::Mutant;
 use crate::lab::suite::{self, SuiteTest};
 use crate::lab::worksheet::Worksheet;
+use crate::output::markup::{self, Markup};
 use words::{Words, words};
 
 const STYLE: &str = include_str!("style.css");
@@ -38,21 +39,7 @@ const SCRIPT: &str = include_str!("script.js");
 
 /// Escapes text for HTML content and attribute values.
 pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            // Control characters a judge's output may hold, which HTML does not.
-            '\t' | '\n' | '\r' => out.push(c),
-            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push('\u{fffd}'),
-            c => out.push(c),
-        }
-    }
-    out
+    markup::escape(text, Markup::Html)
 }
 
 /// The first line of a failure that says what was observed (not where).
