@@ -206,6 +206,71 @@ fn a_happy_path_suite_is_valid_and_thin_and_a_misunderstanding_names_its_mutant(
     );
 }
 
+/// The report as JSON, without what may differ between two judgements of the
+/// same file (nothing today: no timing or trial path is in it).
+fn json_of(report: &TestsReport) -> String {
+    serde_json::to_string_pretty(report).unwrap()
+}
+
+/// Each test is told one true reason, from the evidence, and the same on every
+/// judgement: a race is named as one (and never blamed on a misconception), an
+/// over-specified journal mode on `journal-mode` alone, and a renew at the
+/// expiry on the mutant that behaves exactly so, first. Judged twice, the JSON
+/// is byte for byte the same.
+#[test]
+fn every_judgement_tells_the_same_true_reason() {
+    let main =
+        std::fs::read_to_string(root().join("tests/fixtures/learner_tests/told_the_same.rs"))
+            .unwrap();
+    let dir = lab(&main, &[]);
+    let report = judge(dir.path(), None);
+    assert!(
+        report.compile_errors.is_none(),
+        "{:?}",
+        report.compile_errors
+    );
+    assert_eq!(report.reference_runs, 6, "3 runs, and 3 more for a suspect");
+
+    let racy = test(&report, "the_first_owner_wins_claim_many");
+    assert_eq!(racy.invalid, Some(mine::Invalid::Racy), "{racy:#?}");
+    let on_reference = &racy.wrong_on[0];
+    assert_eq!(on_reference.implementation, "reference");
+    assert!(on_reference.racy(), "{on_reference:?}");
+    assert!(
+        racy.wrong_on
+            .iter()
+            .any(|w| w.implementation == "variant-claim-many-winner" && !w.racy()),
+        "the variant that lets the last owner win fails it every run: {:?}",
+        racy.wrong_on
+    );
+    assert_eq!(racy.assumed, ["claim-many-winner"]);
+    assert!(racy.misconceptions.is_empty(), "{:?}", racy.misconceptions);
+
+    let journal = test(&report, "the_database_keeps_the_default_journal");
+    assert_eq!(journal.invalid, Some(mine::Invalid::AssumesAFreedom));
+    assert_eq!(journal.assumed, ["journal-mode"], "{:?}", journal.wrong_on);
+    assert_eq!(journal.wrong_on[0].implementation, "variant-journal-mode");
+
+    let renew = test(&report, "renew_still_succeeds_at_the_expiry");
+    assert_eq!(renew.invalid, Some(mine::Invalid::FailsOnReference));
+    assert!(renew.assumed.is_empty());
+    assert_eq!(
+        renew.misconceptions.first().map(String::as_str),
+        Some("renew-revives-at-expiry"),
+        "{:?}",
+        renew.misconceptions
+    );
+
+    let again = judge(dir.path(), None);
+    let (first, second) = (json_of(&report), json_of(&again));
+    if first != second {
+        let diff = similar::TextDiff::from_lines(&first, &second)
+            .unified_diff()
+            .to_string();
+        panic!("two judgements of one file differ:\n{diff}");
+    }
+}
+
 /// `grade --tests` as CI runs it: an invalid suite scores 0 and says why once
 /// (not once per mutant); a valid one scores the mean of its steps' shares of
 /// mutants caught, each step weighing the same; JSON, JUnit and Gradescope
@@ -598,7 +663,7 @@ fn fencelabs_own_suite_reads_as_a_learners_tests() {
 /// reads it.
 #[test]
 fn what_check_mine_prints_in_both_languages() {
-    use fencelab::commands::mine::{JudgedTest, MissedMutant, StepThoroughness, WrongOn};
+    use fencelab::commands::mine::{Invalid, JudgedTest, MissedMutant, StepThoroughness, WrongOn};
     use fencelab::commands::predict::ObservationKind;
     use fencelab::lab::lang::{Lang, Text};
     let text = |en: &str, ja: &str| Text {
@@ -623,19 +688,74 @@ fn what_check_mine_prints_in_both_languages() {
             JudgedTest {
                 test: "a_job_is_claimed_once".into(),
                 valid: true,
+                invalid: None,
                 wrong_on: Vec::new(),
                 assumed: Vec::new(),
                 misconceptions: Vec::new(),
-                catches: vec!["claim-ignores-until".into()],
+                catches: vec!["claim-ignores-until".into(), "complete-ignores-fence".into()],
+            },
+            JudgedTest {
+                test: "a_fresh_job_has_no_owner".into(),
+                valid: true,
+                invalid: None,
+                wrong_on: Vec::new(),
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "the_first_owner_wins".into(),
+                valid: false,
+                invalid: Some(Invalid::Racy),
+                wrong_on: vec![
+                    WrongOn {
+                        implementation: "reference".into(),
+                        title: text("the reference (src/lease.rs)", "参照実装（src/lease.rs）"),
+                        outcome: "failed",
+                        message: "assertion `left == right` failed\n  left: [None, Some(1), None]\n right: [Some(1), None, None]".into(),
+                        runs: 6,
+                        failed: 4,
+                    },
+                    WrongOn {
+                        implementation: "variant-claim-many-winner".into(),
+                        title: text("The last owner always wins claim_many", "claim_many で常に最後の owner が勝つ"),
+                        outcome: "failed",
+                        message: "assertion `left == right` failed\n  left: [None, None, Some(1)]\n right: [Some(1), None, None]".into(),
+                        runs: 3,
+                        failed: 3,
+                    },
+                ],
+                assumed: vec!["claim-many-winner".into()],
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "the_journal_is_delete".into(),
+                valid: false,
+                invalid: Some(Invalid::FailsOnAFullWheat),
+                wrong_on: vec![WrongOn {
+                    implementation: "returning".into(),
+                    title: text("One UPDATE ... RETURNING per write, in WAL mode", "1文の UPDATE ... RETURNING と WAL"),
+                    outcome: "failed",
+                    message: "assertion `left == right` failed\n  left: \"wal\"\n right: \"delete\"".into(),
+                    runs: 3,
+                    failed: 3,
+                }],
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
             },
             JudgedTest {
                 test: "the_error_says_why".into(),
                 valid: false,
+                invalid: Some(Invalid::AssumesAFreedom),
                 wrong_on: vec![WrongOn {
                     implementation: "variant-error-text".into(),
                     title: text("Only the errors' texts differ", "エラーの文面だけが違う"),
                     outcome: "failed",
                     message: "assertion `left == right` failed\n  left: \"ttl must be finite and positive, got 0\"\n right: \"invalid ttl 0: a lease needs a finite ttl greater than 0\"".into(),
+                    runs: 3,
+                    failed: 3,
                 }],
                 assumed: vec!["error-text".into()],
                 misconceptions: Vec::new(),
@@ -644,14 +764,17 @@ fn what_check_mine_prints_in_both_languages() {
             JudgedTest {
                 test: "a_lease_still_holds_when_it_expires".into(),
                 valid: false,
+                invalid: Some(Invalid::FailsOnReference),
                 wrong_on: vec![WrongOn {
                     implementation: "reference".into(),
                     title: text("the reference (src/lease.rs)", "参照実装（src/lease.rs）"),
                     outcome: "failed",
                     message: "assertion `left == right` failed\n  left: Some(2)\n right: None".into(),
+                    runs: 6,
+                    failed: 6,
                 }],
                 assumed: Vec::new(),
-                misconceptions: vec![boundary.id.clone()],
+                misconceptions: vec![boundary.id.clone(), "claim-ignores-until".into()],
                 catches: Vec::new(),
             },
         ],
@@ -690,13 +813,25 @@ fn what_check_mine_prints_in_both_languages() {
             },
         ],
         score: 16.67,
-        correct_implementations: 24,
+        correct_implementations: 25,
+        reference_runs: 6,
         mutants: 4,
         exit_code: fencelab::exit::ExitCode::Failed,
     };
     let printer = fencelab::output::printer::Printer::plain().with_width(80);
+    let verbose = fencelab::output::printer::Printer::plain()
+        .with_width(80)
+        .at(fencelab::output::printer::Verbosity::Verbose);
     for lang in [Lang::En, Lang::Ja] {
         let screen = printer.render_mine(&report, judges(), lang);
+        let long = verbose.render_mine(&report, judges(), lang);
+        for line in long.lines() {
+            assert!(
+                fencelab::output::width::display_width(line) <= 80,
+                "wider than 80: {line}"
+            );
+        }
+        insta::assert_snapshot!(format!("check_mine_verbose_{lang}"), long);
         for line in screen.lines() {
             assert!(
                 fencelab::output::width::display_width(line) <= 80,

@@ -6,6 +6,7 @@ pub mod lang;
 pub mod mutant;
 pub(crate) mod observation;
 pub mod reference;
+pub mod schedule;
 pub mod suite;
 pub mod wheat;
 pub mod worksheet;

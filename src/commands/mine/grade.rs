@@ -92,12 +92,7 @@ fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
         .tests
         .iter()
         .filter(|t| !t.valid)
-        .map(|t| {
-            let on = t.wrong_on.first().map_or(String::new(), |w| {
-                format!(" (fails on {})", w.implementation)
-            });
-            format!("{}{on}", t.test)
-        })
+        .map(|t| format!("{} ({})", t.test, t.why()))
         .collect();
     let not_counted = (!invalid.is_empty()).then(|| {
         format!(

@@ -1,15 +1,23 @@
-//! The judgement itself: one engine call runs every test of the learner's
-//! against every implementation (the reference twice, the wheats, the
-//! mutants), and the results are read as validity, thoroughness and
-//! misconceptions; a second, small call runs fencelab's own suite on the
-//! missed mutants to say what kind of observation exposes each.
+//! The judgement itself, in three parts: a plan (every correct
+//! implementation, each run of the reference among them, and every mutant),
+//! two rounds of engine calls (every test on everything, then the tests that
+//! failed on a correct implementation again, to tell a race from a rule), and
+//! the interpretation of the evidence as validity, thoroughness and
+//! misconceptions; a last, small call runs fencelab's own suite on the missed
+//! mutants to say what kind of observation exposes each.
+//!
+//! Invariant: what a test is told follows from its verdicts alone. A test is
+//! racy when a correct implementation gave it both verdicts; it is blamed on a
+//! freedom only when that freedom's single-freedom variant fails it on every
+//! run; a misconception is named only for a test that fails on every run of
+//! the reference. Nothing depends on the order trials ended in.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::time::Duration;
 
 use super::LearnerTests;
-use super::report::{JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
+use super::report::{Invalid, JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
 use crate::commands::predict::ObservationKind;
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{FailureKind, TestOutcome};
@@ -21,6 +29,7 @@ use crate::exit::ExitCode;
 use crate::lab::lang::Text;
 use crate::lab::mutant::{self, Mutant};
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
+use crate::lab::schedule;
 use crate::lab::suite::{self, SuiteFiles, SuiteTest};
 use crate::lab::wheat::{Wheat, Wheats};
 use crate::lab::worksheet::SLUGS;
@@ -59,12 +68,210 @@ pub struct Options {
     pub timeout: Option<Duration>,
 }
 
-/// A correct implementation's name and title.
-#[derive(Clone)]
+/// A correct implementation: a run of the reference, or a wheat.
 struct Correct<'a> {
+    /// `reference` for every run of it, or the wheat's id.
     id: &'a str,
     title: Text,
     wheat: Option<&'a Wheat>,
+    /// Index into the request's implementations.
+    implementation: usize,
+}
+
+impl Correct<'_> {
+    /// A wheat that differs from the reference in one freedom only.
+    fn variant(&self) -> bool {
+        self.wheat.is_some_and(|w| w.freedoms.len() == 1)
+    }
+}
+
+/// What is judged against what: the implementations of one request, and
+/// which correct implementation or mutant each is.
+struct Plan<'a> {
+    implementations: Vec<Implementation>,
+    correct: Vec<Correct<'a>>,
+    /// The mutants that apply to the reference, each with its implementation.
+    mutants: Vec<(&'a Mutant, usize)>,
+}
+
+/// Whose a run was.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Judge {
+    Correct(usize),
+    Mutant(usize),
+}
+
+impl<'a> Plan<'a> {
+    fn new(judges: &'a Judges) -> Result<Plan<'a>, Error> {
+        let reference = &judges.reference;
+        let mut implementations = Vec::new();
+        let mut add = |source: String| {
+            implementations.push(Implementation {
+                shown_path: DEFAULT_FILE.to_string(),
+                source,
+            });
+            implementations.len() - 1
+        };
+        let mut correct = Vec::new();
+        for run in 0..schedule::RUNS {
+            let source = schedule::reference_run(reference, run).map_err(|stale| {
+                Error::internal(format!(
+                    "the reference's runs do not apply: {}",
+                    stale.describe(Path::new(DEFAULT_FILE))
+                ))
+            })?;
+            correct.push(Correct {
+                id: "reference",
+                title: reference_title(),
+                wheat: None,
+                implementation: add(source),
+            });
+        }
+        for wheat in &judges.wheats.wheats {
+            let code = wheat.code(reference).map_err(|stale| {
+                Error::input(format!(
+                    "{}: {}",
+                    wheat.path.display(),
+                    stale.describe(Path::new(DEFAULT_FILE))
+                ))
+                .with_next(
+                    "fix the wheat's `find` text so that it occurs exactly once in the reference",
+                )
+            })?;
+            correct.push(Correct {
+                id: &wheat.id,
+                title: wheat.title.clone(),
+                wheat: Some(wheat),
+                implementation: add(code),
+            });
+        }
+        // A mutant that does not apply to the reference judges nothing.
+        let mutants = judges
+            .mutants
+            .iter()
+            .filter_map(|m| Some((m, add(m.apply(reference).ok()?))))
+            .collect();
+        Ok(Plan {
+            implementations,
+            correct,
+            mutants,
+        })
+    }
+
+    /// Every test once on every implementation.
+    fn first_round(&self) -> Vec<(Judge, Scenario)> {
+        let correct = self.correct.iter().enumerate().map(|(c, correct)| {
+            (
+                Judge::Correct(c),
+                scenario(correct.implementation, Tests::All),
+            )
+        });
+        let mutants = (self.mutants.iter().enumerate()).map(|(m, &(_, implementation))| {
+            (Judge::Mutant(m), scenario(implementation, Tests::All))
+        });
+        correct.chain(mutants).collect()
+    }
+
+    /// The tests that failed on a correct implementation, again: once more on
+    /// each run of the reference, twice more on each other correct
+    /// implementation they failed on, so that a verdict that depends on a race
+    /// shows both sides and one that does not is seen to hold.
+    fn second_round(&self, evidence: &Evidence) -> Vec<(Judge, Scenario)> {
+        let suspects: Vec<&SuiteTest> = evidence
+            .tests
+            .iter()
+            .filter(|t| evidence.fails_somewhere(self, &t.name))
+            .collect();
+        let mut scenarios = Vec::new();
+        for repeat in 0..2 {
+            for (c, correct) in self.correct.iter().enumerate() {
+                let tests: Vec<SuiteTest> = suspects
+                    .iter()
+                    .filter(|t| {
+                        if correct.wheat.is_none() {
+                            repeat == 0
+                        } else {
+                            evidence.failed(&t.name, Judge::Correct(c))
+                        }
+                    })
+                    .map(|t| (*t).clone())
+                    .collect();
+                if !tests.is_empty() {
+                    scenarios.push((
+                        Judge::Correct(c),
+                        scenario(correct.implementation, Tests::Only(tests)),
+                    ));
+                }
+            }
+        }
+        scenarios
+    }
+}
+
+fn scenario(implementation: usize, tests: Tests) -> Scenario {
+    Scenario {
+        kind: ScenarioKind::Tests,
+        implementation,
+        tests,
+    }
+}
+
+/// Every run of every test, in the order of the rounds' scenarios (never in
+/// the order trials happened to end).
+struct Evidence {
+    tests: Vec<SuiteTest>,
+    runs: BTreeMap<String, Vec<(Judge, TestOutcome)>>,
+}
+
+impl Evidence {
+    fn add(&mut self, round: &[(Judge, Scenario)], results: &[ScenarioResult]) {
+        for ((judge, _), result) in round.iter().zip(results) {
+            for t in result.tests().unwrap_or_default() {
+                for run in &t.runs {
+                    self.runs
+                        .entry(t.test.name.clone())
+                        .or_default()
+                        .push((*judge, run.outcome.clone()));
+                }
+            }
+        }
+    }
+
+    fn of<'s>(&'s self, test: &str) -> impl Iterator<Item = &'s (Judge, TestOutcome)> {
+        self.runs.get(test).into_iter().flatten()
+    }
+
+    /// It failed on `judge` (on some run).
+    fn failed(&self, test: &str, judge: Judge) -> bool {
+        self.of(test).any(|(j, o)| *j == judge && !o.passed())
+    }
+
+    /// It passed on `judge` (on every run).
+    fn passed(&self, test: &str, judge: Judge) -> bool {
+        self.of(test).any(|(j, _)| *j == judge) && !self.failed(test, judge)
+    }
+
+    fn fails_somewhere(&self, plan: &Plan, test: &str) -> bool {
+        (0..plan.correct.len()).any(|c| self.failed(test, Judge::Correct(c)))
+    }
+
+    /// Its runs on the correct implementation `id` (every run of the
+    /// reference together): how many, the failures, in order.
+    fn on<'s>(&'s self, plan: &Plan, test: &str, id: &str) -> (usize, Vec<&'s TestOutcome>) {
+        let mut runs = 0;
+        let mut failures = Vec::new();
+        for (judge, outcome) in self.of(test) {
+            if let Judge::Correct(c) = judge
+                && plan.correct[*c].id == id
+            {
+                runs += 1;
+                if !outcome.passed() {
+                    failures.push(outcome);
+                }
+            }
+        }
+        (runs, failures)
+    }
 }
 
 /// Judges `tests` against `judges`.
@@ -75,71 +282,16 @@ pub fn judge(
     scratch: &Scratch,
     progress: &mut dyn FnMut(usize, usize),
 ) -> Result<TestsReport, Error> {
-    let reference = &judges.reference;
-    let implementation = |source: String| Implementation {
-        shown_path: DEFAULT_FILE.to_string(),
-        source,
-    };
-    // The reference twice (a test that disagrees with itself is not valid),
-    // then the wheats: the correct ones. Then the mutants.
-    let mut implementations = vec![implementation(reference.clone())];
-    let mut correct = vec![
-        Correct {
-            id: "reference",
-            title: reference_title(),
-            wheat: None,
-        };
-        2
-    ];
-    let mut scenario_impl = vec![0, 0];
-    for wheat in &judges.wheats.wheats {
-        let code = wheat.code(reference).map_err(|stale| {
-            Error::input(format!(
-                "{}: {}",
-                wheat.path.display(),
-                stale.describe(Path::new(DEFAULT_FILE))
-            ))
-            .with_next(
-                "fix the wheat's `find` text so that it occurs exactly once in the reference",
-            )
-        })?;
-        scenario_impl.push(implementations.len());
-        implementations.push(implementation(code));
-        correct.push(Correct {
-            id: &wheat.id,
-            title: wheat.title.clone(),
-            wheat: Some(wheat),
-        });
-    }
-    let mut mutants: Vec<&Mutant> = Vec::new();
-    for m in &judges.mutants {
-        // A mutant that does not apply to the reference judges nothing.
-        if let Ok(code) = m.apply(reference) {
-            scenario_impl.push(implementations.len());
-            implementations.push(implementation(code));
-            mutants.push(m);
-        }
-    }
-    let mutant_impl: BTreeMap<&str, usize> = mutants
-        .iter()
-        .zip(&scenario_impl[correct.len()..])
-        .map(|(m, &i)| (m.id.as_str(), i))
-        .collect();
-    let request = Request {
+    let plan = Plan::new(judges)?;
+    let request = |round: &[(Judge, Scenario)]| Request {
         policy: Policy::of(Trust::LearnerTests).with_limits(options.timeout, None),
         suite: tests.suite.clone(),
-        implementations,
-        scenarios: scenario_impl
-            .iter()
-            .map(|&implementation| Scenario {
-                kind: ScenarioKind::Tests,
-                implementation,
-                tests: Tests::All,
-            })
-            .collect(),
+        implementations: plan.implementations.clone(),
+        scenarios: round.iter().map(|(_, s)| s.clone()).collect(),
         jobs: options.jobs,
     };
-    let run = engine::run(scratch, &request, &mut |event| {
+    let first = plan.first_round();
+    let run = engine::run(scratch, &request(&first), &mut |event| {
         if let Event::Trial { done, total } = event {
             progress(done, total);
         }
@@ -153,14 +305,15 @@ pub fn judge(
         valid: false,
         steps: Vec::new(),
         score: 0.0,
-        correct_implementations: correct.len(),
-        mutants: mutants.len(),
+        correct_implementations: plan.correct.len(),
+        reference_runs: schedule::RUNS,
+        mutants: plan.mutants.len(),
         exit_code: ExitCode::NotJudgeable,
     };
     if report.compile_errors.is_some() {
         return Ok(report);
     }
-    for (c, result) in correct.iter().zip(&run.results) {
+    for (c, result) in plan.correct.iter().zip(&run.results) {
         if let ScenarioResult::Unviable { errors } = result {
             return Err(Error::input(format!(
                 "the correct implementation {} does not compile:\n{errors}",
@@ -169,133 +322,222 @@ pub fn judge(
             .with_next("fix the wheat (see wheats/README.md)"));
         }
     }
-    let outcome = |scenario: usize, test: &SuiteTest| -> Option<&TestOutcome> {
-        run.results[scenario]
-            .tests()?
-            .iter()
-            .find(|t| t.test == *test)
-            .map(|t| t.outcome())
+    let mut evidence = Evidence {
+        tests: run.tests.clone(),
+        runs: BTreeMap::new(),
     };
-    let mutant_scenarios = correct.len()..run.results.len();
-    for test in &run.tests {
-        let mut wrong_on: Vec<WrongOn> = Vec::new();
-        let mut failing_wheats: Vec<&Wheat> = Vec::new();
-        for (s, c) in correct.iter().enumerate() {
-            match outcome(s, test) {
-                Some(TestOutcome::Passed) => {}
-                Some(failed) => {
-                    failing_wheats.extend(c.wheat);
-                    if !wrong_on.iter().any(|w| w.implementation == c.id) {
-                        wrong_on.push(WrongOn {
-                            implementation: c.id.to_string(),
-                            title: c.title.clone(),
-                            outcome: failed.label(),
-                            message: failed.message().unwrap_or_default(),
-                        });
-                    }
-                }
-                None => {}
+    evidence.add(&first, &run.results);
+    let second = plan.second_round(&evidence);
+    if !second.is_empty() {
+        let again = engine::run(scratch, &request(&second), &mut |event| {
+            if let Event::Trial { done, total } = event {
+                progress(done, total);
             }
-        }
-        // The most telling first: the reference, then the wheats that differ
-        // from it in one freedom only.
-        let freedoms_of = |id: &str| {
-            judges
-                .wheats
-                .wheats
-                .iter()
-                .find(|w| w.id == id)
-                .map_or(0, |w| w.freedoms.len())
-        };
-        wrong_on.sort_by_key(|w| {
-            (
-                w.implementation != "reference",
-                freedoms_of(&w.implementation) != 1,
-            )
-        });
-        let on_reference = wrong_on.iter().any(|w| w.implementation == "reference");
-        let caught: Vec<usize> = mutant_scenarios
-            .clone()
-            .filter(|&s| outcome(s, test).is_some_and(|o| !o.passed()))
-            .map(|s| s - correct.len())
-            .collect();
-        let misconceptions = if on_reference {
-            mutant_scenarios
-                .clone()
-                .filter(|&s| outcome(s, test).is_some_and(TestOutcome::passed))
-                .map(|s| mutants[s - correct.len()].id.clone())
-                .take(3)
-                .collect()
-        } else {
-            Vec::new()
-        };
-        report.tests.push(JudgedTest {
-            test: test.name.clone(),
-            valid: wrong_on.is_empty(),
-            assumed: if on_reference {
-                Vec::new()
-            } else {
-                assumed(&failing_wheats)
-            },
-            wrong_on,
-            misconceptions,
-            catches: caught.iter().map(|&m| mutants[m].id.clone()).collect(),
-        });
+        })?;
+        evidence.add(&second, &again.results);
     }
+    report.tests = evidence
+        .tests
+        .iter()
+        .map(|test| judged(&plan, &evidence, &test.name))
+        .collect();
+    report.reference_runs = evidence
+        .tests
+        .iter()
+        .map(|t| evidence.on(&plan, &t.name, "reference").0)
+        .max()
+        .unwrap_or(schedule::RUNS);
     report.valid = report.tests.iter().all(|t| t.valid);
     let caught: BTreeSet<&str> = report
         .tests
         .iter()
-        .filter(|t| t.valid)
         .flat_map(|t| t.catches.iter().map(String::as_str))
         .collect();
+    let mutants: Vec<&Mutant> = plan.mutants.iter().map(|(m, _)| *m).collect();
     let missed: Vec<&Mutant> = mutants
         .iter()
         .copied()
         .filter(|m| !caught.contains(m.id.as_str()))
         .collect();
-    let observations = observations(&missed, &request, &mutant_impl, options, scratch)?;
-    for step in 1..=8u32 {
-        let of_step: Vec<&Mutant> = mutants.iter().copied().filter(|m| m.step == step).collect();
-        if of_step.is_empty() {
-            continue;
-        }
-        report.steps.push(StepThoroughness {
-            step,
-            slug: SLUGS[step as usize - 1],
-            caught: of_step
-                .iter()
-                .filter(|m| caught.contains(m.id.as_str()))
-                .count(),
-            total: of_step.len(),
-            caught_mutants: of_step
-                .iter()
-                .filter(|m| caught.contains(m.id.as_str()))
-                .map(|m| m.id.clone())
-                .collect(),
-            missed: of_step
-                .iter()
-                .filter(|m| !caught.contains(m.id.as_str()))
-                .map(|m| MissedMutant {
-                    id: m.id.clone(),
-                    title: m.titles.clone(),
-                    observation: observations.get(m.id.as_str()).copied(),
-                })
-                .collect(),
-        });
-    }
-    let shares: Vec<f64> = report
-        .steps
+    let mutant_impl: BTreeMap<&str, usize> = plan
+        .mutants
         .iter()
-        .map(|s| s.caught as f64 / s.total as f64)
+        .map(|(m, i)| (m.id.as_str(), *i))
         .collect();
-    report.score = if shares.is_empty() {
-        0.0
-    } else {
-        (shares.iter().sum::<f64>() / shares.len() as f64 * 100.0 * 100.0).round() / 100.0
-    };
+    let observations = observations(&missed, &plan, &mutant_impl, options, scratch)?;
+    report.steps = thoroughness(&mutants, &caught, &observations);
+    report.score = score(&report.steps);
     report.exit_code = report.exit();
     Ok(report)
+}
+
+/// One test, judged from the evidence alone.
+fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
+    // Per correct implementation (the reference's runs together), in the
+    // plan's order: the reference first, then the wheats.
+    let mut ids: Vec<&Correct> = Vec::new();
+    for c in &plan.correct {
+        if !ids.iter().any(|seen| seen.id == c.id) {
+            ids.push(c);
+        }
+    }
+    let mut wrong_on: Vec<(&Correct, WrongOn)> = ids
+        .iter()
+        .filter_map(|c| {
+            let (runs, failures) = evidence.on(plan, test, c.id);
+            let first = failures.first()?;
+            Some((
+                *c,
+                WrongOn {
+                    implementation: c.id.to_string(),
+                    title: c.title.clone(),
+                    outcome: first.label(),
+                    message: first.message().unwrap_or_default(),
+                    runs,
+                    failed: failures.len(),
+                },
+            ))
+        })
+        .collect();
+    // The most telling first: the reference, the variants, the full wheats.
+    wrong_on.sort_by_key(|(c, _)| (c.wheat.is_some(), !c.variant()));
+    let racy = wrong_on.iter().any(|(_, w)| w.racy());
+    let on_reference = wrong_on.iter().any(|(c, _)| c.wheat.is_none());
+    if racy {
+        // Only what every run shows: the implementations that gave both
+        // verdicts, and the variants that failed it every time.
+        wrong_on.retain(|(c, w)| w.racy() || c.variant());
+    }
+    let assumed: Vec<String> = if on_reference && !racy {
+        Vec::new()
+    } else {
+        let mut freedoms: Vec<String> = wrong_on
+            .iter()
+            .filter(|(c, w)| c.variant() && !w.racy())
+            .flat_map(|(c, _)| c.wheat.map(|w| w.freedoms.clone()).unwrap_or_default())
+            .collect();
+        freedoms.sort();
+        freedoms.dedup();
+        freedoms
+    };
+    let invalid = match () {
+        _ if wrong_on.is_empty() => None,
+        _ if racy => Some(Invalid::Racy),
+        _ if on_reference => Some(Invalid::FailsOnReference),
+        _ if !assumed.is_empty() => Some(Invalid::AssumesAFreedom),
+        _ => Some(Invalid::FailsOnAFullWheat),
+    };
+    let misconceptions = if invalid == Some(Invalid::FailsOnReference) {
+        misconceptions(plan, evidence, test)
+    } else {
+        Vec::new()
+    };
+    let catches = if invalid.is_none() {
+        (plan.mutants.iter().enumerate())
+            .filter(|(m, _)| evidence.failed(test, Judge::Mutant(*m)))
+            .map(|(_, (m, _))| m.id.clone())
+            .collect()
+    } else {
+        Vec::new()
+    };
+    JudgedTest {
+        test: test.to_string(),
+        valid: invalid.is_none(),
+        invalid,
+        wrong_on: wrong_on.into_iter().map(|(_, w)| w).collect(),
+        assumed,
+        misconceptions,
+        catches,
+    }
+}
+
+/// The misunderstanding a test that fails on the reference was most likely
+/// written from: among the mutants it passes on (whose behaviour is what it
+/// expected), those that change the fewest of the learner's other tests'
+/// verdicts, then the closest to the reference (the fewest of fencelab's
+/// own tests kill it); the best, and the second when it is as close by the
+/// learner's tests. None when it passes on no mutant.
+fn misconceptions(plan: &Plan, evidence: &Evidence, test: &str) -> Vec<String> {
+    let reference: Vec<Judge> = (plan.correct.iter().enumerate())
+        .filter(|(_, c)| c.wheat.is_none())
+        .map(|(c, _)| Judge::Correct(c))
+        .collect();
+    let steady = |other: &str| {
+        let passes = reference
+            .iter()
+            .filter(|&&j| evidence.passed(other, j))
+            .count();
+        match passes {
+            0 => Some(false),
+            n if n == reference.len() => Some(true),
+            _ => None,
+        }
+    };
+    let mut candidates: Vec<(usize, usize, &str)> = (plan.mutants.iter().enumerate())
+        .filter(|(m, _)| evidence.passed(test, Judge::Mutant(*m)))
+        .map(|(m, (mutant, _))| {
+            let changed = (evidence.tests.iter())
+                .filter(|other| other.name != test)
+                .filter(|other| {
+                    steady(&other.name).is_some_and(|on_reference| {
+                        on_reference != evidence.passed(&other.name, Judge::Mutant(m))
+                    })
+                })
+                .count();
+            (changed, mutant.killers.len(), mutant.id.as_str())
+        })
+        .collect();
+    candidates.sort();
+    let best = candidates.first().map(|c| c.0);
+    candidates
+        .iter()
+        .take(2)
+        .filter(|c| Some(c.0) == best)
+        .map(|c| c.2.to_string())
+        .collect()
+}
+
+/// Per step of the worksheet, the mutants caught and those missed.
+fn thoroughness(
+    mutants: &[&Mutant],
+    caught: &BTreeSet<&str>,
+    observations: &BTreeMap<&str, ObservationKind>,
+) -> Vec<StepThoroughness> {
+    (1..=8u32)
+        .filter_map(|step| {
+            let of_step: Vec<&Mutant> =
+                mutants.iter().copied().filter(|m| m.step == step).collect();
+            if of_step.is_empty() {
+                return None;
+            }
+            let (hit, missed): (Vec<&Mutant>, Vec<&Mutant>) =
+                of_step.iter().partition(|m| caught.contains(m.id.as_str()));
+            Some(StepThoroughness {
+                step,
+                slug: SLUGS[step as usize - 1],
+                caught: hit.len(),
+                total: of_step.len(),
+                caught_mutants: hit.iter().map(|m| m.id.clone()).collect(),
+                missed: missed
+                    .iter()
+                    .map(|m| MissedMutant {
+                        id: m.id.clone(),
+                        title: m.titles.clone(),
+                        observation: observations.get(m.id.as_str()).copied(),
+                    })
+                    .collect(),
+            })
+        })
+        .collect()
+}
+
+/// Thoroughness, 0 to 100: the mean of the steps' shares caught.
+fn score(steps: &[StepThoroughness]) -> f64 {
+    if steps.is_empty() {
+        return 0.0;
+    }
+    let shares: f64 = steps.iter().map(|s| s.caught as f64 / s.total as f64).sum();
+    (shares / steps.len() as f64 * 100.0 * 100.0).round() / 100.0
 }
 
 fn reference_title() -> Text {
@@ -305,39 +547,13 @@ fn reference_title() -> Text {
     }
 }
 
-/// The freedoms a test that failed on the wheats `failing` most likely
-/// assumed: those of the single-freedom wheats (variants) it failed on, which
-/// differ from the reference in nothing else; otherwise those that every
-/// wheat it failed on takes. (A wheat it passed on may take a freedom too and
-/// not differ in the way the test looks: a winner that varies passes a test
-/// that only asks the first owner to win once.)
-fn assumed(failing: &[&Wheat]) -> Vec<String> {
-    let single: BTreeSet<&String> = failing
-        .iter()
-        .filter(|w| w.freedoms.len() == 1)
-        .flat_map(|w| &w.freedoms)
-        .collect();
-    if !single.is_empty() {
-        return single.into_iter().cloned().collect();
-    }
-    let Some((first, rest)) = failing.split_first() else {
-        return Vec::new();
-    };
-    first
-        .freedoms
-        .iter()
-        .filter(|f| rest.iter().all(|w| w.freedoms.contains(f)))
-        .cloned()
-        .collect()
-}
-
 /// For each mutant in `missed`, the kind of observation by which fencelab's
 /// own suite kills it (its declared killers, run against it). The
 /// implementations are the judgement's own, so that their server is already
 /// built; only the judge is fencelab's.
 fn observations<'a>(
     missed: &[&'a Mutant],
-    judged: &Request,
+    plan: &Plan,
     mutant_impl: &BTreeMap<&str, usize>,
     options: &Options,
     scratch: &Scratch,
@@ -358,7 +574,7 @@ fn observations<'a>(
     let request = Request {
         policy: Policy::of(Trust::Instructor),
         suite: SuiteFiles::builtin(),
-        implementations: judged.implementations.clone(),
+        implementations: plan.implementations.clone(),
         scenarios,
         jobs: options.jobs,
     };

@@ -26,7 +26,7 @@ mod render;
 mod report;
 
 pub use judge::{Judges, Options, judge};
-pub use report::{JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
+pub use report::{Invalid, JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
 
 use std::path::{Path, PathBuf};
 

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Judges, TestsReport};
+use super::{Invalid, Judges, TestsReport, WrongOn};
 use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, indent};
 use crate::output::width::{display_width, truncate, wrap};
@@ -28,6 +28,10 @@ struct Words {
     no_tests: &'static str,
     rerun: &'static str,
     step: &'static str,
+    catches_heading: &'static str,
+    catches_nothing: &'static str,
+    second_misconception: &'static str,
+    no_variant: &'static str,
 }
 
 fn words(lang: Lang) -> Words {
@@ -49,6 +53,10 @@ fn words(lang: Lang) -> Words {
             no_tests: "テストが1つもありません。`#[test]` の関数を書いてください。",
             rerun: "もう一度",
             step: "ステップ",
+            catches_heading: "妥当なテストが捕まえるミュータント",
+            catches_nothing: "どのミュータントも捕まえていません",
+            second_misconception: "あるいはこの誤解",
+            no_variant: "自由を1つだけ使う実装（variant）ではどれも通るので、どの自由を前提にしたのかは特定できません。",
         },
         Lang::En => Words {
             against: "judged against correct implementations and broken ones (mutants)",
@@ -67,6 +75,10 @@ fn words(lang: Lang) -> Words {
             no_tests: "There is no test yet: write `#[test]` functions.",
             rerun: "Rerun",
             step: "step",
+            catches_heading: "What each valid test catches",
+            catches_nothing: "catches no mutant",
+            second_misconception: "or from this one",
+            no_variant: "it passes on every variant that takes a single freedom, so which freedom it assumed cannot be named",
         },
     }
 }
@@ -113,47 +125,48 @@ impl Printer {
         } else {
             let _ = writeln!(out, "\n{}", s.bold(w.invalid_heading));
         }
+        let verbose = self.verbose();
+        let wide = width.saturating_sub(4);
+        let para = |out: &mut String, text: &str| {
+            let _ = writeln!(out, "{}", indent(&wrap(text, wide), 4));
+        };
         for t in invalid {
             let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(&t.test));
-            let first = &t.wrong_on[0];
-            let more = match (t.wrong_on.len(), lang) {
-                (1, _) => String::new(),
-                (n, Lang::Ja) => format!("（{}{}件）", w.and_more, n - 1),
-                (n, Lang::En) => format!(" (and {} more)", n - 1),
+            let Some(first) = t.wrong_on.first() else {
+                continue;
             };
-            let which = match (first.implementation == "reference", lang) {
-                (true, _) => first.title.get(lang).to_string(),
-                (false, Lang::En) => format!(
-                    "{} `{}` ({})",
-                    w.wheat,
-                    first.implementation,
-                    first.title.get(lang)
-                ),
-                (false, Lang::Ja) => format!(
-                    "{} `{}`（{}）",
-                    w.wheat,
-                    first.implementation,
-                    first.title.get(lang)
-                ),
-            };
-            let fails = match (lang, first.outcome) {
-                (Lang::En, "crashed") => format!("crashes on {which}{more}"),
-                (Lang::En, "timeout") => format!("times out on {which}{more}"),
-                (Lang::En, _) => format!("fails on {which}{more}"),
-                (Lang::Ja, "crashed") => format!("{which}{more}でクラッシュします"),
-                (Lang::Ja, "timeout") => format!("{which}{more}で時間切れになります"),
-                (Lang::Ja, _) => format!("{which}{more}で失敗します"),
-            };
-            let _ = writeln!(out, "{}", indent(&wrap(&fails, width.saturating_sub(4)), 4));
+            match t.invalid {
+                Some(Invalid::Racy) => {
+                    for wrong in t.wrong_on.iter().filter(|w| w.racy()) {
+                        para(&mut out, &racy(wrong, lang));
+                    }
+                    for wrong in t.wrong_on.iter().filter(|w| !w.racy()) {
+                        para(&mut out, &every_run(wrong, lang));
+                    }
+                }
+                Some(Invalid::FailsOnReference) => {
+                    para(&mut out, &contradicts(first, lang));
+                }
+                _ => {
+                    let shown = if verbose { t.wrong_on.len() } else { 1 };
+                    for (i, wrong) in t.wrong_on.iter().take(shown).enumerate() {
+                        let more = match (t.wrong_on.len() - shown, lang) {
+                            (0, _) => String::new(),
+                            _ if i > 0 => String::new(),
+                            (n, Lang::Ja) => format!("（{}{n}件）", w.and_more),
+                            (n, Lang::En) => format!(" (and {n} more)"),
+                        };
+                        para(&mut out, &fails(wrong, &more, lang));
+                    }
+                }
+            }
             for freedom in &t.assumed {
                 if let Some(f) = judges.wheats.freedom(freedom) {
-                    let assumed = format!("{}: {}", w.assumed, f.assumed.get(lang));
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        indent(&wrap(&assumed, width.saturating_sub(4)), 4)
-                    );
+                    para(&mut out, &format!("{}: {}", w.assumed, f.assumed.get(lang)));
                 }
+            }
+            if t.invalid == Some(Invalid::FailsOnAFullWheat) {
+                para(&mut out, w.no_variant);
             }
             let message: Vec<&str> = first
                 .message
@@ -169,11 +182,11 @@ impl Printer {
                     .collect();
                 let _ = writeln!(out, "{}", indent(&lines.join("\n"), 6));
             }
-            if let Some(m) = t
+            let mut misconceptions = t
                 .misconceptions
-                .first()
-                .and_then(|id| judges.mutants.iter().find(|m| m.id == *id))
-            {
+                .iter()
+                .filter_map(|id| judges.mutants.iter().find(|m| m.id == *id));
+            if let Some(m) = misconceptions.next() {
                 let heading = match lang {
                     Lang::En => format!("{} ({}):", w.misconception, m.titles.get(lang)),
                     Lang::Ja => format!("{}（{}）:", w.misconception, m.titles.get(lang)),
@@ -181,11 +194,19 @@ impl Printer {
                 let _ = writeln!(
                     out,
                     "{}\n{}",
-                    indent(&wrap(&heading, width.saturating_sub(4)), 4),
+                    indent(&wrap(&heading, wide), 4),
                     indent(&wrap(m.explanation.get(lang), width.saturating_sub(6)), 6)
                 );
             }
+            if let Some(m) = misconceptions.next() {
+                let or = match lang {
+                    Lang::En => format!("{}: {}", w.second_misconception, m.titles.get(lang)),
+                    Lang::Ja => format!("{}: {}", w.second_misconception, m.titles.get(lang)),
+                };
+                para(&mut out, &or);
+            }
         }
+        out.push_str(&self.render_catches(report, judges, lang));
         let caught: usize = report.steps.iter().map(|st| st.caught).sum();
         let total: usize = report.steps.iter().map(|st| st.total).sum();
         let caught_line = match lang {
@@ -207,10 +228,11 @@ impl Printer {
         if report.steps.iter().any(|st| !st.missed.is_empty()) {
             let _ = writeln!(out, "\n{}", s.bold(w.missed_heading));
         }
-        // A few per step: enough to say what to observe next, without a flood.
-        const SHOWN: usize = 3;
+        // A few per step: enough to say what to observe next, without a flood
+        // (every one with --verbose).
+        let shown = if verbose { usize::MAX } else { 3 };
         for st in &report.steps {
-            for m in st.missed.iter().take(SHOWN) {
+            for m in st.missed.iter().take(shown) {
                 let title = format!("  {} {}  {}", w.step, st.step, m.title.get(lang));
                 let hint = m.observation.map(|o| match lang {
                     Lang::En => format!("({}: {})", w.exposed_by, observation(o.name(), lang)),
@@ -236,10 +258,10 @@ impl Printer {
                     }
                 }
             }
-            if st.missed.len() > SHOWN {
+            if st.missed.len() > shown {
                 let more = match lang {
-                    Lang::Ja => format!("{}{}件", w.more_missed, st.missed.len() - SHOWN),
-                    Lang::En => format!("and {} {}", st.missed.len() - SHOWN, w.more_missed),
+                    Lang::Ja => format!("{}{}件", w.more_missed, st.missed.len() - shown),
+                    Lang::En => format!("and {} {}", st.missed.len() - shown, w.more_missed),
                 };
                 let more = match lang {
                     Lang::En => format!("({more})"),
@@ -250,5 +272,155 @@ impl Printer {
         }
         let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);
         out
+    }
+}
+
+impl Printer {
+    /// Per valid test, what it catches: a count per step, and with
+    /// `--verbose` each mutant's title.
+    fn render_catches(&self, report: &TestsReport, judges: &Judges, lang: Lang) -> String {
+        let w = words(lang);
+        let s = &self.out;
+        let mut out = String::new();
+        let valid: Vec<_> = report.tests.iter().filter(|t| t.valid).collect();
+        if valid.is_empty() {
+            return out;
+        }
+        let _ = writeln!(out, "\n{}", s.bold(w.catches_heading));
+        for t in valid {
+            let mut per_step: Vec<(u32, Vec<&crate::lab::mutant::Mutant>)> = Vec::new();
+            for m in t
+                .catches
+                .iter()
+                .filter_map(|id| judges.mutants.iter().find(|m| m.id == *id))
+            {
+                match per_step.iter_mut().find(|(step, _)| *step == m.step) {
+                    Some((_, ms)) => ms.push(m),
+                    None => per_step.push((m.step, vec![m])),
+                }
+            }
+            per_step.sort_by_key(|(step, _)| *step);
+            let summary = if per_step.is_empty() {
+                w.catches_nothing.to_string()
+            } else {
+                per_step
+                    .iter()
+                    .map(|(step, ms)| match lang {
+                        Lang::En => format!("{} {step}: {}", w.step, ms.len()),
+                        Lang::Ja => format!("{} {step}: {}件", w.step, ms.len()),
+                    })
+                    .collect::<Vec<_>>()
+                    .join(if lang == Lang::Ja { "、" } else { ", " })
+            };
+            let head = format!("  {} {}", s.green("✓"), t.test);
+            let plain = format!("  ✓ {}", t.test);
+            if display_width(&plain) + 2 + display_width(&summary) <= self.width {
+                let _ = writeln!(out, "{head}  {}", s.dim(&summary));
+            } else {
+                let _ = writeln!(out, "{head}\n      {}", s.dim(&summary));
+            }
+            if self.verbose() {
+                for (step, ms) in &per_step {
+                    for m in ms {
+                        let line = format!("      {} {step}  {}", w.step, m.titles.get(lang));
+                        let _ = writeln!(out, "{}", truncate(&line, self.width));
+                    }
+                }
+            }
+        }
+        out
+    }
+}
+
+/// Which correct implementation, as a learner reads it.
+fn which(w: &WrongOn, lang: Lang) -> String {
+    let words = words(lang);
+    match (w.implementation == "reference", lang) {
+        (true, _) => w.title.get(lang).to_string(),
+        (false, Lang::En) => format!(
+            "{} `{}` ({})",
+            words.wheat,
+            w.implementation,
+            w.title.get(lang)
+        ),
+        (false, Lang::Ja) => format!(
+            "{} `{}`（{}）",
+            words.wheat,
+            w.implementation,
+            w.title.get(lang)
+        ),
+    }
+}
+
+/// "fails on X (and N more)", by how it failed.
+fn fails(w: &WrongOn, more: &str, lang: Lang) -> String {
+    let which = which(w, lang);
+    match (lang, w.outcome) {
+        (Lang::En, "crashed") => format!("crashes on {which}{more}"),
+        (Lang::En, "timeout") => format!("times out on {which}{more}"),
+        (Lang::En, _) => format!("fails on {which}{more}"),
+        (Lang::Ja, "crashed") => format!("{which}{more}でクラッシュします"),
+        (Lang::Ja, "timeout") => format!("{which}{more}で時間切れになります"),
+        (Lang::Ja, _) => format!("{which}{more}で失敗します"),
+    }
+}
+
+/// A correct implementation that gave both verdicts.
+fn racy(w: &WrongOn, lang: Lang) -> String {
+    let which = which(w, lang);
+    let (runs, failed) = (w.runs, w.failed);
+    let reference = w.implementation == "reference";
+    match lang {
+        Lang::En => format!(
+            "racy: on {which} it failed {failed} of {runs} runs and passed the others{}; \
+             its verdict depends on a race, which the contract leaves open",
+            if reference {
+                " (each run lets a different owner go first in claim_many)"
+            } else {
+                ""
+            }
+        ),
+        Lang::Ja => format!(
+            "競合に左右されます: {which}で {runs} 回中 {failed} 回失敗し、残りは通りました{}。\
+             結果が競合で決まるテストで、契約はその競合の結果を決めていません。",
+            if reference {
+                "（実行ごとに claim_many で先に進む owner を変えています）"
+            } else {
+                ""
+            }
+        ),
+    }
+}
+
+/// A correct implementation that failed it on every run (beside a race).
+fn every_run(w: &WrongOn, lang: Lang) -> String {
+    let which = which(w, lang);
+    match lang {
+        Lang::En => format!("it also fails on every run of {which}"),
+        Lang::Ja => format!("{which}でも、毎回失敗します。"),
+    }
+}
+
+/// The reference failed it every time.
+fn contradicts(w: &WrongOn, lang: Lang) -> String {
+    let which = which(w, lang);
+    let runs = w.runs;
+    match (lang, w.outcome) {
+        (Lang::En, "crashed") => {
+            format!("crashes on {which} on all {runs} runs: it contradicts the contract")
+        }
+        (Lang::En, "timeout") => {
+            format!("times out on {which} on all {runs} runs: it contradicts the contract")
+        }
+        (Lang::En, _) => {
+            format!("fails on {which} on all {runs} runs: it contradicts the contract")
+        }
+        (Lang::Ja, "crashed") => {
+            format!("{which}で {runs} 回ともクラッシュします。契約と食い違っています。")
+        }
+        (Lang::Ja, "timeout") => {
+            format!("{which}で {runs} 回とも時間切れになります。契約と食い違っています。")
+        }
+        (Lang::Ja, _) => format!("{which}で {runs} 回とも失敗します。契約と食い違っています。"),
     }
 }

@@ -1,6 +1,10 @@
 //! What judging a learner's tests found, as `--json` writes it: each test's
-//! validity (and, when invalid, where and why), and per step the mutants the
-//! valid tests catch and those they miss.
+//! validity (and, when invalid, why, from the evidence alone), and per step
+//! the mutants the valid tests catch and those they miss.
+//!
+//! Invariant: everything here follows from the trials' verdicts, and a test
+//! whose verdicts do not change between runs gets the same report on every
+//! judgement (no field depends on the order trials ran in).
 
 use serde::Serialize;
 
@@ -25,9 +29,14 @@ pub struct TestsReport {
     pub steps: Vec<StepThoroughness>,
     /// Thoroughness, 0 to 100, from valid tests only; each step weighs the same.
     pub score: f64,
-    /// How many correct implementations each test ran against (the reference
-    /// twice, and the wheats), and how many mutants.
+    /// How many correct implementations each test ran against (each run of
+    /// the reference counted, and the wheats), and how many mutants.
     pub correct_implementations: usize,
+    /// How many times each test ran on the reference (each run decides
+    /// `claim_many`'s race differently). A test that fails on a correct
+    /// implementation runs again: once more on each run of the reference and
+    /// twice more on each other correct implementation it failed on.
+    pub reference_runs: usize,
     pub mutants: usize,
     pub exit_code: ExitCode,
 }
@@ -36,17 +45,41 @@ pub struct TestsReport {
 #[derive(Debug, Clone, Serialize)]
 pub struct JudgedTest {
     pub test: String,
-    /// Passed on every correct implementation.
+    /// Passed on every run of every correct implementation.
     pub valid: bool,
-    /// The correct implementations it failed on, with what it said.
+    /// Why it is not valid (absent when it is).
+    pub invalid: Option<Invalid>,
+    /// The correct implementations it failed on, with what it said: the
+    /// reference first, then the single-freedom variants, then the full
+    /// wheats. For a racy test, those that gave both verdicts and the variants
+    /// that failed it on every run.
     pub wrong_on: Vec<WrongOn>,
-    /// The freedoms it most likely assumed (ids of the wheats' catalogue).
+    /// The freedoms it assumed: those of the single-freedom variants that fail
+    /// it on every run, and no others.
     pub assumed: Vec<String>,
-    /// The mutants whose behaviour it expects (it failed on the reference and
-    /// passed on them): the misunderstanding it was most likely written from.
+    /// For a test that fails on the reference: the mutants whose behaviour it
+    /// expects, best first (at most two: the closest to the reference among
+    /// those it passes on; none when it passes on none).
     pub misconceptions: Vec<String>,
-    /// The mutants it catches (counted only when it is valid).
+    /// The mutants it catches (only for a valid test: an invalid one catches
+    /// nothing that counts).
     pub catches: Vec<String>,
+}
+
+/// Why a test is not valid, from the evidence.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Invalid {
+    /// A correct implementation gave it both verdicts across runs: its
+    /// verdict depends on a race, not on the contract.
+    Racy,
+    /// It fails on every run of the reference: it contradicts the contract.
+    FailsOnReference,
+    /// It fails on a single-freedom variant: it assumed that freedom.
+    AssumesAFreedom,
+    /// It fails on a full wheat only, on no variant: which of the wheat's
+    /// freedoms it assumed is not known.
+    FailsOnAFullWheat,
 }
 
 /// A correct implementation a test failed on.
@@ -57,8 +90,35 @@ pub struct WrongOn {
     pub title: Text,
     /// `failed`, `crashed`, `timeout`.
     pub outcome: &'static str,
-    /// The test's own message.
+    /// The test's own message (of its first failing run, in the runs' order).
     pub message: String,
+    /// How many times it ran there, and how many of those failed.
+    pub runs: usize,
+    pub failed: usize,
+}
+
+impl WrongOn {
+    /// It gave both verdicts there.
+    pub fn racy(&self) -> bool {
+        self.failed < self.runs
+    }
+}
+
+impl JudgedTest {
+    /// Why it is invalid, in a few words (for a line of a grade report).
+    pub fn why(&self) -> String {
+        let on = self
+            .wrong_on
+            .first()
+            .map_or("?", |w| w.implementation.as_str());
+        match self.invalid {
+            None => String::new(),
+            Some(Invalid::Racy) => format!("racy on {on}"),
+            Some(Invalid::FailsOnReference) => "fails on the reference".to_string(),
+            Some(Invalid::AssumesAFreedom) => format!("assumes {}", self.assumed.join(", ")),
+            Some(Invalid::FailsOnAFullWheat) => format!("fails on {on}"),
+        }
+    }
 }
 
 /// One step's mutants, and which the valid tests catch.
