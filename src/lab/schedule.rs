@@ -14,9 +14,15 @@
 //! each one decides is decided the same way every time: a test that asserts
 //! which owner wins passes on one run and fails on another, on every judgement.
 //!
-//! Invariant: every run differs from the reference in `claim_many` only, and
-//! is the reference in everything a test can observe but the winner (checked
-//! by the lab's unit tests below and, for behaviour, by `tests/learner_tests.rs`).
+//! The single-freedom variants whose `claim_many` is the reference's run under
+//! schedule 0 too, for the same reason: a variant that takes, say, the journal
+//! mode must not fail a test on one judgement and pass it on the next because
+//! its `claim_many` raced differently.
+//!
+//! Invariant: a scheduled implementation differs from the one it came from in
+//! `claim_many` only, and in nothing a test can observe but the winner
+//! (checked by the unit tests below and, for behaviour, by
+//! `tests/learner_tests.rs`).
 
 use crate::lab::mutant::{Stale, apply};
 use crate::lab::wheat::{WheatSource, Wheats};
@@ -34,8 +40,10 @@ const LAST_LEADS: &str = "    let Some(leader) = owners.len().checked_sub(1) els
     };
 ";
 
-/// The reference's run `run` (see the module's header), as source.
-pub fn reference_run(reference: &str, run: usize) -> Result<String, Stale> {
+/// `source` (the reference, or a change of it that keeps its `claim_many`)
+/// under schedule `run` (see the module's header). `Err` when `source` has
+/// no `claim_many` of the reference's.
+pub fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
     let wheats = Wheats::builtin();
     let gated = wheats
         .wheats
@@ -55,7 +63,7 @@ pub fn reference_run(reference: &str, run: usize) -> Result<String, Stale> {
 "
     );
     let replace = apply(replace, LAST_LEADS, &leads)?;
-    apply(reference, find, &replace)
+    apply(source, find, &replace)
 }
 
 #[cfg(test)]
@@ -66,7 +74,7 @@ mod tests {
     #[test]
     fn every_run_is_the_reference_but_for_claim_manys_leader() {
         let runs: Vec<String> = (0..RUNS)
-            .map(|r| reference_run(REFERENCE, r).unwrap())
+            .map(|r| scheduled(REFERENCE, r).unwrap())
             .collect();
         for (r, run) in runs.iter().enumerate() {
             assert_ne!(run, REFERENCE, "run {r} changes claim_many");
@@ -80,5 +88,21 @@ mod tests {
             assert!(run.starts_with(head), "run {r}");
         }
         assert_ne!(runs[0], runs[1], "the runs are told apart");
+    }
+
+    #[test]
+    fn a_changed_claim_many_is_left_alone() {
+        let wheats = Wheats::builtin();
+        let winner = wheats.wheats.iter().find(|w| w.id == GATED).unwrap();
+        let code = winner.code(REFERENCE).unwrap();
+        assert!(scheduled(&code, 0).is_err(), "{GATED} keeps its own winner");
+        let journal = wheats
+            .wheats
+            .iter()
+            .find(|w| w.id == "variant-journal-mode")
+            .unwrap();
+        let code = journal.code(REFERENCE).unwrap();
+        let run = scheduled(&code, 0).unwrap();
+        assert!(run.contains("journal_mode = WAL") && run.contains("AtomicUsize::new(0)"));
     }
 }
