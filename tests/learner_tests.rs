@@ -316,7 +316,7 @@ fn grade_tests_scores_valid_suites_by_step_and_invalid_ones_zero() {
         "{stdout}"
     );
     assert!(
-        stdout.contains("a_lease_still_holds_when_it_expires (fails on reference)"),
+        stdout.contains("a_lease_still_holds_when_it_expires (fails on the reference)"),
         "{stdout}"
     );
     let report: serde_json::Value =
