@@ -166,7 +166,11 @@ pub fn template(form: &[Mutant], all: &[Mutant], selection: &Selection, lang: La
     };
     for m in form {
         out.push_str(&format!("\n[[prediction]]\nmutant = {:?}\n", m.id));
-        out.push_str(&format!("# step {}: {}\n", m.step, m.titles.get(lang)));
+        let step = match lang {
+            Lang::Ja => format!("# ステップ {}：", m.step),
+            Lang::En => format!("# step {}: ", m.step),
+        };
+        out.push_str(&format!("{step}{}\n", m.titles.get(lang)));
         for line in shown.code(m) {
             out.push_str(format!("#     {line}").trim_end());
             out.push('\n');
@@ -399,8 +403,11 @@ mod tests {
             .map(|block| {
                 let step = block
                     .lines()
-                    .find_map(|l| l.strip_prefix("# step "))
-                    .and_then(|l| l.split(':').next())
+                    .find_map(|l| {
+                        l.strip_prefix("# step ")
+                            .or_else(|| l.strip_prefix("# ステップ "))
+                    })
+                    .and_then(|l| l.split([':', '：']).next())
                     .and_then(|n| n.parse().ok())
                     .expect("each entry names its step");
                 (step, block)

@@ -191,8 +191,11 @@ impl Printer {
         let precision = m.precision.map_or("-".to_string(), |p| format!("{p:.2}"));
         let tally = match lang {
             Lang::En => format!(
-                "    tests: {right} of its {} killers named, {wrong} named that do not kill it (precision {precision}, recall {:.2})",
-                m.killers.len(),
+                "    tests: {right} of its {} named, {wrong} named that do not kill it (precision {precision}, recall {:.2})",
+                match m.killers.len() {
+                    1 => "1 killer".to_string(),
+                    n => format!("{n} killers"),
+                },
                 m.recall
             ),
             Lang::Ja => format!(
