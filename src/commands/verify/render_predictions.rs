@@ -145,27 +145,24 @@ impl Printer {
             s.bold(&m.mutant),
             s.dim(&format!("({} {})", w.step, m.step)),
         );
+        // Laid out as what happened is, to be read side by side.
         let observation = m.predicted_observation.map(|o| o.label(lang));
-        let guess = match (observation, m.predicted_tests.is_empty()) {
-            (None, true) => w.nothing.to_string(),
-            (observation, _) => format!(
-                "{} · {}",
+        if observation.is_none() && m.predicted_tests.is_empty() {
+            let _ = writeln!(out, "    {}{}{}", w.predicted, w.colon, w.nothing);
+        } else {
+            let tests = if m.predicted_tests.is_empty() {
+                w.no_test.to_string()
+            } else {
+                m.predicted_tests.join(", ")
+            };
+            let line = format!(
+                "      - {}{}{tests}",
                 observation.unwrap_or(w.no_observation),
-                if m.predicted_tests.is_empty() {
-                    w.no_test.to_string()
-                } else {
-                    m.predicted_tests.join(", ")
-                }
-            ),
-        };
-        let _ = writeln!(
-            out,
-            "{}",
-            wrap(
-                &format!("    {}{}{guess}", w.predicted, w.colon),
-                self.width
-            )
-        );
+                w.colon
+            );
+            let _ = writeln!(out, "    {}{}", w.predicted, w.colon.trim_end());
+            let _ = writeln!(out, "{}", wrap(&line, self.width));
+        }
         if m.max_points == 0.0 {
             let _ = writeln!(
                 out,
