@@ -563,6 +563,33 @@ mod tests {
         assert!(err.next.is_some());
     }
 
+    #[test]
+    fn a_directory_without_worksheet_fragments_or_an_equivalent_name_is_refused() {
+        let none: Vec<Mutant> = builtin().into_iter().filter(|m| !m.worksheet).collect();
+        let err = select(&none, &Selection::Worksheet, "my-mutants").unwrap_err();
+        assert!(
+            err.message
+                .contains("no mutant in my-mutants is a fragment of the worksheet"),
+            "{}",
+            err.message
+        );
+        assert!(err.next.as_deref().unwrap().contains("--all"));
+        let mut all = builtin();
+        all[0].equivalent = Some("no call tells them apart".into());
+        let id = all[0].id.clone();
+        let err = select(&all, &Selection::Named(vec![id.clone()]), "mutants").unwrap_err();
+        assert!(
+            err.message.contains("is an equivalent mutant"),
+            "{}",
+            err.message
+        );
+        let every = select(&all, &Selection::All, "mutants").unwrap();
+        assert!(
+            every.iter().all(|m| m.id != id),
+            "nothing to predict for it"
+        );
+    }
+
     fn load_text(text: &str) -> Result<Vec<Prediction>, Error> {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("p.toml");

@@ -102,8 +102,15 @@ impl Printer {
         let of = card.mutants.len() - card.scored;
         let total = match lang {
             Lang::En => format!(
-                "{}{}{:.2}/{} ({percent}%) for {} predictions",
-                w.score, w.colon, card.points, card.max_points, card.scored
+                "{}{}{:.2}/{} ({percent}%) for {}",
+                w.score,
+                w.colon,
+                card.points,
+                card.max_points,
+                match card.scored {
+                    1 => "1 prediction".to_string(),
+                    n => format!("{n} predictions"),
+                }
             ),
             Lang::Ja => format!(
                 "{}{}{:.2}/{}（{percent}%）、予想 {} 個",
@@ -209,5 +216,81 @@ impl Printer {
             let _ = writeln!(out, "{}", wrap(&text, self.width));
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::predict::ObservationKind;
+
+    fn entry(id: &str, outcome: MutantOutcome, happened: Vec<Happened>, max: f64) -> Scored {
+        let killers: Vec<String> = happened.iter().flat_map(|h| h.tests.clone()).collect();
+        Scored {
+            mutant: id.into(),
+            step: 4,
+            outcome,
+            predicted_observation: Some(ObservationKind::Error),
+            predicted_tests: Vec::new(),
+            observations: happened.iter().filter_map(|h| h.observation).collect(),
+            happened,
+            killers,
+            precision: None,
+            recall: 0.0,
+            points: 0.0,
+            max_points: max,
+        }
+    }
+
+    #[test]
+    fn every_entry_says_what_happened_and_one_no_test_killed_is_not_scored() {
+        let card = Scorecard {
+            mutants: vec![
+                entry(
+                    "crashes",
+                    MutantOutcome::Crashed,
+                    vec![Happened {
+                        observation: None,
+                        outcome: Some("crashed"),
+                        tests: vec!["step4::a".into()],
+                    }],
+                    1.0,
+                ),
+                entry("survives", MutantOutcome::Survived, Vec::new(), 0.0),
+            ],
+            scored: 1,
+            points: 0.0,
+            max_points: 1.0,
+        };
+        let en = Printer::plain().render_predictions(&card, &[], Lang::En);
+        assert!(en.contains("✗ crashes (step 4)  0.00/1\n"), "{en}");
+        assert!(
+            en.contains("    you predicted:\n      - error: (no test)\n"),
+            "{en}"
+        );
+        assert!(
+            en.contains("    what happened:\n      - a crash, no observation: step4::a\n"),
+            "{en}"
+        );
+        assert!(en.contains("- survives (step 4)\n"), "{en}");
+        assert!(
+            en.contains("    what happened: every test passed: not scored\n"),
+            "{en}"
+        );
+        assert!(
+            en.contains(
+                "Score: 0.00/1 (0%) for 1 prediction (1 more not scored: no test killed it)"
+            ),
+            "{en}"
+        );
+        let ja = Printer::plain().render_predictions(&card, &[], Lang::Ja);
+        assert!(
+            ja.contains("      - クラッシュ（観測なし）：step4::a\n"),
+            "{ja}"
+        );
+        assert!(
+            ja.contains("    結果：すべてのテストが通りました（採点しません）\n"),
+            "{ja}"
+        );
     }
 }
