@@ -79,7 +79,7 @@ impl ExitCode {
             }
             ("predict", ExitCode::Success) => "the form was written",
             ("predict", ExitCode::UnusableInput) => {
-                "the output file exists, or a mutant file is malformed: nothing was written"
+                "the output file exists, a mutant file is malformed or a mutant named is unknown: nothing was written"
             }
             ("worksheet", ExitCode::Success) => "the worksheet was printed",
             ("cache", ExitCode::Success) => "the cache was shown, or cleaned",

@@ -73,7 +73,7 @@ pub enum Command {
     Check(CheckArgs),
     /// Print the worksheet as Markdown.
     Worksheet(WorksheetArgs),
-    /// Write the blank predictions form: which observation exposes each mutant?
+    /// Write the blank predictions form: which observation exposes each of the worksheet's fragments?
     Predict(PredictArgs),
     /// Grade submissions for CI: JSON, JUnit, CSV, Gradescope, PrairieLearn, GitHub Classroom and Actions.
     Grade(GradeArgs),

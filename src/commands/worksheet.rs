@@ -179,6 +179,54 @@ mod tests {
     }
 
     #[test]
+    fn each_fragment_the_worksheet_shows_is_its_mutants_change() {
+        // The worksheet names no mutant in its own files: a step's fragment is
+        // the mutant marked `worksheet = true` for that step. What it shows is
+        // that mutant's change: consecutive lines of the mutated source, with
+        // every line the mutant adds and none it removes.
+        let reference = crate::lab::reference::REFERENCE;
+        let md = render(&Worksheet::builtin(), Lang::En);
+        let blocks: Vec<&str> = md
+            .split("```rust\n")
+            .skip(1)
+            .map(|b| b.split("\n```").next().unwrap())
+            .collect();
+        let fragments: Vec<Mutant> = mutant::builtin()
+            .into_iter()
+            .filter(|m| m.worksheet)
+            .collect();
+        assert_eq!(blocks.len(), 8);
+        assert_eq!(fragments.len(), 8);
+        for (block, m) in blocks.iter().zip(&fragments) {
+            let mutated = m.apply(reference).unwrap();
+            let shown: Vec<&str> = block.lines().map(str::trim).collect();
+            let lines: Vec<&str> = mutated.lines().map(str::trim).collect();
+            assert!(
+                lines.windows(shown.len()).any(|w| w == shown),
+                "{}: the fragment is not a run of the mutated source:\n{block}",
+                m.id
+            );
+            let diff = similar::TextDiff::from_lines(reference, &mutated);
+            for change in diff.iter_all_changes() {
+                let line = change.value().trim();
+                match change.tag() {
+                    similar::ChangeTag::Insert => {
+                        assert!(shown.contains(&line), "{}: `{line}` not shown", m.id);
+                    }
+                    similar::ChangeTag::Delete => {
+                        assert!(
+                            !shown.contains(&line),
+                            "{}: the correct `{line}` shown",
+                            m.id
+                        );
+                    }
+                    similar::ChangeTag::Equal => {}
+                }
+            }
+        }
+    }
+
+    #[test]
     fn every_step_renders_with_its_fragment_in_both_languages() {
         let worksheet = Worksheet::builtin();
         for lang in Lang::ALL {

@@ -1,7 +1,13 @@
 //! The suite's message format: what a failing test observed. The suite's
 //! `observe` (tests/behaviour/support.rs) writes `observation:`, `expected:`
 //! and `actual:`; `check`, `predict` and the reports read them back here, so the
-//! format is known in one place on each side of the suite.
+//! format is known in one place on each side of the suite. What kind of
+//! observation a message is (a return value, an error, the stored state) is
+//! read here too: the worksheet's exercise asks for it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::lab::lang::Lang;
 
 /// What a failing test observed, read from its message (the suite's `observe`
 /// writes `observation:`, `expected:` and `actual:`, a value spanning several
@@ -50,6 +56,67 @@ impl Observation {
     }
 }
 
+/// What kind of observation exposes a mutant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub enum ObservationKind {
+    #[serde(rename = "return value")]
+    ReturnValue,
+    #[serde(rename = "error")]
+    Error,
+    #[serde(rename = "state")]
+    State,
+}
+
+impl ObservationKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            ObservationKind::ReturnValue => "return value",
+            ObservationKind::Error => "error",
+            ObservationKind::State => "state",
+        }
+    }
+
+    /// Every kind, in the order the predictions form lists them.
+    pub const ALL: [ObservationKind; 3] = [
+        ObservationKind::ReturnValue,
+        ObservationKind::Error,
+        ObservationKind::State,
+    ];
+
+    /// The kind written as `name` ("return value", "error" or "state").
+    pub fn parse(name: &str) -> Option<ObservationKind> {
+        ObservationKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The kind as a reader of `lang` says it (the form's value is `name`).
+    pub fn label(self, lang: Lang) -> &'static str {
+        match (lang, self) {
+            (Lang::En, kind) => kind.name(),
+            (Lang::Ja, ObservationKind::ReturnValue) => "戻り値",
+            (Lang::Ja, ObservationKind::Error) => "エラー",
+            (Lang::Ja, ObservationKind::State) => "保存された状態",
+        }
+    }
+
+    /// What a failing test's message says it observed: an error when either
+    /// side is an `Err`, the stored state when it read rows or the schema, and
+    /// otherwise a return value. `None` for a crash or a timeout.
+    pub fn of_failure(message: &str) -> Option<ObservationKind> {
+        let o = Observation::parse(message)?;
+        let what = o.what.to_lowercase();
+        if o.expected.starts_with("Err(") || o.actual.starts_with("Err(") {
+            Some(ObservationKind::Error)
+        } else if ["row", "stored", "column", "table", "primary key", "schema"]
+            .iter()
+            .any(|w| what.contains(w))
+        {
+            Some(ObservationKind::State)
+        } else {
+            Some(ObservationKind::ReturnValue)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -76,6 +143,39 @@ mod tests {
         assert_eq!(o.expected, "Ok(\n    Some(1),\n)");
         assert_eq!(o.actual, "Ok(None)");
         assert_eq!(o.location, None);
+    }
+
+    #[test]
+    fn observations_are_told_apart_by_what_they_compared() {
+        let of = |what: &str, expected: &str, actual: &str| {
+            ObservationKind::of_failure(&format!(
+                "observation: {what}\nexpected: {expected}\nactual: {actual}"
+            ))
+        };
+        assert_eq!(
+            of("claim at now == until", "Ok(Some(2))", "Ok(None)"),
+            Some(ObservationKind::ReturnValue)
+        );
+        assert_eq!(
+            of("claim with ttl = 0", "Err(InvalidTtl(_))", "Ok(Some(1))"),
+            Some(ObservationKind::Error)
+        );
+        assert_eq!(
+            of(
+                "rows after the refused claim (must be unchanged)",
+                "[]",
+                "[x]"
+            ),
+            Some(ObservationKind::State)
+        );
+        assert_eq!(
+            ObservationKind::of_failure("fencelab: the implementation's process was killed"),
+            None
+        );
+        for kind in ObservationKind::ALL {
+            assert_eq!(ObservationKind::parse(kind.name()), Some(kind));
+        }
+        assert_eq!(ObservationKind::parse("exception"), None);
     }
 
     #[test]

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::Selection;
 use crate::commands::{default_lang, has_own_mutants, parse_lang, project_root};
 use crate::error::Error;
 use crate::exit::ExitCode;
@@ -12,6 +13,12 @@ use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub struct PredictArgs {
+    /// Only these mutants, by id [default: the worksheet's eight fragments].
+    #[arg(value_name = "MUTANT", conflicts_with = "all")]
+    pub names: Vec<String>,
+    /// Every mutant, not only the worksheet's fragments.
+    #[arg(long)]
+    pub all: bool,
     /// ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
@@ -28,14 +35,28 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
     let dir = args
         .mutants
         .or_else(|| Some(root.join("mutants")).filter(|_| has_own_mutants(&root)));
-    let mutants = match &dir {
-        Some(dir) => crate::lab::mutant::load_dir(dir, &crate::lab::suite::test_names())?,
-        None => crate::lab::mutant::builtin(),
+    let (all, dir_name) = match &dir {
+        Some(dir) => (
+            crate::lab::mutant::load_dir(dir, &crate::lab::suite::test_names())?,
+            dir.display().to_string(),
+        ),
+        None => (
+            crate::lab::mutant::builtin(),
+            crate::commands::verify::BUILTIN_MUTANTS.to_string(),
+        ),
     };
     printer.lang = args.lang.unwrap_or_else(default_lang);
-    let form = crate::commands::predict::template(&mutants, printer.lang);
+    let selection = if args.all {
+        Selection::All
+    } else if args.names.is_empty() {
+        Selection::Worksheet
+    } else {
+        Selection::Named(args.names.clone())
+    };
+    let form = super::select(&all, &selection, &dir_name)?;
+    let text = super::template(&form, &all, &selection, printer.lang);
     match &args.output {
-        None => print!("{form}"),
+        None => print!("{text}"),
         Some(path) => {
             if path.exists() {
                 return Err(Error::input(format!(
@@ -44,17 +65,32 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
                 ))
                 .with_next("give a new file name, or remove the old one yourself"));
             }
-            std::fs::write(path, form).map_err(|e| Error::io("write", path, e))?;
-            let text = match printer.lang {
-                crate::lab::lang::Lang::En => {
-                    format!("{} ({} mutants)", path.display(), mutants.len())
-                }
-                crate::lab::lang::Lang::Ja => {
-                    format!("{}（{} 個のミュータント）", path.display(), mutants.len())
-                }
-            };
-            printer.status(Verb::Wrote, &text);
+            std::fs::write(path, text).map_err(|e| Error::io("write", path, e))?;
+            printer.status(
+                Verb::Wrote,
+                &wrote(
+                    &path.display().to_string(),
+                    &selection,
+                    form.len(),
+                    printer.lang,
+                ),
+            );
         }
     }
     Ok(ExitCode::Success)
+}
+
+/// What the status line says was written.
+pub fn wrote(path: &str, selection: &Selection, n: usize, lang: Lang) -> String {
+    match (lang, selection) {
+        (Lang::En, Selection::Worksheet) => {
+            format!("{path} (the worksheet's {n} fragments, one per step)")
+        }
+        (Lang::En, _) if n == 1 => format!("{path} (1 mutant)"),
+        (Lang::En, _) => format!("{path} ({n} mutants)"),
+        (Lang::Ja, Selection::Worksheet) => {
+            format!("{path}（ワークシートの断片 {n} 個、ステップごとに 1 つ）")
+        }
+        (Lang::Ja, _) => format!("{path}（{n} 個のミュータント）"),
+    }
 }

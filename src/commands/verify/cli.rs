@@ -52,7 +52,8 @@ pub struct VerifyArgs {
     /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Score the predictions in FILE (written with `fencelab predict`) against what happened.
+    /// Score the predictions in FILE (written with `fencelab predict`) against what happened;
+    /// without MUTANT filters, the mutants run are the form's.
     #[arg(long, value_name = "FILE")]
     pub predictions: Option<PathBuf>,
     /// List the mutants (id, step, title) and stop: nothing is built or run.
@@ -66,7 +67,7 @@ pub struct VerifyArgs {
 pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     printer.lang = args.lang.unwrap_or_else(default_lang);
     let root = project_root();
-    let options = verify::Options {
+    let mut options = verify::Options {
         // Outside fencelab's project (in a learner's crate, say) the mutants
         // and the reference built into fencelab stand in for the directories.
         mutants: args
@@ -88,6 +89,34 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
             .unwrap_or_else(crate::engine::runner::default_jobs)
             .max(1),
     };
+    // Read the predictions first: a mistake in them is found before the long
+    // run. They are checked against every mutant (a filter only narrows what
+    // is scored); without a filter, the run is the form's mutants.
+    let predictions = match &args.predictions {
+        Some(path) => {
+            let every = verify::Options {
+                filters: Vec::new(),
+                ..options.clone()
+            };
+            let predictions = crate::commands::predict::load(
+                path,
+                &verify::load(&every)?,
+                &crate::lab::suite::test_names(),
+            )?;
+            if predictions.is_empty() {
+                return Err(
+                    Error::input(format!("{} holds no [[prediction]]", path.display()))
+                        .with_next("write the form with `fencelab predict -o predictions.toml`"),
+                );
+            }
+            if options.filters.is_empty() && !args.list {
+                options.filters = predictions.iter().map(|p| p.mutant.clone()).collect();
+                options.exact = true;
+            }
+            Some(predictions)
+        }
+        None => None,
+    };
     let mutants = verify::load(&options)?;
     if args.list {
         let text = printer.render_mutant_list(&mutants);
@@ -95,28 +124,12 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
         return Ok(ExitCode::Success);
     }
     let scratch = Scratch::locate(&root.join("target"))?;
-    // Read the predictions first: a mistake in them is found before the long run.
-    let predictions = match &args.predictions {
-        Some(path) => {
-            // Checked against every mutant: a filter only narrows what is scored.
-            let every = verify::Options {
-                filters: Vec::new(),
-                ..options.clone()
-            };
-            Some(crate::commands::predict::load(
-                path,
-                &verify::load(&every)?,
-                &crate::lab::suite::test_names(),
-            )?)
-        }
-        None => None,
-    };
     let mut report = verify::run(&options, &mutants, &scratch, printer)?;
     printer.verify_report(&report);
     if let Some(predictions) = &predictions
         && report.baseline.passed
     {
-        let card = crate::commands::verify::predictions::score(predictions, &report);
+        let card = crate::commands::verify::predictions::score(predictions, &report.mutants);
         let text = printer.render_predictions(&card, &mutants, printer.lang);
         printer.line(text.trim_end());
         report.predictions = Some(card);

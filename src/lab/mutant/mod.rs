@@ -14,6 +14,7 @@ use serde::Deserialize;
 use toml::Spanned;
 
 use crate::error::{Error, Location, at_line};
+use crate::lab::observation::ObservationKind;
 use crate::lab::worksheet::Text;
 
 pub use crate::lab::reference::DEFAULT_FILE;
@@ -34,6 +35,9 @@ pub struct Mutant {
     pub titles: Text,
     /// Whether this is the broken fragment the worksheet shows for its step.
     pub worksheet: bool,
+    /// The kind of observation that exposes it, the answer the worksheet's
+    /// predictions form asks for (optional; the worksheet's fragments give it).
+    pub observation: Option<ObservationKind>,
     /// The implementation file it was written for, relative to the project.
     pub file: PathBuf,
     /// Text that occurs exactly once in the implementation, and what replaces it.
@@ -60,6 +64,8 @@ struct MutantFile {
     title: Spanned<Title>,
     #[serde(default)]
     worksheet: bool,
+    #[serde(default)]
+    observation: Option<Spanned<String>>,
     file: Option<Spanned<String>>,
     find: Spanned<String>,
     replace: String,
@@ -266,6 +272,28 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
             format!("{} is both a killer and a survivor", both.get_ref()),
         ));
     }
+    let observation = match &file.observation {
+        None => None,
+        Some(name) => match ObservationKind::parse(name.get_ref().trim()) {
+            Some(kind) if equivalent.is_none() => Some(kind),
+            Some(_) => {
+                return Err(problem(
+                    name.span(),
+                    "an equivalent mutant is exposed by no observation: remove `observation`"
+                        .to_string(),
+                ));
+            }
+            None => {
+                return Err(problem(
+                    name.span(),
+                    format!(
+                        "observation = {:?}: write \"return value\", \"error\" or \"state\"",
+                        name.get_ref()
+                    ),
+                ));
+            }
+        },
+    };
     let explanation = file.explanation.get_ref().clone();
     if explanation.ja.is_empty() || explanation.en.is_empty() {
         return Err(problem(
@@ -279,6 +307,7 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
         title: titles.en.clone(),
         titles,
         worksheet: file.worksheet,
+        observation,
         file: PathBuf::from(
             file.file
                 .map_or(DEFAULT_FILE.to_string(), |f| f.into_inner()),
@@ -397,6 +426,23 @@ en = "boundary"
         let err = parse_str(&GOOD.replace("step = 4", "step = 9")).unwrap_err();
         assert!(
             err.message.starts_with("mutants/x.toml:2:8: step = 9"),
+            "{}",
+            err.message
+        );
+    }
+
+    #[test]
+    fn an_observation_is_one_of_the_three_kinds() {
+        let with = |line: &str| parse_str(&GOOD.replace("step = 4", &format!("step = 4\n{line}")));
+        assert_eq!(
+            with("observation = \"return value\"").unwrap().observation,
+            Some(ObservationKind::ReturnValue)
+        );
+        assert_eq!(parse_str(GOOD).unwrap().observation, None);
+        let err = with("observation = \"exception\"").unwrap_err();
+        assert!(
+            err.message
+                .starts_with("mutants/x.toml:3:15: observation = \"exception\""),
             "{}",
             err.message
         );
@@ -552,8 +598,14 @@ en = "boundary"
                 "step {step} has {} mutants",
                 of_step.len()
             );
-            let shown = of_step.iter().filter(|m| m.worksheet).count();
-            assert_eq!(shown, 1, "step {step} has one worksheet fragment");
+            let shown: Vec<&&Mutant> = of_step.iter().filter(|m| m.worksheet).collect();
+            assert_eq!(shown.len(), 1, "step {step} has one worksheet fragment");
+            // The predictions form's answer for the fragment is declared with it.
+            assert!(
+                shown[0].observation.is_some(),
+                "{} declares the observation that exposes it",
+                shown[0].id
+            );
         }
         for m in &mutants {
             let mutated = m
