@@ -415,10 +415,17 @@ fn one_submissions_results_are_what_gradescope_prairielearn_and_classroom_read()
             assert!(t.get(field).is_some(), "{field} in {t}");
         }
     }
-    let sum = tests
-        .iter()
-        .fold(0.0, |a, t| a + t["score"].as_f64().unwrap());
-    assert_eq!(sum, results["score"].as_f64().unwrap());
+    // Per test, hundredths of a point, never more than the test's maximum;
+    // the maxima add up to 100, the scores to the score.
+    let hundredths = |x: &Value| (x.as_f64().unwrap() * 100.0).round() as i64;
+    let score = hundredths(&results["score"]);
+    assert!(
+        tests
+            .iter()
+            .all(|t| hundredths(&t["score"]) <= hundredths(&t["max_score"]))
+    );
+    let sum = |key: &str| tests.iter().map(|t| hundredths(&t[key])).sum::<i64>();
+    assert_eq!((sum("score"), sum("max_score")), (score, 10_000));
     let failed: Vec<&Value> = tests.iter().filter(|t| t["status"] == "failed").collect();
     assert!(!failed.is_empty());
     assert!(
@@ -432,12 +439,9 @@ fn one_submissions_results_are_what_gradescope_prairielearn_and_classroom_read()
     assert!(
         (pl["score"].as_f64().unwrap() * 100.0 - results["score"].as_f64().unwrap()).abs() < 1e-9
     );
-    let points = pl["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .fold(0.0, |a, t| a + t["points"].as_f64().unwrap());
-    assert_eq!(points, results["score"].as_f64().unwrap());
+    let pl_tests = pl["tests"].as_array().unwrap();
+    let pl_sum = |key: &str| pl_tests.iter().map(|t| hundredths(&t[key])).sum::<i64>();
+    assert_eq!((pl_sum("points"), pl_sum("max_points")), (score, 10_000));
 
     // Classroom's result: appended to $GITHUB_OUTPUT as `result=` base64 JSON.
     let lines = std::fs::read_to_string(&output).unwrap();
@@ -655,10 +659,17 @@ fn one_unusable_file_costs_only_its_own_grade_in_every_report() {
     }
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
+    // Each one a `build` testcase with an `error`, as the README says.
     let unusable: Vec<_> = doc
         .descendants()
-        .filter(|n| n.has_tag_name("failure") && n.attribute("type") == Some("unusable"))
+        .filter(|n| n.has_tag_name("error") && n.attribute("type") == Some("unusable"))
         .collect();
+    assert!(
+        unusable
+            .iter()
+            .all(|e| e.parent().unwrap().attribute("name") == Some("usable")),
+        "{xml}"
+    );
     assert_eq!(unusable.len(), 4, "{xml}");
     assert!(
         unusable[1].text().unwrap().contains("does not exist"),
