@@ -1032,3 +1032,87 @@ fn identical_submissions_are_graded_each() {
     assert_eq!(exit, 0, "{stdout}{stderr}");
     assert_eq!(stdout.matches("score 100.00 / 100").count(), 2, "{stdout}");
 }
+
+/// A report of one submission, as `grade --json` writes it, for what `--merge`
+/// writes from it without grading anything.
+fn one_report(dir: &Path) -> PathBuf {
+    use fencelab::commands::grade::{GradeReport, StepScore, SubmissionReport, exit_code_of};
+    let submissions = vec![SubmissionReport {
+        name: "alice.rs".into(),
+        file: "alice.rs".into(),
+        score: 0.0,
+        passed_gate: false,
+        compile_errors: None,
+        unusable: Some("alice.rs does not have the contract's API".into()),
+        invalid_tests: None,
+        steps: fencelab::lab::worksheet::SLUGS
+            .iter()
+            .enumerate()
+            .map(|(i, slug)| StepScore {
+                step: i as u32 + 1,
+                slug,
+                passed: 0,
+                total: 2,
+                score: 0.0,
+            })
+            .collect(),
+        tests: Vec::new(),
+    }];
+    let report = GradeReport {
+        schema: 1,
+        fencelab_version: env!("CARGO_PKG_VERSION").into(),
+        suite: "sha256:x".into(),
+        min_score: 0.0,
+        test_limit_secs: 10.0,
+        build_limit_secs: 600.0,
+        shard: None,
+        exit_code: exit_code_of(&submissions),
+        submissions,
+    };
+    let path = dir.join("one.json");
+    std::fs::write(&path, serde_json::to_string(&report).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn github_without_a_step_summary_says_so_once_and_with_one_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = one_report(dir.path());
+    let report = report.to_str().unwrap();
+    let (exit, stdout, stderr) = grade(&["--merge", report, "--github"]);
+    assert_eq!(exit, 2, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("::error "),
+        "the annotations are printed: {stdout}"
+    );
+    assert_eq!(
+        stderr
+            .matches("--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was written")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("next: run it as a step of a GitHub Actions job"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("## fencelab grade"),
+        "not on stdout: {stdout}"
+    );
+    // With one, it is written there and nothing is said.
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "").unwrap();
+    let (exit, _, stderr) = grade_env(
+        &std::env::temp_dir(),
+        &["--merge", report, "--github"],
+        &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
+    );
+    assert_eq!(exit, 2);
+    assert!(!stderr.contains("GITHUB_STEP_SUMMARY"), "{stderr}");
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.starts_with("## fencelab grade: 0 of 1"),
+        "{written}"
+    );
+}

@@ -182,13 +182,42 @@ pub fn fit(markdown: &str, room: usize) -> String {
     format!("{}{note}", &markdown[..end])
 }
 
+/// The step summary file `$GITHUB_STEP_SUMMARY` names (GitHub Actions sets
+/// it for every step; outside Actions it is usually not set).
+pub fn summary_file() -> Option<std::path::PathBuf> {
+    std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(Into::into)
+}
+
+/// What to say, once, when a summary was asked for and there is no
+/// `$GITHUB_STEP_SUMMARY` to write it to (the annotations are printed all
+/// the same): a CI user expects either the summary or a word on why not.
+pub fn no_summary_warning(lang: crate::lab::lang::Lang) -> &'static str {
+    match lang {
+        crate::lab::lang::Lang::En => {
+            "--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was written \
+             (the annotations are on stdout)\n  \
+             next: run it as a step of a GitHub Actions job, which sets it, or set \
+             GITHUB_STEP_SUMMARY=FILE to have the Markdown summary appended to FILE"
+        }
+        crate::lab::lang::Lang::Ja => {
+            "--github: $GITHUB_STEP_SUMMARY が設定されていないため、ステップの要約は書いていません\
+             （注釈は標準出力にあります）\n  \
+             次に: GitHub Actions のジョブのステップとして実行する（そこでは設定されます）か、\
+             GITHUB_STEP_SUMMARY=FILE を設定すると FILE に Markdown の要約を追記します"
+        }
+    }
+}
+
 /// Appends `markdown` to the step summary file named by `$GITHUB_STEP_SUMMARY`
-/// (nothing when it is not set), cut to what fits beside what is there.
+/// (nothing when it is not set: see `summary_file`), cut to what fits beside
+/// what is there.
 pub fn append_summary(markdown: &str) -> Result<(), Error> {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+    let Some(path) = summary_file() else {
         return Ok(());
     };
-    append_summary_to(Path::new(&path), markdown)
+    append_summary_to(&path, markdown)
 }
 
 /// `append_summary` to a given file.
