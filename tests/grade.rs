@@ -1087,7 +1087,7 @@ fn github_without_a_step_summary_says_so_once_and_with_one_writes_it() {
     );
     assert_eq!(
         stderr
-            .matches("--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was written")
+            .matches("--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was")
             .count(),
         1,
         "{stderr}"

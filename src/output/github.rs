@@ -193,19 +193,20 @@ pub fn summary_file() -> Option<std::path::PathBuf> {
 /// What to say, once, when a summary was asked for and there is no
 /// `$GITHUB_STEP_SUMMARY` to write it to (the annotations are printed all
 /// the same): a CI user expects either the summary or a word on why not.
+/// Lines fit 80 columns after the printer's `warning: ` or `警告: `.
 pub fn no_summary_warning(lang: crate::lab::lang::Lang) -> &'static str {
     match lang {
         crate::lab::lang::Lang::En => {
-            "--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was written \
-             (the annotations are on stdout)\n  \
-             next: run it as a step of a GitHub Actions job, which sets it, or set \
-             GITHUB_STEP_SUMMARY=FILE to have the Markdown summary appended to FILE"
+            "--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was\n  \
+             written (the annotations are on stdout)\n  \
+             next: run it as a step of a GitHub Actions job, which sets it, or set\n  \
+             GITHUB_STEP_SUMMARY=FILE to have the summary appended to FILE"
         }
         crate::lab::lang::Lang::Ja => {
-            "--github: $GITHUB_STEP_SUMMARY が設定されていないため、ステップの要約は書いていません\
-             （注釈は標準出力にあります）\n  \
-             次に: GitHub Actions のジョブのステップとして実行する（そこでは設定されます）か、\
-             GITHUB_STEP_SUMMARY=FILE を設定すると FILE に Markdown の要約を追記します"
+            "--github: $GITHUB_STEP_SUMMARY が未設定のため、ステップの要約は\n  \
+             書いていません（注釈は標準出力にあります）\n  \
+             次に: GitHub Actions のジョブのステップとして実行する（そこでは設定済み）か、\n  \
+             GITHUB_STEP_SUMMARY=FILE を設定して FILE に要約を追記させます"
         }
     }
 }
@@ -370,5 +371,18 @@ mod tests {
     #[test]
     fn table_cells_hold_one_line_without_pipes() {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn the_no_summary_warning_fits_80_columns_in_both_languages() {
+        use crate::lab::lang::Lang;
+        use crate::output::width::display_width;
+        for (lang, label) in [(Lang::En, "warning: "), (Lang::Ja, "警告: ")] {
+            let text = format!("{label}{}", no_summary_warning(lang));
+            for line in text.lines() {
+                assert!(display_width(line) <= 80, "{line}");
+            }
+            assert!(text.contains("GITHUB_STEP_SUMMARY=FILE"));
+        }
     }
 }
