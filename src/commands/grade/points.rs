@@ -46,7 +46,7 @@ impl fmt::Display for Hundredths {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let sign = if self.0 < 0 { "-" } else { "" };
         let n = self.0.unsigned_abs();
-        write!(f, "{sign}{}.{:02}", n / 100, n % 100)
+        f.pad(&format!("{sign}{}.{:02}", n / 100, n % 100))
     }
 }
 
@@ -427,6 +427,7 @@ pub(crate) mod tests {
         assert_eq!(Hundredths(1250).to_string(), "12.50");
         assert_eq!(Hundredths(10_000).to_string(), "100.00");
         assert_eq!(Hundredths(157).points(), 1.57);
+        assert_eq!(format!("{:>7}", Hundredths(9659)), "  96.59");
     }
 
     #[test]

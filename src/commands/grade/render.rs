@@ -5,7 +5,7 @@
 
 use std::fmt::Write as _;
 
-use crate::commands::grade::{GradeReport, GradedTest, Progress, SubmissionReport};
+use crate::commands::grade::{GradeReport, GradedTest, Progress, SubmissionReport, points};
 use crate::engine::Event;
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::output::observation;
@@ -93,8 +93,8 @@ impl Printer {
         }
         let _ = writeln!(
             out,
-            "\n{name}: score {:.2} / 100 (gate {min_score}: {gate})",
-            r.score
+            "\n{name}: score {} / 100 (gate {min_score}: {gate})",
+            points::score_shown(r)
         );
         if let Some(tests) = &r.invalid_tests {
             // Said once: every mutant would repeat it.
@@ -193,9 +193,9 @@ impl Printer {
             };
             let _ = writeln!(
                 out,
-                "  {}  {:>7.2}  {gate}  {steps}",
+                "  {}  {:>7}  {gate}  {steps}",
                 pad_right(&keep_end(&r.name, name_width), name_width),
-                r.score
+                points::score_shown(r)
             );
         }
         out
@@ -209,9 +209,13 @@ impl Printer {
         } else if r.compile_errors.is_some() {
             s.red("does not compile")
         } else if r.passed_gate {
-            format!("{:.2} / 100", r.score)
+            format!("{} / 100", points::score_shown(r))
         } else {
-            format!("{:.2} / 100 {}", r.score, s.red("(below the gate)"))
+            format!(
+                "{} / 100 {}",
+                points::score_shown(r),
+                s.red("(below the gate)")
+            )
         };
         format!("[{}/{}] {} {what}", self.done, self.total, r.name)
     }
@@ -368,6 +372,23 @@ mod tests {
         );
         assert_eq!(keep_end("alice.rs", 12), "alice.rs");
         assert_eq!(display_width(&keep_end("提出/花子の解答.rs", 10)), 10);
+    }
+
+    #[test]
+    fn no_score_shows_as_minus_zero() {
+        // A report read back (`--merge`) may hold -0.0, which `{:.2}` shows
+        // as -0.00.
+        let mut report = report();
+        report.submissions[4].steps.iter_mut().for_each(|st| {
+            st.passed = 0;
+            st.score = -0.0;
+        });
+        report.submissions[4].score = -0.0;
+        let text = Printer::plain().render_grade(&report);
+        assert!(!text.contains("-0"), "{text}");
+        assert!(text.contains("erin.rs: score 0.00 / 100"), "{text}");
+        let summary = crate::commands::grade::github::summary(&report);
+        assert!(!summary.contains("-0"), "{summary}");
     }
 
     #[test]
