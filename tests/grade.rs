@@ -415,10 +415,17 @@ fn one_submissions_results_are_what_gradescope_prairielearn_and_classroom_read()
             assert!(t.get(field).is_some(), "{field} in {t}");
         }
     }
-    let sum = tests
-        .iter()
-        .fold(0.0, |a, t| a + t["score"].as_f64().unwrap());
-    assert_eq!(sum, results["score"].as_f64().unwrap());
+    // Per test, hundredths of a point, never more than the test's maximum;
+    // the maxima add up to 100, the scores to the score.
+    let hundredths = |x: &Value| (x.as_f64().unwrap() * 100.0).round() as i64;
+    let score = hundredths(&results["score"]);
+    assert!(
+        tests
+            .iter()
+            .all(|t| hundredths(&t["score"]) <= hundredths(&t["max_score"]))
+    );
+    let sum = |key: &str| tests.iter().map(|t| hundredths(&t[key])).sum::<i64>();
+    assert_eq!((sum("score"), sum("max_score")), (score, 10_000));
     let failed: Vec<&Value> = tests.iter().filter(|t| t["status"] == "failed").collect();
     assert!(!failed.is_empty());
     assert!(
@@ -432,12 +439,9 @@ fn one_submissions_results_are_what_gradescope_prairielearn_and_classroom_read()
     assert!(
         (pl["score"].as_f64().unwrap() * 100.0 - results["score"].as_f64().unwrap()).abs() < 1e-9
     );
-    let points = pl["tests"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .fold(0.0, |a, t| a + t["points"].as_f64().unwrap());
-    assert_eq!(points, results["score"].as_f64().unwrap());
+    let pl_tests = pl["tests"].as_array().unwrap();
+    let pl_sum = |key: &str| pl_tests.iter().map(|t| hundredths(&t[key])).sum::<i64>();
+    assert_eq!((pl_sum("points"), pl_sum("max_points")), (score, 10_000));
 
     // Classroom's result: appended to $GITHUB_OUTPUT as `result=` base64 JSON.
     let lines = std::fs::read_to_string(&output).unwrap();
@@ -655,10 +659,17 @@ fn one_unusable_file_costs_only_its_own_grade_in_every_report() {
     }
     let xml = std::fs::read_to_string(&junit).unwrap();
     let doc = roxmltree::Document::parse(&xml).unwrap();
+    // Each one a `build` testcase with an `error`, as the README says.
     let unusable: Vec<_> = doc
         .descendants()
-        .filter(|n| n.has_tag_name("failure") && n.attribute("type") == Some("unusable"))
+        .filter(|n| n.has_tag_name("error") && n.attribute("type") == Some("unusable"))
         .collect();
+    assert!(
+        unusable
+            .iter()
+            .all(|e| e.parent().unwrap().attribute("name") == Some("usable")),
+        "{xml}"
+    );
     assert_eq!(unusable.len(), 4, "{xml}");
     assert!(
         unusable[1].text().unwrap().contains("does not exist"),
@@ -1020,4 +1031,88 @@ fn identical_submissions_are_graded_each() {
     ]);
     assert_eq!(exit, 0, "{stdout}{stderr}");
     assert_eq!(stdout.matches("score 100.00 / 100").count(), 2, "{stdout}");
+}
+
+/// A report of one submission, as `grade --json` writes it, for what `--merge`
+/// writes from it without grading anything.
+fn one_report(dir: &Path) -> PathBuf {
+    use fencelab::commands::grade::{GradeReport, StepScore, SubmissionReport, exit_code_of};
+    let submissions = vec![SubmissionReport {
+        name: "alice.rs".into(),
+        file: "alice.rs".into(),
+        score: 0.0,
+        passed_gate: false,
+        compile_errors: None,
+        unusable: Some("alice.rs does not have the contract's API".into()),
+        invalid_tests: None,
+        steps: fencelab::lab::worksheet::SLUGS
+            .iter()
+            .enumerate()
+            .map(|(i, slug)| StepScore {
+                step: i as u32 + 1,
+                slug,
+                passed: 0,
+                total: 2,
+                score: 0.0,
+            })
+            .collect(),
+        tests: Vec::new(),
+    }];
+    let report = GradeReport {
+        schema: 1,
+        fencelab_version: env!("CARGO_PKG_VERSION").into(),
+        suite: "sha256:x".into(),
+        min_score: 0.0,
+        test_limit_secs: 10.0,
+        build_limit_secs: 600.0,
+        shard: None,
+        exit_code: exit_code_of(&submissions),
+        submissions,
+    };
+    let path = dir.join("one.json");
+    std::fs::write(&path, serde_json::to_string(&report).unwrap()).unwrap();
+    path
+}
+
+#[test]
+fn github_without_a_step_summary_says_so_once_and_with_one_writes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = one_report(dir.path());
+    let report = report.to_str().unwrap();
+    let (exit, stdout, stderr) = grade(&["--merge", report, "--github"]);
+    assert_eq!(exit, 2, "{stdout}{stderr}");
+    assert!(
+        stdout.contains("::error "),
+        "the annotations are printed: {stdout}"
+    );
+    assert_eq!(
+        stderr
+            .matches("--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was")
+            .count(),
+        1,
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("next: run it as a step of a GitHub Actions job"),
+        "{stderr}"
+    );
+    assert!(
+        !stdout.contains("## fencelab grade"),
+        "not on stdout: {stdout}"
+    );
+    // With one, it is written there and nothing is said.
+    let summary = dir.path().join("summary.md");
+    std::fs::write(&summary, "").unwrap();
+    let (exit, _, stderr) = grade_env(
+        &std::env::temp_dir(),
+        &["--merge", report, "--github"],
+        &[("GITHUB_STEP_SUMMARY", summary.as_os_str())],
+    );
+    assert_eq!(exit, 2);
+    assert!(!stderr.contains("GITHUB_STEP_SUMMARY"), "{stderr}");
+    let written = std::fs::read_to_string(&summary).unwrap();
+    assert!(
+        written.starts_with("## fencelab grade: 0 of 1"),
+        "{written}"
+    );
 }

@@ -182,13 +182,43 @@ pub fn fit(markdown: &str, room: usize) -> String {
     format!("{}{note}", &markdown[..end])
 }
 
+/// The step summary file `$GITHUB_STEP_SUMMARY` names (GitHub Actions sets
+/// it for every step; outside Actions it is usually not set).
+pub fn summary_file() -> Option<std::path::PathBuf> {
+    std::env::var_os("GITHUB_STEP_SUMMARY")
+        .filter(|p| !p.is_empty())
+        .map(Into::into)
+}
+
+/// What to say, once, when a summary was asked for and there is no
+/// `$GITHUB_STEP_SUMMARY` to write it to (the annotations are printed all
+/// the same): a CI user expects either the summary or a word on why not.
+/// Lines fit 80 columns after the printer's `warning: ` or `警告: `.
+pub fn no_summary_warning(lang: crate::lab::lang::Lang) -> &'static str {
+    match lang {
+        crate::lab::lang::Lang::En => {
+            "--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was\n  \
+             written (the annotations are on stdout)\n  \
+             next: run it as a step of a GitHub Actions job, which sets it, or set\n  \
+             GITHUB_STEP_SUMMARY=FILE to have the summary appended to FILE"
+        }
+        crate::lab::lang::Lang::Ja => {
+            "--github: $GITHUB_STEP_SUMMARY が未設定のため、ステップの要約は\n  \
+             書いていません（注釈は標準出力にあります）\n  \
+             次に: GitHub Actions のジョブのステップとして実行する（そこでは設定済み）か、\n  \
+             GITHUB_STEP_SUMMARY=FILE を設定して FILE に要約を追記させます"
+        }
+    }
+}
+
 /// Appends `markdown` to the step summary file named by `$GITHUB_STEP_SUMMARY`
-/// (nothing when it is not set), cut to what fits beside what is there.
+/// (nothing when it is not set: see `summary_file`), cut to what fits beside
+/// what is there.
 pub fn append_summary(markdown: &str) -> Result<(), Error> {
-    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|p| !p.is_empty()) else {
+    let Some(path) = summary_file() else {
         return Ok(());
     };
-    append_summary_to(Path::new(&path), markdown)
+    append_summary_to(&path, markdown)
 }
 
 /// `append_summary` to a given file.
@@ -341,5 +371,18 @@ mod tests {
     #[test]
     fn table_cells_hold_one_line_without_pipes() {
         assert_eq!(cell("a|b\nc"), "a\\|b c");
+    }
+
+    #[test]
+    fn the_no_summary_warning_fits_80_columns_in_both_languages() {
+        use crate::lab::lang::Lang;
+        use crate::output::width::display_width;
+        for (lang, label) in [(Lang::En, "warning: "), (Lang::Ja, "警告: ")] {
+            let text = format!("{label}{}", no_summary_warning(lang));
+            for line in text.lines() {
+                assert!(display_width(line) <= 80, "{line}");
+            }
+            assert!(text.contains("GITHUB_STEP_SUMMARY=FILE"));
+        }
     }
 }

@@ -7,8 +7,9 @@
 //! "max_score": 100, "tests": [{"name", "status", "score", "message",
 //! "test_code", "filename", "line_no", "duration"}]}`, as JSON, base64 on one
 //! line. The reporter gives Classroom the sum of the tests' `score`s out of
-//! `max_score`; they add up exactly to the step-weighted score
-//! (`points::per_test`). `status` is `pass` when the submission reaches
+//! `max_score`; they add up exactly to the step-weighted score, each test
+//! earning its share of its step's weight or 0 (`points::of`), also when the
+//! reporter adds them up as floats. `status` is `pass` when the submission reaches
 //! `--min-score`, `error` when it cannot be graded (it does not compile),
 //! `fail` otherwise; the reporter fails the job unless it is `pass`.
 
@@ -85,17 +86,18 @@ fn result_with(submission: &SubmissionReport, message_limit: usize) -> Result {
         };
     }
     let locations = suite::locations();
-    let points = points::per_test(submission, MAX_SCORE);
+    let points = points::of(submission, MAX_SCORE);
+    let scores = float_scores(&points);
     let tests = submission
         .tests
         .iter()
-        .zip(&points)
-        .map(|(t, p)| {
+        .zip(scores)
+        .map(|(t, score)| {
             let at = locations.iter().find(|l| l.test.name == t.test);
             Test {
                 name: t.test.clone(),
                 status: if t.outcome.passed() { "pass" } else { "fail" },
-                score: p.earned,
+                score,
                 message: cut(&t.outcome.message().unwrap_or_default(), message_limit),
                 test_code: format!("cargo test --test behaviour {} -- --exact", t.test),
                 filename: at.map_or(String::new(), |l| l.file.clone()),
@@ -114,6 +116,38 @@ fn result_with(submission: &SubmissionReport, message_limit: usize) -> Result {
         max_score: MAX_SCORE,
         tests,
     }
+}
+
+/// The tests' scores as the reporter adds them up: in order, in binary
+/// floats (`acc.totalScore += score`), and prints the sum as it is
+/// (`Points 41.669999999999995/100`). 0.01 is not exact in binary, so the
+/// last earning test's score is nudged by a few units in the last place, if
+/// need be, for the sum to be the float of the score: it still shows as its
+/// hundredths (`points::of`) to any reader that rounds.
+fn float_scores(points: &points::Points) -> Vec<f64> {
+    let mut scores: Vec<f64> = points.tests.iter().map(|t| t.earned.points()).collect();
+    let target = points.score.points();
+    let Some(last) = scores.iter().rposition(|s| *s > 0.0) else {
+        return scores;
+    };
+    for _ in 0..8 {
+        let sum = scores.iter().fold(0.0, |acc, s| acc + s);
+        if sum == target {
+            break;
+        }
+        let before: f64 = scores[..last].iter().fold(0.0, |acc, s| acc + s);
+        let wanted = target - before;
+        scores[last] = if wanted == scores[last] {
+            if sum < target {
+                wanted.next_up()
+            } else {
+                wanted.next_down()
+            }
+        } else {
+            wanted
+        };
+    }
+    scores
 }
 
 /// Classroom's result for `submission`, small enough for `$GITHUB_OUTPUT`.

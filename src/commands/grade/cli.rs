@@ -116,8 +116,13 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     printer.line(text.trim_end());
     write_reports(&args, &report)?;
     if crate::output::github::enabled(args.github) {
-        crate::output::github::print(&crate::commands::grade::github::annotations(&report));
-        crate::output::github::append_summary(&crate::commands::grade::github::summary(&report))?;
+        use crate::output::github;
+        github::print(&crate::commands::grade::github::annotations(&report));
+        if github::summary_file().is_some() {
+            github::append_summary(&crate::commands::grade::github::summary(&report))?;
+        } else {
+            printer.warning(github::no_summary_warning(printer.lang));
+        }
     }
     Ok(report.exit_code)
 }

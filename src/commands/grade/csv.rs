@@ -1,9 +1,10 @@
 //! `grade --csv FILE`: a gradebook that spreadsheets and LMS imports read
 //! (RFC 4180, written with the `csv` crate): a header, then one row per
 //! submission with its total, whether it reached the gate, each step's
-//! points (out of 100 / steps, adding up exactly to the total: see
-//! `points`), tests passed, and for a submission that could not be graded
-//! the reason (the first line of the compiler's messages).
+//! points (out of 100 / steps, adding up exactly to the total, and written
+//! from hundredths, so never `-0.00`: see `points`), tests passed, and for a
+//! submission that could not be graded the reason (the first line of the
+//! compiler's messages).
 
 use crate::commands::grade::{GradeReport, points};
 use crate::lab::worksheet::SLUGS;
@@ -28,22 +29,15 @@ pub fn render(report: &GradeReport) -> String {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(header()).expect("writing to memory");
     for s in &report.submissions {
-        let points = points::per_test(s, 100.0);
+        let points = points::of(s, 100.0);
         let mut row = vec![
             s.name.clone(),
             s.file.clone(),
-            format!("{:.2}", points::score(s, 100.0)),
+            points.score.to_string(),
             s.passed_gate.to_string(),
         ];
         for step in 1..=SLUGS.len() as u32 {
-            let earned: f64 = s
-                .tests
-                .iter()
-                .zip(&points)
-                .filter(|(t, _)| t.step == step)
-                .map(|(_, p)| p.earned)
-                .sum();
-            row.push(format!("{earned:.2}"));
+            row.push(points.step(step).earned.to_string());
         }
         let passed = s.tests.iter().filter(|t| t.outcome.passed()).count();
         row.push(passed.to_string());
@@ -128,6 +122,13 @@ mod tests {
             assert_eq!(cents, (score * 100.0).round() as i64, "{row:?}");
         }
         assert_eq!(&rows[0][2], "100.00");
+        // Carol, who does not compile, has 0.00 in every step, not -0.00.
+        assert!(!text.contains("-0"), "{text}");
+        assert_eq!(rows[2].iter().skip(2).take(10).collect::<Vec<_>>(), {
+            let mut zero = vec!["0.00", "false"];
+            zero.extend(["0.00"; 8]);
+            zero
+        });
         assert_eq!(&rows[2][3], "false");
         assert_eq!(&rows[2][14], "error[E0308]: mismatched types");
     }

@@ -131,9 +131,9 @@ pub fn summary(report: &GradeReport) -> String {
         };
         let _ = writeln!(
             out,
-            "| {} | {:.2} | {} | {} |",
+            "| {} | {} | {} | {} |",
             cell(&s.name),
-            s.score,
+            crate::commands::grade::points::score_shown(s),
             if s.passed_gate { "pass" } else { "**below**" },
             cells.join(" | ")
         );

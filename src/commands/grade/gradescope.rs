@@ -3,7 +3,9 @@
 //! `score` out of 100, `execution_time` in seconds, the per-step table as
 //! Markdown `output` (`output_format: "md"`), `visibility` and
 //! `stdout_visibility` as chosen, and per test its share of its step's
-//! weight (`points::per_test`, adding up exactly to `score`), `status`,
+//! weight as `max_score` and what it earned as `score` (`points::of`: to the
+//! hundredth, never more than `max_score`, the maxima adding up to 100 and
+//! the scores to `score`), `status`,
 //! `number` ("4.3": step 4, third test), `tags` (the step), and its output
 //! as Markdown.
 
@@ -100,13 +102,13 @@ pub fn results(
             }],
         };
     }
-    let points = points::per_test(submission, 100.0);
+    let points = points::of(submission, 100.0);
     let mut index_in_step = 0;
     let mut last_step = 0;
     let tests = submission
         .tests
         .iter()
-        .zip(&points)
+        .zip(&points.tests)
         .map(|(t, p)| {
             if t.step != last_step {
                 last_step = t.step;
@@ -121,8 +123,8 @@ pub fn results(
             TestResult {
                 name: t.test.clone(),
                 number: format!("{}.{index_in_step}", t.step),
-                score: p.earned,
-                max_score: p.max,
+                score: p.earned.points(),
+                max_score: p.max.points(),
                 status: if t.outcome.passed() {
                     "passed"
                 } else {
@@ -139,24 +141,20 @@ pub fn results(
         })
         .collect();
     let mut output = String::from("| step | | tests passed | points |\n|---:|---|---:|---:|\n");
-    let mut by_step = std::collections::BTreeMap::<u32, f64>::new();
-    for (t, p) in submission.tests.iter().zip(&points) {
-        *by_step.entry(t.step).or_default() += p.earned;
-    }
     for s in &submission.steps {
         let _ = writeln!(
             output,
-            "| {} | `{}` | {}/{} | {:.2} |",
+            "| {} | `{}` | {}/{} | {} |",
             s.step,
             s.slug,
             s.passed,
             s.total,
-            by_step.get(&s.step).copied().unwrap_or(0.0)
+            points.step(s.step).earned
         );
     }
-    let _ = write!(output, "\n**Score: {:.2} / 100**", submission.score);
+    let _ = write!(output, "\n**Score: {} / 100**", points.score);
     Results {
-        score: submission.score,
+        score: points.score.points(),
         execution_time,
         output,
         output_format: "md",

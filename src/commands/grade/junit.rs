@@ -2,13 +2,15 @@
 //! `testsuite` per submission and step, with the submission's score and the
 //! gate as its `properties`; a `testcase` per test (with classname and
 //! time), a `failure` with a message for each test that did not pass and
-//! what the test printed as its `system-out`; a submission that does not
-//! compile is one `build` testcase with an `error`, and one that cannot be
-//! graded at all one failing `submission` testcase with why.
+//! what the test printed as its `system-out`; a submission that cannot be
+//! graded is one testsuite `NAME: build` with the same properties (score 0,
+//! gate not passed) and one testcase of class `NAME.build` with an `error`:
+//! `compile` (type `compile`, the compiler's messages) when it does not
+//! compile, `usable` (type `unusable`, why) when it cannot be used at all.
 
 use std::fmt::Write as _;
 
-use crate::commands::grade::GradeReport;
+use crate::commands::grade::{GradeReport, points};
 use crate::output::markup::{self, Markup};
 
 /// Escapes text for XML, dropping the characters XML 1.0 cannot hold (a
@@ -27,7 +29,7 @@ fn properties(
     let mut list = vec![
         ("submission", submission.name.clone()),
         ("file", submission.file.clone()),
-        ("score", format!("{:.2}", submission.score)),
+        ("score", points::score_shown(submission).to_string()),
         ("max_score", "100".to_string()),
         ("min_score", report.min_score.to_string()),
         ("passed_gate", submission.passed_gate.to_string()),
@@ -70,55 +72,56 @@ pub fn render(report: &GradeReport) -> String {
     let failures: usize = report
         .submissions
         .iter()
-        .map(|s| {
-            if s.unusable.is_some() {
-                1
-            } else if s.compile_errors.is_some() {
-                0
-            } else {
-                s.tests.iter().filter(|t| !t.outcome.passed()).count()
-            }
-        })
+        .filter(|s| s.not_graded().is_none())
+        .map(|s| s.tests.iter().filter(|t| !t.outcome.passed()).count())
         .sum();
     let errors = report
         .submissions
         .iter()
-        .filter(|s| s.compile_errors.is_some())
+        .filter(|s| s.not_graded().is_some())
         .count();
-    let time: f64 = report
+    // Summed from +0.0: an empty `sum()` of floats is -0.0, shown `-0.000`.
+    let time = report
         .submissions
         .iter()
         .flat_map(|s| &s.tests)
-        .map(|t| t.secs)
-        .sum();
+        .fold(0.0, |acc, t| acc + t.secs);
     let _ = writeln!(
         out,
         "<testsuites name=\"fencelab grade\" tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{time:.3}\">"
     );
     for submission in &report.submissions {
         let name = escape(&submission.name);
-        if let Some(reason) = &submission.unusable {
-            let first = reason.lines().next().unwrap_or("cannot be graded");
-            let _ = writeln!(
-                out,
-                "  <testsuite name=\"{name}: submission\" tests=\"1\" failures=\"1\" errors=\"0\" time=\"0\">\n    \
-                 <testcase classname=\"{name}.submission\" name=\"usable\" time=\"0\">\n      \
-                 <failure message=\"the submission cannot be graded: {}\" type=\"unusable\">{}</failure>\n    \
-                 </testcase>\n  </testsuite>",
-                escape(first),
-                escape(reason)
-            );
-            continue;
-        }
-        if let Some(errors) = &submission.compile_errors {
+        // Not graded: one `build` testcase with an `error` (`compile` when it
+        // does not compile, `usable` when it cannot be used at all).
+        let not_graded = match (&submission.unusable, &submission.compile_errors) {
+            (Some(reason), _) => Some((
+                "usable",
+                "unusable",
+                format!(
+                    "the submission cannot be graded: {}",
+                    reason.lines().next().unwrap_or("")
+                ),
+                reason,
+            )),
+            (None, Some(errors)) => Some((
+                "compile",
+                "compile",
+                "the submission cannot be graded".to_string(),
+                errors,
+            )),
+            (None, None) => None,
+        };
+        if let Some((case, kind, message, text)) = not_graded {
             let _ = writeln!(
                 out,
                 "  <testsuite name=\"{name}: build\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"0\">\n{}    \
-                 <testcase classname=\"{name}.build\" name=\"compile\" time=\"0\">\n      \
-                 <error message=\"the submission cannot be graded\" type=\"compile\">{}</error>\n    \
+                 <testcase classname=\"{name}.build\" name=\"{case}\" time=\"0\">\n      \
+                 <error message=\"{}\" type=\"{kind}\">{}</error>\n    \
                  </testcase>\n  </testsuite>",
                 properties(report, submission, None),
-                escape(errors)
+                escape(&message),
+                escape(text)
             );
             continue;
         }
@@ -129,7 +132,7 @@ pub fn render(report: &GradeReport) -> String {
                 .filter(|t| t.step == step.step)
                 .collect();
             let failures = tests.iter().filter(|t| !t.outcome.passed()).count();
-            let time: f64 = tests.iter().map(|t| t.secs).sum();
+            let time = tests.iter().fold(0.0, |acc, t| acc + t.secs);
             let _ = writeln!(
                 out,
                 "  <testsuite name=\"{name}: step {} {}\" tests=\"{}\" failures=\"{failures}\" errors=\"0\" time=\"{time:.3}\">",
@@ -200,7 +203,13 @@ mod tests {
         carol.compile_errors = Some("error[E0308]: mismatched types".into());
         carol.tests.clear();
         carol.passed_gate = false;
-        let submissions = vec![bob, carol];
+        let mut dave = submission(&[2; 8], &[0; 8]);
+        dave.name = "dave.rs".into();
+        dave.unusable = Some("dave.rs does not have the contract's API\nnext: start from".into());
+        dave.tests.clear();
+        dave.score = 0.0;
+        dave.passed_gate = false;
+        let submissions = vec![bob, carol, dave];
         let report = GradeReport {
             schema: 1,
             fencelab_version: "0.1.0".into(),
@@ -215,10 +224,15 @@ mod tests {
         let xml = render(&report);
         let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
         let root = doc.root_element();
-        assert_eq!(root.attribute("errors"), Some("1"));
-        assert_eq!(root.attribute("failures"), Some("1"));
+        assert_eq!(root.attribute("errors"), Some("2"), "carol's and dave's");
+        assert_eq!(root.attribute("failures"), Some("1"), "bob's");
+        assert_eq!(root.attribute("tests"), Some("18"));
         let suites: Vec<_> = root.children().filter(|n| n.is_element()).collect();
-        assert_eq!(suites.len(), 9, "8 steps of bob, carol's build");
+        assert_eq!(
+            suites.len(),
+            10,
+            "8 steps of bob, carol's build, dave's build"
+        );
         for suite in &suites {
             let children: Vec<&str> = suite
                 .children()
@@ -271,6 +285,79 @@ mod tests {
             .find(|n| n.has_tag_name("error"))
             .unwrap();
         assert_eq!(build.text(), Some("error[E0308]: mismatched types"));
+        // As the README says: a submission that cannot be graded is one
+        // `build` testcase with an `error`, and its score and gate are there.
+        for (suite, case, kind) in [
+            (suites[8], "compile", "compile"),
+            (suites[9], "usable", "unusable"),
+        ] {
+            let who = if case == "compile" {
+                "carol.rs"
+            } else {
+                "dave.rs"
+            };
+            assert_eq!(
+                suite.attribute("name"),
+                Some(format!("{who}: build").as_str())
+            );
+            assert_eq!(suite.attribute("errors"), Some("1"));
+            assert_eq!(suite.attribute("failures"), Some("0"));
+            let testcase = suite
+                .children()
+                .find(|n| n.has_tag_name("testcase"))
+                .unwrap();
+            assert_eq!(
+                testcase.attribute("classname"),
+                Some(format!("{who}.build").as_str())
+            );
+            assert_eq!(testcase.attribute("name"), Some(case));
+            let error = testcase
+                .children()
+                .find(|n| n.has_tag_name("error"))
+                .unwrap();
+            assert_eq!(error.attribute("type"), Some(kind));
+            assert!(testcase.children().all(|n| !n.has_tag_name("failure")));
+            let props: Vec<(&str, &str)> = suite
+                .descendants()
+                .filter(|n| n.has_tag_name("property"))
+                .map(|p| (p.attribute("name").unwrap(), p.attribute("value").unwrap()))
+                .collect();
+            assert!(props.contains(&("score", "0.00")), "{props:?}");
+            assert!(props.contains(&("passed_gate", "false")), "{props:?}");
+        }
+        let error = suites[9]
+            .descendants()
+            .find(|n| n.has_tag_name("error"))
+            .unwrap();
+        assert_eq!(
+            error.attribute("message"),
+            Some("the submission cannot be graded: dave.rs does not have the contract's API")
+        );
+        assert!(error.text().unwrap().contains("next: start from"));
+    }
+
+    #[test]
+    fn no_time_or_score_is_minus_zero() {
+        // Nothing but unusable submissions: no test ran, no time was taken.
+        let mut dave = submission(&[2; 8], &[0; 8]);
+        dave.unusable = Some("no API".into());
+        dave.tests.clear();
+        dave.score = -0.0;
+        let submissions = vec![dave];
+        let report = GradeReport {
+            schema: 1,
+            fencelab_version: "0.1.0".into(),
+            suite: "sha256:x".into(),
+            min_score: 0.0,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            exit_code: exit_code_of(&submissions),
+            submissions,
+        };
+        let xml = render(&report);
+        assert!(!xml.contains("\"-0"), "{xml}");
+        assert!(xml.contains("time=\"0.000\""), "{xml}");
     }
 
     #[test]

@@ -1,31 +1,105 @@
-//! Points per test that add up exactly to a submission's score, for the
-//! formats that show per-test points (GitHub Classroom, Gradescope,
+//! Points per test and per step that add up exactly to a submission's score,
+//! for the formats that show them (GitHub Classroom, Gradescope,
 //! PrairieLearn, the CSV gradebook's steps).
 //!
-//! Each step weighs the same and its tests share its weight, so a test of a
-//! step with n tests is worth `total / steps / n`, rarely a round number. The
-//! score shown is rounded to 1/100 of a point; the points earned are that
-//! score in hundredths, shared among the tests that passed by largest
-//! remainder (each gets its exact share rounded down or up), so they add up
-//! to it exactly as integers. Readers add them up as binary floats, in order
-//! (`acc += score`, as GitHub Classroom's reporter does), where 0.01 is not
-//! exact: the last passed test's value is nudged, if need be, so that the
-//! float sum in order is the float of the score too.
+//! Everything is counted in hundredths of a point, the precision every
+//! report shows, as integers, so that what a reader adds up is what it sees.
+//! Each step weighs the same (`total / steps`), and its tests share its
+//! weight; neither is a round number in general (12.5 / 8 = 1.5625), so
+//! maxima are rounded by largest remainder, and three things hold for every
+//! submission:
+//!
+//! - the maxima add up to `total` exactly;
+//! - the score is the step-weighted share of tests passed, rounded to the
+//!   hundredth (as `grade` reports it), and the points earned add up to it;
+//! - a test that passed earns its maximum, one that did not earns 0, so no
+//!   test earns more than its maximum.
+//!
+//! To make the three hold at once, the hundredths that a rounding leaves over
+//! go where the score needs them: each step's weight is split into what its
+//! passed tests earned (its exact share, rounded down or up so that the steps
+//! add up to the score) and what its failed tests did not, and each part is
+//! shared equally among its tests. A test's maximum is thus within a
+//! hundredth or two of its exact weight, and may differ by a hundredth
+//! between two submissions; a step whose tests all pass earns exactly its
+//! weight.
+
+use std::cmp::Ordering;
+use std::fmt;
 
 use crate::commands::grade::SubmissionReport;
 
-/// A test's points: what it is worth (rounded to 1/10000, for display) and
-/// what it earned.
-#[derive(Debug, Clone, Copy, PartialEq)]
+/// Points in hundredths of a point, as every report shows them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
+pub struct Hundredths(pub i64);
+
+impl Hundredths {
+    /// As a number of points (the nearest `f64` to the decimal, so that
+    /// JSON shows it with at most two decimals).
+    pub fn points(self) -> f64 {
+        self.0 as f64 / 100.0
+    }
+}
+
+impl fmt::Display for Hundredths {
+    /// `12.50`, `0.00`: two decimals, and never `-0.00`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let sign = if self.0 < 0 { "-" } else { "" };
+        let n = self.0.unsigned_abs();
+        f.pad(&format!("{sign}{}.{:02}", n / 100, n % 100))
+    }
+}
+
+/// A test's points: what it is worth and what it earned (all of it, or 0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TestPoints {
-    pub max: f64,
-    pub earned: f64,
+    pub max: Hundredths,
+    pub earned: Hundredths,
+}
+
+/// A step's points: its weight and what its passed tests earned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StepPoints {
+    pub step: u32,
+    pub max: Hundredths,
+    pub earned: Hundredths,
+}
+
+/// A submission's points out of `max`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Points {
+    pub max: Hundredths,
+    pub score: Hundredths,
+    /// In the order of the submission's `steps`.
+    pub steps: Vec<StepPoints>,
+    /// In the order of the submission's `tests`.
+    pub tests: Vec<TestPoints>,
+}
+
+impl Points {
+    /// The points of step `step` (0 for a step the submission does not have).
+    pub fn step(&self, step: u32) -> StepPoints {
+        self.steps
+            .iter()
+            .find(|s| s.step == step)
+            .copied()
+            .unwrap_or(StepPoints {
+                step,
+                max: Hundredths(0),
+                earned: Hundredths(0),
+            })
+    }
 }
 
 /// The score of `submission` out of `total`, exactly as its reports show it
 /// (`total` 100 gives the report's `score`).
 pub fn score(submission: &SubmissionReport, total: f64) -> f64 {
-    units(submission, total) as f64 / 100.0
+    Hundredths(units(submission, total)).points()
+}
+
+/// The score out of 100 as every report writes it (`41.67`, `0.00`).
+pub fn score_shown(submission: &SubmissionReport) -> Hundredths {
+    Hundredths(units(submission, 100.0))
 }
 
 /// The score in hundredths of a point, rounded as `grade` rounds it.
@@ -38,103 +112,172 @@ fn units(submission: &SubmissionReport, total: f64) -> i64 {
     (fraction * total * 100.0).round() as i64
 }
 
-/// Shares `units` among `weights` (numerator, denominator) in proportion,
-/// each getting its exact share rounded down or up, by largest remainder
-/// (ties in order); `units` must lie between the sums of the floors and of
-/// the ceilings.
-fn share(units: i64, weights: &[(i64, i64)]) -> Vec<i64> {
-    let mut out: Vec<i64> = weights.iter().map(|(n, d)| n / d.max(&1)).collect();
-    let mut missing = units - out.iter().sum::<i64>();
-    let mut order: Vec<usize> = (0..weights.len())
-        .filter(|i| weights[*i].0 % weights[*i].1.max(1) != 0)
+/// An exact share as a fraction `numerator / denominator` (denominator > 0).
+type Exact = (i64, i64);
+
+/// The fractional part of `exact`, compared exactly.
+fn remainder_cmp(a: Exact, b: Exact) -> Ordering {
+    let rem = |(n, d): Exact| (i128::from(n.rem_euclid(d)), i128::from(d));
+    let ((ra, da), (rb, db)) = (rem(a), rem(b));
+    (ra * db).cmp(&(rb * da))
+}
+
+/// Shares `target` among items in proportion to their `exact` shares, each
+/// kept within its `bounds` (inclusive): each starts at its exact share
+/// rounded down, then the hundredths missing go one each to the largest
+/// remainders first (ties in order), or those in excess come from the
+/// smallest. Whenever `target` lies between the sums of the shares rounded
+/// down and up, each item gets its share rounded down or up; whenever it
+/// lies between the sums of the bounds, the result adds up to it.
+fn share(target: i64, exact: &[Exact], bounds: &[(i64, i64)]) -> Vec<i64> {
+    let mut out: Vec<i64> = exact
+        .iter()
+        .zip(bounds)
+        .map(|((n, d), (lo, hi))| n.div_euclid(*d).clamp(*lo, *hi))
         .collect();
-    // Compare remainders r/d as fractions, exactly.
-    let rem = |i: usize| (weights[i].0 % weights[i].1.max(1), weights[i].1.max(1));
-    order.sort_by(|a, b| {
-        let ((ra, da), (rb, db)) = (rem(*a), rem(*b));
-        (rb * da).cmp(&(ra * db)).then(a.cmp(b))
-    });
-    for i in order {
-        if missing <= 0 {
+    let mut order: Vec<usize> = (0..exact.len()).collect();
+    order.sort_by(|a, b| remainder_cmp(exact[*b], exact[*a]).then(a.cmp(b)));
+    let mut missing = target - out.iter().sum::<i64>();
+    while missing != 0 {
+        let before = missing;
+        if missing > 0 {
+            for &i in &order {
+                if missing > 0 && out[i] < bounds[i].1 {
+                    out[i] += 1;
+                    missing -= 1;
+                }
+            }
+        } else {
+            for &i in order.iter().rev() {
+                if missing < 0 && out[i] > bounds[i].0 {
+                    out[i] -= 1;
+                    missing += 1;
+                }
+            }
+        }
+        if missing == before {
+            debug_assert!(false, "{target} cannot be shared within {bounds:?}");
             break;
         }
-        out[i] += 1;
-        missing -= 1;
     }
     out
 }
 
-/// Per test of `submission` (in its `tests` order), out of `total` points.
-///
-/// The score (in hundredths) is shared among the steps by what each earned
-/// exactly, then each step's share among its passed tests, so that a step
-/// whose tests all pass gets exactly its weight.
-pub fn per_test(submission: &SubmissionReport, total: f64) -> Vec<TestPoints> {
-    let steps = submission.steps.len().max(1) as i64;
-    let total_units = (total * 100.0).round() as i64;
-    let in_step = |step: u32| {
-        submission
-            .steps
-            .iter()
-            .find(|s| s.step == step)
-            .map_or(1, |s| s.total.max(1)) as i64
-    };
-    // A step's exact earnings in hundredths: total_units * passed / (steps * n).
-    let step_weights: Vec<(i64, i64)> = submission
-        .steps
-        .iter()
-        .map(|s| (total_units * s.passed as i64, steps * s.total.max(1) as i64))
-        .collect();
-    let step_units = share(units(submission, total), &step_weights);
-    let mut earned = vec![0i64; submission.tests.len()];
-    for (s, units) in submission.steps.iter().zip(&step_units) {
-        let passed: Vec<usize> = (0..submission.tests.len())
-            .filter(|i| {
-                submission.tests[*i].step == s.step && submission.tests[*i].outcome.passed()
-            })
-            .collect();
-        let weights = vec![(total_units, steps * s.total.max(1) as i64); passed.len()];
-        for (i, u) in passed.iter().zip(share(*units, &weights)) {
-            earned[*i] = u;
-        }
+/// `amount` shared equally among `n` items (the first ones get the
+/// hundredths left over); nothing to share among none (a submission not
+/// graded has no tests).
+fn equally(amount: i64, n: usize) -> Vec<i64> {
+    if n == 0 {
+        return Vec::new();
     }
-    let target = units(submission, total);
-    let mut points: Vec<TestPoints> = submission
-        .tests
-        .iter()
-        .zip(&earned)
-        .map(|(t, units)| TestPoints {
-            max: (total / steps as f64 / in_step(t.step) as f64 * 10_000.0).round() / 10_000.0,
-            earned: *units as f64 / 100.0,
-        })
-        .collect();
-    exact_float_sum(&mut points, target as f64 / 100.0);
-    points
+    share(
+        amount,
+        &vec![(amount, n.max(1) as i64); n],
+        &vec![(0, amount); n],
+    )
 }
 
-/// Nudges the last earning test so that adding the points up in order, in
-/// binary floats, gives `target` exactly.
-fn exact_float_sum(points: &mut [TestPoints], target: f64) {
-    let Some(last) = points.iter().rposition(|p| p.earned > 0.0) else {
-        return;
-    };
-    for _ in 0..8 {
-        let sum = points.iter().fold(0.0, |acc, p| acc + p.earned);
-        if sum == target {
-            return;
-        }
-        let before: f64 = points[..last].iter().fold(0.0, |acc, p| acc + p.earned);
-        let wanted = target - before;
-        points[last].earned = if wanted == points[last].earned {
-            if sum < target {
-                wanted.next_up()
-            } else {
-                wanted.next_down()
-            }
-        } else {
-            wanted
+/// The points of `submission` out of `total` points, per step and per test.
+pub fn of(submission: &SubmissionReport, total: f64) -> Points {
+    let total_units = (total * 100.0).round() as i64;
+    let steps = submission.steps.len();
+    let graded = submission.not_graded().is_none();
+    // (passed, tests) of each step; a submission not graded passed nothing.
+    let tally: Vec<(i64, i64)> = submission
+        .steps
+        .iter()
+        .map(|s| {
+            let n = s.total.max(1) as i64;
+            (if graded { (s.passed as i64).min(n) } else { 0 }, n)
+        })
+        .collect();
+    let score = units(submission, total);
+    let weights = step_weights(total_units, score, &tally);
+    // What each step's passed tests earned: a full step its weight, an empty
+    // one nothing, the others their exact share (total * passed / (steps *
+    // n)) rounded so that the steps add up to the score.
+    let exact: Vec<Exact> = tally
+        .iter()
+        .map(|(p, n)| (total_units * p, steps.max(1) as i64 * n))
+        .collect();
+    let bounds: Vec<(i64, i64)> = tally
+        .iter()
+        .zip(&weights)
+        .map(|((p, n), w)| match *p {
+            0 => (0, 0),
+            p if p == *n => (*w, *w),
+            _ => (0, *w),
+        })
+        .collect();
+    let earned = share(score, &exact, &bounds);
+    // Each step's parts shared among its tests.
+    let mut tests = vec![
+        TestPoints {
+            max: Hundredths(0),
+            earned: Hundredths(0),
         };
+        submission.tests.len()
+    ];
+    for ((s, weight), earned) in submission.steps.iter().zip(&weights).zip(&earned) {
+        let (passed, failed): (Vec<usize>, Vec<usize>) = (0..submission.tests.len())
+            .filter(|i| submission.tests[*i].step == s.step)
+            .partition(|i| graded && submission.tests[*i].outcome.passed());
+        for (i, u) in passed.iter().zip(equally(*earned, passed.len())) {
+            tests[*i] = TestPoints {
+                max: Hundredths(u),
+                earned: Hundredths(u),
+            };
+        }
+        for (i, u) in failed.iter().zip(equally(weight - earned, failed.len())) {
+            tests[*i] = TestPoints {
+                max: Hundredths(u),
+                earned: Hundredths(0),
+            };
+        }
     }
+    Points {
+        max: Hundredths(total_units),
+        score: Hundredths(score),
+        steps: submission
+            .steps
+            .iter()
+            .zip(weights.iter().zip(&earned))
+            .map(|(s, (w, e))| StepPoints {
+                step: s.step,
+                max: Hundredths(*w),
+                earned: Hundredths(*e),
+            })
+            .collect(),
+        tests,
+    }
+}
+
+/// Each step's weight in hundredths: `total / steps` each, and when that
+/// does not divide, one more for some, chosen so that `score` can be shared
+/// with a full step earning its whole weight and an empty one nothing: first
+/// the steps partly passed, then as many full steps as the score allows,
+/// then the empty ones.
+fn step_weights(total: i64, score: i64, tally: &[(i64, i64)]) -> Vec<i64> {
+    let steps = tally.len().max(1) as i64;
+    let (base, mut extra) = (total / steps, total % steps);
+    let mut weights = vec![base; tally.len()];
+    let full = |(p, n): &(i64, i64)| p == n;
+    let empty = |(p, _): &(i64, i64)| *p == 0;
+    let full_steps = tally.iter().filter(|t| full(t)).count() as i64;
+    let mut give = |pick: &dyn Fn(&(i64, i64)) -> bool, most: i64, weights: &mut [i64]| {
+        let mut given = 0;
+        for (w, t) in weights.iter_mut().zip(tally) {
+            if given < most && extra > 0 && pick(t) {
+                *w += 1;
+                given += 1;
+                extra -= 1;
+            }
+        }
+    };
+    give(&|t| !full(t) && !empty(t), i64::MAX, &mut weights);
+    give(&full, (score - full_steps * base).max(0), &mut weights);
+    give(&empty, i64::MAX, &mut weights);
+    weights
 }
 
 #[cfg(test)]
@@ -190,49 +333,289 @@ pub(crate) mod tests {
         }
     }
 
+    /// What every submission's points must satisfy, out of `total`.
+    pub(crate) fn check_points(s: &SubmissionReport, total: f64) {
+        let points = of(s, total);
+        let total_units = (total * 100.0).round() as i64;
+        let what = format!(
+            "{:?} of {total}",
+            s.steps
+                .iter()
+                .map(|st| (st.passed, st.total))
+                .collect::<Vec<_>>()
+        );
+        assert_eq!(points.score.0, units(s, total), "{what}");
+        assert_eq!(points.score.points(), score(s, total), "{what}");
+        let max: i64 = points.tests.iter().map(|t| t.max.0).sum();
+        let earned: i64 = points.tests.iter().map(|t| t.earned.0).sum();
+        if !s.tests.is_empty() {
+            assert_eq!(max, total_units, "the maxima add up to the total: {what}");
+        }
+        assert_eq!(
+            earned, points.score.0,
+            "the points add up to the score: {what}"
+        );
+        let steps_max: i64 = points.steps.iter().map(|st| st.max.0).sum();
+        assert_eq!(steps_max, total_units, "{what}");
+        let steps_earned: i64 = points.steps.iter().map(|st| st.earned.0).sum();
+        assert_eq!(steps_earned, points.score.0, "{what}");
+        let steps = s.steps.len() as f64;
+        for (st, p) in s.steps.iter().zip(&points.steps) {
+            assert!(p.earned <= p.max && p.earned.0 >= 0, "{what}");
+            if st.passed == st.total && s.not_graded().is_none() {
+                assert_eq!(p.earned, p.max, "a full step earns its weight: {what}");
+            }
+            let exact = total * 100.0 / steps;
+            assert!((p.max.0 as f64 - exact).abs() < 1.0, "{what}");
+            let of_step: i64 = points
+                .tests
+                .iter()
+                .zip(&s.tests)
+                .filter(|(_, t)| t.step == st.step)
+                .map(|(p, _)| p.max.0)
+                .sum();
+            assert_eq!(of_step, p.max.0, "{what}");
+        }
+        for (p, t) in points.tests.iter().zip(&s.tests) {
+            let n = s.steps.iter().find(|st| st.step == t.step).unwrap().total as f64;
+            let exact = total * 100.0 / steps / n;
+            assert!(
+                (p.max.0 as f64 - exact).abs() < 2.0,
+                "{} is worth {} of {exact}: {what}",
+                t.test,
+                p.max.0
+            );
+            let wanted = if t.outcome.passed() && s.not_graded().is_none() {
+                p.max
+            } else {
+                Hundredths(0)
+            };
+            assert_eq!(p.earned, wanted, "{what}");
+        }
+    }
+
+    /// The suite's step sizes.
+    const SUITE: [usize; 8] = [8, 6, 7, 25, 16, 12, 11, 9];
+
     #[test]
-    fn points_add_up_exactly_in_float_in_order() {
-        let sizes = [9, 10, 11, 13, 12, 9, 11, 19];
-        // Every pass pattern of a few shapes, and the real suite's sizes.
+    fn no_test_earns_more_than_its_maximum_and_the_maxima_add_up_to_100() {
         for passed in [
-            [9, 10, 11, 13, 12, 9, 11, 19],
-            [0, 0, 0, 0, 0, 0, 0, 0],
-            [1, 1, 1, 1, 1, 1, 1, 1],
-            [8, 3, 10, 12, 1, 2, 7, 18],
-            [9, 10, 0, 13, 12, 9, 11, 0],
-            [3, 7, 5, 1, 11, 4, 2, 13],
+            SUITE,
+            [0; 8],
+            [1; 8],
+            [7, 5, 6, 24, 15, 11, 10, 8],
+            [8, 6, 0, 25, 16, 12, 11, 0],
+            [3, 1, 5, 1, 11, 4, 2, 7],
         ] {
-            let s = submission(&sizes, &passed);
-            let points = per_test(&s, 100.0);
-            let sum = points.iter().fold(0.0, |acc, p| acc + p.earned);
-            assert_eq!(sum, s.score, "{passed:?}");
-            // A step whose tests all pass earns exactly its weight.
-            for (i, (&n, &p)) in sizes.iter().zip(&passed).enumerate() {
-                let step: f64 = points
-                    .iter()
-                    .zip(&s.tests)
-                    .filter(|(_, t)| t.step == i as u32 + 1)
-                    .map(|(p, _)| p.earned)
-                    .sum();
-                if n == p {
-                    assert!((step - 12.5).abs() < 1e-9, "step {} earns {step}", i + 1);
+            let s = submission(&SUITE, &passed);
+            check_points(&s, 100.0);
+        }
+        // Step 1's 8 tests are worth 12.5 / 8 = 1.5625 each: no test shows
+        // more than it is worth (1.57 of 1.5625 was shown), and the maxima
+        // add up to 100.00, not 100.0014.
+        let points = of(&submission(&SUITE, &SUITE), 100.0);
+        let step1: Vec<i64> = points.tests[..8].iter().map(|t| t.max.0).collect();
+        assert_eq!(step1, [157, 157, 156, 156, 156, 156, 156, 156]);
+        assert!(points.tests.iter().all(|t| t.earned == t.max));
+        assert_eq!(points.tests.iter().map(|t| t.max.0).sum::<i64>(), 10_000);
+    }
+
+    #[test]
+    fn hundredths_show_two_decimals_and_never_minus_zero() {
+        assert_eq!(Hundredths(0).to_string(), "0.00");
+        assert_eq!(Hundredths(5).to_string(), "0.05");
+        assert_eq!(Hundredths(1250).to_string(), "12.50");
+        assert_eq!(Hundredths(10_000).to_string(), "100.00");
+        assert_eq!(Hundredths(157).points(), 1.57);
+        assert_eq!(format!("{:>7}", Hundredths(9659)), "  96.59");
+    }
+
+    #[test]
+    fn a_step_that_does_not_divide_still_adds_up() {
+        // 100 / 3 steps: 33.34 + 33.33 + 33.33, with the odd hundredth where
+        // the score can take it (a full step 1 alone scores 33.33).
+        for passed in [
+            [3, 0, 0],
+            [0, 3, 0],
+            [3, 3, 0],
+            [1, 2, 3],
+            [0, 0, 0],
+            [3, 3, 3],
+        ] {
+            check_points(&submission(&[3, 3, 3], &passed), 100.0);
+        }
+        check_points(&submission(&[7; 7], &[7, 0, 0, 0, 0, 0, 0]), 100.0);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(512))]
+        #[test]
+        fn points_never_exceed_their_maxima_and_add_up(
+            steps in proptest::collection::vec((1usize..=30, 0.0f64..=1.0), 1..=8),
+            total in proptest::sample::select(vec![100.0, 20.0, 10.0, 1.0, 37.5, 7.0]),
+            broken in proptest::bool::weighted(0.1),
+        ) {
+            let sizes: Vec<usize> = steps.iter().map(|(n, _)| *n).collect();
+            let passed: Vec<usize> = steps
+                .iter()
+                .map(|(n, f)| ((*n as f64) * f).round() as usize)
+                .collect();
+            let mut s = submission(&sizes, &passed);
+            if broken {
+                s.compile_errors = Some("error".into());
+                s.score = 0.0;
+            }
+            check_points(&s, total);
+        }
+    }
+
+    /// `x` in hundredths, which it must be exactly (as JSON shows it: at most
+    /// two decimals).
+    pub(crate) fn cents(x: f64) -> i64 {
+        let c = (x * 100.0).round();
+        assert_eq!(c / 100.0, x, "{x} is not a number of hundredths");
+        c as i64
+    }
+
+    /// Every format of `s` (one submission): its per-test (or per-step)
+    /// points never exceed their maxima, the maxima add up to 100, the points
+    /// to the score shown.
+    fn check_formats(s: &SubmissionReport) {
+        use crate::commands::grade::{classroom, csv, gradescope, prairielearn};
+        let score = cents(s.score);
+        let ours = of(s, 100.0);
+        // Gradescope.
+        let g = gradescope::results(
+            s,
+            gradescope::Visibility::Visible,
+            gradescope::Visibility::Visible,
+        );
+        assert_eq!(cents(g.score), score);
+        for t in &g.tests {
+            assert!(
+                cents(t.score) <= cents(t.max_score),
+                "{}: {} of {}",
+                t.name,
+                t.score,
+                t.max_score
+            );
+            assert!(t.score >= 0.0 && t.score.is_sign_positive());
+        }
+        assert_eq!(
+            g.tests.iter().map(|t| cents(t.max_score)).sum::<i64>(),
+            10_000
+        );
+        assert_eq!(g.tests.iter().map(|t| cents(t.score)).sum::<i64>(), score);
+        assert!(!g.output.contains("-0"), "{}", g.output);
+        // PrairieLearn.
+        let p = prairielearn::results(s);
+        match p.score {
+            Some(fraction) => {
+                assert_eq!((fraction * 10_000.0).round() as i64, score);
+                assert_eq!(fraction, score as f64 / 10_000.0);
+                for t in &p.tests {
+                    assert!(cents(t.points) <= cents(t.max_points), "{}", t.name);
+                }
+                assert_eq!(
+                    p.tests.iter().map(|t| cents(t.max_points)).sum::<i64>(),
+                    10_000
+                );
+                assert_eq!(p.tests.iter().map(|t| cents(t.points)).sum::<i64>(), score);
+            }
+            None => assert!(s.not_graded().is_some() && p.tests.is_empty()),
+        }
+        // Classroom: the reporter's sum, in floats in order, is the score;
+        // each test shows (to the hundredth) at most its weight.
+        let c = classroom::result(s);
+        assert_eq!(c.max_score, 100.0);
+        assert_eq!(c.tests.iter().fold(0.0, |acc, t| acc + t.score), s.score);
+        if s.not_graded().is_none() {
+            for (t, p) in c.tests.iter().zip(&ours.tests) {
+                assert!((t.score * 100.0).round() as i64 <= p.max.0, "{}", t.name);
+                if t.status == "fail" {
+                    assert_eq!(t.score, 0.0);
                 }
             }
-            for (p, t) in points.iter().zip(&s.tests) {
-                if !t.outcome.passed() {
-                    assert_eq!(p.earned, 0.0);
+        }
+        // The CSV gradebook: each step's points out of its weight.
+        let report = crate::commands::grade::GradeReport {
+            schema: 1,
+            fencelab_version: String::new(),
+            suite: String::new(),
+            min_score: 0.0,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            submissions: vec![s.clone()],
+            exit_code: crate::exit::ExitCode::Success,
+        };
+        let text = csv::render(&report);
+        assert!(!text.contains("-0"), "{text}");
+        let row = ::csv::Reader::from_reader(text.as_bytes())
+            .records()
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(cents(row[2].parse().unwrap()), score);
+        let steps: Vec<i64> = (4..12).map(|i| cents(row[i].parse().unwrap())).collect();
+        assert_eq!(steps.iter().sum::<i64>(), score);
+        for (i, st) in steps.iter().enumerate() {
+            assert!(
+                *st <= ours.step(i as u32 + 1).max.0,
+                "step {}: {row:?}",
+                i + 1
+            );
+        }
+        assert_eq!(ours.steps.iter().map(|st| st.max.0).sum::<i64>(), 10_000);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+        #[test]
+        fn every_formats_points_never_exceed_their_maxima_and_add_up(
+            steps in proptest::collection::vec((1usize..=30, 0.0f64..=1.0), 1..=8),
+            broken in proptest::sample::select(vec![None, Some("compile"), Some("unusable")]),
+        ) {
+            let sizes: Vec<usize> = steps.iter().map(|(n, _)| *n).collect();
+            let passed: Vec<usize> = steps
+                .iter()
+                .map(|(n, f)| ((*n as f64) * f).round() as usize)
+                .collect();
+            let mut s = submission(&sizes, &passed);
+            match broken {
+                Some("compile") => {
+                    s.compile_errors = Some("error[E0308]: mismatched types".into());
+                    s.score = 0.0;
+                    s.tests.clear();
                 }
-                assert!((p.earned - if t.outcome.passed() { p.max } else { 0.0 }).abs() < 0.011);
+                Some(_) => {
+                    s.unusable = Some("no API".into());
+                    s.score = 0.0;
+                    s.tests.clear();
+                }
+                None => {}
             }
+            check_formats(&s);
+        }
+    }
+
+    #[test]
+    fn every_format_adds_up_on_the_suites_own_sizes() {
+        for passed in [
+            SUITE,
+            [0; 8],
+            [1; 8],
+            [7, 5, 6, 24, 15, 11, 10, 8],
+            [3, 1, 5, 1, 11, 4, 2, 7],
+        ] {
+            check_formats(&submission(&SUITE, &passed));
         }
     }
 
     #[test]
     fn points_out_of_another_total_add_up_too() {
         let s = submission(&[3, 3, 3, 3, 3, 3, 3, 3], &[1, 2, 1, 2, 1, 2, 1, 2]);
-        let points = per_test(&s, 20.0);
-        let sum = points.iter().fold(0.0, |acc, p| acc + p.earned);
-        assert_eq!(sum, score(&s, 20.0));
+        check_points(&s, 20.0);
         assert_eq!(score(&s, 20.0), 10.0);
         assert_eq!(score(&s, 100.0), s.score);
     }
@@ -242,5 +625,7 @@ pub(crate) mod tests {
         let mut s = submission(&[2; 8], &[2; 8]);
         s.compile_errors = Some("error".into());
         assert_eq!(score(&s, 100.0), 0.0);
+        check_points(&s, 100.0);
+        assert!(of(&s, 100.0).tests.iter().all(|t| t.earned.0 == 0));
     }
 }

@@ -1,8 +1,10 @@
 //! `grade --prairielearn FILE`: PrairieLearn's external grader
 //! `results.json` for one submission (docs.prairielearn.com, "External
 //! Grading", "Grading results"): `gradable`, `score` from 0 to 1, `message`,
-//! `output`, and `tests` with `name`, `description`, `points`, `max_points`,
-//! `message` and `output`, which `<pl-external-grader-results>` renders. A
+//! `output`, and `tests` with `name`, `description`, `points`, `max_points`
+//! (`points::of`: to the hundredth, never more than `max_points`, the maxima
+//! adding up to 100 and the points to the score), `message` and `output`,
+//! which `<pl-external-grader-results>` renders. A
 //! submission that cannot be graded (it does not compile) is `gradable:
 //! false` with the reason in `format_errors`: PrairieLearn then neither
 //! awards nor takes points, nor counts the attempt. The file stays under
@@ -67,11 +69,11 @@ fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
             tests: Vec::new(),
         };
     }
-    let points = points::per_test(submission, 100.0);
+    let points = points::of(submission, 100.0);
     let tests = submission
         .tests
         .iter()
-        .zip(&points)
+        .zip(&points.tests)
         .map(|(t, p)| {
             let message = t.outcome.message().unwrap_or_default();
             let first = message
@@ -87,8 +89,8 @@ fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
             Test {
                 name: t.test.clone(),
                 description: format!("step {} ({slug})", t.step),
-                points: p.earned,
-                max_points: p.max,
+                points: p.earned.points(),
+                max_points: p.max.points(),
                 message: if t.outcome.passed() {
                     "passed".to_string()
                 } else {
@@ -105,9 +107,10 @@ fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
         .collect();
     Results {
         gradable: true,
-        score: Some(points::score(submission, 100.0) / 100.0),
+        // From hundredths of a point: 41.67 is 0.4167, not 0.41670000000000001.
+        score: Some(points.score.0 as f64 / 10_000.0),
         format_errors: Vec::new(),
-        message: format!("Score {:.2} / 100", submission.score),
+        message: format!("Score {} / 100", points.score),
         output: steps.join("\n"),
         tests,
     }
@@ -173,15 +176,17 @@ mod tests {
         assert!((0.0..=1.0).contains(&score));
         assert!((score * 100.0 - s.score).abs() < 1e-9);
         let tests = json["tests"].as_array().unwrap();
-        let points = tests
-            .iter()
-            .fold(0.0, |a, t| a + t["points"].as_f64().unwrap());
-        assert_eq!(points, s.score);
-        let max: f64 = tests
-            .iter()
-            .map(|t| t["max_points"].as_f64().unwrap())
-            .sum();
-        assert!((max - 100.0).abs() < 0.01, "{max}");
+        let cents = |key: &str| -> Vec<i64> {
+            tests
+                .iter()
+                .map(|t| crate::commands::grade::points::tests::cents(t[key].as_f64().unwrap()))
+                .collect()
+        };
+        let (points, max) = (cents("points"), cents("max_points"));
+        assert_eq!(points.iter().sum::<i64>(), 6858, "{}", s.score);
+        assert_eq!(max.iter().sum::<i64>(), 10_000);
+        assert!(points.iter().zip(&max).all(|(p, m)| p <= m));
+        assert_eq!(score, 0.6858);
         assert!(json.get("format_errors").is_none());
     }
 

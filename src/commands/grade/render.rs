@@ -5,12 +5,12 @@
 
 use std::fmt::Write as _;
 
-use crate::commands::grade::{GradeReport, GradedTest, Progress, SubmissionReport};
+use crate::commands::grade::{GradeReport, GradedTest, Progress, SubmissionReport, points};
 use crate::engine::Event;
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::output::observation;
 use crate::output::printer::{Printer, Verb, indent};
-use crate::output::width::{display_width, pad_left, pad_right, truncate, wrap};
+use crate::output::width::{display_width, pad_left, pad_right, wrap};
 
 /// How many failing tests of a step are shown (every one is in the JSON and JUnit).
 const FAILURES_SHOWN: usize = 5;
@@ -39,23 +39,23 @@ impl Printer {
             .iter()
             .filter(|r| r.unusable.is_some())
             .count();
-        let mut verdict = format!(
+        let mut clauses = vec![format!(
             "{at_gate} of {} at the gate ({})",
             report.submissions.len(),
             report.min_score
-        );
+        )];
         if unviable > 0 {
-            let _ = write!(verdict, "; {unviable} did not compile");
+            clauses.push(format!("{unviable} did not compile"));
         }
         if unusable > 0 {
-            let _ = write!(verdict, "; {unusable} could not be graded");
+            clauses.push(format!("{unusable} could not be graded"));
         }
-        let verdict = if at_gate == report.submissions.len() {
-            s.green(&verdict)
-        } else {
-            s.red(&verdict)
-        };
-        let _ = writeln!(out, "\nfencelab grade: {verdict}");
+        let all = at_gate == report.submissions.len();
+        out.push('\n');
+        for (lead, text) in verdict_lines("fencelab grade: ", &clauses, self.width) {
+            let text = if all { s.green(&text) } else { s.red(&text) };
+            let _ = writeln!(out, "{lead}{text}");
+        }
         out
     }
 
@@ -93,8 +93,8 @@ impl Printer {
         }
         let _ = writeln!(
             out,
-            "\n{name}: score {:.2} / 100 (gate {min_score}: {gate})",
-            r.score
+            "\n{name}: score {} / 100 (gate {min_score}: {gate})",
+            points::score_shown(r)
         );
         if let Some(tests) = &r.invalid_tests {
             // Said once: every mutant would repeat it.
@@ -149,8 +149,25 @@ impl Printer {
         let s = &self.out;
         let mut out = String::new();
         let _ = writeln!(out, "\n{}", s.bold("Submissions"));
+        let steps: Vec<String> = report
+            .submissions
+            .iter()
+            .map(|r| {
+                if r.unusable.is_some() {
+                    "cannot be graded".to_string()
+                } else if r.compile_errors.is_some() {
+                    "does not compile".to_string()
+                } else {
+                    r.steps
+                        .iter()
+                        .map(|st| format!("{}/{}", st.passed, st.total))
+                        .collect::<Vec<_>>()
+                        .join(" ")
+                }
+            })
+            .collect();
         // Everything but the name takes this much; the name gets the rest.
-        let steps_width = 40;
+        let steps_width = steps.iter().map(|s| display_width(s)).max().unwrap_or(0);
         let room = self
             .width
             .saturating_sub(2 + 2 + 7 + 2 + 4 + 2 + steps_width)
@@ -168,28 +185,17 @@ impl Printer {
             pad_right("submission", name_width),
             pad_left("score", 7)
         );
-        for r in &report.submissions {
+        for (r, steps) in report.submissions.iter().zip(&steps) {
             let gate = if r.passed_gate {
                 s.green("pass")
             } else {
                 s.red("FAIL")
             };
-            let steps = if r.unusable.is_some() {
-                "cannot be graded".to_string()
-            } else if r.compile_errors.is_some() {
-                "does not compile".to_string()
-            } else {
-                r.steps
-                    .iter()
-                    .map(|st| format!("{}/{}", st.passed, st.total))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            };
             let _ = writeln!(
                 out,
-                "  {}  {:>7.2}  {gate}  {steps}",
-                pad_right(&truncate(&r.name, name_width), name_width),
-                r.score
+                "  {}  {:>7}  {gate}  {steps}",
+                pad_right(&keep_end(&r.name, name_width), name_width),
+                points::score_shown(r)
             );
         }
         out
@@ -203,12 +209,65 @@ impl Printer {
         } else if r.compile_errors.is_some() {
             s.red("does not compile")
         } else if r.passed_gate {
-            format!("{:.2} / 100", r.score)
+            format!("{} / 100", points::score_shown(r))
         } else {
-            format!("{:.2} / 100 {}", r.score, s.red("(below the gate)"))
+            format!(
+                "{} / 100 {}",
+                points::score_shown(r),
+                s.red("(below the gate)")
+            )
         };
         format!("[{}/{}] {} {what}", self.done, self.total, r.name)
     }
+}
+
+/// The verdict's clauses after `head`, joined by "; " on as few lines of at
+/// most `width` columns as they fit, each line as (lead, text): `head` on the
+/// first, two spaces on the others. A CI log still ends on the totals.
+fn verdict_lines(
+    head: &'static str,
+    clauses: &[String],
+    width: usize,
+) -> Vec<(&'static str, String)> {
+    let mut lines: Vec<(&'static str, String)> = Vec::new();
+    for (i, clause) in clauses.iter().enumerate() {
+        let piece = if i + 1 < clauses.len() {
+            format!("{clause};")
+        } else {
+            clause.clone()
+        };
+        match lines.last_mut() {
+            Some((lead, text))
+                if display_width(lead) + display_width(text) + 1 + display_width(&piece)
+                    <= width =>
+            {
+                text.push(' ');
+                text.push_str(&piece);
+            }
+            Some(_) => lines.push(("  ", piece)),
+            None => lines.push((head, piece)),
+        }
+    }
+    lines
+}
+
+/// A submission's name cut to `width` columns from the left, with `…`
+/// where it was cut: names in a batch share their directories and differ in
+/// their file names.
+fn keep_end(name: &str, width: usize) -> String {
+    if display_width(name) <= width {
+        return name.to_string();
+    }
+    let mut kept: Vec<char> = Vec::new();
+    let mut used = 1;
+    for c in name.chars().rev() {
+        if used + display_width(c.encode_utf8(&mut [0; 4])) > width {
+            break;
+        }
+        used += display_width(c.encode_utf8(&mut [0; 4]));
+        kept.push(c);
+    }
+    std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }
 
 /// Whether a test failed by reaching a `todo!()`.
@@ -231,5 +290,116 @@ impl Progress for Printer {
         self.done += 1;
         let line = self.graded_line(submission);
         self.status(Verb::Graded, &line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::commands::grade::exit_code_of;
+    use crate::commands::grade::points::tests::submission;
+    use crate::output::printer::Verbosity;
+
+    /// Six submissions with long paths: passed, below, not compiling,
+    /// unusable, not started.
+    fn report() -> GradeReport {
+        let sizes = [8, 6, 7, 25, 16, 12, 11, 9];
+        let named = |name: &str, passed: [usize; 8]| {
+            let mut s = submission(&sizes, &passed);
+            s.name = format!("submissions/2026-spring/{name}");
+            s.file = s.name.clone();
+            s.passed_gate = s.score >= 80.0;
+            s
+        };
+        let mut carol = named("carol.rs", [0; 8]);
+        carol.compile_errors = Some("error[E0277]: cannot add `&str` to `i64`".into());
+        carol.tests.clear();
+        carol.score = 0.0;
+        carol.passed_gate = false;
+        let mut dave = named("dave.rs", [0; 8]);
+        dave.unusable = Some("dave.rs does not have the contract's API".into());
+        dave.tests.clear();
+        dave.score = 0.0;
+        dave.passed_gate = false;
+        let submissions = vec![
+            named("alice.rs", sizes),
+            named("bob.rs", [8, 6, 7, 25, 16, 12, 8, 9]),
+            carol,
+            dave,
+            named("erin.rs", [8, 6, 7, 0, 0, 0, 0, 0]),
+            named("frank-with-a-rather-long-name.rs", sizes),
+        ];
+        GradeReport {
+            schema: 1,
+            fencelab_version: "0.1.0".into(),
+            suite: "sha256:x".into(),
+            min_score: 80.0,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            exit_code: exit_code_of(&submissions),
+            submissions,
+        }
+    }
+
+    #[test]
+    fn the_table_and_the_verdict_fit_80_columns() {
+        let printer = Printer::plain().with_width(80).at(Verbosity::Quiet);
+        let text = printer.render_grade(&report());
+        for line in text.lines() {
+            assert!(
+                display_width(line) <= 80,
+                "{} columns: {line}",
+                display_width(line)
+            );
+        }
+        // The verdict (81 columns on one line) is kept whole, clause by
+        // clause, and the log still ends on it.
+        assert!(
+            text.ends_with(
+                "fencelab grade: 3 of 6 at the gate (80); 1 did not compile;\n  1 could not be graded\n"
+            ),
+            "{text}"
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn a_long_name_keeps_its_file_name() {
+        assert_eq!(
+            keep_end("submissions/2026-spring/alice.rs", 12),
+            "…ng/alice.rs"
+        );
+        assert_eq!(keep_end("alice.rs", 12), "alice.rs");
+        assert_eq!(display_width(&keep_end("提出/花子の解答.rs", 10)), 10);
+    }
+
+    #[test]
+    fn no_score_shows_as_minus_zero() {
+        // A report read back (`--merge`) may hold -0.0, which `{:.2}` shows
+        // as -0.00.
+        let mut report = report();
+        report.submissions[4].steps.iter_mut().for_each(|st| {
+            st.passed = 0;
+            st.score = -0.0;
+        });
+        report.submissions[4].score = -0.0;
+        let text = Printer::plain().render_grade(&report);
+        assert!(!text.contains("-0"), "{text}");
+        assert!(text.contains("erin.rs: score 0.00 / 100"), "{text}");
+        let summary = crate::commands::grade::github::summary(&report);
+        assert!(!summary.contains("-0"), "{summary}");
+    }
+
+    #[test]
+    fn a_verdict_that_fits_stays_on_one_line() {
+        let printer = Printer::plain().at(Verbosity::Quiet);
+        let text = printer.render_grade(&report());
+        assert!(
+            text.ends_with(
+                "\nfencelab grade: 3 of 6 at the gate (80); 1 did not compile; 1 could not be graded\n"
+            ),
+            "{text}"
+        );
     }
 }
