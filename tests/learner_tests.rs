@@ -574,13 +574,22 @@ fn normalized(seen: &str) -> String {
         .lines()
         .map(|line| {
             let mut words: Vec<String> = Vec::new();
+            let mut previous = "";
             for word in line.split(['/', ' ', '=', '"', ',']) {
-                let random = word.len() > 4
+                // A trial's directory is `t` and six random characters, inside
+                // the run's `fencelab-run-XXXXXX` (all six may be lower case).
+                let trial = previous.starts_with("fencelab-run-")
+                    && word.len() == 7
                     && word.starts_with('t')
-                    && word[1..].chars().all(|c| c.is_ascii_alphanumeric())
-                    && word
-                        .chars()
-                        .any(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+                    && word.chars().all(|c| c.is_ascii_alphanumeric());
+                let random = trial
+                    || (word.len() > 4
+                        && word.starts_with('t')
+                        && word[1..].chars().all(|c| c.is_ascii_alphanumeric())
+                        && word
+                            .chars()
+                            .any(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
+                previous = word;
                 let number = !word.is_empty() && word.chars().all(|c| c.is_ascii_digit());
                 words.push(if random || number {
                     "_".into()
