@@ -114,7 +114,7 @@ impl Printer {
                 .collect();
             let _ = writeln!(out, "{} fencelab verify --exact {}", w.rerun, ids.join(" "));
         } else if !self.verbose() && !self.quiet() {
-            let _ = writeln!(out, "{}", self.out.dim(w.matrix_hint));
+            let _ = writeln!(out, "{}", self.out.dim(&wrap(w.matrix_hint, self.width)));
         }
         out
     }
@@ -405,6 +405,22 @@ mod tests {
             let matrix = &verbose[verbose.find(heading).unwrap()..];
             assert!(matrix.contains("1 ✓ claim-expiry-inclusive"), "{matrix}");
             assert!(!matrix.contains("2 ✗ release-resets-fence"), "{matrix}");
+        }
+    }
+
+    #[test]
+    fn a_green_run_fits_80_columns_in_both_languages() {
+        let mut report = report("claim-expiry-inclusive", "release-resets-fence");
+        report.mutants.pop();
+        report.summary = summarize(&report.mutants);
+        for lang in Lang::ALL {
+            let text = Printer::plain()
+                .in_lang(lang)
+                .with_width(80)
+                .render_verify_report(&report);
+            for line in text.lines() {
+                assert!(display_width(line) <= 80, "{line}");
+            }
         }
     }
 
