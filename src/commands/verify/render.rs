@@ -175,8 +175,10 @@ impl Printer {
         );
         let time = words::test_time(self.lang, m.secs);
         let fixed = display_width(&head) + 1;
-        // The time goes first when the line is short of room.
-        let (time, fixed) = if self.width >= fixed + display_width(&time) + 30 {
+        // The time goes first when the line is short of room; a mutant that
+        // ran no test (stale, unviable) has none.
+        let ran = !m.tests.is_empty();
+        let (time, fixed) = if ran && self.width >= fixed + display_width(&time) + 30 {
             (
                 format!(" {}", self.out.dim(&time)),
                 fixed + display_width(&time) + 1,
@@ -406,6 +408,17 @@ mod tests {
             assert!(matrix.contains("1 ✓ claim-expiry-inclusive"), "{matrix}");
             assert!(!matrix.contains("2 ✗ release-resets-fence"), "{matrix}");
         }
+    }
+
+    #[test]
+    fn a_mutant_that_ran_no_test_has_no_test_time() {
+        let report = report("claim-expiry-inclusive", "release-resets-fence");
+        let printer = Printer::plain();
+        let killed = printer.mutant_line(&report.mutants[0]);
+        assert!(killed.ends_with("1.0s of tests"), "{killed}");
+        let stale = printer.mutant_line(&report.mutants[1]);
+        assert!(!stale.contains("of tests"), "{stale}");
+        assert!(display_width(&stale) <= 80, "{stale}");
     }
 
     #[test]
