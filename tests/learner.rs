@@ -234,6 +234,19 @@ fn what_check_says_about_a_failing_step_in_both_languages() {
             text.contains(&first_words) && !quiet.contains(&first_words),
             "{quiet}"
         );
+        if lang == Lang::Ja {
+            // Every line of an observation is Japanese, the suite's own words too.
+            for label in ["観測: ", "場所: "] {
+                let lines: Vec<&str> = text.lines().filter(|l| l.contains(label)).collect();
+                assert_eq!(lines.len(), 3, "{label}: {text}");
+                if label == "観測: " {
+                    for line in lines {
+                        let what = line.split_once(label).unwrap().1;
+                        assert!(!what.is_ascii(), "in English: {line}");
+                    }
+                }
+            }
+        }
         snapshot!(format!("check_failing_step_{}", lang.code()), text);
     }
 }

@@ -840,17 +840,29 @@ fn what_verify_says_at_each_verbosity_and_in_japanese() {
     snapshot!("report_normal_ja", ja);
 }
 
-/// What `Progress::started` is told, and the lines it would show.
+/// What `Progress::started` is told, and the lines it would show; and when
+/// the build was said to be over and when the baseline was.
 #[derive(Default)]
-struct Started(Vec<String>);
+struct Started(
+    Vec<String>,
+    Option<std::time::Instant>,
+    Option<std::time::Instant>,
+);
 
 impl Progress for Started {
     fn started(&mut self, mutants: usize, implementation: &str, dir: &str) {
         self.0.push(format!("{mutants} {implementation} {dir}"));
     }
-    fn built(&mut self, _: usize, _: f64) {}
+    fn built(&mut self, _: usize, _: f64) {
+        // However long the build and what the front end does after it, the
+        // baseline's time is its own.
+        std::thread::sleep(std::time::Duration::from_secs(2));
+        self.1 = Some(std::time::Instant::now());
+    }
     fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, _: &Baseline) {}
+    fn baseline(&mut self, _: &Baseline) {
+        self.2 = Some(std::time::Instant::now());
+    }
     fn mutant(&mut self, _: &MutantReport) {}
 }
 
@@ -883,6 +895,16 @@ fn the_built_in_reference_is_named_so_and_a_green_run_fits_a_screen() {
         )]
     );
     assert_eq!(report.summary.not_as_declared, 0, "{:#?}", report.mutants);
+    // "Baseline ... twice (1.4s)": from the end of the build to the baseline's end.
+    let (Some(built), Some(baseline)) = (started.1, started.2) else {
+        panic!("the build and the baseline were both said to end");
+    };
+    let between = baseline.duration_since(built).as_secs_f64();
+    assert!(
+        report.baseline.secs <= between + 0.5,
+        "the baseline took {between:.1}s after the build, not {:.1}s",
+        report.baseline.secs
+    );
     let normal = Printer::plain().render_verify_report(&report);
     assert!(normal.lines().count() <= 12, "{normal}");
     assert!(!normal.contains("Kill matrix"), "{normal}");

@@ -75,9 +75,29 @@ fn cargo() -> Command {
     command
 }
 
-/// What a build is doing now, in a few words ("12 crates compiled; now
-/// libsqlite3-sys"), kept up to date while cargo runs, for a progress line.
-pub type Detail = std::sync::Arc<std::sync::Mutex<String>>;
+/// What a build is doing now (12 crates compiled, now libsqlite3-sys), kept
+/// up to date while cargo runs, for a progress line to say in its language.
+pub type Detail = std::sync::Arc<std::sync::Mutex<Compiling>>;
+
+/// How far a build is, as cargo's status lines say it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Compiling {
+    /// How many crates it has compiled so far.
+    pub compiled: usize,
+    /// The crate it compiles now; `None` before the first.
+    pub now: Option<Compiled>,
+}
+
+/// A crate cargo compiles: a dependency by its name, or one of the scratch
+/// crates by what it is (their names are hashes no user should see).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Compiled {
+    Dependency(String),
+    Implementation,
+    Server,
+    Suite,
+    Bridge,
+}
 
 /// Builds the test target `test` and the binaries of `packages` in the
 /// scratch workspace, within `time_limit`, saying in `detail` what cargo
@@ -182,25 +202,25 @@ fn watch(stderr: &Path, detail: &Detail, done: &std::sync::atomic::AtomicBool) {
 }
 
 /// What cargo's stderr so far says it compiles: the count of `Compiling`
-/// lines and the crate of the last one.
-fn compiling(stderr: &str) -> Option<String> {
+/// lines before the last, and the crate of the last one.
+fn compiling(stderr: &str) -> Option<Compiling> {
     let crates: Vec<&str> = stderr
         .lines()
         .filter_map(|l| l.trim_start().strip_prefix("Compiling "))
         .collect();
     let last = crates.last()?.split_whitespace().next()?;
     // Scratch crates are named by their contents' hash: say what they are.
-    let shown = match last.split_once('-') {
-        Some((kind, hash)) if hash.len() == 16 => match kind {
-            "impl" => "an implementation",
-            "server" => "the server",
-            "judge" => "the suite",
-            "bridge" => "the bridge",
-            _ => last,
-        },
-        _ => last,
+    let now = match last.split_once('-') {
+        Some(("impl", hash)) if hash.len() == 16 => Compiled::Implementation,
+        Some(("server", hash)) if hash.len() == 16 => Compiled::Server,
+        Some(("judge", hash)) if hash.len() == 16 => Compiled::Suite,
+        Some(("bridge", hash)) if hash.len() == 16 => Compiled::Bridge,
+        _ => Compiled::Dependency(last.to_string()),
     };
-    Some(format!("{} compiled; now {shown}", crates.len() - 1))
+    Some(Compiling {
+        compiled: crates.len() - 1,
+        now: Some(now),
+    })
 }
 
 /// The package name in a cargo package id such as
@@ -280,12 +300,18 @@ mod tests {
     fn cargo_s_status_lines_say_how_far_the_build_is() {
         let stderr = "   Compiling libc v0.2.191\n   Compiling cc v1.2.0\n   Compiling libsqlite3-sys v0.35.0\n";
         assert_eq!(
-            super::compiling(stderr).as_deref(),
-            Some("2 compiled; now libsqlite3-sys")
+            super::compiling(stderr),
+            Some(super::Compiling {
+                compiled: 2,
+                now: Some(super::Compiled::Dependency("libsqlite3-sys".into()))
+            })
         );
         assert_eq!(
-            super::compiling("   Compiling impl-0123456789abcdef v0.0.0 (/x)\n").as_deref(),
-            Some("0 compiled; now an implementation"),
+            super::compiling("   Compiling impl-0123456789abcdef v0.0.0 (/x)\n"),
+            Some(super::Compiling {
+                compiled: 0,
+                now: Some(super::Compiled::Implementation)
+            }),
             "no scratch crate's hash reaches a user"
         );
         assert_eq!(super::compiling("    Finished `release`\n"), None);

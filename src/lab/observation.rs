@@ -4,10 +4,100 @@
 //! format is known in one place on each side of the suite. What kind of
 //! observation a message is (a return value, an error, the stored state) is
 //! read here too: the worksheet's exercise asks for it.
+//!
+//! The suite writes its observations in English; their Japanese is a table
+//! beside it (`tests/behaviour/observations_ja.toml`), compiled in, and a
+//! test here reads the suite's source to check that every observation it can
+//! write has its line (and that every helper passing an observation on is
+//! `#[track_caller]`, so that a failure points at the test, not the helper).
+
+use std::collections::BTreeMap;
+use std::sync::OnceLock;
 
 use serde::{Deserialize, Serialize};
 
 use crate::lab::lang::Lang;
+
+/// The suite's observations in Japanese, as written.
+const JA: &str = include_str!("../../tests/behaviour/observations_ja.toml");
+
+/// The table's entries, English to Japanese.
+fn ja_table() -> &'static BTreeMap<String, String> {
+    static TABLE: OnceLock<BTreeMap<String, String>> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        toml::from_str(JA).expect("the Japanese observations are checked by the tests")
+    })
+}
+
+/// `text`, an observation (or an expected text) as the suite wrote it, in
+/// `lang`: its line of the table, with the values the suite filled into its
+/// holes (`{now}`) filled in again. A text the table does not know (a
+/// learner's own test's, say) is shown as it is.
+pub fn translate(text: &str, lang: Lang) -> String {
+    if lang == Lang::En {
+        return text.to_string();
+    }
+    let table = ja_table();
+    if let Some(ja) = table.get(text) {
+        return ja.clone();
+    }
+    table
+        .iter()
+        .filter(|(en, _)| en.contains('{'))
+        .find_map(|(en, ja)| {
+            let values = holes_of(&pieces(en), text)?;
+            Some(fill(ja, &values))
+        })
+        .unwrap_or_else(|| text.to_string())
+}
+
+/// A text with holes, in pieces: `(literal, None)` or `("", Some(hole))`.
+fn pieces(template: &str) -> Vec<(&str, Option<&str>)> {
+    let mut out = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}') else {
+            break;
+        };
+        out.push((&rest[..open], None));
+        out.push(("", Some(&rest[open + 1..open + close])));
+        rest = &rest[open + close + 1..];
+    }
+    out.push((rest, None));
+    out
+}
+
+/// The values of the holes, when `text` is the template filled in (each
+/// hole with some text that is not empty).
+fn holes_of<'t>(
+    pieces: &[(&str, Option<&str>)],
+    text: &'t str,
+) -> Option<BTreeMap<String, &'t str>> {
+    let Some(((literal, hole), rest)) = pieces.split_first() else {
+        return text.is_empty().then(BTreeMap::new);
+    };
+    match hole {
+        None => holes_of(rest, text.strip_prefix(literal)?),
+        Some(name) => (1..=text.len())
+            .filter(|&end| text.is_char_boundary(end))
+            .find_map(|end| {
+                let mut values = holes_of(rest, &text[end..])?;
+                values.insert(name.to_string(), &text[..end]);
+                Some(values)
+            }),
+    }
+}
+
+/// `template` with each hole replaced by its value.
+fn fill(template: &str, values: &BTreeMap<String, &str>) -> String {
+    pieces(template)
+        .into_iter()
+        .map(|(literal, hole)| match hole {
+            Some(name) => values.get(name).copied().unwrap_or_default(),
+            None => literal,
+        })
+        .collect()
+}
 
 /// What a failing test observed, read from its message (the suite's `observe`
 /// writes `observation:`, `expected:` and `actual:`, a value spanning several
@@ -176,6 +266,242 @@ mod tests {
             assert_eq!(ObservationKind::parse(kind.name()), Some(kind));
         }
         assert_eq!(ObservationKind::parse("exception"), None);
+    }
+
+    #[test]
+    fn an_observation_is_translated_with_its_values_filled_in() {
+        assert_eq!(
+            translate("claim at now == until (the lease has just ended)", Lang::Ja),
+            "now == until での claim（リースはちょうど終わった）"
+        );
+        assert_eq!(
+            translate("column until is NOT NULL", Lang::Ja),
+            "列 until が NOT NULL である"
+        );
+        assert_eq!(
+            translate("claim of the ghost job with now = NaN, ttl = 10", Lang::Ja),
+            "仕事 ghost の now = NaN、ttl = 10 での claim"
+        );
+        assert_eq!(
+            translate("claim at now == until (the lease has just ended)", Lang::En),
+            "claim at now == until (the lease has just ended)"
+        );
+        // A learner's own observation is kept as written.
+        assert_eq!(translate("my own check", Lang::Ja), "my own check");
+    }
+
+    // ---- The suite's source, read as text: its observations and its helpers.
+
+    /// A call's arguments (`text[open]` is its `(`), split at the commas
+    /// outside brackets and string literals.
+    fn arguments(text: &str, open: usize) -> Vec<String> {
+        let mut args = Vec::new();
+        let mut current = String::new();
+        let mut depth = 0;
+        let mut chars = text[open..].chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => {
+                    current.push(c);
+                    while let Some(c) = chars.next() {
+                        current.push(c);
+                        match c {
+                            '\\' => current.extend(chars.next()),
+                            '"' => break,
+                            _ => {}
+                        }
+                    }
+                    continue;
+                }
+                '(' | '[' | '{' => {
+                    depth += 1;
+                    if depth == 1 {
+                        continue;
+                    }
+                }
+                ')' | ']' | '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        if !current.trim().is_empty() {
+                            args.push(current.trim().to_string());
+                        }
+                        return args;
+                    }
+                }
+                ',' if depth == 1 => {
+                    args.push(std::mem::take(&mut current).trim().to_string());
+                    continue;
+                }
+                _ => {}
+            }
+            current.push(c);
+        }
+        panic!("unclosed call at {open}")
+    }
+
+    /// A string literal's text (`"a \"b\""`), or a `format!`'s template.
+    fn literal(arg: &str) -> Option<String> {
+        let arg = arg.trim_start_matches('&');
+        let arg = match arg.strip_prefix("format!") {
+            Some(rest) => {
+                let inner = arguments(rest, 0);
+                assert_eq!(inner.len(), 1, "a format! with arguments: {arg}");
+                inner[0].clone()
+            }
+            None => arg.to_string(),
+        };
+        let inner = arg.strip_prefix('"')?.strip_suffix('"')?;
+        Some(inner.replace("\\\"", "\"").replace("\\\\", "\\"))
+    }
+
+    /// Every function of `source` with its parameters' names, its
+    /// attributes and its body.
+    fn functions(source: &str) -> Vec<(String, Vec<String>, String, String)> {
+        let mut out = Vec::new();
+        for (at, _) in source.match_indices("fn ") {
+            if at > 0 && !source[..at].ends_with(char::is_whitespace) {
+                continue;
+            }
+            let rest = &source[at + 3..];
+            let Some(open) = rest.find('(') else { continue };
+            let name = rest[..open].trim().to_string();
+            let params: Vec<String> = arguments(rest, open)
+                .iter()
+                .map(|p| p.split(':').next().unwrap_or_default().trim().to_string())
+                .collect();
+            let attributes: String = source[..at]
+                .trim_end_matches(' ')
+                .lines()
+                .rev()
+                .take_while(|l| {
+                    l.trim_start().starts_with("#[") || l.trim_start().starts_with("///")
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let body_start = at + 3 + rest.find('{').unwrap_or(0);
+            let body = arguments(source, body_start).join(",");
+            out.push((name, params, attributes, body));
+        }
+        out
+    }
+
+    /// The step files of the suite.
+    fn steps() -> impl Iterator<Item = (&'static str, &'static str)> {
+        crate::lab::suite::MODULES
+            .into_iter()
+            .filter(|(path, _)| !path.ends_with("support.rs"))
+    }
+
+    /// Per function that fails with an observation, the arguments that are
+    /// observation texts: `observe` and `observe_that` the first (and the
+    /// expected text of `observe_that`), a helper of a step its `what`.
+    fn observers(source: &str) -> BTreeMap<String, Vec<usize>> {
+        let mut observers: BTreeMap<String, Vec<usize>> = BTreeMap::new();
+        observers.insert("observe".into(), vec![0]);
+        observers.insert("observe_that".into(), vec![0, 3]);
+        for (name, params, _, _) in functions(source) {
+            if let Some(what) = params.iter().position(|p| p == "what") {
+                observers.insert(name, vec![what]);
+            }
+        }
+        observers
+    }
+
+    /// Every observation text the suite can write (`format!` templates with
+    /// their holes), with where it is.
+    fn suite_observations() -> Vec<(String, String)> {
+        let mut found = Vec::new();
+        for (path, source) in steps() {
+            for (name, positions) in observers(source) {
+                let call = format!("{name}(");
+                for (at, _) in source.match_indices(&call) {
+                    let before = source[..at].chars().next_back().unwrap_or(' ');
+                    if before.is_alphanumeric() || before == '_' || source[..at].ends_with("fn ") {
+                        continue;
+                    }
+                    let args = arguments(source, at + name.len());
+                    for &i in &positions {
+                        let arg = &args[i];
+                        if arg == "what" {
+                            continue; // passed on by a helper, found at its calls
+                        }
+                        let text = literal(arg).unwrap_or_else(|| {
+                            panic!("{path}: {name}'s observation is neither a literal nor a format!: {arg}")
+                        });
+                        let line = source[..at].lines().count();
+                        found.push((text, format!("{path}:{line}")));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    #[test]
+    fn every_observation_the_suite_can_write_is_in_japanese() {
+        let found = suite_observations();
+        assert!(
+            found.len() >= 130,
+            "the suite's observations are read: {}",
+            found.len()
+        );
+        let table = ja_table();
+        let missing: Vec<String> = found
+            .iter()
+            .filter(|(text, _)| !table.contains_key(text))
+            .map(|(text, at)| format!("{at}: {text:?}"))
+            .collect();
+        assert!(
+            missing.is_empty(),
+            "add these to tests/behaviour/observations_ja.toml:\n{}",
+            missing.join("\n")
+        );
+        let written: std::collections::BTreeSet<&str> =
+            found.iter().map(|(text, _)| text.as_str()).collect();
+        let unused: Vec<&String> = table
+            .keys()
+            .filter(|en| !written.contains(en.as_str()))
+            .collect();
+        assert!(
+            unused.is_empty(),
+            "no longer written by the suite: {unused:?}"
+        );
+        for (en, ja) in table {
+            let holes = |t: &str| -> Vec<String> {
+                let mut h: Vec<String> = pieces(t)
+                    .into_iter()
+                    .filter_map(|(_, hole)| hole.map(String::from))
+                    .collect();
+                h.sort();
+                h
+            };
+            assert_eq!(holes(en), holes(ja), "the holes of {en:?}");
+            assert!(!ja.is_ascii(), "{en:?} is given no Japanese: {ja:?}");
+        }
+    }
+
+    #[test]
+    fn every_helper_that_fails_with_an_observation_points_at_its_caller() {
+        // A helper without `#[track_caller]` makes every test that calls it
+        // fail at the helper's own line: two failures, one place.
+        let mut helpers = 0;
+        for (path, source) in steps() {
+            let observing = observers(source);
+            for (name, _, attributes, body) in functions(source) {
+                let observes = observing
+                    .keys()
+                    .any(|o| *o != name && body.contains(&format!("{o}(")));
+                if !observes || attributes.contains("#[test]") {
+                    continue;
+                }
+                helpers += 1;
+                assert!(
+                    attributes.contains("#[track_caller]"),
+                    "{path}: fn {name} fails with an observation but is not #[track_caller]"
+                );
+            }
+        }
+        assert!(helpers >= 5, "the helpers are found: {helpers}");
     }
 
     #[test]

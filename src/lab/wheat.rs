@@ -18,7 +18,7 @@ use toml::Spanned;
 
 use crate::error::{Error, Location, at_line};
 use crate::lab::lang::Text;
-use crate::lab::mutant::Stale;
+use crate::lab::mutant::{Stale, Title};
 
 /// The freedoms catalogue's file name, inside a wheats directory.
 pub const FREEDOMS_FILE: &str = "freedoms.toml";
@@ -78,7 +78,7 @@ pub struct Wheats {
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct WheatFile {
-    title: Text,
+    title: Spanned<Title>,
     freedoms: Spanned<Vec<Spanned<String>>>,
     explanation: Text,
     find: Option<String>,
@@ -178,6 +178,10 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
             Error::input(at_line(&path, &Location::at(text, span.start), &message)).with_next(fix)
         };
         let file: WheatFile = parse_toml(&path, text, fix)?;
+        // One line for both languages, or one in each, as a mutant's.
+        let Some(title) = file.title.get_ref().text() else {
+            return Err(problem(file.title.span(), Title::PROBLEM.to_string()));
+        };
         for freedom in file.freedoms.get_ref() {
             if !freedoms.contains_key(freedom.get_ref()) {
                 return Err(problem(
@@ -214,7 +218,7 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
         };
         wheats.push(Wheat {
             id: id.to_string(),
-            title: file.title,
+            title,
             freedoms: file
                 .freedoms
                 .into_inner()
@@ -314,6 +318,33 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn a_title_is_one_line_for_both_languages_or_one_in_each() {
+        let wheat = |title: &str| {
+            one(
+                "x",
+                &format!(
+                    "title = {title}\nfreedoms = [\"error-text\"]\nfind = \"a\"\nreplace = \"b\"\n[explanation]\nja = \"a\"\nen = \"a\"\n"
+                ),
+            )
+        };
+        let one_string = wheat("\"Errors of its own\"").unwrap();
+        assert_eq!(
+            one_string.wheats[0].title,
+            Text {
+                ja: "Errors of its own".into(),
+                en: "Errors of its own".into()
+            }
+        );
+        let both = wheat("{ ja = \"独自\", en = \"own\" }").unwrap();
+        assert_eq!(both.wheats[0].title.ja, "独自");
+        for bad in ["\"a\\nb\"", "\"\"", "{ ja = \"\", en = \"own\" }"] {
+            let err = wheat(bad).unwrap_err();
+            assert!(err.message.starts_with("w/x.toml:1:"), "{}", err.message);
+            assert!(err.message.contains("one line"), "{}", err.message);
+        }
     }
 
     #[test]

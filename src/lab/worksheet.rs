@@ -439,6 +439,46 @@ mod tests {
     }
 
     #[test]
+    fn code_in_the_worksheet_fits_80_columns_even_in_a_doc_comment() {
+        // Prose is wrapped by whoever shows it; code is shown as written, in
+        // a terminal, in WORKSHEET.md and behind `/// ` in a lab's lib.rs.
+        let worksheet = Worksheet::builtin();
+        let lab = &worksheet.lab;
+        let mut texts = vec![
+            &lab.summary,
+            &lab.why,
+            &lab.how,
+            &lab.exercise,
+            &lab.in_the_field,
+            &lab.next,
+        ];
+        for step in &worksheet.steps {
+            texts.extend([&step.contract, &step.rationale, &step.question]);
+        }
+        let mut blocks = 0;
+        for lang in Lang::ALL {
+            for text in &texts {
+                let mut code = false;
+                for line in text.get(lang).lines() {
+                    if line.trim_start().starts_with("```") {
+                        code = !code;
+                        blocks += usize::from(code);
+                        continue;
+                    }
+                    // Columns: two for anything wider than ASCII, to be safe.
+                    let columns: usize =
+                        line.chars().map(|c| if c.is_ascii() { 1 } else { 2 }).sum();
+                    assert!(
+                        !code || columns + 4 <= 80,
+                        "{lang}: {columns} columns: {line}"
+                    );
+                }
+            }
+        }
+        assert!(blocks >= 2, "the code blocks are found: {blocks}");
+    }
+
+    #[test]
     fn the_checked_in_directory_loads_like_the_builtin() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join(BUILTIN_DIR);
         let loaded = Worksheet::load(&dir).unwrap_or_else(|err| panic!("{err}"));

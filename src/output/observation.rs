@@ -8,7 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::lab::lang::Lang;
-use crate::lab::observation::Observation;
+use crate::lab::observation::{Observation, translate};
 use crate::output::debug_value::{Leaf, fields};
 use crate::output::printer::indent;
 use crate::output::style::Style;
@@ -31,7 +31,7 @@ fn words(lang: Lang) -> Words {
             expected: "期待",
             actual: "実際",
             field: "フィールド",
-            at: "場所",
+            at: "場所:",
             printed: "出力",
         },
         Lang::En => Words {
@@ -61,7 +61,9 @@ fn render_unwrapped(message: &str, style: Style, lang: Lang, n: usize) -> String
             .collect();
         return indent(lines.join("\n").trim(), n);
     };
-    let _ = writeln!(out, "{}: {}", w.observed, o.what);
+    // The suite writes in English; a learner reading Japanese reads its
+    // observations in Japanese too.
+    let _ = writeln!(out, "{}: {}", w.observed, translate(&o.what, lang));
     match field_table(&o.expected, &o.actual, &w, style) {
         Some(table) => out.push_str(&table),
         None if o.expected.contains('\n') || o.actual.contains('\n') => {
@@ -80,7 +82,7 @@ fn render_unwrapped(message: &str, style: Style, lang: Lang, n: usize) -> String
                 out,
                 "{} {}",
                 pad_right(&format!("{}:", w.expected), width),
-                style.green(&o.expected)
+                style.green(&translate(&o.expected, lang))
             );
             let _ = writeln!(
                 out,
@@ -233,6 +235,25 @@ mod tests {
         );
         assert!(text.ends_with("出力:\n  claiming job-1"), "{text}");
         assert!(text.starts_with("観測: "), "{text}");
+    }
+
+    #[test]
+    fn in_japanese_every_line_of_an_observation_of_the_suite_is_japanese() {
+        let message = "panicked at tests/behaviour/step5.rs:78:5:\nobservation: renew at now == until\nexpected: Ok(false)\nactual: Ok(true)\n";
+        let text = render(message, Style::plain(), Lang::Ja, 0, 100);
+        assert_eq!(
+            text,
+            "観測: now == until での renew\n期待: Ok(false)\n実際: Ok(true)\n場所: tests/behaviour/step5.rs:78:5"
+        );
+        let message = "observation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: [None, None, None, None]\n";
+        let text = render(message, Style::plain(), Lang::Ja, 0, 100);
+        assert!(
+            text.contains("期待: Some(1) がちょうど 1 つ、ほかの owner にはすべて None"),
+            "{text}"
+        );
+        // English stays as the suite wrote it.
+        let text = render(message, Style::plain(), Lang::En, 0, 100);
+        assert!(text.starts_with("observed: claim_many of four owners on a fresh job\n"));
     }
 
     #[test]

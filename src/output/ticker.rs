@@ -1,14 +1,18 @@
 //! The progress of something slow that reports nothing while it works (a
 //! build): after a moment, on a terminal, a line that counts the seconds (and
-//! shows the latest detail, e.g. what cargo compiles); in a log, one line when
-//! it is announced. Whoever ends it learns whether it was announced, so that
-//! a quick build prints nothing at all.
+//! shows the latest detail, e.g. how many crates cargo has compiled and which
+//! it compiles now); in a log, one line when it is announced. A build still
+//! going after a while gets a line of its own once, saying that a first build
+//! compiles SQLite, so that the live line keeps its room for the count.
+//! Whoever ends it learns whether it was announced, so that a quick build
+//! prints nothing at all.
 
 use std::io::Write as _;
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use crate::engine::cargo::{Compiled, Compiling};
 use crate::lab::lang::Lang;
 use crate::output::style::Style;
 use crate::output::width::truncate;
@@ -154,33 +158,26 @@ fn tick(
         eprintln!("{line}");
         return;
     }
+    let mut noted = false;
     while !state.done {
-        let secs = start.elapsed().as_secs();
-        let mut text = match lang {
-            Lang::En => format!("{line} ({secs}s"),
-            Lang::Ja => format!("{line}（{secs} 秒"),
-        };
-        if start.elapsed() >= FIRST_BUILD_NOTE_AFTER {
-            text.push_str(match lang {
-                Lang::En => "; a first build compiles SQLite: a minute or two",
-                Lang::Ja => "。初回は SQLite のビルドで 1、2 分",
-            });
+        if !noted && start.elapsed() >= FIRST_BUILD_NOTE_AFTER {
+            eprintln!("\r\x1b[2K{}", style.dim(&first_build_note(lang)));
+            noted = true;
         }
-        text.push_str(match lang {
-            Lang::En => ")",
-            Lang::Ja => "）",
-        });
         if let Some(source) = &state.source {
             let now = source.lock().unwrap_or_else(|e| e.into_inner()).clone();
-            if !now.is_empty() {
-                state.detail = now;
+            if now.now.is_some() {
+                state.detail = compiling(&now, lang);
             }
         }
-        if !state.detail.is_empty() {
-            text.push(' ');
-            text.push_str(&style.dim(&state.detail));
-        }
-        let text = truncate(&text, width.saturating_sub(1));
+        let text = live_line(
+            line,
+            start.elapsed().as_secs(),
+            &state.detail,
+            style,
+            lang,
+            width,
+        );
         eprint!("\r\x1b[2K{text}");
         let _ = std::io::stderr().flush();
         state.drawn = true;
@@ -188,6 +185,59 @@ fn tick(
             .wait_timeout(state, Duration::from_secs(1))
             .unwrap_or_else(|e| e.into_inner())
             .0;
+    }
+}
+
+/// The live line after `secs` seconds: the status line, the seconds and the
+/// detail, cut to `width` so that it never wraps.
+fn live_line(
+    line: &str,
+    secs: u64,
+    detail: &str,
+    style: Style,
+    lang: Lang,
+    width: usize,
+) -> String {
+    let mut text = match lang {
+        Lang::En => format!("{line} ({secs}s)"),
+        Lang::Ja => format!("{line}（{secs} 秒）"),
+    };
+    if !detail.is_empty() {
+        text.push(' ');
+        text.push_str(&style.dim(detail));
+    }
+    truncate(&text, width.saturating_sub(1))
+}
+
+/// How far cargo is, in a few words.
+fn compiling(compiling: &Compiling, lang: Lang) -> String {
+    let n = compiling.compiled;
+    let now = match (&compiling.now, lang) {
+        (None, _) => return String::new(),
+        (Some(Compiled::Dependency(name)), _) => name.as_str(),
+        (Some(Compiled::Implementation), Lang::En) => "an implementation",
+        (Some(Compiled::Server), Lang::En) => "the server",
+        (Some(Compiled::Suite), Lang::En) => "the suite",
+        (Some(Compiled::Bridge), Lang::En) => "the bridge",
+        (Some(Compiled::Implementation), Lang::Ja) => "実装",
+        (Some(Compiled::Server), Lang::Ja) => "サーバー",
+        (Some(Compiled::Suite), Lang::Ja) => "テストスイート",
+        (Some(Compiled::Bridge), Lang::Ja) => "ブリッジ",
+    };
+    match (lang, n) {
+        (Lang::En, 1) => format!("1 crate compiled, now {now}"),
+        (Lang::En, n) => format!("{n} crates compiled, now {now}"),
+        (Lang::Ja, n) => format!("コンパイル済み {n} 個、いま {now}"),
+    }
+}
+
+/// Said once, on a line of its own, when a build takes long.
+fn first_build_note(lang: Lang) -> String {
+    match lang {
+        Lang::En => "             a first build compiles SQLite: a minute or two".to_string(),
+        Lang::Ja => {
+            "             初回のビルドは SQLite をコンパイルするので 1、2 分かかります".to_string()
+        }
     }
 }
 
@@ -209,5 +259,62 @@ mod tests {
             80,
         );
         assert!(slow.stop());
+    }
+
+    #[test]
+    fn a_first_build_shows_its_crate_count_at_80_columns_in_both_languages() {
+        let compiled = Compiling {
+            compiled: 37,
+            now: Some(Compiled::Dependency("libsqlite3-sys".into())),
+        };
+        for (lang, line, count) in [
+            (
+                Lang::En,
+                "    Building the suite and 23 implementations",
+                "37 crates compiled",
+            ),
+            (
+                Lang::Ja,
+                "    ビルド中 テストスイートと 23 個の実装",
+                "コンパイル済み 37 個",
+            ),
+        ] {
+            let detail = compiling(&compiled, lang);
+            // Long into a first build, as early on.
+            for secs in [3, 95] {
+                let text = live_line(line, secs, &detail, Style::plain(), lang, 80);
+                assert!(text.contains(count), "{text}");
+                assert!(crate::output::width::display_width(&text) < 80, "{text}");
+            }
+            assert!(display_width_of(&first_build_note(lang)) < 80);
+        }
+        assert_eq!(
+            live_line(
+                "    Building x",
+                12,
+                "1 crate compiled, now the suite",
+                Style::plain(),
+                Lang::En,
+                80
+            ),
+            "    Building x (12s) 1 crate compiled, now the suite"
+        );
+        let scratch = Compiling {
+            compiled: 1,
+            now: Some(Compiled::Implementation),
+        };
+        assert_eq!(
+            compiling(&scratch, Lang::En),
+            "1 crate compiled, now an implementation"
+        );
+        assert_eq!(
+            compiling(&scratch, Lang::Ja),
+            "コンパイル済み 1 個、いま 実装"
+        );
+        assert_eq!(compiling(&Compiling::default(), Lang::En), "");
+    }
+
+    fn display_width_of(text: &str) -> usize {
+        crate::output::width::display_width(text)
     }
 }

@@ -240,6 +240,7 @@ fn tiny_positive_ttl_is_valid() {
     observe("claim with ttl = 1e-9", kind(&answer), ok(Some(1)));
 }
 
+#[track_caller]
 fn refused_with(ttl: f64, now: f64, expected: &str) {
     let db = Db::with_job("job-1");
     let before = db.rows();

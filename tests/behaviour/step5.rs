@@ -13,6 +13,7 @@ fn held() -> Db {
     db
 }
 
+#[track_caller]
 fn refused(db: &Db, what: &str, owner: &str, fence: i64, now: f64, ttl: f64) {
     let before = db.rows();
     let answer = lease::renew(&db.path, "job-1", owner, fence, now, ttl);
@@ -203,6 +204,7 @@ fn stale_worker_cannot_renew_after_a_reclaim() {
     );
 }
 
+#[track_caller]
 fn rejected(ttl: f64, now: f64, expected: &str) {
     let db = held();
     let before = db.rows();

@@ -13,6 +13,7 @@ fn held() -> Db {
     db
 }
 
+#[track_caller]
 fn refused(db: &Db, what: &str, owner: &str, fence: i64, now: f64) {
     let before = db.rows();
     let answer = lease::complete(&db.path, "job-1", owner, fence, now, "late result");

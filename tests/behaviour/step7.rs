@@ -22,6 +22,7 @@ fn released(fence: i64) -> Row {
     }
 }
 
+#[track_caller]
 fn refused(db: &Db, what: &str, owner: &str, fence: i64) {
     let before = db.rows();
     let answer = lease::release(&db.path, "job-1", owner, fence);

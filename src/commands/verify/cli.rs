@@ -2,6 +2,7 @@
 //! (the project's mutants and reference, or the built-in ones), and what it
 //! prints and writes.
 
+use std::io::IsTerminal as _;
 use std::path::PathBuf;
 
 use clap::Args;
@@ -119,7 +120,7 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
     };
     let mutants = verify::load(&options)?;
     if args.list {
-        let text = printer.render_mutant_list(&mutants);
+        let text = printer.render_mutant_list(&mutants, std::io::stdout().is_terminal());
         printer.line(text.trim_end());
         return Ok(ExitCode::Success);
     }

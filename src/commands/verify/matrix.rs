@@ -30,11 +30,21 @@ impl Printer {
         self.render_kill_matrix_of(report, &all)
     }
 
-    /// The kill matrix of the mutants `columns` (indices into the report's).
+    /// The kill matrix of the mutants `columns` (indices into the report's),
+    /// save those that ran no test (stale or unviable: a column of `-` says
+    /// nothing their details do not); nothing when no column is left.
     pub fn render_kill_matrix_of(&self, report: &Report, columns: &[usize]) -> String {
         let w = words(self.lang);
         let s = &self.out;
         let mut out = String::new();
+        let columns: Vec<usize> = columns
+            .iter()
+            .copied()
+            .filter(|&m| !report.mutants[m].tests.is_empty())
+            .collect();
+        if columns.is_empty() {
+            return out;
+        }
         let tests = suite::tests();
         let flaky: BTreeSet<&str> = report.baseline.flaky.iter().map(String::as_str).collect();
         let digits = report.mutants.len().max(1).to_string().len();
@@ -67,7 +77,7 @@ impl Printer {
                 .max(12)
         };
         let per_block = room(name_width).max(1);
-        for block in blocks(report, columns, per_block) {
+        for block in blocks(report, &columns, per_block) {
             out.push('\n');
             // The header: each mutant's number, read downwards, above its cells.
             for row in 0..digits {

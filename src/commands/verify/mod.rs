@@ -198,6 +198,7 @@ pub fn run(
     let mut reports: Vec<Option<MutantReport>> = vec![None; mutants.len()];
     let mut baseline_done = false;
     let started = Instant::now();
+    let mut trials_started: Option<Instant> = None;
     let mut flaky: BTreeSet<String> = BTreeSet::new();
     let run = engine::run(scratch, &request, &mut |event| match event {
         Event::Building {
@@ -207,13 +208,19 @@ pub fn run(
         Event::Built {
             implementations,
             secs,
-        } => progress.built(implementations, secs),
+        } => {
+            progress.built(implementations, secs);
+            trials_started = Some(Instant::now());
+        }
         Event::Trial { done, total } => progress.trial_done(done, total),
         Event::Finished {
             scenario: 0,
             result,
         } => {
-            baseline = baseline_of(result, started.elapsed());
+            // The baseline's own time: from the end of the build (its trials
+            // come first) to its last trial, not the run's so far.
+            let took = trials_started.unwrap_or(started).elapsed();
+            baseline = baseline_of(result, took);
             flaky = baseline.flaky.iter().cloned().collect();
             progress.baseline(&baseline);
             baseline_done = true;

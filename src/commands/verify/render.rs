@@ -56,16 +56,19 @@ impl Printer {
             for &m in &problems {
                 out.push_str(&self.render_mutant_details(&report.mutants[m]));
             }
+            let matrix = if self.verbose() {
+                self.render_kill_matrix(report)
+            } else {
+                self.render_kill_matrix_of(report, &problems)
+            };
+            if !matrix.is_empty() {
+                let _ = write!(out, "\n{matrix}");
+            }
             if self.verbose() {
-                let _ = writeln!(out);
-                out.push_str(&self.render_kill_matrix(report));
                 let nothing = self.render_killing_nothing(report);
                 if !nothing.is_empty() {
                     let _ = write!(out, "\n{nothing}");
                 }
-            } else if !problems.is_empty() {
-                let _ = writeln!(out);
-                out.push_str(&self.render_kill_matrix_of(report, &problems));
             }
             out.push_str(&self.render_by_step(report));
         }
@@ -111,7 +114,7 @@ impl Printer {
                 .collect();
             let _ = writeln!(out, "{} fencelab verify --exact {}", w.rerun, ids.join(" "));
         } else if !self.verbose() && !self.quiet() {
-            let _ = writeln!(out, "{}", self.out.dim(w.matrix_hint));
+            let _ = writeln!(out, "{}", self.out.dim(&wrap(w.matrix_hint, self.width)));
         }
         out
     }
@@ -172,8 +175,10 @@ impl Printer {
         );
         let time = words::test_time(self.lang, m.secs);
         let fixed = display_width(&head) + 1;
-        // The time goes first when the line is short of room.
-        let (time, fixed) = if self.width >= fixed + display_width(&time) + 30 {
+        // The time goes first when the line is short of room; a mutant that
+        // ran no test (stale, unviable) has none.
+        let ran = !m.tests.is_empty();
+        let (time, fixed) = if ran && self.width >= fixed + display_width(&time) + 30 {
             (
                 format!(" {}", self.out.dim(&time)),
                 fixed + display_width(&time) + 1,
@@ -229,8 +234,9 @@ impl Printer {
     }
 
     /// `fencelab verify --list`: every mutant's id, step and title, without
-    /// building anything.
-    pub fn render_mutant_list(&self, mutants: &[Mutant]) -> String {
+    /// building anything. Titles are cut to the width only on a terminal
+    /// (`cut`): piped, into `grep` say, every title is whole.
+    pub fn render_mutant_list(&self, mutants: &[Mutant], cut: bool) -> String {
         let w = words(self.lang);
         let id_width = mutants.iter().map(|m| m.id.len()).max().unwrap_or(0);
         let mut out = String::new();
@@ -245,10 +251,15 @@ impl Printer {
                 pad_right(&m.id, id_width),
                 format_args!("{} {}", w.step, m.step)
             );
-            let title = truncate(
-                &format!("{}{mark}", m.titles.get(self.lang)),
-                self.width.saturating_sub(display_width(&head)).max(20),
-            );
+            let title = format!("{}{mark}", m.titles.get(self.lang));
+            let title = if cut {
+                truncate(
+                    &title,
+                    self.width.saturating_sub(display_width(&head)).max(20),
+                )
+            } else {
+                title
+            };
             let _ = writeln!(out, "{head}{title}");
         }
         out
@@ -298,5 +309,151 @@ impl Progress for Printer {
             );
             self.progress(&text);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::{BTreeMap, BTreeSet};
+
+    use super::super::report::{LimitInfo, finish, summarize};
+    use super::*;
+    use crate::engine::outcome::{FailureKind, TestOutcome};
+    use crate::lab::lang::Lang;
+    use crate::lab::mutant;
+    use crate::output::printer::Verbosity;
+
+    /// A report of the built-in mutant `killed`, killed as declared, and
+    /// `stale`, whose `find` is no longer in the reference.
+    fn report(killed: &str, stale: &str) -> Report {
+        let all = mutant::builtin();
+        let of = |id: &str| all.iter().find(|m| m.id == id).unwrap().clone();
+        let killed = of(killed);
+        let tests: BTreeMap<String, TestOutcome> = crate::lab::suite::test_names()
+            .into_iter()
+            .map(|t| {
+                let outcome = if killed.killers.contains(&t) {
+                    TestOutcome::Failed {
+                        kind: FailureKind::Assertion,
+                        message: "observation: x\nexpected: 1\nactual: 2".into(),
+                    }
+                } else {
+                    TestOutcome::Passed
+                };
+                (t, outcome)
+            })
+            .collect();
+        let mut killed = finish(
+            &killed,
+            MutantOutcome::Killed,
+            &tests,
+            &BTreeSet::new(),
+            String::new(),
+            None,
+        );
+        killed.secs = 1.0;
+        let stale = finish(
+            &of(stale),
+            MutantOutcome::Stale,
+            &BTreeMap::new(),
+            &BTreeSet::new(),
+            String::new(),
+            Some("its `find` text does not occur in src/lease.rs".into()),
+        );
+        assert!(killed.as_declared && !stale.as_declared);
+        let mutants = vec![killed, stale];
+        Report {
+            schema: 1,
+            implementation: "src/lease.rs".into(),
+            mutants_dir: "mutants".into(),
+            build_secs: 1.0,
+            baseline: Baseline {
+                passed: true,
+                compile_errors: None,
+                tests: Vec::new(),
+                flaky: Vec::new(),
+                secs: 1.0,
+            },
+            limit: LimitInfo {
+                fixed_secs: None,
+                floor_secs: 10.0,
+                factor: 5,
+            },
+            summary: summarize(&mutants),
+            mutants,
+            filtered: false,
+            predictions: None,
+            secs: 2.0,
+            source: String::new(),
+        }
+    }
+
+    #[test]
+    fn a_stale_mutant_gets_no_kill_matrix_block_of_its_own() {
+        let report = report("claim-expiry-inclusive", "release-resets-fence");
+        for lang in Lang::ALL {
+            let normal = Printer::plain().in_lang(lang).render_verify_report(&report);
+            let heading = words(lang).kill_matrix;
+            assert!(!normal.contains(heading), "{normal}");
+            assert!(
+                normal.contains("release-resets-fence"),
+                "its details: {normal}"
+            );
+            // The whole matrix has the column of the mutant that ran, not the other's.
+            let verbose = Printer::plain()
+                .in_lang(lang)
+                .at(Verbosity::Verbose)
+                .render_verify_report(&report);
+            let matrix = &verbose[verbose.find(heading).unwrap()..];
+            assert!(matrix.contains("1 ✓ claim-expiry-inclusive"), "{matrix}");
+            assert!(!matrix.contains("2 ✗ release-resets-fence"), "{matrix}");
+        }
+    }
+
+    #[test]
+    fn a_mutant_that_ran_no_test_has_no_test_time() {
+        let report = report("claim-expiry-inclusive", "release-resets-fence");
+        let printer = Printer::plain();
+        let killed = printer.mutant_line(&report.mutants[0]);
+        assert!(killed.ends_with("1.0s of tests"), "{killed}");
+        let stale = printer.mutant_line(&report.mutants[1]);
+        assert!(!stale.contains("of tests"), "{stale}");
+        assert!(display_width(&stale) <= 80, "{stale}");
+    }
+
+    #[test]
+    fn a_green_run_fits_80_columns_in_both_languages() {
+        let mut report = report("claim-expiry-inclusive", "release-resets-fence");
+        report.mutants.pop();
+        report.summary = summarize(&report.mutants);
+        for lang in Lang::ALL {
+            let text = Printer::plain()
+                .in_lang(lang)
+                .with_width(80)
+                .render_verify_report(&report);
+            for line in text.lines() {
+                assert!(display_width(line) <= 80, "{line}");
+            }
+        }
+    }
+
+    #[test]
+    fn the_list_cuts_titles_only_on_a_terminal() {
+        let mutants = mutant::builtin();
+        let printer = Printer::plain().with_width(80);
+        let piped = printer.render_mutant_list(&mutants, false);
+        assert!(!piped.contains('…'), "{piped}");
+        for m in &mutants {
+            assert!(piped.contains(&m.title), "{} is whole", m.id);
+        }
+        let terminal = printer.render_mutant_list(&mutants, true);
+        assert!(
+            terminal.contains('…'),
+            "some title is longer than 80 columns"
+        );
+        assert!(
+            terminal.lines().all(|l| display_width(l) <= 80),
+            "{terminal}"
+        );
     }
 }

@@ -49,6 +49,8 @@ pub struct Baseline {
     pub tests: Vec<BaselineTest>,
     /// Tests that passed once and failed once: not trusted for kills.
     pub flaky: Vec<String>,
+    /// Its own wall time: from the end of the build to its last trial (the
+    /// build is `build_secs`).
     pub secs: f64,
 }
 

@@ -120,7 +120,7 @@ pub(super) fn verifying(lang: Lang, mutants: usize, implementation: &str, dir: &
         ),
     };
     match lang {
-        Lang::En => format!("{mutants} mutants of {implementation} from {dir}"),
+        Lang::En => format!("{} of {implementation} from {dir}", mutants_en(mutants)),
         Lang::Ja => format!("{implementation} の {mutants} 個のミュータント（{dir}）"),
     }
 }
@@ -145,8 +145,15 @@ pub(super) fn verdict(
     outcomes: &str,
 ) -> String {
     match (lang, not_as_declared) {
+        (Lang::En, 0) if mutants == 1 => format!("1 mutant, as declared ({outcomes})"),
         (Lang::En, 0) => format!("all {mutants} mutants as declared ({outcomes})"),
-        (Lang::En, n) => format!("{n} of {mutants} mutants not as declared ({outcomes})"),
+        (Lang::En, n) => format!(
+            "{n} of {} not as declared ({outcomes})",
+            mutants_en(mutants)
+        ),
+        (Lang::Ja, 0) if mutants == 1 => {
+            format!("1 個のミュータントが宣言どおりです（{outcomes}）")
+        }
         (Lang::Ja, 0) => format!("{mutants} 個のミュータントがすべて宣言どおりです（{outcomes}）"),
         (Lang::Ja, n) => {
             format!("{mutants} 個中 {n} 個のミュータントが宣言どおりではありません（{outcomes}）")
@@ -154,20 +161,28 @@ pub(super) fn verdict(
     }
 }
 
-/// One step's line in the table of mutants by step.
+/// `1 mutant`, `2 mutants`.
+pub(super) fn mutants_en(n: usize) -> String {
+    if n == 1 {
+        "1 mutant".to_string()
+    } else {
+        format!("{n} mutants")
+    }
+}
+
+/// One step's line in the table of mutants by step (what follows the count
+/// starts in the same column on every line).
 pub(super) fn step_tally(lang: Lang, mutants: usize, as_declared: usize) -> String {
-    let noun = if mutants == 1 { "mutant " } else { "mutants" };
-    match (lang, mutants == as_declared) {
-        (Lang::En, true) => format!("{mutants:>2} {noun}, all as declared"),
-        (Lang::En, false) => format!(
-            "{mutants:>2} {noun}, {} not as declared",
-            mutants - as_declared
-        ),
-        (Lang::Ja, true) => format!("{mutants:>2} 個、すべて宣言どおり"),
-        (Lang::Ja, false) => format!(
-            "{mutants:>2} 個、{} 個が宣言どおりではない",
-            mutants - as_declared
-        ),
+    let not = mutants - as_declared;
+    match (lang, mutants, not) {
+        (Lang::En, 1, 0) => " 1 mutant,  as declared".to_string(),
+        (Lang::En, 1, _) => " 1 mutant,  not as declared".to_string(),
+        (Lang::En, n, 0) => format!("{n:>2} mutants, all as declared"),
+        (Lang::En, n, not) => format!("{n:>2} mutants, {not} not as declared"),
+        (Lang::Ja, 1, 0) => " 1 個、宣言どおり".to_string(),
+        (Lang::Ja, 1, _) => " 1 個、宣言どおりではない".to_string(),
+        (Lang::Ja, n, 0) => format!("{n:>2} 個、すべて宣言どおり"),
+        (Lang::Ja, n, not) => format!("{n:>2} 個、{not} 個が宣言どおりではない"),
     }
 }
 
@@ -227,5 +242,57 @@ pub(super) fn more(lang: Lang, n: usize) -> String {
     match lang {
         Lang::En => format!(" +{n} more"),
         Lang::Ja => format!("、ほか {n} 件"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_mutant_is_singular_and_no_space_comes_before_a_comma() {
+        let shown = |text: String| {
+            assert!(!text.contains(" ,"), "{text}");
+            assert!(!text.contains("1 mutants"), "{text}");
+            assert!(!text.contains("all 1 "), "{text}");
+            text
+        };
+        assert_eq!(
+            shown(verifying(Lang::En, 1, "src/lease.rs", "mutants")),
+            "1 mutant of src/lease.rs from mutants"
+        );
+        assert_eq!(
+            shown(verifying(Lang::En, 2, "src/lease.rs", "mutants")),
+            "2 mutants of src/lease.rs from mutants"
+        );
+        assert_eq!(
+            shown(verdict(Lang::En, 1, 0, "1 killed")),
+            "1 mutant, as declared (1 killed)"
+        );
+        assert_eq!(
+            shown(verdict(Lang::En, 1, 1, "1 survived")),
+            "1 of 1 mutant not as declared (1 survived)"
+        );
+        assert_eq!(
+            shown(verdict(Lang::Ja, 1, 0, "1 検出")),
+            "1 個のミュータントが宣言どおりです（1 検出）"
+        );
+        for lang in Lang::ALL {
+            for (n, ok) in [(1, 1), (1, 0), (5, 5), (5, 1), (12, 12)] {
+                shown(step_tally(lang, n, ok));
+            }
+        }
+        // What follows the count starts in one column, whatever the count.
+        let after = |text: &str| {
+            let comma = text.find(", ").expect("a comma") + 2;
+            comma + text[comma..].len() - text[comma..].trim_start().len()
+        };
+        assert_eq!(
+            after(&step_tally(Lang::En, 1, 1)),
+            after(&step_tally(Lang::En, 5, 5))
+        );
+        assert_eq!(step_tally(Lang::En, 1, 0), " 1 mutant,  not as declared");
+        assert_eq!(step_tally(Lang::En, 5, 4), " 5 mutants, 1 not as declared");
+        assert_eq!(step_tally(Lang::Ja, 1, 1), " 1 個、宣言どおり");
     }
 }

@@ -79,12 +79,32 @@ struct MutantFile {
 }
 
 /// A title as written: one line, or a line in each language (`[title]` with
-/// `ja` and `en`).
+/// `ja` and `en`). Mutants and wheats are titled alike.
 #[derive(Debug, Deserialize)]
 #[serde(untagged)]
-enum Title {
+pub(crate) enum Title {
     One(String),
     Both(Text),
+}
+
+impl Title {
+    /// What a title that is not one line of text in each language is told.
+    pub(crate) const PROBLEM: &str =
+        "the title must be one line of text (in each language, when given as ja and en)";
+
+    /// The title in both languages (one line given: the same in both), or
+    /// `None` when either is empty or more than one line.
+    pub(crate) fn text(&self) -> Option<Text> {
+        let text = match self {
+            Title::One(text) => Text {
+                ja: text.trim().to_string(),
+                en: text.trim().to_string(),
+            },
+            Title::Both(text) => text.clone(),
+        };
+        let one_line = |t: &String| !t.is_empty() && !t.contains('\n');
+        (one_line(&text.ja) && one_line(&text.en)).then_some(text)
+    }
 }
 
 /// The project's own mutants (`mutants/*.toml`), compiled into fencelab.
@@ -182,23 +202,9 @@ pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant
             format!("step = {step}: the worksheet's steps are 1 to 8"),
         ));
     }
-    let titles = match file.title.get_ref() {
-        Title::One(text) => Text {
-            ja: text.trim().to_string(),
-            en: text.trim().to_string(),
-        },
-        Title::Both(text) => text.clone(),
+    let Some(titles) = file.title.get_ref().text() else {
+        return Err(problem(file.title.span(), Title::PROBLEM.to_string()));
     };
-    if [&titles.ja, &titles.en]
-        .iter()
-        .any(|t| t.is_empty() || t.contains('\n'))
-    {
-        return Err(problem(
-            file.title.span(),
-            "the title must be one line of text (in each language, when given as ja and en)"
-                .to_string(),
-        ));
-    }
     if file.find.get_ref().is_empty() {
         return Err(problem(
             file.find.span(),
