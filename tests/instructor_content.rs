@@ -233,3 +233,57 @@ fn grade_tests_grades_a_single_file_written_from_the_template() {
         assert!(!shown.contains("tests/mine/main.rs"), "{shown}");
     }
 }
+
+#[test]
+fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
+    use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress};
+    struct Quiet;
+    impl Progress for Quiet {
+        fn started(&mut self, _: usize, _: &str, _: &str) {}
+        fn built(&mut self, _: usize, _: f64) {}
+        fn trial_done(&mut self, _: usize, _: usize) {}
+        fn baseline(&mut self, _: &Baseline) {}
+        fn mutant(&mut self, _: &MutantReport) {}
+    }
+    // One mutant of the reference, so that the run is small; every wheat joins it.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::copy(
+        root().join(MUTANT),
+        dir.path().join("claim-expiry-inclusive.toml"),
+    )
+    .unwrap();
+    let options = Options {
+        mutants: Some(dir.path().to_path_buf()),
+        implementation: None,
+        root: root().to_path_buf(),
+        filters: Vec::new(),
+        exact: false,
+        timeout: None,
+        build_timeout: None,
+        jobs: fencelab::engine::runner::default_jobs(),
+    };
+    let mutants = verify::load(&options).unwrap();
+    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let report = verify::run(&options, &mutants, &scratch, &mut Quiet).unwrap();
+    let shipped = fencelab::lab::wheat::Wheats::builtin().wheats.len();
+    let wheats = report
+        .wheats
+        .as_ref()
+        .expect("the shipped wheats were checked");
+    assert_eq!(
+        (wheats.checked, wheats.passed),
+        (shipped, shipped),
+        "{:#?}",
+        wheats.failed
+    );
+    assert_eq!(report.summary.exit_code.code(), 0);
+    let json = serde_json::to_value(&report).unwrap();
+    assert_eq!(json["wheats"]["checked"], shipped);
+    assert_eq!(json["wheats"]["failed"], serde_json::json!([]));
+    let printer = fencelab::output::printer::Printer::plain();
+    let text = printer.render_verify_report(&report);
+    assert!(
+        text.contains(&format!("all {shipped} wheats pass the suite")),
+        "{text}"
+    );
+}
