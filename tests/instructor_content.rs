@@ -173,9 +173,12 @@ fn a_wheat_that_fails_the_suite_is_refused_with_its_failing_tests() {
     refused_by_both(
         &wheats_dir,
         &[
-            &format!("{}: it fails", wheats_dir.join("broken.toml").display()),
+            &format!(
+                "{} is not correct: it fails",
+                wheats_dir.join("broken.toml").display()
+            ),
             KILLER,
-            "a wheat must pass every test of fencelab's suite",
+            "fix or remove the wheat: like the reference, a wheat passes every test",
             "next:",
         ],
     );

@@ -27,7 +27,8 @@ use crate::lab::reference::DEFAULT_FILE;
 use crate::lab::suite::SuiteFiles;
 use crate::lab::wheat::{Wheat, Wheats};
 use crate::output::paths::shown_path;
-use crate::output::width::truncate;
+use crate::output::printer::indent;
+use crate::output::width::{terminal_width, truncate, wrap};
 
 /// A wheat's code, or why it has none.
 pub fn wheat_code(wheat: &Wheat, reference: &str) -> Result<String, Error> {
@@ -133,23 +134,14 @@ pub fn check(
         let wheat = &judges.wheats.wheats[w];
         match failures(result) {
             Ok(()) => record_pass(scratch, &suite, &codes[w]),
-            Err(why) => refusals.push(format!("{}: {why}", wheat_named(wheat))),
+            Err(why) => refusals.push(format!("{} is not correct: {why}", wheat_named(wheat))),
         }
     }
     if refusals.is_empty() {
         return Ok(());
     }
-    Err(Error::input(format!(
-        "{} not correct: a wheat must pass every test of fencelab's suite, as the reference \
-         does\n{}",
-        if refusals.len() == 1 {
-            "a wheat is"
-        } else {
-            "some wheats are"
-        },
-        refusals.join("\n")
-    ))
-    .with_next("fix the wheat (see wheats/README.md) or remove it, then run again"))
+    Err(Error::input(refusals.join("\n"))
+        .with_next("fix or remove the wheat: like the reference, a wheat passes every test"))
 }
 
 /// Why a wheat's run through the suite is not a pass, if it is not: the
@@ -165,7 +157,8 @@ pub fn failures(result: &ScenarioResult) -> Result<(), String> {
                 .filter(|t| !t.passed())
                 .map(|t| {
                     let said = said(&t.outcome().message().unwrap_or_default());
-                    format!("  {} ({}): {said}", t.test.name, t.outcome().label())
+                    let width = terminal_width().saturating_sub(4).max(40);
+                    format!("  {}\n{}", t.test.name, indent(&wrap(&said, width), 4))
                 })
                 .collect();
             if failing.is_empty() {
@@ -188,7 +181,7 @@ fn said(message: &str) -> String {
         let short = |v: &str| (!v.contains('\n')).then(|| truncate(v, 40));
         return match (short(&o.expected), short(&o.actual)) {
             (Some(expected), Some(actual)) => {
-                format!("{} (expected {expected}, actual {actual})", o.what)
+                format!("{}: expected {expected}, actual {actual}", o.what)
             }
             _ => o.what,
         };
