@@ -69,12 +69,32 @@ pub enum Built {
     },
 }
 
-/// A server to build: its crate, its build id, and the implementations (by
-/// index) it hosts.
+/// A server to build: its crate, its build id, the implementations (by
+/// index) it hosts, and the keys it must say it hosts.
 struct ServerPlan {
     krate: CrateDir,
     id: String,
     hosts: Vec<usize>,
+    keys: Vec<String>,
+}
+
+/// The crates a server hosting `hosts` is written with, each once, in the
+/// order of their first implementation, with that implementation's shown path.
+/// Equal sources share a crate (its name is a hash of its files) wherever they
+/// stand in the list, so the keys the server is checked against are these
+/// crates' names, never one per implementation.
+fn hosted_crates(
+    crates: &[CrateDir],
+    implementations: &[Implementation],
+    hosts: &[usize],
+) -> Vec<(CrateDir, String)> {
+    let mut hosted: Vec<(CrateDir, String)> = Vec::new();
+    for &i in hosts {
+        if !hosted.iter().any(|(c, _)| *c == crates[i]) {
+            hosted.push((crates[i].clone(), implementations[i].shown_path.clone()));
+        }
+    }
+    hosted
 }
 
 /// How to build: where the suite and the servers come from, how long it may
@@ -122,14 +142,15 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         };
         let mut plans = Vec::new();
         for hosts in groups {
-            let mut hosted: Vec<(CrateDir, String)> = Vec::new();
-            for &i in &hosts {
-                if !hosted.iter().any(|(c, _)| *c == crates[i]) {
-                    hosted.push((crates[i].clone(), implementations[i].shown_path.clone()));
-                }
-            }
+            let hosted = hosted_crates(&crates, implementations, &hosts);
             let (krate, id) = write_server(scratch, &bridge, &hosted)?;
-            plans.push(ServerPlan { krate, id, hosts });
+            let keys = hosted.into_iter().map(|(c, _)| c.name).collect();
+            plans.push(ServerPlan {
+                krate,
+                id,
+                hosts,
+                keys,
+            });
         }
         let mut roots: Vec<&CrateDir> = vec![&judge];
         roots.extend(plans.iter().map(|p| &p.krate));
@@ -193,9 +214,7 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
     drop(lock);
     let tests = check_judge(&judge_exe, &judge_id, suite, judge_caged)?;
     for (plan, exe) in plans.iter().zip(&server_exes) {
-        let mut keys: Vec<String> = plan.hosts.iter().map(|&i| crates[i].name.clone()).collect();
-        keys.dedup();
-        match check_server(exe, &plan.id, &keys) {
+        match check_server(exe, &plan.id, &plan.keys) {
             Ok(()) => {}
             // fencelab could not even start its own program: never the
             // implementation's fault.

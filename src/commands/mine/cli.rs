@@ -28,6 +28,14 @@ pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
     let scratch = Scratch::locate(&args.dir.join("target"))?;
     printer.lang = args.lang;
+    super::content::check(&judges, &scratch, args.jobs, &mut |done, total| {
+        printer.progress(&match args.lang {
+            Lang::En => format!("  checking the wheats against the suite (once): {done}/{total}"),
+            Lang::Ja => {
+                format!("  正しい実装（wheat）をスイートで確認中（初回のみ）: {done}/{total}")
+            }
+        });
+    })?;
     printer.status(Verb::Judging, &tests.shown);
     let options = Options {
         jobs: args.jobs,
@@ -36,6 +44,7 @@ pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let report = judge(&tests, &judges, &options, &scratch, &mut |done, total| {
         printer.progress(&format!("  running tests: {done}/{total}"));
     })?;
+    let report = tests.name_root_in(report);
     let text = printer.render_mine(&report, &judges, args.lang);
     printer.line(text.trim_end());
     if let Some(path) = &args.json {

@@ -48,12 +48,18 @@ pub fn grade(
             .max(1),
         timeout: Some(test_limit),
     };
+    super::content::check(&judges, &scratch, options.jobs, &mut |done, total| {
+        printer.progress(&format!(
+            "  checking the wheats against the suite (once): {done}/{total}"
+        ));
+    })?;
     let mut submissions = Vec::new();
     for tests in &suites {
         printer.status(Verb::Grading, &format!("the tests of {}", tests.name));
         let report = judge(tests, &judges, &options, &scratch, &mut |done, total| {
             printer.progress(&format!("  running tests: {done}/{total}"));
         })?;
+        let report = tests.name_root_in(report);
         submissions.push(submission(&report, args.min_score));
     }
     let exit_code = if submissions.iter().any(|s| s.compile_errors.is_some()) {

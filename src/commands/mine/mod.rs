@@ -20,6 +20,7 @@
 //! (from the tests of fencelab's own suite that kill it), never its code.
 
 pub mod cli;
+pub mod content;
 pub mod grade;
 mod judge;
 mod render;
@@ -30,6 +31,7 @@ pub use report::{Invalid, JudgedTest, MissedMutant, StepThoroughness, TestsRepor
 
 use std::path::{Path, PathBuf};
 
+use crate::commands::new::MINE_HELPERS;
 use crate::error::Error;
 use crate::lab::api::compile_time_read;
 use crate::lab::suite::SuiteFiles;
@@ -42,6 +44,9 @@ pub const MINE_DIR: &str = "tests/mine";
 
 /// The root of a learner's tests in the judge crate, relative to `tests/`.
 const ROOT: &str = "mine/main.rs";
+
+/// The template's helpers in the judge crate, relative to `tests/`.
+const HELPERS: &str = "mine/helpers.rs";
 
 /// A learner's tests, read and checked.
 #[derive(Debug, Clone)]
@@ -110,6 +115,11 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
             )
         })?;
     let mut files = vec![(ROOT.to_string(), text)];
+    if dir.is_none() {
+        // A single file written from the lab's template declares `mod
+        // helpers;`: it gets the template's helpers, as its lab crate has them.
+        files.push((HELPERS.to_string(), MINE_HELPERS.to_string()));
+    }
     if let Some(dir) = dir
         && dir.is_dir()
     {
@@ -141,6 +151,27 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
             builtin: false,
         },
     })
+}
+
+impl LearnerTests {
+    /// `text` (compiler messages, a test's failure) with the root's path in the
+    /// judge crate (`tests/mine/main.rs`) as the learner gave it.
+    pub fn name_root(&self, text: &str) -> String {
+        if self.shown == MINE {
+            text.to_string()
+        } else {
+            text.replace(MINE, &self.shown)
+        }
+    }
+
+    /// `report` with every path of the root named as the learner gave it.
+    pub fn name_root_in(&self, mut report: TestsReport) -> TestsReport {
+        report.compile_errors = report.compile_errors.map(|e| self.name_root(&e));
+        for wrong in report.tests.iter_mut().flat_map(|t| &mut t.wrong_on) {
+            wrong.message = self.name_root(&wrong.message);
+        }
+        report
+    }
 }
 
 /// The `.rs` files under `dir`, in a stable order.
@@ -186,6 +217,30 @@ mod tests {
         let paths: Vec<&str> = tests.suite.files.iter().map(|(p, _)| p.as_str()).collect();
         assert_eq!(paths, ["mine/main.rs", "mine/helpers.rs"]);
         assert_eq!(tests.shown, MINE);
+    }
+
+    #[test]
+    fn a_single_file_gets_the_templates_helpers_and_is_named_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("alice_tests.rs");
+        std::fs::write(&file, "use my_lab as lease;\nmod helpers;\n").unwrap();
+        let tests = read(&file).unwrap();
+        let paths: Vec<&str> = tests.suite.files.iter().map(|(p, _)| p.as_str()).collect();
+        assert_eq!(paths, ["mine/main.rs", "mine/helpers.rs"]);
+        assert_eq!(tests.suite.files[1].1, MINE_HELPERS);
+        let shown = file.display().to_string();
+        assert_eq!(
+            tests.name_root("error[E0308]: --> tests/mine/main.rs:2:5"),
+            format!("error[E0308]: --> {shown}:2:5")
+        );
+        // A lab crate's root keeps its own name.
+        std::fs::create_dir_all(dir.path().join(MINE_DIR)).unwrap();
+        std::fs::write(dir.path().join(MINE), "use my_lab as lease;\n").unwrap();
+        let crate_tests = read(dir.path()).unwrap();
+        assert_eq!(
+            crate_tests.name_root("tests/mine/main.rs:2"),
+            "tests/mine/main.rs:2"
+        );
     }
 
     #[test]

@@ -145,7 +145,7 @@ pub fn files_for(
 }
 
 /// The helpers the learner's own tests start with.
-const MINE_HELPERS: &str = include_str!("helpers.rs");
+pub(crate) const MINE_HELPERS: &str = include_str!("helpers.rs");
 
 /// The learner's own tests file: the binding line fencelab replaces, and one
 /// example test.

@@ -17,6 +17,7 @@ mod render;
 mod render_predictions;
 mod report;
 pub mod stryker;
+mod wheats;
 mod words;
 
 pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
@@ -25,6 +26,7 @@ use crate::output::paths::normalize;
 pub use crate::output::paths::shown_path;
 pub use report::{
     Baseline, BaselineTest, Kill, KillObservation, LimitInfo, MutantReport, Report, Summary,
+    WheatFailure, WheatsChecked,
 };
 use report::{baseline_of, finish, summarize};
 
@@ -187,6 +189,25 @@ pub fn run(
             }
         }
     }
+    // The shipped wheats join the run (one build, one pool of trials), each a
+    // scenario, when the whole suite runs on the reference they are written
+    // against.
+    let wheats = (options.implementation.is_none() && options.filters.is_empty())
+        .then(crate::lab::wheat::Wheats::builtin);
+    let mut wheat_scenarios: Vec<(usize, String)> = Vec::new();
+    for wheat in wheats.iter().flat_map(|w| &w.wheats) {
+        let code = crate::commands::mine::content::wheat_code(wheat, &source)?;
+        request.implementations.push(Implementation {
+            shown_path: shown_path(&wheat.path, &cwd),
+            source: code.clone(),
+        });
+        wheat_scenarios.push((request.scenarios.len(), code));
+        request.scenarios.push(Scenario {
+            kind: ScenarioKind::Tests,
+            implementation: request.implementations.len() - 1,
+            tests: Tests::Only(tests.clone()),
+        });
+    }
     let mutant_of = |scenario: usize| scenario_of.iter().position(|s| *s == Ok(scenario));
     let mut baseline = Baseline {
         passed: false,
@@ -303,6 +324,7 @@ pub fn run(
         },
         mutants: Vec::new(),
         filtered: !options.filters.is_empty(),
+        wheats: None,
         predictions: None,
         summary: Summary::default(),
         secs: 0.0,
@@ -322,7 +344,50 @@ pub fn run(
         .map(|r| r.expect("every mutant has a report"))
         .collect();
     report.summary = summarize(&report.mutants);
+    if let Some(wheats) = &wheats {
+        let checked = checked_wheats(&wheats.wheats, &wheat_scenarios, &run.results, scratch);
+        if !checked.failed.is_empty() {
+            report.summary.exit_code = report.summary.exit_code.max(ExitCode::Failed);
+        }
+        report.wheats = Some(checked);
+    }
     Ok(report)
+}
+
+/// The wheats' results (each wheat's scenario and code, in order), each pass
+/// remembered so that judging a learner's tests need not run it again.
+fn checked_wheats(
+    wheats: &[crate::lab::wheat::Wheat],
+    scenarios: &[(usize, String)],
+    results: &[ScenarioResult],
+    scratch: &Scratch,
+) -> WheatsChecked {
+    use crate::commands::mine::content;
+    let suite = SuiteFiles::builtin();
+    let mut failed = Vec::new();
+    for (wheat, (scenario, code)) in wheats.iter().zip(scenarios) {
+        let result = &results[*scenario];
+        match content::failures(result) {
+            Ok(()) => content::record_pass(scratch, &suite, code),
+            Err(detail) => failed.push(WheatFailure {
+                id: wheat.id.clone(),
+                path: shown_path(&wheat.path, &std::env::current_dir().unwrap_or_default()),
+                tests: result
+                    .tests()
+                    .unwrap_or_default()
+                    .iter()
+                    .filter(|t| !t.passed())
+                    .map(|t| t.test.name.clone())
+                    .collect(),
+                detail,
+            }),
+        }
+    }
+    WheatsChecked {
+        checked: wheats.len(),
+        passed: wheats.len() - failed.len(),
+        failed,
+    }
 }
 
 /// Checks that every mutant was written for the implementation under test.

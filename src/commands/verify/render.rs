@@ -81,6 +81,13 @@ impl Printer {
                 report.baseline.flaky.join(", ")
             );
         }
+        if let Some(wheats) = report
+            .wheats
+            .as_ref()
+            .filter(|w| !self.quiet() || !w.failed.is_empty())
+        {
+            out.push_str(&self.render_wheats(wheats));
+        }
         let s = &report.summary;
         let outcomes: Vec<String> = s
             .outcomes

@@ -27,6 +27,10 @@ pub struct Report {
     pub mutants: Vec<MutantReport>,
     /// Whether only some of the directory's mutants were run.
     pub filtered: bool,
+    /// The shipped wheats, run through the suite in the same run as the
+    /// mutants (`None` when only some mutants ran, or the implementation is
+    /// not the built-in reference, or the baseline failed).
+    pub wheats: Option<WheatsChecked>,
     /// With `--predictions`: each prediction beside what happened, and the score.
     pub predictions: Option<super::predictions::Scorecard>,
     pub summary: Summary,
@@ -119,6 +123,27 @@ pub struct Kill {
     pub message: String,
     /// What the test observed, when its message is an observation.
     pub observation: Option<KillObservation>,
+}
+
+/// The wheats (correct implementations), each of which must pass the whole
+/// suite as the reference does.
+#[derive(Debug, Clone, Serialize)]
+pub struct WheatsChecked {
+    pub checked: usize,
+    pub passed: usize,
+    /// Each wheat that did not pass, and why.
+    pub failed: Vec<WheatFailure>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct WheatFailure {
+    pub id: String,
+    /// The wheat's file.
+    pub path: String,
+    /// Its failing tests.
+    pub tests: Vec<String>,
+    /// The compiler's messages or the failing tests' first lines.
+    pub detail: String,
 }
 
 /// A failing test's observation, as its message has it.

@@ -266,6 +266,13 @@ impl Scratch {
         Ok(())
     }
 
+    /// Where front ends remember what they checked once (a wheat that passed
+    /// the suite, say): small files named by a hash of what was checked. The
+    /// garbage collector leaves them; `cache clean` removes them with the rest.
+    pub fn records_dir(&self) -> PathBuf {
+        self.root.join("records")
+    }
+
     /// The directory of a crate.
     pub fn dir(&self, krate: &CrateDir) -> PathBuf {
         self.root.join("crates").join(&krate.name)
