@@ -390,6 +390,7 @@ mod tests {
             mutants,
             filtered: false,
             predictions: None,
+            wheats: None,
             secs: 2.0,
             source: String::new(),
         }
