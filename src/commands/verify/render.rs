@@ -104,7 +104,20 @@ impl Printer {
             s.not_as_declared,
             &outcomes.join(separator),
         );
-        let verdict = if s.not_as_declared == 0 {
+        // A wheat that fails the suite fails the run as a mutant not as
+        // declared does: the verdict says so, in red.
+        let wheats_failed = report.wheats.as_ref().map_or(0, |w| w.failed.len());
+        let verdict = match (wheats_failed, self.lang) {
+            (0, _) => verdict,
+            (n, crate::lab::lang::Lang::En) => format!(
+                "{verdict}; {n} of the wheats fail{} the suite",
+                if n == 1 { "s" } else { "" }
+            ),
+            (n, crate::lab::lang::Lang::Ja) => {
+                format!("{verdict}。ただし正しい実装（wheat）{n} 個がスイートに通りません")
+            }
+        };
+        let verdict = if s.not_as_declared == 0 && wheats_failed == 0 {
             self.out.green(&verdict)
         } else {
             self.out.red(&verdict)
@@ -443,6 +456,37 @@ mod tests {
                 assert!(display_width(line) <= 80, "{line}");
             }
         }
+    }
+
+    #[test]
+    fn a_wheat_that_fails_the_suite_is_in_the_verdict() {
+        use crate::commands::verify::report::{WheatFailure, WheatsChecked};
+        let mut report = report("claim-expiry-inclusive", "release-resets-fence");
+        report.mutants.pop();
+        report.summary = summarize(&report.mutants);
+        report.wheats = Some(WheatsChecked {
+            checked: 2,
+            passed: 1,
+            failed: vec![WheatFailure {
+                id: "broken".into(),
+                path: "wheats/broken.toml".into(),
+                tests: vec!["step4::reclaims_at_exact_expiry".into()],
+                detail: String::new(),
+            }],
+        });
+        let verdict = |report: &Report, lang| {
+            let text = Printer::plain()
+                .in_lang(lang)
+                .with_width(80)
+                .render_verify_report(report);
+            let at = text.find("fencelab verify:").expect("a verdict");
+            text[at..].replace('\n', " ")
+        };
+        let en = verdict(&report, Lang::En);
+        assert!(en.contains("1 of the wheats fails the suite"), "{en}");
+        assert!(verdict(&report, Lang::Ja).contains("wheat）1 個がスイートに通りません"));
+        report.wheats = None;
+        assert!(!verdict(&report, Lang::En).contains("wheats"));
     }
 
     #[test]
