@@ -63,8 +63,8 @@ pub fn render(report: &GradeReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::grade::GradeReport;
     use crate::commands::grade::points::tests::submission;
-    use crate::commands::grade::{GradeReport, exit_code_of};
 
     fn report() -> GradeReport {
         let mut bob = submission(
@@ -86,17 +86,7 @@ mod tests {
             bob,
             carol,
         ];
-        GradeReport {
-            schema: 1,
-            fencelab_version: "0.1.0".into(),
-            suite: "sha256:x".into(),
-            min_score: 0.0,
-            test_limit_secs: 10.0,
-            build_limit_secs: 600.0,
-            shard: None,
-            exit_code: exit_code_of(&submissions),
-            submissions,
-        }
+        GradeReport::of_test(submissions, 0.0)
     }
 
     #[test]

@@ -176,8 +176,8 @@ pub fn summary(report: &GradeReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::grade::GradeReport;
     use crate::commands::grade::points::tests::submission;
-    use crate::commands::grade::{GradeReport, exit_code_of};
 
     #[test]
     fn the_annotation_points_at_the_learners_function_of_the_first_failing_step() {
@@ -229,17 +229,7 @@ mod tests {
         carol.passed_gate = false;
         carol.score = 0.0;
         let submissions = vec![submission(&[2; 8], &[2, 2, 2, 1, 2, 2, 2, 2]), carol];
-        let report = GradeReport {
-            schema: 1,
-            fencelab_version: "0.1.0".into(),
-            suite: "sha256:x".into(),
-            min_score: 80.0,
-            test_limit_secs: 10.0,
-            build_limit_secs: 600.0,
-            shard: None,
-            exit_code: exit_code_of(&submissions),
-            submissions,
-        };
+        let report = GradeReport::of_test(submissions, 80.0);
         insta::assert_snapshot!(summary(&report));
     }
 }

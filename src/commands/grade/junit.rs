@@ -186,8 +186,8 @@ pub fn render(report: &GradeReport) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::grade::GradeReport;
     use crate::commands::grade::points::tests::submission;
-    use crate::commands::grade::{GradeReport, exit_code_of};
 
     #[test]
     fn junit_parses_with_properties_system_out_and_build_errors_in_xsd_order() {
@@ -210,17 +210,7 @@ mod tests {
         dave.score = 0.0;
         dave.passed_gate = false;
         let submissions = vec![bob, carol, dave];
-        let report = GradeReport {
-            schema: 1,
-            fencelab_version: "0.1.0".into(),
-            suite: "sha256:x".into(),
-            min_score: 90.0,
-            test_limit_secs: 10.0,
-            build_limit_secs: 600.0,
-            shard: None,
-            exit_code: exit_code_of(&submissions),
-            submissions,
-        };
+        let report = GradeReport::of_test(submissions, 90.0);
         let xml = render(&report);
         let doc = roxmltree::Document::parse(&xml).expect("well-formed XML");
         let root = doc.root_element();
@@ -344,17 +334,7 @@ mod tests {
         dave.tests.clear();
         dave.score = -0.0;
         let submissions = vec![dave];
-        let report = GradeReport {
-            schema: 1,
-            fencelab_version: "0.1.0".into(),
-            suite: "sha256:x".into(),
-            min_score: 0.0,
-            test_limit_secs: 10.0,
-            build_limit_secs: 600.0,
-            shard: None,
-            exit_code: exit_code_of(&submissions),
-            submissions,
-        };
+        let report = GradeReport::of_test(submissions, 0.0);
         let xml = render(&report);
         assert!(!xml.contains("\"-0"), "{xml}");
         assert!(xml.contains("time=\"0.000\""), "{xml}");

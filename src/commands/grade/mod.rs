@@ -270,6 +270,25 @@ pub fn run(
     })
 }
 
+#[cfg(test)]
+impl GradeReport {
+    /// A report of `submissions` with the default limits, as the reports'
+    /// unit tests build one.
+    pub(crate) fn of_test(submissions: Vec<SubmissionReport>, min_score: f64) -> GradeReport {
+        GradeReport {
+            schema: 1,
+            fencelab_version: "0.1.0".into(),
+            suite: "sha256:x".into(),
+            min_score,
+            test_limit_secs: 10.0,
+            build_limit_secs: 600.0,
+            shard: None,
+            exit_code: exit_code_of(&submissions),
+            submissions,
+        }
+    }
+}
+
 /// How a grading of `submissions` ends: 2 when none could be graded at all,
 /// else 3 when one does not compile or cannot be graded, else 1 when one is
 /// below the gate, else 0.

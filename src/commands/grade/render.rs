@@ -296,7 +296,6 @@ impl Progress for Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::grade::exit_code_of;
     use crate::commands::grade::points::tests::submission;
     use crate::output::printer::Verbosity;
 
@@ -329,17 +328,7 @@ mod tests {
             named("erin.rs", [8, 6, 7, 0, 0, 0, 0, 0]),
             named("frank-with-a-rather-long-name.rs", sizes),
         ];
-        GradeReport {
-            schema: 1,
-            fencelab_version: "0.1.0".into(),
-            suite: "sha256:x".into(),
-            min_score: 80.0,
-            test_limit_secs: 10.0,
-            build_limit_secs: 600.0,
-            shard: None,
-            exit_code: exit_code_of(&submissions),
-            submissions,
-        }
+        GradeReport::of_test(submissions, 80.0)
     }
 
     #[test]
