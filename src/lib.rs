@@ -10,6 +10,7 @@ pub mod commands;
 pub mod engine;
 pub mod error;
 pub mod exit;
+pub mod judging;
 pub mod lab;
 pub mod lease;
 pub mod output;

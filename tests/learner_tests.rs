@@ -14,8 +14,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use fencelab::commands::mine::{self, Judges, TestsReport};
 use fencelab::engine::scratch::Scratch;
+use fencelab::judging::{self as mine, Judges, TestsReport};
 use fencelab::lab::reference::items;
 
 mod common;
@@ -672,8 +672,8 @@ fn fencelabs_own_suite_reads_as_a_learners_tests() {
 /// reads it.
 #[test]
 fn what_check_mine_prints_in_both_languages() {
-    use fencelab::commands::mine::{Invalid, JudgedTest, MissedMutant, StepThoroughness, WrongOn};
     use fencelab::commands::predict::ObservationKind;
+    use fencelab::judging::{Invalid, JudgedTest, MissedMutant, StepThoroughness, WrongOn};
     use fencelab::lab::lang::{Lang, Text};
     let text = |en: &str, ja: &str| Text {
         en: en.into(),

@@ -5,7 +5,6 @@
 pub mod cache;
 pub mod check;
 pub mod grade;
-pub mod mine;
 pub mod new;
 pub mod predict;
 pub mod verify;

@@ -3,6 +3,7 @@
 
 pub(crate) mod api;
 pub mod lang;
+pub mod layout;
 pub mod mutant;
 pub(crate) mod observation;
 pub mod reference;

@@ -62,7 +62,7 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         .unwrap_or_else(crate::engine::runner::default_jobs)
         .max(1);
     if args.mine {
-        let mine = crate::commands::mine::cli::MineArgs {
+        let mine = super::mine::MineArgs {
             dir,
             lang,
             timeout: seconds(args.timeout, "--timeout")?,
@@ -71,7 +71,7 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
             wheats: args.wheats,
             json: args.json,
         };
-        return crate::commands::mine::cli::main(mine, printer);
+        return super::mine::main(mine, printer);
     }
     let options = crate::commands::check::Options {
         dir: dir.clone(),

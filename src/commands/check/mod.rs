@@ -6,6 +6,8 @@
 
 pub mod cli;
 pub mod github;
+pub mod mine;
+mod mine_render;
 mod render;
 
 use std::path::{Path, PathBuf};

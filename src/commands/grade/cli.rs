@@ -153,7 +153,7 @@ fn grade(
         .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
     }
     if args.tests {
-        return crate::commands::mine::grade::grade(args, &paths, printer);
+        return super::learner_tests::grade(args, &paths, printer);
     }
     // Every input is read and checked before anything is built; one that
     // cannot be used scores 0 with its reason, and the others are graded.

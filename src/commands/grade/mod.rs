@@ -14,6 +14,7 @@ pub mod csv;
 pub mod github;
 pub mod gradescope;
 pub mod junit;
+pub mod learner_tests;
 pub mod merge;
 pub mod points;
 pub mod prairielearn;

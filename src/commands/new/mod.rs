@@ -11,10 +11,10 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use crate::commands::mine::MINE;
 use crate::commands::{default_lang, parse_lang};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::layout::{MINE, MINE_DIR, MINE_HELPERS};
 use crate::lab::reference::{REFERENCE, items};
 use crate::lab::suite;
 use crate::lab::worksheet::{Lang, Worksheet};
@@ -124,7 +124,7 @@ pub fn files_for(
         (PathBuf::from("README.md"), readme(name, lang, mode)),
         (PathBuf::from(MINE), mine(&ident, lang)),
         (
-            PathBuf::from(crate::commands::mine::MINE_DIR).join("helpers.rs"),
+            PathBuf::from(MINE_DIR).join("helpers.rs"),
             MINE_HELPERS.to_string(),
         ),
         (
@@ -143,9 +143,6 @@ pub fn files_for(
     }
     files
 }
-
-/// The helpers the learner's own tests start with.
-pub(crate) const MINE_HELPERS: &str = include_str!("helpers.rs");
 
 /// The learner's own tests file: the binding line fencelab replaces, and one
 /// example test.

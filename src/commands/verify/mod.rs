@@ -196,7 +196,7 @@ pub fn run(
         .then(crate::lab::wheat::Wheats::builtin);
     let mut wheat_scenarios: Vec<(usize, String)> = Vec::new();
     for wheat in wheats.iter().flat_map(|w| &w.wheats) {
-        let code = crate::commands::mine::content::wheat_code(wheat, &source)?;
+        let code = crate::judging::content::wheat_code(wheat, &source)?;
         request.implementations.push(Implementation {
             shown_path: shown_path(&wheat.path, &cwd),
             source: code.clone(),
@@ -362,7 +362,7 @@ fn checked_wheats(
     results: &[ScenarioResult],
     scratch: &Scratch,
 ) -> WheatsChecked {
-    use crate::commands::mine::content;
+    use crate::judging::content;
     let suite = SuiteFiles::builtin();
     let mut failed = Vec::new();
     for (wheat, (scenario, code)) in wheats.iter().zip(scenarios) {

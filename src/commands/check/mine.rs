@@ -4,11 +4,10 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use super::judge::Options;
-use super::{Judges, judge, read};
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::judging::{Judges, Options, judge, read};
 use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
 
@@ -28,7 +27,7 @@ pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
     let scratch = Scratch::locate(&args.dir.join("target"))?;
     printer.lang = args.lang;
-    super::content::check(&judges, &scratch, args.jobs, &mut |done, total| {
+    crate::judging::content::check(&judges, &scratch, args.jobs, &mut |done, total| {
         printer.progress(&match args.lang {
             Lang::En => format!("  checking the wheats against the suite (once): {done}/{total}"),
             Lang::Ja => {

@@ -8,8 +8,6 @@
 
 use std::path::PathBuf;
 
-use super::judge::Options;
-use super::{Judges, LearnerTests, TestsReport, judge, read};
 use crate::commands::grade::cli::GradeArgs;
 use crate::commands::grade::{GradeReport, GradedTest, StepScore, SubmissionReport};
 use crate::commands::{project_root, seconds};
@@ -18,6 +16,7 @@ use crate::engine::policy::DEFAULT_TEST_LIMIT;
 use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::judging::{Judges, LearnerTests, Options, TestsReport, judge, read};
 use crate::output::printer::{Printer, Verb};
 
 /// Grades the test suites at `paths` as `args` says; the caller prints and
@@ -48,7 +47,7 @@ pub fn grade(
             .max(1),
         timeout: Some(test_limit),
     };
-    super::content::check(&judges, &scratch, options.jobs, &mut |done, total| {
+    crate::judging::content::check(&judges, &scratch, options.jobs, &mut |done, total| {
         printer.progress(&format!(
             "  checking the wheats against the suite (once): {done}/{total}"
         ));

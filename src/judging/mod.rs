@@ -1,9 +1,12 @@
 //! A learner's own tests, judged as Examplar (Wrenn and Krishnamurthi, Brown
 //! University) judges them: a test is **valid** when it passes on every
-//! correct implementation (the reference, run twice, and every wheat), and a
-//! suite is **thorough** in proportion to the broken implementations (the
-//! mutants) its valid tests catch. `check --mine` shows it to the learner,
-//! `grade --tests` scores it.
+//! run of every correct implementation (the reference, run three times, and
+//! every wheat), and a suite is **thorough** in proportion to the broken
+//! implementations (the mutants) its valid tests catch. Two commands use it,
+//! and neither owns it: `check --mine` shows it to the learner
+//! (`commands/check/mine.rs`), `grade --tests` scores it
+//! (`commands/grade/learner_tests.rs`). It sits below the commands and above
+//! the engine: it imports no command.
 //!
 //! The learner's tests are untrusted code: they run as the judge, caged, and
 //! the engine's `LearnerTests` policy keeps them from learning which
@@ -11,19 +14,15 @@
 //! failing on purpose cannot earn credit). Every (test, implementation) pair is
 //! one trial, in a shuffled order.
 //!
-//! For a test that is invalid the report says on which correct implementation
-//! it failed, with the test's own message and the freedom it most likely
-//! assumed (from the wheats' freedoms); a test that fails on the reference but
-//! passes on a mutant was most likely written from that mutant's
-//! misunderstanding, whose explanation it shows. For each mutant no valid test
+//! For a test that is invalid the report gives the one reason the evidence
+//! shows (`judge.rs`): racy, fails on the reference (with the misunderstanding
+//! it was likely written from), assumed a freedom, or fails on a full wheat
+//! only. For each mutant no valid test
 //! catches, it gives the title and what kind of observation would expose it
 //! (from the tests of fencelab's own suite that kill it), never its code.
 
-pub mod cli;
 pub mod content;
-pub mod grade;
 mod judge;
-mod render;
 mod report;
 
 pub use judge::{Judges, Options, judge};
@@ -31,16 +30,10 @@ pub use report::{Invalid, JudgedTest, MissedMutant, StepThoroughness, TestsRepor
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::new::MINE_HELPERS;
 use crate::error::Error;
 use crate::lab::api::compile_time_read;
+use crate::lab::layout::{MINE, MINE_DIR, MINE_HELPERS};
 use crate::lab::suite::SuiteFiles;
-
-/// Where a learner's own tests live in a lab crate.
-pub const MINE: &str = "tests/mine/main.rs";
-/// The directory of a learner's own tests: everything in it belongs to them
-/// (a test target of its own, `mine`; its modules sit beside `main.rs`).
-pub const MINE_DIR: &str = "tests/mine";
 
 /// The root of a learner's tests in the judge crate, relative to `tests/`.
 const ROOT: &str = "mine/main.rs";

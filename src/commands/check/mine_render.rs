@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::{Invalid, Judges, TestsReport, WrongOn};
+use crate::judging::{Invalid, Judges, TestsReport, WrongOn};
 use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, indent};
 use crate::output::width::{display_width, truncate, wrap};

@@ -8,9 +8,9 @@
 
 use serde::Serialize;
 
-use crate::commands::predict::ObservationKind;
 use crate::exit::ExitCode;
 use crate::lab::lang::Text;
+use crate::lab::observation::ObservationKind;
 
 /// The whole judgement of one learner's tests.
 #[derive(Debug, Clone, Serialize)]

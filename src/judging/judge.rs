@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use super::LearnerTests;
 use super::report::{Invalid, JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
-use crate::commands::predict::ObservationKind;
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
@@ -28,6 +27,7 @@ use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Text;
 use crate::lab::mutant::{self, Mutant};
+use crate::lab::observation::ObservationKind;
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::schedule;
 use crate::lab::suite::{self, SuiteFiles, SuiteTest};
