@@ -7,7 +7,11 @@
 use std::fmt::Write as _;
 
 use crate::commands::grade::{GradeReport, SubmissionReport};
-use crate::commands::verify::html::escape;
+use crate::output::markup::{self, Markup};
+
+fn escape(text: &str) -> String {
+    markup::escape(text, Markup::Html)
+}
 use crate::output::github::{Annotation, Level, cell, first_compiler_location, line_of_fn};
 
 /// The lines of a failure that say what was observed.

@@ -42,7 +42,7 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
         ),
         None => (
             crate::lab::mutant::builtin(),
-            crate::commands::verify::BUILTIN_MUTANTS.to_string(),
+            crate::lab::mutant::BUILTIN_MUTANTS.to_string(),
         ),
     };
     printer.lang = args.lang.unwrap_or_else(default_lang);

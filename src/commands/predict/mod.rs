@@ -196,7 +196,7 @@ impl Shown {
     /// The worksheet with the fragments of `all`, in `lang`.
     pub fn new(all: &[Mutant], lang: Lang) -> Shown {
         let worksheet = Worksheet::builtin();
-        let text = crate::commands::worksheet::render_with(&worksheet, all, lang, false);
+        let text = crate::lab::worksheet::render_with(&worksheet, all, lang, false);
         let through = (1..=worksheet.steps.len() as u32)
             .map(|step| {
                 let next = format!("\n### {}. ", step + 1);
@@ -426,7 +426,7 @@ mod tests {
                 chosen.iter().map(|m| &m.id).collect::<Vec<_>>(),
                 fragments.iter().map(|m| &m.id).collect::<Vec<_>>()
             );
-            let worksheet = crate::commands::worksheet::render(&Worksheet::builtin(), lang);
+            let worksheet = crate::lab::worksheet::render(&Worksheet::builtin(), lang);
             let blocks = entries(&text);
             assert_eq!(blocks.len(), 8, "{lang:?}");
             for ((step, block), m) in blocks.iter().zip(&fragments) {
@@ -451,7 +451,7 @@ mod tests {
             .collect();
         let all = builtin();
         for lang in Lang::ALL {
-            let worksheet = crate::commands::worksheet::render(&Worksheet::builtin(), lang);
+            let worksheet = crate::lab::worksheet::render(&Worksheet::builtin(), lang);
             let through = |step: u32| match worksheet.find(&format!("\n### {}. ", step + 1)) {
                 Some(at) => &worksheet[..at],
                 None => &worksheet[..],

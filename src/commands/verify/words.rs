@@ -6,8 +6,7 @@ use crate::lab::lang::Lang;
 /// What the implementation under test is called on screen when it is the
 /// one built into fencelab (`Progress::started` is told this).
 pub const BUILTIN_REFERENCE: &str = "the built-in reference";
-/// What the mutants are called on screen when they are fencelab's own.
-pub const BUILTIN_MUTANTS: &str = "fencelab's built-in mutants";
+pub use crate::lab::mutant::BUILTIN_MUTANTS;
 
 pub(super) struct Words {
     pub step: &'static str,

@@ -22,6 +22,9 @@ pub use apply::{Stale, apply};
 
 mod apply;
 
+/// What the mutants are called on screen when they are fencelab's own.
+pub const BUILTIN_MUTANTS: &str = "fencelab's built-in mutants";
+
 /// One mutant, checked.
 #[derive(Debug, Clone)]
 pub struct Mutant {
