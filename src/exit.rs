@@ -112,26 +112,6 @@ impl ExitCode {
     }
 }
 
-/// The "Exit codes" section of `command`'s `--help`, wrapped to 80 columns.
-pub fn help(command: &str) -> String {
-    let mut text = String::from("Exit codes:");
-    for code in ExitCode::ALL {
-        if let Some(meaning) = code.meaning(command) {
-            let wrapped = crate::output::width::wrap(meaning, 75);
-            let mut lines = wrapped.lines();
-            text.push_str(&format!(
-                "\n  {}  {}",
-                code.code(),
-                lines.next().unwrap_or("")
-            ));
-            for line in lines {
-                text.push_str(&format!("\n     {line}"));
-            }
-        }
-    }
-    text
-}
-
 impl From<ExitCode> for std::process::ExitCode {
     fn from(code: ExitCode) -> Self {
         std::process::ExitCode::from(code as u8)
@@ -157,35 +137,6 @@ impl<'de> Deserialize<'de> for ExitCode {
             other => Err(serde::de::Error::custom(format!(
                 "exit code {other} is not one of fencelab's (0 to 4)"
             ))),
-        }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn every_command_s_help_lists_its_exit_codes() {
-        let command = crate::cli::Cli::command_with_exit_codes();
-        for sub in command.get_subcommands() {
-            let help = sub.clone().render_help().to_string();
-            assert!(help.contains("Exit codes:"), "{}: {help}", sub.get_name());
-            for code in ExitCode::ALL {
-                if code.meaning(sub.get_name()).is_some() {
-                    assert!(
-                        help.contains(&format!("\n  {}  ", code.code())),
-                        "{} lacks {}: {help}",
-                        sub.get_name(),
-                        code.code()
-                    );
-                }
-            }
-            let section = &help[help.find("Exit codes:").unwrap_or(0)..];
-            assert!(
-                section.lines().all(|l| l.chars().count() <= 80),
-                "{section}"
-            );
         }
     }
 }

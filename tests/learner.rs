@@ -294,7 +294,7 @@ fn what_new_writes_in_both_languages() {
 #[test]
 fn the_worksheet_in_both_languages() {
     for lang in Lang::ALL {
-        let md = fencelab::lab::worksheet::render(&Worksheet::builtin(), lang);
+        let md = fencelab::output::worksheet::render(&Worksheet::builtin(), lang);
         snapshot!(format!("worksheet_{}", lang.code()), md);
     }
 }

@@ -13,8 +13,10 @@ use crate::commands::predict::cli::PredictArgs;
 use crate::commands::verify::cli::VerifyArgs;
 use crate::commands::worksheet::WorksheetArgs;
 use crate::commands::{cache, check, grade, new, predict, verify, worksheet};
+use crate::exit::ExitCode;
 use crate::output::printer::{Printer, Verbosity};
 use crate::output::style::ColorChoice;
+use crate::output::width::wrap;
 
 /// A hands-on lab about leases and fencing tokens, and the engine that judges it.
 #[derive(Debug, Parser)]
@@ -42,13 +44,13 @@ impl Cli {
     /// The command line's description, with each command's exit codes at the
     /// end of its `--help`.
     pub fn command_with_exit_codes() -> clap::Command {
-        let mut command = Cli::command().after_help(crate::exit::help(""));
+        let mut command = Cli::command().after_help(exit_codes_help(""));
         let names: Vec<String> = command
             .get_subcommands()
             .map(|c| c.get_name().to_string())
             .collect();
         for name in names {
-            command = command.mut_subcommand(&name, |c| c.after_help(crate::exit::help(&name)));
+            command = command.mut_subcommand(&name, |c| c.after_help(exit_codes_help(&name)));
         }
         command
     }
@@ -104,6 +106,55 @@ pub fn main() -> std::process::ExitCode {
         Err(err) => {
             printer.error(&err);
             err.exit_code().into()
+        }
+    }
+}
+
+/// The "Exit codes" section of `command`'s `--help`, wrapped to 80 columns.
+fn exit_codes_help(command: &str) -> String {
+    let mut text = String::from("Exit codes:");
+    for code in ExitCode::ALL {
+        if let Some(meaning) = code.meaning(command) {
+            let wrapped = wrap(meaning, 75);
+            let mut lines = wrapped.lines();
+            text.push_str(&format!(
+                "\n  {}  {}",
+                code.code(),
+                lines.next().unwrap_or("")
+            ));
+            for line in lines {
+                text.push_str(&format!("\n     {line}"));
+            }
+        }
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_command_s_help_lists_its_exit_codes() {
+        let command = Cli::command_with_exit_codes();
+        for sub in command.get_subcommands() {
+            let help = sub.clone().render_help().to_string();
+            assert!(help.contains("Exit codes:"), "{}: {help}", sub.get_name());
+            for code in ExitCode::ALL {
+                if code.meaning(sub.get_name()).is_some() {
+                    assert!(
+                        help.contains(&format!("\n  {}  ", code.code())),
+                        "{} lacks {}: {help}",
+                        sub.get_name(),
+                        code.code()
+                    );
+                }
+            }
+            let section = &help[help.find("Exit codes:").unwrap_or(0)..];
+            assert!(
+                section.lines().all(|l| l.chars().count() <= 80),
+                "{section}"
+            );
         }
     }
 }

@@ -11,7 +11,8 @@
 use crate::commands::parse_lang;
 use crate::exit::ExitCode;
 use crate::lab::mutant;
-use crate::lab::worksheet::{Lang, Worksheet, render_with};
+use crate::lab::worksheet::{Lang, Worksheet};
+use crate::output::worksheet::render_with;
 
 /// `fencelab worksheet`'s arguments.
 #[derive(Debug, clap::Args)]

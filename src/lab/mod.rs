@@ -6,6 +6,7 @@ pub mod lang;
 pub mod layout;
 pub mod mutant;
 pub(crate) mod observation;
+pub mod predictions;
 pub mod reference;
 pub mod schedule;
 pub mod suite;

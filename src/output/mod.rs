@@ -1,5 +1,5 @@
 //! What fencelab prints for people: styles, widths, diffs, observations, the
-//! printer and its progress lines.
+//! printer and its progress lines, and the worksheet as Markdown.
 
 pub(crate) mod debug_value;
 pub(crate) mod diff;
@@ -11,3 +11,4 @@ pub mod printer;
 pub mod style;
 pub(crate) mod ticker;
 pub mod width;
+pub mod worksheet;

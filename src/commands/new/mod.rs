@@ -119,7 +119,7 @@ pub fn files_for(
         (PathBuf::from("src/lib.rs"), learner_lib(worksheet, lang)),
         (
             PathBuf::from("WORKSHEET.md"),
-            crate::lab::worksheet::render(worksheet, lang),
+            crate::output::worksheet::render(worksheet, lang),
         ),
         (PathBuf::from("README.md"), readme(name, lang, mode)),
         (PathBuf::from(MINE), mine(&ident, lang)),

@@ -99,7 +99,7 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
                 filters: Vec::new(),
                 ..options.clone()
             };
-            let predictions = crate::commands::predict::load(
+            let predictions = crate::lab::predictions::load(
                 path,
                 &verify::load(&every)?,
                 &crate::lab::suite::test_names(),

@@ -15,8 +15,9 @@
 use serde::Serialize;
 
 use super::MutantReport;
-use crate::commands::predict::{ObservationKind, Prediction};
 use crate::engine::outcome::MutantOutcome;
+use crate::lab::observation::ObservationKind;
+use crate::lab::predictions::Prediction;
 
 /// Some of a mutant's killers, by what they saw.
 #[derive(Debug, Clone, PartialEq, Serialize)]

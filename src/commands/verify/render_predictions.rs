@@ -222,7 +222,7 @@ impl Printer {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::commands::predict::ObservationKind;
+    use crate::lab::observation::ObservationKind;
 
     fn entry(id: &str, outcome: MutantOutcome, happened: Vec<Happened>, max: f64) -> Scored {
         let killers: Vec<String> = happened.iter().flat_map(|h| h.tests.clone()).collect();

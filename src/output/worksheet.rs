@@ -4,8 +4,8 @@
 
 use std::fmt::Write as _;
 
-use super::{Lang, Worksheet};
 use crate::lab::mutant::{self, Mutant};
+use crate::lab::worksheet::{Lang, Worksheet};
 
 struct Labels {
     contract: &'static str,
@@ -93,7 +93,7 @@ pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang, answer
             );
             let _ = writeln!(out, "```rust\n{}\n```\n", m.broken_code(reference));
             if answers && let Ok(broken) = m.apply(reference) {
-                let diff = crate::output::diff::patch(reference, &broken, "reference", &m.id);
+                let diff = super::diff::patch(reference, &broken, "reference", &m.id);
                 let _ = writeln!(out, "**{}**\n\n```diff\n{}```\n", l.answer, diff);
             }
         }

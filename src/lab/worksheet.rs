@@ -8,10 +8,6 @@
 //! 1 to 8 in file order, with the slugs of [`SLUGS`] in that order, and no empty
 //! text in either language. Every error names the file, the line and the column.
 
-mod markdown;
-
-pub use markdown::{render, render_with};
-
 use std::fmt;
 use std::path::{Path, PathBuf};
 
@@ -38,8 +34,8 @@ pub const SLUGS: [&str; 8] = [
 ];
 
 const BUILTIN_DIR: &str = "worksheet";
-const BUILTIN_LAB: &str = include_str!("../../../worksheet/lab.toml");
-const BUILTIN_STEPS: &str = include_str!("../../../worksheet/steps.toml");
+const BUILTIN_LAB: &str = include_str!("../../worksheet/lab.toml");
+const BUILTIN_STEPS: &str = include_str!("../../worksheet/steps.toml");
 
 /// One step of the worksheet: a function of the contract and what to think
 /// about before running its tests.
