@@ -224,14 +224,6 @@ impl Printer {
         self.ticker = Some(ticker);
     }
 
-    /// More about the build under way (e.g. what cargo compiles now), shown on
-    /// its progress line.
-    pub fn build_detail(&mut self, detail: &str) {
-        if let Some(ticker) = &self.ticker {
-            ticker.detail(detail);
-        }
-    }
-
     /// The build has ended after `secs`; said when the build was slow enough
     /// to be announced, or when verbose.
     pub fn build_finished(&mut self, implementations: usize, secs: f64) {

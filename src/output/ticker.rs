@@ -74,12 +74,6 @@ impl Ticker {
         }
     }
 
-    /// Shows `detail` on the live line from its next redraw.
-    pub fn detail(&self, detail: &str) {
-        let (lock, _) = &*self.state;
-        lock.lock().unwrap_or_else(|e| e.into_inner()).detail = detail.to_string();
-    }
-
     /// Shows what `source` says on the live line, at every redraw.
     pub fn follow(&self, source: crate::engine::cargo::Detail) {
         let (lock, _) = &*self.state;
