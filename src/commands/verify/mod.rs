@@ -23,7 +23,7 @@ mod words;
 pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
-pub use crate::output::paths::shown_path;
+use crate::output::paths::shown_path;
 pub use report::{
     Baseline, BaselineTest, Kill, KillObservation, LimitInfo, MutantReport, Report, Summary,
     WheatFailure, WheatsChecked,
