@@ -5,7 +5,8 @@
 //! holds none of it, nothing it started survives the run, and the correct
 //! submission in the batch scores exactly what it scores alone (100).
 //!
-//! Slow: one batch of 16 submissions (about a minute warm on 2 cores).
+//! Slow: one batch of 18 submissions, about 6 minutes on 2 cores (the
+//! thousand processes, the memory bomb and the flood in each trial of step 5).
 
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
@@ -375,8 +376,11 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
     }
     // The attacks that only take their own trial down fail there, with
     // their reason, and the output is capped.
-    let flood = messages("floods_output");
-    assert!(flood.len() < 64 * 1024, "{} bytes", flood.len());
+    let flooded = submission("floods_output")["tests"].as_array().unwrap();
+    for t in flooded.iter().filter(|t| t["outcome"] != "passed") {
+        let message = t["message"].as_str().unwrap_or("");
+        assert!(message.len() < 20 * 1024, "{} bytes", message.len());
+    }
     let memory = messages("memory_bomb");
     assert!(!memory.contains("ALLOCATED 64"), "{memory}");
 }
@@ -422,5 +426,132 @@ fn require_isolation_refuses_where_a_layer_is_missing() {
         let (code, stderr) = run(None);
         assert_eq!(code, Some(2), "{stderr}");
         assert!(!stderr.contains("warning"), "{stderr}");
+    }
+}
+
+/// The reading and reaching attacks as a learner's tests (`check --mine`,
+/// `grade --tests`): the suite is the untrusted side, judged against the
+/// reference, the wheats and the instructor's mutants.
+const AS_TESTS: &str = r#"
+use lab as lease;
+
+#[test]
+fn reads_the_instructors_files() {
+    let mut seen = String::new();
+    for dir in ["ROOT/mutants", "ROOT/wheats", "ROOT/tests/behaviour", "ROOT/target/fencelab"] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            seen.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    panic!("STOLEN [{seen}]");
+}
+
+#[test]
+fn reads_other_processes() {
+    let mut seen = String::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        for file in ["cmdline", "environ"] {
+            let text = std::fs::read(e.path().join(file)).unwrap_or_default();
+            seen.push_str(&String::from_utf8_lossy(&text));
+        }
+    }
+    panic!("STOLEN [{seen}]");
+}
+
+#[test]
+fn reads_the_environment() {
+    let seen: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+    panic!("STOLEN [{}]", seen.join(" "));
+}
+
+#[test]
+fn reaches_out() {
+    use std::io::Write;
+    use std::net::ToSocketAddrs;
+    let tcp = std::net::TcpStream::connect("TCP_ADDR").map(|mut s| s.write_all(b"LEAK"));
+    let udp = std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(b"LEAK", "UDP_ADDR"));
+    let dns = "localhost:80".to_socket_addrs().map(|a| a.count());
+    let unix = std::os::unix::net::UnixStream::connect("UNIX_PATH").map(|mut s| s.write_all(b"LEAK"));
+    panic!("NET tcp={} udp={} dns={} unix={}", tcp.is_ok(), udp.is_ok(), dns.is_ok(), unix.is_ok());
+}
+
+#[test]
+fn escapes_and_writes_outside() {
+    let _ = std::process::Command::new("setsid").args(["env", "-i", "sleep", "306"]).spawn();
+    let _ = std::fs::write("/tmp/fencelab-attack-test-tmp", "x");
+    let _ = std::fs::write("ROOT/target/fencelab-attack-test-cache", "x");
+    let _ = lease::init_db(std::env::temp_dir().join("jobs.db"));
+}
+"#;
+
+#[test]
+fn a_learners_tests_see_only_their_own_trial() {
+    use fencelab::commands::mine::{self, Judges};
+    let targets = Targets::new();
+    let lab = tempfile::tempdir().unwrap();
+    let dir = lab.path().join("tests/mine");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        lab.path().join("Cargo.toml"),
+        "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("main.rs"), targets.fill(AS_TESTS)).unwrap();
+    let tests = mine::read(lab.path()).unwrap_or_else(|e| panic!("{e}"));
+    let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
+    let options = mine::Options {
+        jobs: fencelab::engine::runner::default_jobs(),
+        timeout: Some(std::time::Duration::from_secs(10)),
+    };
+    let judges = Judges::load(None, None).unwrap();
+    let report = mine::judge(&tests, &judges, &options, &scratch, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    let said = |name: &str| -> String {
+        let t = report
+            .tests
+            .iter()
+            .find(|t| t.test.ends_with(name))
+            .unwrap();
+        t.wrong_on
+            .iter()
+            .map(|w| w.message.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let all = serde_json::to_string(&report).unwrap();
+    for secret in [
+        MUTANTS_TEXT,
+        "CARGO_",
+        "fn holder_extends_a_live_lease",
+        "FENCELAB_IMPL",
+    ] {
+        assert!(!all.contains(secret), "{secret} reached the report");
+    }
+    assert!(said("reads_the_instructors_files").contains("STOLEN []"));
+    assert!(said("reads_other_processes").contains("STOLEN []"));
+    assert!(said("reads_the_environment").contains("STOLEN ["));
+    assert!(
+        said("reaches_out").contains("NET tcp=false udp=false dns=false unix=false"),
+        "{}",
+        said("reaches_out")
+    );
+    assert!(
+        targets.tcp.accept().is_err(),
+        "a TCP connection got through"
+    );
+    assert!(
+        targets.udp.recv(&mut [0u8; 16]).is_err(),
+        "a datagram got through"
+    );
+    assert!(
+        targets.unix.accept().is_err(),
+        "the grader's socket was reached"
+    );
+    assert!(eventually_none(|| processes_named("sleep 306")).is_empty());
+    for path in [
+        PathBuf::from("/tmp/fencelab-attack-test-tmp"),
+        root().join("target/fencelab-attack-test-cache"),
+    ] {
+        assert!(!path.exists(), "{} was written", path.display());
     }
 }
