@@ -106,8 +106,18 @@ fn isolation(required: bool, printer: &mut Printer) -> Result<(), crate::error::
             Lang::Ja => "特権なしのユーザー名前空間と Landlock が使えるカーネルのマシンで実行するか、--require-isolation を外してください",
         }));
     }
+    // Wrapped as the printer shows it: after its label ("warning: ", "警告: "),
+    // then indented by two.
+    let label = if lang == Lang::Ja {
+        "xxxxx "
+    } else {
+        "xxxxxxxx "
+    };
+    let width = crate::output::width::terminal_width().saturating_sub(2);
     for gap in &gaps {
-        printer.warning(text(gap));
+        let wrapped = crate::output::width::wrap(&format!("{label}{}", text(gap)), width);
+        let shown = wrapped.trim_end().replace('\n', "\n  ");
+        printer.warning(shown.strip_prefix(label).unwrap_or(&shown));
     }
     Ok(())
 }
