@@ -331,6 +331,8 @@ enum Place {
     Trial,
     /// Read and written, a single file (a device, a socket).
     Device,
+    /// Bound into the new root, with no Landlock right at all (/proc).
+    Shown,
 }
 
 impl Cage {
@@ -383,6 +385,14 @@ impl Cage {
             }
         }
         let ruleset = available().and_then(|abi| ruleset(abi, &opened));
+        // /proc is there for what needs /proc/self/exe (a test that runs its
+        // own binary again, `std::env::current_exe`), but only under
+        // Landlock, which gives no right to read anything in it, and keeps
+        // the links of other processes (`cwd`, `exe`, `fd`) out of reach, as
+        // it refuses to trace them. Without Landlock there is no /proc.
+        if ruleset.is_some() {
+            opened.push((PathBuf::from("/proc"), Place::Shown, None, None));
+        }
         // Namespaces are not probed here (a fork, 5 ms: once per judge, so
         // once per trial): the child tries them, and goes on without them
         // where the kernel refuses (`enter_root`).
@@ -433,7 +443,7 @@ fn root_plan(
             }
         }
     };
-    for (path, _, fd, link) in opened {
+    for (path, place, fd, link) in opened {
         let rel = path.strip_prefix("/").unwrap_or(path);
         if let Some(parent) = path.parent() {
             make_dir(parent, &mut dirs);
@@ -442,7 +452,7 @@ fn root_plan(
             links.push((c(text)?, c(rel)?));
             continue;
         }
-        if fd.is_none() {
+        if fd.is_none() && *place != Place::Shown {
             continue;
         }
         if path.is_dir() {
@@ -685,6 +695,7 @@ fn ruleset(
             Place::System if is_dir => EXECUTE | READ_FILE | READ_DIR,
             Place::System => EXECUTE | READ_FILE,
             Place::Device => READ_FILE | WRITE_FILE | if abi >= 3 { TRUNCATE } else { 0 },
+            Place::Shown => continue,
         };
         let added = allow(&ruleset, fd, access);
         // Without its trial directory the code could not run at all.
@@ -738,6 +749,13 @@ mod tests {
         report("read-etc", std::fs::read_to_string("/etc/hostname").is_ok());
         report("list-root", std::fs::read_dir("/").is_ok());
         report("proc", std::fs::read_to_string("/proc/1/cmdline").is_ok());
+        report("proc-link", std::fs::read_link("/proc/1/cwd").is_ok());
+        report(
+            "parent-link",
+            std::fs::read_link(format!("/proc/{}/cwd", std::os::unix::process::parent_id()))
+                .is_ok(),
+        );
+        report("current-exe", std::env::current_exe().is_ok());
         report(
             "tcp",
             std::net::TcpStream::connect_timeout(
@@ -811,6 +829,14 @@ mod tests {
                 .to_string()
         };
         assert_eq!(said("write-trial"), "ok", "{finished:?}");
+        if layers.landlock.is_some() {
+            // /proc is there (a test may run its own binary again), but
+            // nothing of another process's.
+            assert_eq!(said("current-exe"), "ok", "{finished:?}");
+        }
+        for attack in ["proc-link", "parent-link"] {
+            assert_eq!(said(attack), "refused", "{attack}: {finished:?}");
+        }
         for attack in [
             "read-secret",
             "read-etc",
