@@ -150,6 +150,44 @@ pub fn call(request: Request) -> Result<Answer, Failure> {
     }
 }
 
+/// Where the judge's socket for its implementation goes: in the trial's
+/// temporary directory `tmp`, under a name nobody can guess (another trial's
+/// code cannot list the directory, so it cannot find the socket either).
+/// A Unix socket's path must fit in 108 bytes and CI runners' temporary
+/// directories can be longer: then the path is relative to the judge's
+/// working directory `cwd` when that is `tmp`, as the runner makes it; never
+/// a shared place such as /tmp, where any process could connect to it.
+fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
+    static COUNT: AtomicUsize = AtomicUsize::new(0);
+    let mut random = [0u8; 8];
+    // SAFETY: fills a buffer of ours.
+    unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) };
+    let name = format!(
+        "fencelab-{}-{}.sock",
+        random
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect::<String>(),
+        COUNT.fetch_add(1, Ordering::Relaxed)
+    );
+    let socket = tmp.join(&name);
+    if socket.as_os_str().len() <= 100 {
+        return socket;
+    }
+    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => a == b,
+    };
+    if same(cwd, tmp) {
+        return PathBuf::from(name);
+    }
+    not_started(format_args!(
+        "the temporary directory's path is too long for a socket ({} bytes): {}",
+        socket.as_os_str().len(),
+        tmp.display()
+    ))
+}
+
 /// One request and its response over a fresh connection to `socket`.
 pub fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
     let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
@@ -183,26 +221,18 @@ fn start() -> Server {
             "{IMPL_ENV} is not set (run the judge through fencelab)"
         ))
     });
-    static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let name = format!(
-        "fencelab-{}-{}.sock",
-        std::process::id(),
-        COUNT.fetch_add(1, Ordering::Relaxed)
+    let socket = socket_path(
+        &std::env::temp_dir(),
+        &std::env::current_dir().unwrap_or_default(),
     );
-    let mut socket = std::env::temp_dir().join(&name);
-    // A Unix socket's path must fit in 108 bytes; CI runners' temporary
-    // directories can be longer.
-    if socket.as_os_str().len() > 100 {
-        socket = PathBuf::from("/tmp").join(&name);
-    }
     let _ = std::fs::remove_file(&socket);
     let listener = UnixListener::bind(&socket).unwrap_or_else(|e| {
         not_started(format_args!("cannot listen on {}: {e}", socket.display()))
     });
     let fd = listener.as_raw_fd();
     // The implementation may write only in the test's temporary directory.
-    let cage = super::sandbox::Cage::new(&std::env::temp_dir());
-    let ruleset = cage.ruleset_fd();
+    let cage = super::sandbox::Cage::new(&std::env::temp_dir(), Path::new(&exe), &[]);
+    let plan = cage.plan();
     // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
     // files in /proc are out of reach of the implementation; a subreaper: what
     // the implementation abandons becomes the judge's to find and kill.
@@ -220,7 +250,7 @@ fn start() -> Server {
     // Hand the listening socket over as fd 3. dup2 clears close-on-exec on the
     // copy; when the socket already is fd 3, clear the flag on it directly.
     unsafe {
-        command.pre_exec(move || super::sandbox::enter_serving(fd, ruleset));
+        command.pre_exec(move || super::sandbox::enter_serving(fd, &plan));
     }
     let mut child = command
         .spawn()
@@ -333,5 +363,33 @@ fn signal_name(signal: i32) -> &'static str {
         libc::SIGXFSZ => "SIGXFSZ: it wrote more than the file size limit",
         libc::SIGXCPU => "SIGXCPU: it used more than the CPU time limit",
         _ => "a signal",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_socket_is_in_the_trial_under_a_name_nobody_can_guess() {
+        let short = Path::new("/dev/shm/fencelab-run-x/3/tmp");
+        let a = socket_path(short, Path::new("/"));
+        let b = socket_path(short, Path::new("/"));
+        assert!(a.starts_with(short) && b.starts_with(short), "{a:?}");
+        assert_ne!(a, b);
+        assert!(
+            !a.to_string_lossy()
+                .contains(&std::process::id().to_string())
+        );
+        // Too long for a socket: relative to the working directory, which
+        // the runner makes the trial's own, never /tmp.
+        let dir = tempfile::tempdir().unwrap();
+        let long = dir.path().join("d".repeat(120));
+        std::fs::create_dir(&long).unwrap();
+        let relative = socket_path(&long, &long);
+        assert!(
+            relative.is_relative() && relative.components().count() == 1,
+            "{relative:?}"
+        );
     }
 }

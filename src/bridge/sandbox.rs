@@ -1,19 +1,33 @@
-//! The cage an implementation's process runs in. Set up between fork and exec,
-//! so that it holds before any of the implementation's code (constructors
-//! included) runs:
-//! - Landlock (Linux 5.13+): files may be created, written or removed only
-//!   beneath the test's temporary directory (and /dev/null); where the kernel
-//!   allows, no TCP, and no signals or abstract sockets outside the cage;
-//! - no new privileges; the process dies with its parent;
-//! - limits on address space and on the number of processes, no core dumps.
+//! The cage untrusted code runs in: an implementation's server, and a
+//! learner's tests. Set up between fork and exec, so that it holds before any
+//! of the untrusted code (constructors included) runs. Its layers, each where
+//! the kernel allows it (`Layers::probe` tells which, once per process):
 //!
-//! Where Landlock is missing the other limits still apply; `available`
-//! tells, so that the grader can warn.
+//! - **Namespaces** (a user namespace, unprivileged): a network namespace of
+//!   its own, with no interface up (no TCP, UDP or DNS, no abstract Unix
+//!   socket of anyone else's); an IPC namespace; and a mount namespace whose
+//!   root is a fresh tmpfs holding only the system's programs and libraries
+//!   (`/usr`, `/bin`, `/lib*`, the loader's cache, a few devices), the
+//!   program itself and the trial's directory, bound at their own paths. No
+//!   `/proc`, no other file of the machine, no Unix socket but the trial's.
+//!   Inside, the code is a user other than root (uid 65534 when fencelab runs
+//!   as root, else fencelab's own uid), and `execve` drops every capability.
+//! - **Landlock** (Linux 5.13+): the same paths are the only ones it may read
+//!   or execute, and it may write only beneath the trial's directory (and
+//!   /dev/null); where the ABI allows, no TCP, no signals and no abstract
+//!   sockets outside the cage. Where namespaces are missing, this is what
+//!   confines reads.
+//! - **Limits**, always: address space, processes, no core dumps, no new
+//!   privileges; the process dies with its parent.
+//!
+//! Everything the child needs (paths as C strings, descriptors) is prepared by
+//! the parent in `Cage::new`: between fork and exec only system calls run.
 
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 
 const SYS_CREATE_RULESET: libc::c_long = 444;
 const SYS_ADD_RULE: libc::c_long = 445;
@@ -21,8 +35,10 @@ const SYS_RESTRICT_SELF: libc::c_long = 446;
 const CREATE_RULESET_VERSION: u32 = 1;
 const RULE_PATH_BENEATH: u32 = 1;
 
-// Filesystem rights that change things; reading and executing stay free.
+const EXECUTE: u64 = 1 << 0;
 const WRITE_FILE: u64 = 1 << 1;
+const READ_FILE: u64 = 1 << 2;
+const READ_DIR: u64 = 1 << 3;
 const REMOVE_DIR: u64 = 1 << 4;
 const REMOVE_FILE: u64 = 1 << 5;
 const MAKE_CHAR: u64 = 1 << 6;
@@ -34,6 +50,7 @@ const MAKE_BLOCK: u64 = 1 << 11;
 const MAKE_SYM: u64 = 1 << 12;
 const REFER: u64 = 1 << 13;
 const TRUNCATE: u64 = 1 << 14;
+const IOCTL_DEV: u64 = 1 << 15;
 const NET_BIND_TCP: u64 = 1 << 0;
 const NET_CONNECT_TCP: u64 = 1 << 1;
 const SCOPE_ABSTRACT_UNIX_SOCKET: u64 = 1 << 0;
@@ -43,6 +60,31 @@ const SCOPE_SIGNAL: u64 = 1 << 1;
 const ADDRESS_SPACE: u64 = 4 << 30;
 /// The most processes (and threads) the user may have once it runs.
 const PROCESSES: u64 = 8192;
+
+/// The system's programs and libraries: what any program needs to start.
+/// Directories that are symbolic links (`/lib` -> `usr/lib`) are made links.
+const SYSTEM: [&str; 7] = [
+    "/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32",
+];
+/// The directory, in the trial's, on which the new root is built (it stays
+/// there, empty, in the trial's directory as the code sees it).
+const STAGE: &str = ".fencelab-root";
+/// Single files of the system a program may read.
+const SYSTEM_FILES: [&str; 7] = [
+    "/etc/ld.so.cache",
+    "/etc/localtime",
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// The test hook that makes `Layers::probe` report a layer missing, as on a
+/// machine without it: `FENCELAB_CAGE_WITHOUT=namespaces` or `landlock` (or
+/// both, comma-separated). Read here and nowhere else; it changes only what
+/// is reported, never what the child sets up.
+pub const SIMULATE_MISSING_ENV: &str = "FENCELAB_CAGE_WITHOUT";
 
 #[repr(C)]
 struct RulesetAttr {
@@ -71,79 +113,398 @@ pub fn available() -> Option<i32> {
     (abi > 0).then_some(abi as i32)
 }
 
-/// A prepared cage: a Landlock ruleset (when the kernel has Landlock) to be
-/// entered by the child.
-pub struct Cage {
-    ruleset: Option<OwnedFd>,
+/// Which layers of the cage this machine has.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Layers {
+    /// User, mount, network and IPC namespaces can be made unprivileged.
+    pub namespaces: bool,
+    /// The Landlock ABI version, if any.
+    pub landlock: Option<i32>,
 }
 
-impl Cage {
-    /// A cage whose only writable place is `writable` (and /dev/null).
-    pub fn new(writable: &Path) -> Cage {
-        Cage {
-            ruleset: available().and_then(|abi| ruleset(abi, writable)),
+impl Layers {
+    /// The layers of the running kernel, asked once per process.
+    pub fn probe() -> Layers {
+        static PROBED: OnceLock<Layers> = OnceLock::new();
+        *PROBED.get_or_init(|| Layers {
+            namespaces: namespaces_work(),
+            landlock: available(),
+        })
+    }
+
+    /// What this machine has, less what `SIMULATE_MISSING_ENV` pretends is
+    /// missing: for fencelab's report of what is not enforced.
+    pub fn reported() -> Layers {
+        let mut layers = Layers::probe();
+        let hook = std::env::var(SIMULATE_MISSING_ENV).unwrap_or_default();
+        for missing in hook.split(',').map(str::trim) {
+            match missing {
+                "namespaces" => layers.namespaces = false,
+                "landlock" => layers.landlock = None,
+                _ => {}
+            }
+        }
+        layers
+    }
+
+    /// What untrusted code can do here that it could not on a machine with
+    /// every layer: one sentence each, in English and in Japanese; empty when
+    /// everything holds.
+    pub fn not_enforced(&self) -> Vec<(&'static str, &'static str)> {
+        let mut gaps = Vec::new();
+        if !self.namespaces {
+            gaps.push((
+                "no user namespaces here: untrusted code keeps the network (UDP and DNS out, \
+                 and TCP without Landlock 4+), can connect to any Unix socket it can name, and \
+                 processes it leaves are found only by their environment",
+                "ユーザー名前空間が使えません: 信頼できないコードがネットワーク (UDP と DNS、\
+                 Landlock 4 未満なら TCP も) と、名前の分かる Unix ソケットに届き、残したプロセスは\
+                 環境変数でしか見つけられません",
+            ));
+        }
+        match self.landlock {
+            None if !self.namespaces => gaps.push((
+                "no Landlock here: untrusted code can read and write every file fencelab's \
+                 user can (other submissions, the cache, home)",
+                "Landlock が使えません: 信頼できないコードが fencelab のユーザーの読み書きできる\
+                 すべてのファイル (他の提出物、キャッシュ、ホーム) を読み書きできます",
+            )),
+            None => gaps.push((
+                "no Landlock here: untrusted code may write in the system directories it is \
+                 shown, wherever fencelab's user may",
+                "Landlock が使えません: 信頼できないコードが、見えているシステムのディレクトリに\
+                 fencelab のユーザーと同じだけ書き込めます",
+            )),
+            Some(abi) if abi < 6 && !self.namespaces => gaps.push((
+                "Landlock before ABI 6 here: untrusted code can signal other processes of \
+                 fencelab's user",
+                "Landlock の ABI が 6 未満です: 信頼できないコードが fencelab のユーザーの\
+                 ほかのプロセスにシグナルを送れます",
+            )),
+            _ => {}
+        }
+        gaps
+    }
+}
+
+/// Whether a child can make user, mount, network and IPC namespaces and map
+/// itself in (a fork that tries, then exits).
+fn namespaces_work() -> bool {
+    let maps = Maps::of_this_process();
+    // SAFETY: the child makes only system calls, then exits.
+    unsafe {
+        let pid = libc::fork();
+        if pid < 0 {
+            return false;
+        }
+        if pid == 0 {
+            let ok = enter_namespaces(&maps).is_ok_and(|made| made)
+                && libc::mount(
+                    c"none".as_ptr(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) == 0;
+            libc::_exit(if ok { 0 } else { 1 });
+        }
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0) == pid
+            && libc::WIFEXITED(status)
+            && libc::WEXITSTATUS(status) == 0
+    }
+}
+
+/// The user and group maps a child writes for itself in its new user
+/// namespace: fencelab's own ids, or 65534 (nobody) in place of root.
+struct Maps {
+    uid: CString,
+    gid: CString,
+}
+
+impl Maps {
+    fn of_this_process() -> Maps {
+        // SAFETY: plain queries.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let inside = |id: u32| if id == 0 { 65534 } else { id };
+        Maps {
+            uid: CString::new(format!("{} {uid} 1", inside(uid))).expect("no NUL"),
+            gid: CString::new(format!("{} {gid} 1", inside(gid))).expect("no NUL"),
         }
     }
+}
 
-    /// Whether the filesystem rules will hold (Landlock is there).
-    pub fn confines_files(&self) -> bool {
-        self.ruleset.is_some()
-    }
-
-    /// The ruleset's descriptor, to pass to `enter` in the child.
-    pub fn ruleset_fd(&self) -> Option<RawFd> {
-        use std::os::fd::AsRawFd;
-        self.ruleset.as_ref().map(|fd| fd.as_raw_fd())
+/// Unshares the namespaces and writes the maps; false when the kernel
+/// refuses unprivileged user namespaces. Child side: system calls only.
+unsafe fn enter_namespaces(maps: &Maps) -> std::io::Result<bool> {
+    unsafe {
+        let flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWIPC;
+        if libc::unshare(flags) != 0 {
+            let err = std::io::Error::last_os_error();
+            let refused = [
+                libc::EPERM,
+                libc::EINVAL,
+                libc::ENOSPC,
+                libc::EUSERS,
+                libc::ENOSYS,
+            ];
+            return match err.raw_os_error() {
+                Some(e) if refused.contains(&e) => Ok(false),
+                _ => Err(err),
+            };
+        }
+        write_file(c"/proc/self/setgroups", c"deny")?;
+        write_file(c"/proc/self/uid_map", &maps.uid)?;
+        write_file(c"/proc/self/gid_map", &maps.gid)?;
+        Ok(true)
     }
 }
 
-/// Enters the cage whose ruleset is `ruleset_fd` (from `Cage::ruleset_fd`).
-/// Meant for the child between fork and exec: it only makes system calls.
-///
-/// # Safety
-/// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
-pub unsafe fn enter(ruleset_fd: Option<RawFd>) -> std::io::Result<()> {
-    {
-        unsafe {
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            let no_core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            let space = libc::rlimit {
-                rlim_cur: ADDRESS_SPACE,
-                rlim_max: ADDRESS_SPACE,
-            };
-            libc::setrlimit(libc::RLIMIT_AS, &space);
-            let processes = libc::rlimit {
-                rlim_cur: PROCESSES,
-                rlim_max: PROCESSES,
-            };
-            libc::setrlimit(libc::RLIMIT_NPROC, &processes);
-            if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            if let Some(fd) = ruleset_fd
-                && libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) != 0
-            {
-                return Err(std::io::Error::last_os_error());
-            }
+unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::Result<()> {
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let bytes = text.to_bytes();
+        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
+        libc::close(fd);
+        if written != bytes.len() as isize {
+            return Err(std::io::Error::last_os_error());
         }
         Ok(())
     }
 }
 
+/// What the child does to enter a cage, prepared by the parent: C strings and
+/// descriptor numbers only, so that the child allocates nothing.
+#[derive(Debug)]
+pub struct Plan {
+    /// The new root, when namespaces are there.
+    root: Option<Root>,
+    /// The Landlock ruleset's descriptor, when the kernel has Landlock.
+    ruleset: Option<RawFd>,
+}
+
+/// A mount namespace's new root: a tmpfs mounted on a directory in the
+/// trial's (`stage`, so that it hides nothing that is bound), the places the
+/// code may see bound into it at their own paths, then made the root.
+#[derive(Debug)]
+struct Root {
+    maps: Maps,
+    stage: CString,
+    /// The trial's directory, where the code starts.
+    work: CString,
+    /// Directories to create in the stage (relative, parents first).
+    dirs: Vec<CString>,
+    /// Empty files to create in the stage, to bind files over.
+    files: Vec<CString>,
+    /// Symbolic links to create: (its text, where).
+    links: Vec<(CString, CString)>,
+    /// Bind mounts: (the source, where in the stage, whether recursive). By
+    /// path: a descriptor opened in the parent's mount namespace cannot be
+    /// bound from in the child's.
+    binds: Vec<(CString, CString, libc::c_ulong)>,
+}
+
+impl std::fmt::Debug for Maps {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Maps({:?}, {:?})", self.uid, self.gid)
+    }
+}
+
+/// A prepared cage: what the child enters, and the descriptors it refers to,
+/// held open by the parent until the child has started.
+pub struct Cage {
+    plan: Arc<Plan>,
+    _ruleset: Option<OwnedFd>,
+    _sources: Vec<OwnedFd>,
+}
+
+/// What a place in the cage is.
+#[derive(Clone, Copy, PartialEq)]
+enum Place {
+    /// Read and executed (the system's, the program).
+    System,
+    /// Read, written, everything (the trial's directory).
+    Trial,
+    /// Read and written, a single file (a device, a socket).
+    Device,
+    /// Bound into the new root, with no Landlock right at all (/proc).
+    Shown,
+}
+
+impl Cage {
+    /// A cage for `program`, whose only writable place is `writable` (and
+    /// /dev/null), which sees nothing of the machine but the system's
+    /// programs and libraries, `program`, `writable` and `also` (a socket to
+    /// connect to, say).
+    pub fn new(writable: &Path, program: &Path, also: &[&Path]) -> Cage {
+        Cage::build(writable, program, also, true)
+    }
+
+    /// The cage of fencelab's own code run beside untrusted code (the
+    /// implementations a learner's tests are judged against): Landlock and
+    /// the limits, no namespaces (they cost about 5 ms a process, and this
+    /// code neither reads nor sends anything it is not asked to).
+    pub fn trusted(writable: &Path, program: &Path) -> Cage {
+        Cage::build(writable, program, &[], false)
+    }
+
+    fn build(writable: &Path, program: &Path, also: &[&Path], namespaces: bool) -> Cage {
+        let mut places: Vec<(PathBuf, Place)> = Vec::new();
+        for dir in SYSTEM {
+            places.push((PathBuf::from(dir), Place::System));
+        }
+        for file in SYSTEM_FILES {
+            let place = if file.starts_with("/dev/") {
+                Place::Device
+            } else {
+                Place::System
+            };
+            places.push((PathBuf::from(file), place));
+        }
+        places.push((absolute(program), Place::System));
+        for extra in also {
+            places.push((absolute(extra), Place::Device));
+        }
+        let writable = absolute(writable);
+        places.push((writable.clone(), Place::Trial));
+        // The places that exist, each opened once (O_PATH: not read).
+        let mut opened: Vec<(PathBuf, Place, Option<OwnedFd>, Option<PathBuf>)> = Vec::new();
+        for (path, place) in places {
+            let Ok(meta) = std::fs::symlink_metadata(&path) else {
+                continue;
+            };
+            if meta.file_type().is_symlink() && SYSTEM.contains(&path.to_str().unwrap_or("")) {
+                let text = std::fs::read_link(&path).ok();
+                opened.push((path.clone(), place, open_path(&path), text));
+            } else if let Some(fd) = open_path(&path) {
+                opened.push((path, place, Some(fd), None));
+            }
+        }
+        let ruleset = available().and_then(|abi| ruleset(abi, &opened));
+        // /proc is there for what needs /proc/self/exe (a test that runs its
+        // own binary again, `std::env::current_exe`), but only under
+        // Landlock, which gives no right to read anything in it, and keeps
+        // the links of other processes (`cwd`, `exe`, `fd`) out of reach, as
+        // it refuses to trace them. Without Landlock there is no /proc.
+        if ruleset.is_some() {
+            opened.push((PathBuf::from("/proc"), Place::Shown, None, None));
+        }
+        // Namespaces are not probed here (a fork, 5 ms: once per judge, so
+        // once per trial): the child tries them, and goes on without them
+        // where the kernel refuses (`enter_root`).
+        let root = namespaces.then(|| root_plan(&writable, &opened)).flatten();
+        Cage {
+            plan: Arc::new(Plan {
+                root,
+                ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+            }),
+            _ruleset: ruleset,
+            _sources: opened.into_iter().filter_map(|(_, _, fd, _)| fd).collect(),
+        }
+    }
+
+    /// What the child enters (see `enter`).
+    pub fn plan(&self) -> Arc<Plan> {
+        self.plan.clone()
+    }
+}
+
+fn absolute(path: &Path) -> PathBuf {
+    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+}
+
+fn open_path(path: &Path) -> Option<OwnedFd> {
+    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
+    // SAFETY: a valid C string; O_PATH opens without reading.
+    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+    // SAFETY: the descriptor was just opened, and is ours.
+    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The new root: every opened place bound at its own path in the stage.
+fn root_plan(
+    writable: &Path,
+    opened: &[(PathBuf, Place, Option<OwnedFd>, Option<PathBuf>)],
+) -> Option<Root> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).ok();
+    let mut dirs: Vec<PathBuf> = Vec::new();
+    let mut files = Vec::new();
+    let mut links = Vec::new();
+    let mut binds = Vec::new();
+    let make_dir = |dir: &Path, dirs: &mut Vec<PathBuf>| {
+        for ancestor in dir.ancestors().collect::<Vec<_>>().into_iter().rev() {
+            let rel = ancestor.strip_prefix("/").unwrap_or(ancestor);
+            if !rel.as_os_str().is_empty() && !dirs.iter().any(|d| d == rel) {
+                dirs.push(rel.to_path_buf());
+            }
+        }
+    };
+    for (path, place, fd, link) in opened {
+        let rel = path.strip_prefix("/").unwrap_or(path);
+        if let Some(parent) = path.parent() {
+            make_dir(parent, &mut dirs);
+        }
+        if let Some(text) = link {
+            links.push((c(text)?, c(rel)?));
+            continue;
+        }
+        if fd.is_none() && *place != Place::Shown {
+            continue;
+        }
+        if path.is_dir() {
+            make_dir(path, &mut dirs);
+        } else {
+            files.push(c(rel)?);
+        }
+        // Not the trial's directory's own submounts: the stage is one.
+        let recursive = if path == writable { 0 } else { libc::MS_REC };
+        binds.push((c(path)?, c(rel)?, recursive));
+    }
+    Some(Root {
+        maps: Maps::of_this_process(),
+        stage: c(&writable.join(STAGE))?,
+        work: c(writable)?,
+        dirs: dirs.iter().map(|d| c(d)).collect::<Option<_>>()?,
+        files,
+        links,
+        binds,
+    })
+}
+
+/// Enters the cage `plan` (from `Cage::plan`). Meant for the child between
+/// fork and exec: it only makes system calls.
+///
+/// # Safety
+/// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
+pub unsafe fn enter(plan: &Plan) -> std::io::Result<()> {
+    unsafe {
+        limit();
+        if let Some(root) = &plan.root {
+            enter_root(root)?;
+        }
+        restrict(plan.ruleset)
+    }
+}
+
 /// Makes `listener` the server's listening socket (`server::LISTENER_FD`) and
-/// enters the cage whose ruleset is `ruleset_fd`, keeping the ruleset out of
-/// the way when it happens to sit at that very descriptor.
+/// enters the cage `plan`, keeping the ruleset out of the way when it
+/// happens to sit at that very descriptor.
 ///
 /// # Safety
 /// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
-pub unsafe fn enter_serving(listener: RawFd, ruleset_fd: Option<RawFd>) -> std::io::Result<()> {
+pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
     let target = super::server::LISTENER_FD;
-    let mut ruleset_fd = ruleset_fd;
+    let mut ruleset_fd = plan.ruleset;
     unsafe {
+        limit();
+        // First, while the descriptors of the places are where they were.
+        if let Some(root) = &plan.root {
+            enter_root(root)?;
+        }
         if ruleset_fd == Some(target) && listener != target {
             let moved = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, target + 1);
             if moved < 0 {
@@ -159,12 +520,129 @@ pub unsafe fn enter_serving(listener: RawFd, ruleset_fd: Option<RawFd>) -> std::
         if !ok {
             return Err(std::io::Error::last_os_error());
         }
-        enter(ruleset_fd)
+        restrict(ruleset_fd)
     }
 }
 
-fn ruleset(abi: i32, writable: &Path) -> Option<OwnedFd> {
-    let mut fs = WRITE_FILE
+/// The limits every caged process gets.
+unsafe fn limit() {
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        let set = |resource, value: u64| {
+            let limit = libc::rlimit {
+                rlim_cur: value,
+                rlim_max: value,
+            };
+            libc::setrlimit(resource, &limit);
+        };
+        set(libc::RLIMIT_CORE, 0);
+        set(libc::RLIMIT_AS, ADDRESS_SPACE);
+        set(libc::RLIMIT_NPROC, PROCESSES);
+    }
+}
+
+/// No new privileges, then the Landlock ruleset.
+unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
+    unsafe {
+        // Again: a change of credentials (a new user namespace) may clear it.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if let Some(fd) = ruleset
+            && libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+/// The namespaces, then the new root. Child side: system calls only.
+unsafe fn enter_root(root: &Root) -> std::io::Result<()> {
+    let check = |result: libc::c_int| {
+        if result == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    };
+    unsafe {
+        if !enter_namespaces(&root.maps)? {
+            // Where the kernel has no unprivileged user namespaces, the other
+            // layers hold alone (fencelab said so at the start of the run).
+            return Ok(());
+        }
+        let none = std::ptr::null();
+        check(libc::mount(
+            c"none".as_ptr(),
+            c"/".as_ptr(),
+            none,
+            libc::MS_REC | libc::MS_PRIVATE,
+            none.cast(),
+        ))?;
+        if libc::mkdir(root.stage.as_ptr(), 0o700) != 0 && *libc::__errno_location() != libc::EEXIST
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        check(libc::mount(
+            c"fencelab".as_ptr(),
+            root.stage.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            c"size=64k,mode=755".as_ptr().cast(),
+        ))?;
+        check(libc::chdir(root.stage.as_ptr()))?;
+        for dir in &root.dirs {
+            if libc::mkdir(dir.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
+                return Err(std::io::Error::last_os_error());
+            }
+        }
+        for file in &root.files {
+            let fd = libc::open(
+                file.as_ptr(),
+                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                0o644,
+            );
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::close(fd);
+        }
+        for (text, at) in &root.links {
+            check(libc::symlink(text.as_ptr(), at.as_ptr()))?;
+        }
+        for (source, at, recursive) in &root.binds {
+            check(libc::mount(
+                source.as_ptr(),
+                at.as_ptr(),
+                none,
+                libc::MS_BIND | recursive,
+                none.cast(),
+            ))?;
+        }
+        // The stage becomes the root; the old root goes, /proc with it.
+        check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
+        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
+        check(libc::mount(
+            c"none".as_ptr(),
+            c"/".as_ptr(),
+            none,
+            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
+            none.cast(),
+        ))?;
+        check(libc::chdir(root.work.as_ptr()))
+    }
+}
+
+fn ruleset(
+    abi: i32,
+    opened: &[(PathBuf, Place, Option<OwnedFd>, Option<PathBuf>)],
+) -> Option<OwnedFd> {
+    let mut fs = EXECUTE
+        | WRITE_FILE
+        | READ_FILE
+        | READ_DIR
         | REMOVE_DIR
         | REMOVE_FILE
         | MAKE_CHAR
@@ -180,6 +658,7 @@ fn ruleset(abi: i32, writable: &Path) -> Option<OwnedFd> {
     if abi >= 3 {
         fs |= TRUNCATE;
     }
+    let _ = IOCTL_DEV;
     let net = if abi >= 4 {
         NET_BIND_TCP | NET_CONNECT_TCP
     } else {
@@ -208,26 +687,27 @@ fn ruleset(abi: i32, writable: &Path) -> Option<OwnedFd> {
     }
     // SAFETY: the kernel just gave us this descriptor.
     let ruleset = unsafe { OwnedFd::from_raw_fd(fd as RawFd) };
-    allow(&ruleset, writable, fs)?;
-    allow(
-        &ruleset,
-        Path::new("/dev/null"),
-        WRITE_FILE | if abi >= 3 { TRUNCATE } else { 0 },
-    );
+    for (path, place, fd, _) in opened {
+        let Some(fd) = fd else { continue };
+        let is_dir = path.is_dir();
+        let access = match place {
+            Place::Trial => fs,
+            Place::System if is_dir => EXECUTE | READ_FILE | READ_DIR,
+            Place::System => EXECUTE | READ_FILE,
+            Place::Device => READ_FILE | WRITE_FILE | if abi >= 3 { TRUNCATE } else { 0 },
+            Place::Shown => continue,
+        };
+        let added = allow(&ruleset, fd, access);
+        // Without its trial directory the code could not run at all.
+        if added.is_none() && *place == Place::Trial {
+            return None;
+        }
+    }
     Some(ruleset)
 }
 
-/// Allows `access` beneath `path`.
-fn allow(ruleset: &OwnedFd, path: &Path, access: u64) -> Option<()> {
-    use std::os::fd::AsRawFd;
-    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a valid C string; O_PATH opens without reading.
-    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    if fd < 0 {
-        return None;
-    }
-    // SAFETY: we own the descriptor just opened.
-    let parent = unsafe { OwnedFd::from_raw_fd(fd) };
+/// Allows `access` beneath the place open at `parent`.
+fn allow(ruleset: &OwnedFd, parent: &OwnedFd, access: u64) -> Option<()> {
     let attr = PathBeneathAttr {
         allowed_access: access,
         parent_fd: parent.as_raw_fd(),
@@ -243,4 +723,176 @@ fn allow(ruleset: &OwnedFd, path: &Path, access: u64) -> Option<()> {
         )
     };
     (added == 0).then_some(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+    use std::process::Command;
+
+    /// Set in the environment of `attacker` when the test below runs it caged.
+    const ATTACK_ENV: &str = "FENCELAB_SANDBOX_ATTACK";
+
+    /// What caged code tries, one line each: `name ok` or `name refused`.
+    /// Runs only when started by `the_cage_holds_against_reads_network_and_sockets`.
+    #[test]
+    fn attacker() {
+        let Ok(targets) = std::env::var(ATTACK_ENV) else {
+            return;
+        };
+        let t: Vec<&str> = targets.split('|').collect();
+        let (secret, tcp, udp, socket) = (t[0], t[1], t[2], t[3]);
+        let report =
+            |name: &str, ok: bool| println!("ATTACK {name} {}", if ok { "ok" } else { "refused" });
+        report("read-secret", std::fs::read_to_string(secret).is_ok());
+        report("read-etc", std::fs::read_to_string("/etc/hostname").is_ok());
+        report("list-root", std::fs::read_dir("/").is_ok());
+        report("proc", std::fs::read_to_string("/proc/1/cmdline").is_ok());
+        report("proc-link", std::fs::read_link("/proc/1/cwd").is_ok());
+        report(
+            "parent-link",
+            std::fs::read_link(format!("/proc/{}/cwd", std::os::unix::process::parent_id()))
+                .is_ok(),
+        );
+        report("current-exe", std::env::current_exe().is_ok());
+        report(
+            "tcp",
+            std::net::TcpStream::connect_timeout(
+                &tcp.parse().unwrap(),
+                std::time::Duration::from_secs(2),
+            )
+            .is_ok(),
+        );
+        let udp_sent = std::net::UdpSocket::bind("127.0.0.1:0")
+            .and_then(|s| s.send_to(b"leak", udp))
+            .is_ok();
+        report("udp", udp_sent);
+        report(
+            "unix",
+            std::os::unix::net::UnixStream::connect(socket).is_ok(),
+        );
+        report(
+            "write-tmp",
+            std::fs::write("/tmp/fencelab-cage-probe", "x").is_ok(),
+        );
+        let here = std::env::current_dir().unwrap().join("mine");
+        report("write-trial", std::fs::write(here, "x").is_ok());
+    }
+
+    #[test]
+    fn the_cage_holds_against_reads_network_and_sockets() {
+        let layers = Layers::probe();
+        if !layers.namespaces && layers.landlock.is_none() {
+            eprintln!("skipped: this machine has neither namespaces nor Landlock");
+            return;
+        }
+        let outside = tempfile::tempdir().unwrap();
+        let secret = outside.path().join("secret");
+        std::fs::write(&secret, "the other submission").unwrap();
+        let socket = outside.path().join("grader.sock");
+        let _unix = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_nonblocking(true).unwrap();
+        let trial = tempfile::tempdir().unwrap();
+        let tmp = trial.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let me = std::env::current_exe().unwrap();
+        let cage = Cage::new(&tmp, &me, &[]);
+        let mut command = Command::new(&me);
+        command
+            .args(["--exact", "bridge::sandbox::tests::attacker", "--nocapture"])
+            .current_dir(&tmp)
+            .env(
+                ATTACK_ENV,
+                format!(
+                    "{}|{}|{}|{}",
+                    secret.display(),
+                    tcp.local_addr().unwrap(),
+                    udp.local_addr().unwrap(),
+                    socket.display()
+                ),
+            );
+        let limits = crate::engine::process::Limits {
+            time: Some(std::time::Duration::from_secs(60)),
+            cage: Some(cage.plan()),
+            ..Default::default()
+        };
+        let finished = crate::engine::process::run(command, trial.path(), &limits).unwrap();
+        let said = |name: &str| {
+            finished
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix(&format!("ATTACK {name} ")))
+                .unwrap_or("missing")
+                .to_string()
+        };
+        assert_eq!(said("write-trial"), "ok", "{finished:?}");
+        if layers.landlock.is_some() {
+            // /proc is there (a test may run its own binary again), but
+            // nothing of another process's.
+            assert_eq!(said("current-exe"), "ok", "{finished:?}");
+        }
+        for attack in ["proc-link", "parent-link"] {
+            assert_eq!(said(attack), "refused", "{attack}: {finished:?}");
+        }
+        for attack in [
+            "read-secret",
+            "read-etc",
+            "list-root",
+            "proc",
+            "write-tmp",
+            "unix",
+        ] {
+            assert_eq!(said(attack), "refused", "{attack}: {finished:?}");
+        }
+        if layers.namespaces || layers.landlock >= Some(4) {
+            assert_eq!(said("tcp"), "refused", "{finished:?}");
+        }
+        let mut got = [0u8; 16];
+        let received = udp.recv(&mut got).is_ok();
+        if layers.namespaces {
+            assert!(!received, "a datagram got out");
+            assert_eq!(said("udp"), "refused", "{finished:?}");
+        }
+        let mut leaked = String::new();
+        let _ = std::fs::File::open("/tmp/fencelab-cage-probe")
+            .map(|mut f| f.read_to_string(&mut leaked));
+        assert!(leaked.is_empty() || !std::path::Path::new("/tmp/fencelab-cage-probe").exists());
+    }
+}
+
+#[cfg(test)]
+mod cost {
+    /// What the cage costs a process: `cargo test --lib cage_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore]
+    fn cage_cost() {
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let program = std::path::Path::new("/usr/bin/true");
+        let _ = super::Layers::probe();
+        for caged in [false, true, false, true] {
+            let start = std::time::Instant::now();
+            for _ in 0..200 {
+                let cage = caged.then(|| super::Cage::new(&tmp, program, &[]));
+                let limits = crate::engine::process::Limits {
+                    cage: cage.as_ref().map(super::Cage::plan),
+                    ..Default::default()
+                };
+                let mut command = std::process::Command::new(program);
+                command.current_dir(&tmp);
+                let done = crate::engine::process::run(command, dir.path(), &limits).unwrap();
+                assert!(done.success());
+            }
+            println!("caged {caged}: {:?} per process", start.elapsed() / 200);
+        }
+        let start = std::time::Instant::now();
+        for _ in 0..200 {
+            super::namespaces_work();
+        }
+        println!("probe: {:?}", start.elapsed() / 200);
+    }
 }

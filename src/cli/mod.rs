@@ -38,6 +38,10 @@ pub struct Cli {
     /// Say everything (every mutant's line, the whole kill matrix, the tests that kill nothing).
     #[arg(long, short, global = true)]
     pub verbose: bool,
+    /// Refuse to run untrusted code (exit 4) where this machine cannot enforce
+    /// every layer of the cage (see DESIGN.md, "What a run trusts").
+    #[arg(long, global = true)]
+    pub require_isolation: bool,
 }
 
 impl Cli {
@@ -83,6 +87,43 @@ pub enum Command {
     Cache(CacheArgs),
 }
 
+/// Says once, before a command that runs untrusted code, what this machine
+/// does not enforce of the cage (`bridge::sandbox`); an error instead with
+/// `--require-isolation`.
+fn isolation(required: bool, printer: &mut Printer) -> Result<(), crate::error::Error> {
+    use crate::lab::lang::Lang;
+    let gaps = crate::bridge::sandbox::Layers::reported().not_enforced();
+    let lang = printer.lang;
+    let text = |(en, ja): &(&'static str, &'static str)| -> &'static str {
+        if lang == Lang::Ja { ja } else { en }
+    };
+    if required && !gaps.is_empty() {
+        let list: Vec<&str> = gaps.iter().map(text).collect();
+        return Err(crate::error::Error::environment(match lang {
+            Lang::En => format!("--require-isolation: {}", list.join("; ")),
+            Lang::Ja => format!("--require-isolation: {}", list.join("。")),
+        })
+        .with_next(match lang {
+            Lang::En => "run on a machine whose kernel allows unprivileged user namespaces and has Landlock, or drop --require-isolation",
+            Lang::Ja => "特権なしのユーザー名前空間と Landlock が使えるカーネルのマシンで実行するか、--require-isolation を外してください",
+        }));
+    }
+    // Wrapped as the printer shows it: after its label ("warning: ", "警告: "),
+    // then indented by two.
+    let label = if lang == Lang::Ja {
+        "xxxxx "
+    } else {
+        "xxxxxxxx "
+    };
+    let width = crate::output::width::terminal_width().saturating_sub(2);
+    for gap in &gaps {
+        let wrapped = crate::output::width::wrap(&format!("{label}{}", text(gap)), width);
+        let shown = wrapped.trim_end().replace('\n', "\n  ");
+        printer.warning(shown.strip_prefix(label).unwrap_or(&shown));
+    }
+    Ok(())
+}
+
 /// Runs the command line; the exit code says how it went.
 pub fn main() -> std::process::ExitCode {
     let matches = Cli::command_with_exit_codes().get_matches();
@@ -92,6 +133,15 @@ pub fn main() -> std::process::ExitCode {
         unsafe { std::env::set_var(crate::engine::scratch::CACHE_ENV, dir) };
     }
     let mut printer = Printer::new(cli.color, cli.verbosity(), crate::commands::default_lang());
+    let untrusted = match &cli.command {
+        Command::Check(_) | Command::Grade(_) => true,
+        Command::Verify(args) => args.implementation.is_some(),
+        _ => false,
+    };
+    if untrusted && let Err(err) = isolation(cli.require_isolation, &mut printer) {
+        printer.error(&err);
+        return err.exit_code().into();
+    }
     let result = match cli.command {
         Command::Verify(args) => verify::cli::main(args, &mut printer),
         Command::New(args) => new::main(args, &mut printer),

@@ -21,7 +21,7 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
     let dir = tempfile::tempdir().map_err(|e| {
         Asked::CannotRun(Error::io("create a directory in", &std::env::temp_dir(), e))
     })?;
-    let cage = caged.then(|| crate::bridge::sandbox::Cage::new(dir.path()));
+    let cage = caged.then(|| crate::bridge::sandbox::Cage::new(dir.path(), exe, &[]));
     let mut command = Command::new(exe);
     command
         .args(args)
@@ -32,7 +32,7 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
         time: Some(Duration::from_secs(30)),
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
-        cage: cage.as_ref().map(|c| c.ruleset_fd()),
+        cage: cage.as_ref().map(|c| c.plan()),
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Asked::CannotRun(

@@ -14,8 +14,9 @@
 //! | `Submissions` | fencelab's | students' submissions, in CI | `grade` |
 //! | `LearnerTests` | a learner's own tests | the reference, the wheats, the mutants | `check --mine`, `grade --tests` |
 //!
-//! The implementation is caged in every run (it costs nothing, and a learner's
-//! code then runs under `check` as it will under `grade`). What differs is
+//! The implementation is caged in every run (`bridge::sandbox`: about 5 ms a
+//! process, and a learner's code then runs under `check` as it will under
+//! `grade`). What differs is
 //! what untrusted code could do to a neighbour or a verdict: submissions get a
 //! server program each (no constructor of one runs in another's process),
 //! the judge's output is capped lower (many submissions in one report), and
@@ -28,7 +29,8 @@
 //! earn credit for catching it). So every implementation is hosted by one
 //! server program; the server is started by the runner, not by the judge, and
 //! told which implementation to serve on its standard input, never in its
-//! arguments or environment; it makes itself non-dumpable, so that its memory
+//! arguments or environment, and caged lighter (`Cage::trusted`: it is
+//! fencelab's code); it makes itself non-dumpable, so that its memory
 //! cannot be read; and the trials run in a shuffled order in directories with
 //! random names, so that a trial's place in the run says nothing either.
 //!

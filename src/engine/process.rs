@@ -25,9 +25,8 @@ pub struct Limits {
     /// The largest file the child may write (RLIMIT_FSIZE), so a flood of output
     /// cannot fill the disk.
     pub file_size: Option<u64>,
-    /// Whether the child runs in an implementation's cage (see
-    /// `bridge::sandbox`), with this Landlock ruleset if the kernel has one.
-    pub cage: Option<Option<std::os::fd::RawFd>>,
+    /// The cage the child runs in, if it is untrusted (see `bridge::sandbox`).
+    pub cage: Option<std::sync::Arc<crate::bridge::sandbox::Plan>>,
 }
 
 impl Default for Limits {
@@ -80,7 +79,7 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         .stderr(File::create(&err_path)?)
         .process_group(0);
     let file_size = limits.file_size;
-    let cage = limits.cage;
+    let cage = limits.cage.clone();
     // SAFETY: a plain system call.
     let parent = unsafe { libc::getpid() };
     // SAFETY: only async-signal-safe calls between fork and exec.
@@ -105,8 +104,8 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
                 };
                 libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
             }
-            match cage {
-                Some(ruleset) => crate::bridge::sandbox::enter(ruleset),
+            match &cage {
+                Some(plan) => crate::bridge::sandbox::enter(plan),
                 None => Ok(()),
             }
         });

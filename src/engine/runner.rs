@@ -221,7 +221,6 @@ impl Runner {
         // Whatever the trial starts, starts after this.
         let started = process::boot_ticks();
         let mut command = Command::new(&self.judge);
-        let cage = self.judge_caged.then(|| Cage::new(&tmp));
         command
             .args(["--exact", &trial.test, "--test-threads", "1"])
             .current_dir(&tmp)
@@ -232,27 +231,39 @@ impl Runner {
             .env("TMPDIR", &tmp)
             .env("HOME", &tmp)
             .env("RUST_BACKTRACE", "0");
-        let server = match self.launch {
+        let (server, socket) = match self.launch {
             Launch::ByJudge => {
                 command
                     .env(SERVER_ENV, &trial.server)
                     .env(IMPL_ENV, &trial.key);
-                None
+                (None, None)
             }
             Launch::ByRunner => {
                 let socket = dir.join("impl.sock");
                 let server = Served::start(&trial.server, &trial.key, &socket, dir, &tmp)?;
-                command.env(SOCKET_ENV, &socket);
-                Some(server)
+                // A path too long for a socket is given relative to the
+                // judge's working directory, `tmp`.
+                if socket.as_os_str().len() > 100 {
+                    command.env(SOCKET_ENV, "../impl.sock");
+                } else {
+                    command.env(SOCKET_ENV, &socket);
+                }
+                (Some(server), Some(socket))
             }
         };
+        // An untrusted judge sees its own program, its directory and the
+        // socket of its implementation, nothing else.
+        let also: Vec<&std::path::Path> = socket.iter().map(PathBuf::as_path).collect();
+        let cage = self
+            .judge_caged
+            .then(|| Cage::new(&tmp, &self.judge, &also));
         let limits = Limits {
             time: Some(trial.limit),
             output_cap: self.output_cap,
             file_size: Some(256 * 1024 * 1024),
             // fencelab's own judge cages the implementation itself; an
             // untrusted one is caged here.
-            cage: cage.as_ref().map(Cage::ruleset_fd),
+            cage: cage.as_ref().map(Cage::plan),
         };
         let finished = process::run(command, dir, &limits).map_err(|e| {
             Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
@@ -328,14 +339,26 @@ impl Served {
         use std::io::Write as _;
         use std::os::fd::AsRawFd;
         use std::os::unix::process::CommandExt;
-        let listener = std::os::unix::net::UnixListener::bind(socket)
+        // A Unix socket's path must fit in 108 bytes: a longer one is
+        // reached through a descriptor of its directory.
+        let parent = std::fs::File::open(dir).map_err(|e| Error::io("open", dir, e))?;
+        let short = if socket.as_os_str().len() > 100 {
+            PathBuf::from(format!("/proc/self/fd/{}", parent.as_raw_fd()))
+                .join(socket.file_name().unwrap_or_default())
+        } else {
+            socket.to_path_buf()
+        };
+        let listener = std::os::unix::net::UnixListener::bind(&short)
             .map_err(|e| Error::io("listen on", socket, e))?;
+        drop(parent);
         let output = |name: &str| {
             let path = dir.join(name);
             std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))
         };
-        let cage = Cage::new(tmp);
-        let ruleset = cage.ruleset_fd();
+        // The implementations are fencelab's (the reference, the wheats, the
+        // mutants): the untrusted side is the judge, caged in full.
+        let cage = Cage::trusted(tmp, exe);
+        let plan = cage.plan();
         let fd = listener.as_raw_fd();
         let mut command = Command::new(exe);
         command
@@ -350,7 +373,7 @@ impl Served {
         // SAFETY: only system calls between fork and exec: the listening
         // socket becomes fd 3, then the cage is entered.
         unsafe {
-            command.pre_exec(move || crate::bridge::sandbox::enter_serving(fd, ruleset));
+            command.pre_exec(move || crate::bridge::sandbox::enter_serving(fd, &plan));
         }
         let mut child = command.spawn().map_err(|e| {
             Error::environment(format!("cannot start {}: {e}", exe.display())).with_next(

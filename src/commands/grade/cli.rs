@@ -173,12 +173,6 @@ fn grade(
     };
     let root = project_root();
     let scratch = Scratch::locate(&root.join("target"))?;
-    if crate::bridge::sandbox::available().is_none() {
-        printer.warning(
-            "this kernel has no Landlock, so a submission may write wherever the grader can; \
-             run the grader as a user of its own",
-        );
-    }
     let count = match inputs.len() {
         1 => "1 submission".to_string(),
         n => format!("{n} submissions"),

