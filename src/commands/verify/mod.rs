@@ -191,8 +191,9 @@ pub fn run(
     }
     // The shipped wheats join the run (one build, one pool of trials), each a
     // scenario, when the whole suite runs on the reference they are written
-    // against.
-    let wheats = (options.implementation.is_none() && options.filters.is_empty())
+    // against: the one built in, or fencelab's own src/lease.rs (the
+    // instructor's `verify` in fencelab's project).
+    let wheats = (options.filters.is_empty() && source == crate::lab::reference::REFERENCE)
         .then(crate::lab::wheat::Wheats::builtin);
     let mut wheat_scenarios: Vec<(usize, String)> = Vec::new();
     for wheat in wheats.iter().flat_map(|w| &w.wheats) {
