@@ -248,7 +248,9 @@ fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
         fn baseline(&mut self, _: &Baseline) {}
         fn mutant(&mut self, _: &MutantReport) {}
     }
-    // One mutant of the reference, so that the run is small; every wheat joins it.
+    // One mutant of the reference, so that the run is small; every wheat joins
+    // it. The implementation is fencelab's own src/lease.rs, given as a file,
+    // as `verify` in fencelab's project runs it (the README's main job).
     let dir = tempfile::tempdir().unwrap();
     std::fs::copy(
         root().join(MUTANT),
@@ -257,7 +259,7 @@ fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
     .unwrap();
     let options = Options {
         mutants: Some(dir.path().to_path_buf()),
-        implementation: None,
+        implementation: Some(root().join("src/lease.rs")),
         root: root().to_path_buf(),
         filters: Vec::new(),
         exact: false,
