@@ -24,6 +24,8 @@
 //! (checked by the unit tests below and, for behaviour, by
 //! `tests/learner_tests.rs`).
 
+use std::sync::OnceLock;
+
 use crate::lab::mutant::{Stale, apply};
 use crate::lab::wheat::{WheatSource, Wheats};
 
@@ -40,19 +42,29 @@ const LAST_LEADS: &str = "    let Some(leader) = owners.len().checked_sub(1) els
     };
 ";
 
+/// The gated `claim_many` of `variant-claim-many-winner`, as `(find,
+/// replace)`: read from the built-in wheats once per process.
+fn gated() -> &'static (String, String) {
+    static GATE: OnceLock<(String, String)> = OnceLock::new();
+    GATE.get_or_init(|| {
+        let wheats = Wheats::builtin();
+        let gated = wheats
+            .wheats
+            .iter()
+            .find(|w| w.id == GATED)
+            .expect("the built-in wheats include variant-claim-many-winner");
+        let WheatSource::Change { find, replace } = &gated.source else {
+            unreachable!("{GATED} is a change of the reference");
+        };
+        (find.clone(), replace.clone())
+    })
+}
+
 /// `source` (the reference, or a change of it that keeps its `claim_many`)
 /// under schedule `run` (see the module's header). `Err` when `source` has
 /// no `claim_many` of the reference's.
 pub fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
-    let wheats = Wheats::builtin();
-    let gated = wheats
-        .wheats
-        .iter()
-        .find(|w| w.id == GATED)
-        .expect("the built-in wheats include variant-claim-many-winner");
-    let WheatSource::Change { find, replace } = &gated.source else {
-        unreachable!("{GATED} is a change of the reference");
-    };
+    let (find, replace) = gated();
     let leads = format!(
         "    if owners.is_empty() {{
         return Ok(Vec::new());
