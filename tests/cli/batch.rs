@@ -15,8 +15,7 @@ use std::process::{Child, Command, Stdio};
 
 use serde_json::Value;
 
-mod common;
-use common::{changed_reference, fixture, root};
+use crate::common::{changed_reference, fixture, root};
 
 /// The kinds of submission a class hands in: correct ones written two ways,
 /// broken ones, and one that does not compile.

@@ -6,8 +6,6 @@
 use std::path::Path;
 use std::process::{Command, Output};
 
-mod common;
-
 fn fencelab(dir: &Path, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_fencelab"));
     command

@@ -15,8 +15,7 @@ use fencelab::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Te
 use fencelab::lab::reference::REFERENCE;
 use fencelab::lab::suite::{self, SuiteFiles};
 
-mod common;
-use common::{changed_reference, root};
+use crate::common::{changed_reference, root};
 
 /// The mutant the wheats below copy, and the test of the suite that kills it.
 const MUTANT: &str = "mutants/claim-expiry-inclusive.toml";

@@ -2,16 +2,10 @@
 //! running tests) changes nothing in the project (`git status` is as before)
 //! and leaves no judge or implementation process running.
 
-use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-mod common;
-use common::{eventually_none, processes_under};
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::{eventually_none, processes_under, root};
 
 fn git_status() -> Option<String> {
     let out = Command::new("git")

@@ -14,9 +14,7 @@ use fencelab::lab::reference::{REFERENCE, items};
 use fencelab::lab::worksheet::{Lang, SLUGS, Worksheet};
 use fencelab::output::printer::Printer;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::root;
 
 fn scratch() -> Scratch {
     Scratch::locate(&root().join("target")).expect("the scratch workspace")

@@ -21,9 +21,7 @@ use fencelab::lab::mutant::{self, Mutant};
 use fencelab::output::printer::Printer;
 use serde_json::Value;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::root;
 
 fn fragments() -> Vec<Mutant> {
     predict::select(&mutant::builtin(), &Selection::Worksheet, "mutants").unwrap()

@@ -10,8 +10,7 @@ use fencelab::lab::reference::REFERENCE;
 use fencelab::lab::suite::SuiteFiles;
 use fencelab::lab::wheat::Wheats;
 
-mod common;
-use common::root;
+use crate::common::root;
 
 #[test]
 fn every_wheat_passes_the_whole_suite() {

@@ -11,8 +11,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-mod common;
-use common::{changed_reference, eventually_none, fixture, processes_under, root};
+use crate::common::{changed_reference, eventually_none, fixture, processes_under, root};
 
 /// The submissions made from the reference by one change each
 /// (`tests/fixtures/submissions/*.toml`), written out as `.rs` files.

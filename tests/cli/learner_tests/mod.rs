@@ -18,8 +18,7 @@ use fencelab::engine::scratch::Scratch;
 use fencelab::judging::{self as mine, Judges, TestsReport};
 use fencelab::lab::reference::items;
 
-mod common;
-use common::root;
+use crate::common::root;
 
 /// A lab crate named `lab` whose own tests are `main` (and `modules`).
 fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
@@ -459,7 +458,7 @@ fn hostile_tests_earn_nothing_and_break_nothing() {
     let caught: usize = report.steps.iter().map(|s| s.caught).sum();
     assert_eq!(caught, counted.len());
     assert!(
-        common::eventually_none(|| common::processes_named("sleep 303")).is_empty(),
+        crate::common::eventually_none(|| crate::common::processes_named("sleep 303")).is_empty(),
         "what escaped was killed"
     );
 }

@@ -7,7 +7,7 @@
 //! at one mutant of it.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
@@ -18,9 +18,7 @@ use fencelab::lab::suite;
 use fencelab::output::printer::{Printer, Verbosity};
 use fencelab::output::width::display_width;
 
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
+use crate::common::root;
 
 fn options(mutants: &str) -> Options {
     Options {
@@ -367,7 +365,7 @@ fn the_stryker_report_is_valid_against_the_official_schema() {
         fencelab::lab::lang::Lang::En,
     );
     let schema: serde_json::Value = serde_json::from_str(include_str!(
-        "../schemas/mutation-testing-report-schema/mutation-testing-report-schema.json"
+        "../../../schemas/mutation-testing-report-schema/mutation-testing-report-schema.json"
     ))
     .unwrap();
     let validator = jsonschema::draft7::new(&schema).expect("the official schema compiles");
