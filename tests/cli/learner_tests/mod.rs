@@ -1,15 +1,14 @@
-//! Judging learners' own tests (`check --mine`, `grade --tests`): tests that
-//! over-specify are invalid, naming the correct implementation they fail on
-//! and the freedom they assumed; a happy-path suite is valid but thin, with
-//! its missed steps named; a test written from a misunderstanding names the
-//! mutant that embodies it; hostile tests earn nothing and break nothing, and
-//! nothing but the contract's answers tells a test which implementation it
-//! talks to. fencelab's own suite, dropped in as a learner's tests, is valid
-//! and catches every mutant (~9,300 trials). `grade --tests` scores suites
-//! for CI: 0 for an invalid one, said once, else the mean of the steps'
-//! shares of mutants caught, in the terminal, JSON, JUnit and Gradescope.
+//! Judging learners' own tests (`check --mine`, `grade --tests`), on the
+//! learners' tests of `tests/fixtures/learner_tests/`: tests that over-specify
+//! are invalid, naming the correct implementation they fail on and the
+//! freedom they assumed; a happy-path suite is valid but thin, with its missed
+//! steps named; a test written from a misunderstanding names the mutant that
+//! embodies it; every judgement tells the same true reason. `grade --tests`
+//! scores suites for CI: 0 for an invalid one, said once, else the mean of
+//! the steps' shares of mutants caught, in the terminal, JSON, JUnit and
+//! Gradescope. Hostile tests and fencelab's own suite as a learner's tests
+//! are in the modules below.
 
-use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
@@ -19,6 +18,9 @@ use fencelab::judging::{self as mine, Judges, TestsReport};
 use fencelab::lab::reference::items;
 
 use crate::common::root;
+
+mod hostile;
+mod own_suite;
 
 /// A lab crate named `lab` whose own tests are `main` (and `modules`).
 fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
@@ -35,6 +37,12 @@ fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
         std::fs::write(mine.join(name), text).unwrap();
     }
     dir
+}
+
+/// A learner's tests of `tests/fixtures/learner_tests/`.
+fn fixture(name: &str) -> String {
+    let path = root().join("tests/fixtures/learner_tests").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 
 fn judges() -> &'static Judges {
@@ -65,9 +73,7 @@ fn test<'a>(report: &'a TestsReport, name: &str) -> &'a mine::JudgedTest {
 /// The over-specified fixture's helpers and the tests named, as a learner's
 /// `main.rs` (the fixture reaches the implementation as `crate::lease`).
 fn over_specified(names: &[&str]) -> String {
-    let fixture =
-        std::fs::read_to_string(root().join("tests/fixtures/learner_tests/over_specified.rs"))
-            .unwrap();
+    let fixture = fixture("over_specified.rs");
     let mut out = String::from("use lab as lease;\n");
     for item in items(&fixture) {
         let is_test = item.head.contains("#[test]");
@@ -135,39 +141,9 @@ fn a_test_that_over_specifies_is_invalid_naming_the_wheat_and_the_freedom() {
     assert_eq!(report.score, 0.0, "{:?}", report.steps);
 }
 
-const HAPPY: &str = r#"
-use lab as lease;
-
-fn db() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("jobs.db");
-    lease::init_db(&path).unwrap();
-    (dir, path)
-}
-
-#[test]
-fn a_job_is_claimed_renewed_and_completed() {
-    let (_dir, db) = db();
-    assert!(lease::enqueue(&db, "job").unwrap());
-    let fence = lease::claim(&db, "job", "a", 1.0, 10.0).unwrap().unwrap();
-    assert!(lease::renew(&db, "job", "a", fence, 2.0, 10.0).unwrap());
-    assert!(lease::complete(&db, "job", "a", fence, 3.0, "done").unwrap());
-    assert_eq!(lease::state(&db, "job").unwrap().unwrap().result.as_deref(), Some("done"));
-}
-
-// Written from the misunderstanding that a lease still holds at its expiry.
-#[test]
-fn a_lease_still_holds_when_it_expires() {
-    let (_dir, db) = db();
-    lease::enqueue(&db, "job").unwrap();
-    lease::claim(&db, "job", "a", 1.0, 5.0).unwrap();
-    assert_eq!(lease::claim(&db, "job", "b", 6.0, 5.0).unwrap(), None);
-}
-"#;
-
 #[test]
 fn a_happy_path_suite_is_valid_and_thin_and_a_misunderstanding_names_its_mutant() {
-    let dir = lab(HAPPY, &[]);
+    let dir = lab(&fixture("happy_path.rs"), &[]);
     let report = judge(dir.path(), None);
     let happy = test(&report, "a_job_is_claimed_renewed_and_completed");
     assert!(happy.valid, "{:?}", happy.wrong_on);
@@ -218,10 +194,7 @@ fn json_of(report: &TestsReport) -> String {
 /// is byte for byte the same.
 #[test]
 fn every_judgement_tells_the_same_true_reason() {
-    let main =
-        std::fs::read_to_string(root().join("tests/fixtures/learner_tests/told_the_same.rs"))
-            .unwrap();
-    let dir = lab(&main, &[]);
+    let dir = lab(&fixture("told_the_same.rs"), &[]);
     let report = judge(dir.path(), None);
     assert!(
         report.compile_errors.is_none(),
@@ -276,11 +249,12 @@ fn every_judgement_tells_the_same_true_reason() {
 /// say the same.
 #[test]
 fn grade_tests_scores_valid_suites_by_step_and_invalid_ones_zero() {
+    let happy = fixture("happy_path.rs");
     let valid = lab(
-        &HAPPY[..HAPPY.find("// Written from the misunderstanding").unwrap()],
+        &happy[..happy.find("// Written from the misunderstanding").unwrap()],
         &[],
     );
-    let invalid = lab(HAPPY, &[]);
+    let invalid = lab(&happy, &[]);
     let out = tempfile::tempdir().unwrap();
     let (json, junit, gradescope) = (
         out.path().join("grade.json"),
@@ -373,297 +347,6 @@ fn grade_tests_scores_valid_suites_by_step_and_invalid_ones_zero() {
     assert!(
         (gs_score / max * 100.0 - score).abs() < 0.01,
         "gradescope {gs_score}/{max} vs {score}"
-    );
-}
-
-const HOSTILE: &str = r#"
-use lab as lease;
-
-fn db() -> (tempfile::TempDir, std::path::PathBuf) {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("jobs.db");
-    lease::init_db(&path).unwrap();
-    (dir, path)
-}
-
-#[test]
-fn ends_the_process_with_success() {
-    let (_dir, db) = db();
-    lease::enqueue(&db, "job").unwrap();
-    std::process::exit(0);
-}
-
-#[test]
-fn prints_a_fake_verdict() {
-    use std::io::Write;
-    // Past libtest's capture, straight to the judge's standard output.
-    let mut out = std::io::stdout();
-    let _ = out.write_all(b"test prints_a_fake_verdict ... ok\n\ntest result: ok. 1 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out\n");
-    let _ = out.flush();
-    std::process::exit(0);
-}
-
-#[test]
-fn hangs() {
-    loop {
-        std::thread::sleep(std::time::Duration::from_secs(1));
-    }
-}
-
-#[test]
-fn escapes_and_leaves_a_process() {
-    let _ = std::process::Command::new("setsid").args(["sleep", "303"]).spawn();
-}
-
-#[test]
-fn a_plain_valid_test() {
-    let (_dir, db) = db();
-    assert!(lease::enqueue(&db, "job").unwrap());
-    assert_eq!(lease::claim(&db, "job", "a", 1.0, 5.0).unwrap(), Some(1));
-}
-"#;
-
-#[test]
-fn hostile_tests_earn_nothing_and_break_nothing() {
-    let dir = lab(HOSTILE, &[]);
-    // A short limit: the hanging test costs it on every implementation.
-    let report = judge(dir.path(), Some(Duration::from_secs(2)));
-    for name in [
-        "ends_the_process_with_success",
-        "hangs",
-        "escapes_and_leaves_a_process",
-    ] {
-        let t = test(&report, name);
-        assert!(!t.valid, "{name} fails on the reference: {:?}", t.wrong_on);
-    }
-    let fake = test(&report, "prints_a_fake_verdict");
-    // Printing a verdict can only make a test pass, and a test that passes
-    // everywhere catches nothing.
-    assert!(fake.valid, "{:?}", fake.wrong_on);
-    assert!(fake.catches.is_empty(), "{:?}", fake.catches);
-    let plain = test(&report, "a_plain_valid_test");
-    assert!(
-        plain.valid,
-        "the others did not break it: {:?}",
-        plain.wrong_on
-    );
-    assert!(!plain.catches.is_empty());
-    // Only valid tests count: the hostile ones added nothing.
-    let counted: BTreeSet<&str> = report
-        .tests
-        .iter()
-        .filter(|t| t.valid)
-        .flat_map(|t| t.catches.iter().map(String::as_str))
-        .collect();
-    let caught: usize = report.steps.iter().map(|s| s.caught).sum();
-    assert_eq!(caught, counted.len());
-    assert!(
-        crate::common::eventually_none(|| crate::common::processes_named("sleep 303")).is_empty(),
-        "what escaped was killed"
-    );
-}
-
-/// A test that tells what it can see of the implementation it talks to:
-/// its environment, its arguments, its parent's and the server's command
-/// lines and files. It always fails, with what it saw as its message.
-const PROBE: &str = r#"
-use lab as lease;
-
-fn read(path: &str) -> String {
-    std::fs::read(path)
-        .map(|b| String::from_utf8_lossy(&b).replace('\0', " "))
-        .unwrap_or_else(|e| format!("<{}>", e.kind()))
-}
-
-#[test]
-fn probe() {
-    let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("jobs.db");
-    lease::init_db(&db).unwrap();
-    let mut seen: Vec<String> = std::env::vars().map(|(k, v)| format!("env {k}={v}")).collect();
-    seen.push(format!("args {:?}", std::env::args().collect::<Vec<_>>()));
-    let ppid = read("/proc/self/stat").rsplit(')').next().unwrap_or("").split_whitespace().nth(1).unwrap_or("0").to_string();
-    seen.push(format!("parent {}", read(&format!("/proc/{ppid}/cmdline"))));
-    // The server: whatever has the test's database open.
-    // (There is no /proc in the cage, where namespaces are there.)
-    for entry in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        if !pid.chars().all(|c| c.is_ascii_digit()) || pid == std::process::id().to_string() {
-            continue;
-        }
-        let cwd = std::fs::read_link(format!("/proc/{pid}/cwd")).unwrap_or_default();
-        if cwd.starts_with(std::env::temp_dir()) {
-            seen.push(format!("server cmdline {}", read(&format!("/proc/{pid}/cmdline"))));
-            seen.push(format!("server environ {}", read(&format!("/proc/{pid}/environ"))));
-            seen.push(format!("server exe {:?}", std::fs::read_link(format!("/proc/{pid}/exe")).ok().and_then(|p| p.file_name().map(|n| n.to_owned()))));
-            seen.push(format!("server maps {}", read(&format!("/proc/{pid}/maps")).len()));
-        }
-    }
-    panic!("SEEN\n{}\nEND", seen.join("\n"));
-}
-"#;
-
-#[test]
-fn a_test_cannot_tell_which_implementation_it_talks_to() {
-    use fencelab::engine::builder::Implementation;
-    use fencelab::engine::policy::{Policy, Trust};
-    use fencelab::engine::{self, Request, Scenario, ScenarioKind, Tests};
-    let dir = lab(PROBE, &[]);
-    let tests = mine::read(dir.path()).unwrap();
-    let reference = fencelab::lab::reference::REFERENCE;
-    let mutants = fencelab::lab::mutant::builtin();
-    let wheat = &judges().wheats.wheats[0];
-    let sources = [
-        reference.to_string(),
-        mutants[0].apply(reference).unwrap(),
-        mutants[40].apply(reference).unwrap(),
-        wheat.code(reference).unwrap(),
-    ];
-    let request = Request {
-        policy: Policy::of(Trust::LearnerTests),
-        suite: tests.suite.clone(),
-        implementations: sources
-            .iter()
-            .map(|s| Implementation {
-                shown_path: "src/lease.rs".into(),
-                source: s.clone(),
-            })
-            .collect(),
-        scenarios: (0..sources.len())
-            .map(|implementation| Scenario {
-                kind: ScenarioKind::Tests,
-                implementation,
-                tests: Tests::All,
-            })
-            .collect(),
-        jobs: 2,
-    };
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
-    let run = engine::run(&scratch, &request, &mut |_| {}).unwrap();
-    let seen: Vec<String> = run
-        .results
-        .iter()
-        .map(|r| {
-            let message = r.tests().unwrap()[0]
-                .outcome()
-                .message()
-                .unwrap_or_default();
-            let start = message
-                .find("SEEN")
-                .unwrap_or_else(|| panic!("the probe ran: {message}"));
-            let end = message.find("END").unwrap();
-            normalized(&message[start..end])
-        })
-        .collect();
-    assert!(
-        seen.iter().all(|s| *s == seen[0]),
-        "a test sees the same whatever it talks to:\n{}",
-        seen.join("\n-----\n")
-    );
-    assert!(
-        !seen[0].contains("FENCELAB_IMPL") && !seen[0].contains("impl-"),
-        "no implementation key in sight:\n{}",
-        seen[0]
-    );
-}
-
-/// What a probe saw, without what differs from trial to trial by chance: the
-/// trial's random directory, process ids, the size of a memory map.
-fn normalized(seen: &str) -> String {
-    let mut lines: Vec<String> = seen
-        .lines()
-        .map(|line| {
-            let mut words: Vec<String> = Vec::new();
-            let mut previous = "";
-            for word in line.split(['/', ' ', '=', '"', ',']) {
-                // A trial's directory is `t` and six random characters, inside
-                // the run's `fencelab-run-XXXXXX` (all six may be lower case).
-                let trial = previous.starts_with("fencelab-run-")
-                    && word.len() == 7
-                    && word.starts_with('t')
-                    && word.chars().all(|c| c.is_ascii_alphanumeric());
-                let random = trial
-                    || (word.len() > 4
-                        && word.starts_with('t')
-                        && word[1..].chars().all(|c| c.is_ascii_alphanumeric())
-                        && word
-                            .chars()
-                            .any(|c| c.is_ascii_uppercase() || c.is_ascii_digit()));
-                previous = word;
-                let number = !word.is_empty() && word.chars().all(|c| c.is_ascii_digit());
-                words.push(if random || number {
-                    "_".into()
-                } else {
-                    word.into()
-                });
-            }
-            words.join(" ")
-        })
-        .collect();
-    lines.sort();
-    lines.join("\n")
-}
-
-/// fencelab's own suite as a learner's tests: `tests/behaviour/` under
-/// `tests/mine/`, its root's `#[path]`s dropped (the modules sit beside it).
-fn own_suite() -> tempfile::TempDir {
-    let root_file: String = fencelab::lab::suite::ROOT
-        .lines()
-        .filter(|l| !l.trim_start().starts_with("#[path"))
-        .map(|l| {
-            if l.trim() == fencelab::lab::suite::BINDING_LINE {
-                "use lab as lease;".to_string()
-            } else {
-                l.to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("\n");
-    let modules: Vec<(String, String)> = fencelab::lab::suite::MODULES
-        .iter()
-        .map(|(path, text)| {
-            (
-                path.trim_start_matches("behaviour/").to_string(),
-                text.to_string(),
-            )
-        })
-        .collect();
-    let refs: Vec<(&str, &str)> = modules
-        .iter()
-        .map(|(p, t)| (p.as_str(), t.as_str()))
-        .collect();
-    lab(&root_file, &refs)
-}
-
-/// Issue 11's first "done when", proven on every run: ~9,300 trials (94 tests
-/// by 24 correct implementations and 75 mutants), 140 s here quiet and 156 s
-/// with both cores busy, the longest test of the suite and worth it.
-#[test]
-fn fencelabs_own_suite_as_learner_tests_is_valid_and_catches_every_mutant() {
-    let dir = own_suite();
-    let report = judge(dir.path(), None);
-    assert!(
-        report.compile_errors.is_none(),
-        "{:?}",
-        report.compile_errors
-    );
-    let invalid: Vec<_> = report.tests.iter().filter(|t| !t.valid).collect();
-    assert!(invalid.is_empty(), "{invalid:#?}");
-    let missed: Vec<_> = report.steps.iter().flat_map(|s| &s.missed).collect();
-    assert!(missed.is_empty(), "{missed:#?}");
-    assert_eq!(report.score, 100.0);
-}
-
-/// The crate's own suite compiles as a learner's tests (fast, not ignored:
-/// it shows the drop-in above builds).
-#[test]
-fn fencelabs_own_suite_reads_as_a_learners_tests() {
-    let dir = own_suite();
-    let tests = mine::read(dir.path()).unwrap();
-    assert_eq!(tests.suite.binding, "use lab as lease;");
-    assert_eq!(
-        tests.suite.files.len(),
-        1 + fencelab::lab::suite::MODULES.len()
     );
 }
 
