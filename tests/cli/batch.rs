@@ -237,7 +237,7 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
     use fencelab::engine::policy::{Policy, Trust};
     use fencelab::engine::runner::{Runner, Trial};
     use fencelab::lab::suite::SuiteFiles;
-    let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let source = format!("{}\n// lost server\n", fencelab::lab::reference::REFERENCE);
     let policy = Policy::of(Trust::Submissions);
     let plan = builder::Plan {

@@ -10,7 +10,6 @@ use std::process::{Command, Output};
 
 use fencelab::engine::builder::Implementation;
 use fencelab::engine::policy::{Policy, Trust};
-use fencelab::engine::scratch::Scratch;
 use fencelab::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use fencelab::lab::reference::REFERENCE;
 use fencelab::lab::suite::{self, SuiteFiles};
@@ -67,7 +66,7 @@ fn equal_sources_anywhere_in_a_run_each_get_their_own_result() {
             .collect(),
         jobs: 2,
     };
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let run = engine::run(&scratch, &request, &mut |_| {}).unwrap_or_else(|e| panic!("{e}"));
     let passed: Vec<bool> = run
         .results
@@ -267,7 +266,7 @@ fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
         jobs: fencelab::engine::runner::default_jobs(),
     };
     let mutants = verify::load(&options).unwrap();
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let report = verify::run(&options, &mutants, &scratch, &mut Quiet).unwrap();
     let shipped = fencelab::lab::wheat::Wheats::builtin().wheats.len();
     let wheats = report

@@ -9,16 +9,11 @@ use std::process::Command;
 
 use fencelab::commands::check::{self, Checked};
 use fencelab::commands::new as starter;
-use fencelab::engine::scratch::Scratch;
 use fencelab::lab::reference::{REFERENCE, items};
 use fencelab::lab::worksheet::{Lang, SLUGS, Worksheet};
 use fencelab::output::printer::Printer;
 
-use crate::common::root;
-
-fn scratch() -> Scratch {
-    Scratch::locate(&root().join("target")).expect("the scratch workspace")
-}
+use crate::common::{root, scratch};
 
 /// The learner's `src/lib.rs` with the first `steps` functions taken from the
 /// reference (and the reference's private helpers, which they use).

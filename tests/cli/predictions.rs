@@ -15,7 +15,6 @@ use std::sync::OnceLock;
 use fencelab::commands::predict::{self, ObservationKind, Prediction, Selection};
 use fencelab::commands::verify::predictions::{Scorecard, score};
 use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
-use fencelab::engine::scratch::Scratch;
 use fencelab::lab::lang::Lang;
 use fencelab::lab::mutant::{self, Mutant};
 use fencelab::output::printer::Printer;
@@ -52,7 +51,7 @@ fn run() -> &'static Report {
             jobs: fencelab::engine::runner::default_jobs(),
         };
         let mutants = verify::load(&options).expect("the fragments load");
-        let scratch = Scratch::locate(&root().join("target")).expect("the scratch workspace");
+        let scratch = crate::common::scratch();
         let report = verify::run(&options, &mutants, &scratch, &mut Quiet).expect("verify runs");
         assert!(report.baseline.passed, "the reference passes");
         report

@@ -4,13 +4,10 @@
 
 use fencelab::engine::builder::Implementation;
 use fencelab::engine::policy::{Policy, Trust};
-use fencelab::engine::scratch::Scratch;
 use fencelab::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use fencelab::lab::reference::REFERENCE;
 use fencelab::lab::suite::SuiteFiles;
 use fencelab::lab::wheat::Wheats;
-
-use crate::common::root;
 
 #[test]
 fn every_wheat_passes_the_whole_suite() {
@@ -35,7 +32,7 @@ fn every_wheat_passes_the_whole_suite() {
             .collect(),
         jobs: fencelab::engine::runner::default_jobs(),
     };
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let run = engine::run(&scratch, &request, &mut |_| {}).unwrap();
     assert_eq!(run.tests.len(), fencelab::lab::suite::tests().len());
     for (wheat, result) in wheats.wheats.iter().zip(&run.results) {

@@ -6,11 +6,9 @@
 use std::collections::BTreeSet;
 use std::time::Duration;
 
-use fencelab::engine::scratch::Scratch;
 use fencelab::judging as mine;
 
 use super::{fixture, judge, judges, lab, test};
-use crate::common::root;
 
 #[test]
 fn hostile_tests_earn_nothing_and_break_nothing() {
@@ -87,7 +85,7 @@ fn a_test_cannot_tell_which_implementation_it_talks_to() {
             .collect(),
         jobs: 2,
     };
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let run = engine::run(&scratch, &request, &mut |_| {}).unwrap();
     let seen: Vec<String> = run
         .results

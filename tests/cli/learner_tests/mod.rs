@@ -13,7 +13,6 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use fencelab::engine::scratch::Scratch;
 use fencelab::judging::{self as mine, Judges, TestsReport};
 use fencelab::lab::reference::items;
 
@@ -53,7 +52,7 @@ fn judges() -> &'static Judges {
 /// Judges the tests of the lab crate at `dir`.
 fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
     let tests = mine::read(dir).unwrap_or_else(|e| panic!("{e}"));
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let options = mine::Options {
         jobs: fencelab::engine::runner::default_jobs(),
         timeout,

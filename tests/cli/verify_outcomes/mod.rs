@@ -12,7 +12,6 @@ use std::sync::OnceLock;
 
 use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
 use fencelab::engine::outcome::MutantOutcome;
-use fencelab::engine::scratch::Scratch;
 use fencelab::lab::lang::Lang;
 use fencelab::lab::suite;
 use fencelab::output::printer::{Printer, Verbosity};
@@ -58,7 +57,7 @@ fn outcomes() -> &'static (Report, Vec<String>) {
     REPORT.get_or_init(|| {
         let options = options("tests/fixtures/outcomes");
         let mutants = verify::load(&options).expect("the fixture mutants load");
-        let scratch = Scratch::locate(&root().join("target")).expect("the scratch workspace");
+        let scratch = crate::common::scratch();
         let mut lines = Lines::default();
         let report = verify::run(&options, &mutants, &scratch, &mut lines).expect("verify runs");
         (report, lines.0)
@@ -531,7 +530,7 @@ fn the_built_in_reference_is_named_so_and_a_green_run_fits_a_screen() {
         jobs: fencelab::engine::runner::default_jobs(),
     };
     let mutants = verify::load(&options).unwrap();
-    let scratch = Scratch::locate(&root().join("target")).unwrap();
+    let scratch = crate::common::scratch();
     let mut started = Started::default();
     let report = verify::run(&options, &mutants, &scratch, &mut started).unwrap();
     assert_eq!(
