@@ -5,9 +5,10 @@
 //! collector keeps only a few unused servers; `FENCELAB_GC_KEEP` makes that
 //! one here, so that a small batch is already larger than what it keeps).
 //!
-//! The class-sized versions (200 in one call; two runs of 50 at once) take
-//! minutes and are ignored by default:
-//! `cargo test --release --test batch -- --ignored`.
+//! The class-sized versions (200 in one call; two runs of 50 at once, in
+//! `class_sized`) take minutes in a release build and are a measurement run
+//! by hand, in neither step of `.ci/run`:
+//! `cargo test --release --test cli batch::class_sized -- --ignored`.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -182,56 +183,6 @@ fn two_batches_at_once_on_one_target_directory_both_score_as_alone() {
 }
 
 #[test]
-#[ignore = "class-sized (minutes): cargo test --release --test batch -- --ignored"]
-fn two_hundred_distinct_submissions_in_one_call_each_score_as_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let kinds = kinds();
-    let alone = alone(dir.path(), &kinds);
-    let class = class(dir.path(), &kinds, 200, "c");
-    let files: Vec<PathBuf> = class.iter().map(|(f, _)| f.clone()).collect();
-    let json = dir.path().join("class.json");
-    let start = std::time::Instant::now();
-    let (exit, subs) = finish(start_grade(&files, &json, None), &json);
-    eprintln!(
-        "200 submissions graded in {:.0} s",
-        start.elapsed().as_secs_f64()
-    );
-    assert_eq!(exit, 3, "some submissions do not compile");
-    assert_graded_as_alone(&subs, &class, &alone);
-}
-
-#[test]
-#[ignore = "class-sized (minutes): cargo test --release --test batch -- --ignored"]
-fn two_runs_of_fifty_at_once_on_one_target_directory_each_score_as_alone() {
-    let dir = tempfile::tempdir().unwrap();
-    let kinds = kinds();
-    let alone = alone(dir.path(), &kinds);
-    let classes = [
-        class(dir.path(), &kinds, 50, "p"),
-        class(dir.path(), &kinds, 50, "q"),
-    ];
-    let start = std::time::Instant::now();
-    let runs: Vec<(Child, PathBuf)> = classes
-        .iter()
-        .enumerate()
-        .map(|(i, class)| {
-            let files: Vec<PathBuf> = class.iter().map(|(f, _)| f.clone()).collect();
-            let json = dir.path().join(format!("run-{i}.json"));
-            (start_grade(&files, &json, None), json)
-        })
-        .collect();
-    for ((child, json), class) in runs.into_iter().zip(&classes) {
-        let (exit, subs) = finish(child, &json);
-        assert_eq!(exit, 3, "some submissions do not compile");
-        assert_graded_as_alone(&subs, class, &alone);
-    }
-    eprintln!(
-        "2 x 50 submissions graded in {:.0} s",
-        start.elapsed().as_secs_f64()
-    );
-}
-
-#[test]
 fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
     use fencelab::engine::builder::{self, Built, Hosting, Implementation};
     use fencelab::engine::policy::{Policy, Trust};
@@ -275,4 +226,63 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
         "{}",
         err.message
     );
+}
+
+/// What a whole class hands in, graded as in a release: run by hand (see the
+/// module's header); `.ci/run` skips it.
+mod class_sized {
+    use std::path::PathBuf;
+    use std::process::Child;
+
+    use super::{alone, assert_graded_as_alone, class, finish, kinds, start_grade};
+
+    #[test]
+    #[ignore = "class-sized (minutes): cargo test --release --test cli batch::class_sized -- --ignored"]
+    fn two_hundred_distinct_submissions_in_one_call_each_score_as_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let kinds = kinds();
+        let alone = alone(dir.path(), &kinds);
+        let class = class(dir.path(), &kinds, 200, "c");
+        let files: Vec<PathBuf> = class.iter().map(|(f, _)| f.clone()).collect();
+        let json = dir.path().join("class.json");
+        let start = std::time::Instant::now();
+        let (exit, subs) = finish(start_grade(&files, &json, None), &json);
+        eprintln!(
+            "200 submissions graded in {:.0} s",
+            start.elapsed().as_secs_f64()
+        );
+        assert_eq!(exit, 3, "some submissions do not compile");
+        assert_graded_as_alone(&subs, &class, &alone);
+    }
+
+    #[test]
+    #[ignore = "class-sized (minutes): cargo test --release --test cli batch::class_sized -- --ignored"]
+    fn two_runs_of_fifty_at_once_on_one_target_directory_each_score_as_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let kinds = kinds();
+        let alone = alone(dir.path(), &kinds);
+        let classes = [
+            class(dir.path(), &kinds, 50, "p"),
+            class(dir.path(), &kinds, 50, "q"),
+        ];
+        let start = std::time::Instant::now();
+        let runs: Vec<(Child, PathBuf)> = classes
+            .iter()
+            .enumerate()
+            .map(|(i, class)| {
+                let files: Vec<PathBuf> = class.iter().map(|(f, _)| f.clone()).collect();
+                let json = dir.path().join(format!("run-{i}.json"));
+                (start_grade(&files, &json, None), json)
+            })
+            .collect();
+        for ((child, json), class) in runs.into_iter().zip(&classes) {
+            let (exit, subs) = finish(child, &json);
+            assert_eq!(exit, 3, "some submissions do not compile");
+            assert_graded_as_alone(&subs, class, &alone);
+        }
+        eprintln!(
+            "2 x 50 submissions graded in {:.0} s",
+            start.elapsed().as_secs_f64()
+        );
+    }
 }
