@@ -8,6 +8,7 @@ pub mod markup;
 pub mod observation;
 pub mod paths;
 pub mod printer;
+pub mod progress;
 pub mod style;
 pub(crate) mod ticker;
 pub mod width;

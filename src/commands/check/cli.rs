@@ -93,9 +93,13 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         file.display().to_string()
     };
     printer.status(Verb::Checking, &shown);
-    let checked =
-        crate::commands::check::run(&options, &scratch, &mut |event| printer.engine_event(event))?;
-    let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
+    let checked = crate::commands::check::run(&options, &scratch, printer)?;
+    let text = crate::commands::check::render_check(
+        &printer.layout(),
+        &checked,
+        &Worksheet::builtin(),
+        lang,
+    );
     printer.line(text.trim_end());
     if crate::output::github::enabled(args.github) {
         let file = crate::commands::check::learner_file(&dir);

@@ -112,7 +112,7 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         ))
         .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
     }
-    let text = printer.render_grade(&report);
+    let text = crate::commands::grade::render_grade(&printer.layout(), &report);
     printer.line(text.trim_end());
     write_reports(&args, &report)?;
     if crate::output::github::enabled(args.github) {
@@ -178,9 +178,8 @@ fn grade(
         n => format!("{n} submissions"),
     };
     printer.status(Verb::Grading, &count);
-    printer.done = 0;
-    printer.total = inputs.len();
-    crate::commands::grade::run(&options, &inputs, &scratch, printer)
+    let mut live = crate::commands::grade::Live::new(printer, inputs.len());
+    crate::commands::grade::run(&options, &inputs, &scratch, &mut live)
 }
 
 /// Writes every report the arguments ask for.

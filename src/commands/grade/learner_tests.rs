@@ -18,6 +18,7 @@ use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::judging::{Judges, LearnerTests, Options, TestsReport, judge, read};
 use crate::output::printer::{Printer, Verb};
+use crate::output::progress::Trials;
 
 /// Grades the test suites at `paths` as `args` says; the caller prints and
 /// writes the reports.
@@ -47,17 +48,18 @@ pub fn grade(
             .max(1),
         timeout: Some(test_limit),
     };
-    crate::judging::content::check(&judges, &scratch, options.jobs, &mut |done, total| {
-        printer.progress(&format!(
-            "  checking the wheats against the suite (once): {done}/{total}"
-        ));
-    })?;
+    let label = "  checking the wheats against the suite (once)";
+    crate::judging::content::check(
+        &judges,
+        &scratch,
+        options.jobs,
+        &mut Trials::new(printer, label),
+    )?;
     let mut submissions = Vec::new();
     for tests in &suites {
         printer.status(Verb::Grading, &format!("the tests of {}", tests.name));
-        let report = judge(tests, &judges, &options, &scratch, &mut |done, total| {
-            printer.progress(&format!("  running tests: {done}/{total}"));
-        })?;
+        let running = &mut Trials::new(printer, "  running tests");
+        let report = judge(tests, &judges, &options, &scratch, running)?;
         let report = tests.name_root_in(report);
         submissions.push(submission(&report, args.min_score));
     }

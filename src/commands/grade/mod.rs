@@ -21,6 +21,7 @@ pub mod prairielearn;
 mod render;
 mod submission;
 
+pub use render::{Live, render_grade};
 pub use submission::{Submission, read_submission, shard};
 
 use std::collections::BTreeMap;
@@ -39,6 +40,7 @@ use crate::exit::ExitCode;
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::SLUGS;
+use crate::output::progress::Progress;
 
 pub use crate::engine::policy::{DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT};
 
@@ -169,14 +171,6 @@ pub struct Unusable {
     pub reason: String,
 }
 
-/// What `grade` is told while it works.
-pub trait Progress {
-    /// What the engine says (the build, the trials).
-    fn event(&mut self, event: &Event<'_>);
-    /// A submission's report is complete (an unusable one's at once).
-    fn graded(&mut self, submission: &SubmissionReport);
-}
-
 /// Reads every path as a submission, in order; those that cannot be used are
 /// kept with their reason.
 pub fn read_all(paths: &[PathBuf]) -> Vec<Result<Submission, Unusable>> {
@@ -198,7 +192,7 @@ pub fn run(
     options: &Options,
     inputs: &[Result<Submission, Unusable>],
     scratch: &Scratch,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Progress<SubmissionReport>,
 ) -> Result<GradeReport, Error> {
     let tests = suite::tests();
     let mut reports: Vec<Option<SubmissionReport>> = vec![None; inputs.len()];
@@ -209,7 +203,7 @@ pub fn run(
             Ok(_) => input_of.push(i),
             Err(unusable) => {
                 let report = unusable_report(unusable, &tests);
-                progress.graded(&report);
+                progress.own(&report);
                 reports[i] = Some(report);
             }
         }
@@ -242,10 +236,10 @@ pub fn run(
             if let Event::Finished { scenario, result } = &event {
                 let i = input_of[*scenario];
                 let report = submission_report(options, ready[*scenario], result, &tests);
-                progress.graded(&report);
+                progress.own(&report);
                 reports[i] = Some(report);
             }
-            progress.event(&event);
+            progress.engine(&event);
         })?;
         for (scenario, result) in run.results.iter().enumerate() {
             let i = input_of[scenario];

@@ -120,18 +120,27 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
     };
     let mutants = verify::load(&options)?;
     if args.list {
-        let text = printer.render_mutant_list(&mutants, std::io::stdout().is_terminal());
+        let text = verify::render_mutant_list(
+            &printer.layout(),
+            &mutants,
+            std::io::stdout().is_terminal(),
+        );
         printer.line(text.trim_end());
         return Ok(ExitCode::Success);
     }
     let scratch = Scratch::locate(&root.join("target"))?;
-    let mut report = verify::run(&options, &mutants, &scratch, printer)?;
-    printer.verify_report(&report);
+    let mut report = verify::run(
+        &options,
+        &mutants,
+        &scratch,
+        &mut verify::Live::new(printer),
+    )?;
+    printer.text(&verify::render_verify_report(&printer.layout(), &report));
     if let Some(predictions) = &predictions
         && report.baseline.passed
     {
         let card = crate::commands::verify::predictions::score(predictions, &report.mutants);
-        let text = printer.render_predictions(&card, &mutants, printer.lang);
+        let text = verify::render_predictions(&printer.layout(), &card, &mutants, printer.lang);
         printer.line(text.trim_end());
         report.predictions = Some(card);
     }

@@ -20,6 +20,10 @@ pub mod stryker;
 mod wheats;
 mod words;
 
+pub use details::{render_baseline_failure, render_mutant_details};
+pub use matrix::{render_kill_matrix, render_kill_matrix_of, render_killing_nothing};
+pub use render::{Live, render_mutant_list, render_verify_report};
+pub use render_predictions::render_predictions;
 pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
@@ -45,6 +49,7 @@ use crate::lab::mutant::{self, Mutant};
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
+use crate::output::progress::Progress;
 
 /// What to verify, and how.
 #[derive(Debug, Clone)]
@@ -65,16 +70,19 @@ pub struct Options {
     pub jobs: usize,
 }
 
-/// What the front end is told while verification runs.
-pub trait Progress {
+/// What `verify` says of its own while it runs (its `Progress`), in order:
+/// it starts, the baseline is known, then each mutant's report as soon as
+/// it is known (stale and unviable ones right after the baseline).
+#[derive(Debug, Clone)]
+pub enum Update {
     /// `implementation` is its shown path, or [`BUILTIN_REFERENCE`].
-    fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str);
-    /// The build starts; `detail` says what cargo compiles as it goes.
-    fn building(&mut self, _implementations: usize, _detail: &crate::engine::cargo::Detail) {}
-    fn built(&mut self, implementations: usize, secs: f64);
-    fn trial_done(&mut self, done: usize, total: usize);
-    fn baseline(&mut self, baseline: &Baseline);
-    fn mutant(&mut self, report: &MutantReport);
+    Started {
+        mutants: usize,
+        implementation: String,
+        mutants_dir: String,
+    },
+    Baseline(Baseline),
+    Mutant(Box<MutantReport>),
 }
 
 /// Loads the mutants selected by `options`.
@@ -118,7 +126,7 @@ pub fn run(
     options: &Options,
     mutants: &[Mutant],
     scratch: &Scratch,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Progress<Update>,
 ) -> Result<Report, Error> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let (source, shown) = match &options.implementation {
@@ -143,7 +151,11 @@ pub fn run(
         Some(_) => shown.clone(),
         None => BUILTIN_REFERENCE.to_string(),
     };
-    progress.started(mutants.len(), &described, &mutants_dir);
+    progress.own(&Update::Started {
+        mutants: mutants.len(),
+        implementation: described,
+        mutants_dir: mutants_dir.clone(),
+    });
 
     // The reference first, its baseline scenario 0; then each mutant that
     // applies, a scenario each.
@@ -222,94 +234,87 @@ pub fn run(
     let started = Instant::now();
     let mut trials_started: Option<Instant> = None;
     let mut flaky: BTreeSet<String> = BTreeSet::new();
-    let run = engine::run(scratch, &request, &mut |event| match event {
-        Event::Building {
-            implementations,
-            detail,
-        } => progress.building(implementations, &detail),
-        Event::Built {
-            implementations,
-            secs,
-        } => {
-            progress.built(implementations, secs);
-            trials_started = Some(Instant::now());
-        }
-        Event::Trial { done, total } => progress.trial_done(done, total),
-        Event::Finished {
-            scenario: 0,
-            result,
-        } => {
-            // The baseline's own time: from the end of the build (its trials
-            // come first) to its last trial, not the run's so far.
-            let took = trials_started.unwrap_or(started).elapsed();
-            baseline = baseline_of(result, took);
-            flaky = baseline.flaky.iter().cloned().collect();
-            progress.baseline(&baseline);
-            baseline_done = true;
-            if !baseline.passed {
-                return;
+    let run = engine::run(scratch, &request, &mut |event| {
+        progress.engine(&event);
+        match event {
+            Event::Building { .. } | Event::Trial { .. } => {}
+            Event::Built { .. } => trials_started = Some(Instant::now()),
+            Event::Finished {
+                scenario: 0,
+                result,
+            } => {
+                // The baseline's own time: from the end of the build (its trials
+                // come first) to its last trial, not the run's so far.
+                let took = trials_started.unwrap_or(started).elapsed();
+                baseline = baseline_of(result, took);
+                flaky = baseline.flaky.iter().cloned().collect();
+                progress.own(&Update::Baseline(baseline.clone()));
+                baseline_done = true;
+                if !baseline.passed {
+                    return;
+                }
+                // Stale and unviable mutants are known before any of their tests run.
+                for (m, mutant) in mutants.iter().enumerate() {
+                    let early = match &scenario_of[m] {
+                        Err(stale) => Some(finish(
+                            mutant,
+                            MutantOutcome::Stale,
+                            &BTreeMap::new(),
+                            &flaky,
+                            String::new(),
+                            Some(stale.clone()),
+                        )),
+                        Ok(_) => reports[m].take(),
+                    };
+                    if let Some(report) = early {
+                        progress.own(&Update::Mutant(Box::new(report.clone())));
+                        reports[m] = Some(report);
+                    }
+                }
             }
-            // Stale and unviable mutants are known before any of their tests run.
-            for (m, mutant) in mutants.iter().enumerate() {
-                let early = match &scenario_of[m] {
-                    Err(stale) => Some(finish(
-                        mutant,
-                        MutantOutcome::Stale,
+            Event::Finished { scenario, result } => {
+                let Some(m) = mutant_of(scenario) else {
+                    return;
+                };
+                let report = match result {
+                    ScenarioResult::Unviable { errors } => finish(
+                        &mutants[m],
+                        MutantOutcome::Unviable,
                         &BTreeMap::new(),
                         &flaky,
-                        String::new(),
-                        Some(stale.clone()),
-                    )),
-                    Ok(_) => reports[m].take(),
-                };
-                if let Some(report) = early {
-                    progress.mutant(&report);
-                    reports[m] = Some(report);
-                }
-            }
-        }
-        Event::Finished { scenario, result } => {
-            let Some(m) = mutant_of(scenario) else {
-                return;
-            };
-            let report = match result {
-                ScenarioResult::Unviable { errors } => finish(
-                    &mutants[m],
-                    MutantOutcome::Unviable,
-                    &BTreeMap::new(),
-                    &flaky,
-                    std::mem::take(&mut diffs[m]),
-                    Some(errors.clone()),
-                ),
-                ScenarioResult::NotRun => return,
-                ScenarioResult::Ran { tests } => {
-                    let outcomes: BTreeMap<String, TestOutcome> = tests
-                        .iter()
-                        .map(|t| (t.test.name.clone(), t.outcome().clone()))
-                        .collect();
-                    let outcome = MutantOutcome::from_tests(
-                        outcomes
-                            .iter()
-                            .filter(|(t, _)| !flaky.contains(t.as_str()))
-                            .map(|(_, o)| o),
-                    );
-                    let mut report = finish(
-                        &mutants[m],
-                        outcome,
-                        &outcomes,
-                        &flaky,
                         std::mem::take(&mut diffs[m]),
-                        None,
-                    );
-                    report.secs = tests.iter().map(|t| t.runs[0].duration.as_secs_f64()).sum();
-                    report
+                        Some(errors.clone()),
+                    ),
+                    ScenarioResult::NotRun => return,
+                    ScenarioResult::Ran { tests } => {
+                        let outcomes: BTreeMap<String, TestOutcome> = tests
+                            .iter()
+                            .map(|t| (t.test.name.clone(), t.outcome().clone()))
+                            .collect();
+                        let outcome = MutantOutcome::from_tests(
+                            outcomes
+                                .iter()
+                                .filter(|(t, _)| !flaky.contains(t.as_str()))
+                                .map(|(_, o)| o),
+                        );
+                        let mut report = finish(
+                            &mutants[m],
+                            outcome,
+                            &outcomes,
+                            &flaky,
+                            std::mem::take(&mut diffs[m]),
+                            None,
+                        );
+                        report.secs = tests.iter().map(|t| t.runs[0].duration.as_secs_f64()).sum();
+                        report
+                    }
+                };
+                // Unviable mutants are known at once; they are shown after the baseline.
+                if baseline_done {
+                    progress.own(&Update::Mutant(Box::new(report.clone())));
                 }
-            };
-            // Unviable mutants are known at once; they are shown after the baseline.
-            if baseline_done {
-                progress.mutant(&report);
+                reports[m] = Some(report);
             }
-            reports[m] = Some(report);
         }
     })?;
     let mut report = Report {
@@ -333,7 +338,7 @@ pub fn run(
     };
     if let ScenarioResult::Unviable { errors } = &run.results[0] {
         report.baseline.compile_errors = Some(errors.clone());
-        progress.baseline(&report.baseline);
+        progress.own(&Update::Baseline(report.baseline.clone()));
     }
     report.secs = started.elapsed().as_secs_f64();
     if !report.baseline.passed {
