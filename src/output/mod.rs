@@ -9,6 +9,7 @@ pub mod observation;
 pub mod paths;
 pub mod printer;
 pub mod progress;
+pub mod report_file;
 pub mod style;
 pub(crate) mod ticker;
 pub mod width;

@@ -1,10 +1,9 @@
 //! `fencelab check --mine`: the learner's own tests, judged on the learner's
 //! machine (the arguments are `check`'s).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::judging::{Judges, Options, judge, read};
@@ -23,10 +22,14 @@ pub struct MineArgs {
     pub json: Option<PathBuf>,
 }
 
-pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub fn main(
+    args: MineArgs,
+    cache: Option<&Path>,
+    printer: &mut Printer,
+) -> Result<ExitCode, Error> {
     let tests = read(&args.dir)?;
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
-    let scratch = Scratch::locate(&args.dir.join("target"))?;
+    let scratch = crate::commands::scratch(cache, &args.dir)?;
     printer.lang = args.lang;
     let label = match args.lang {
         Lang::En => "  checking the wheats against the suite (once)",
@@ -54,8 +57,8 @@ pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let text = super::render_mine(&printer.layout(), &report, &judges, args.lang);
     printer.line(text.trim_end());
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report).expect("the report serializes");
-        std::fs::write(path, json + "\n").map_err(|e| Error::io("write", path, e))?;
+        use crate::output::report_file::{json, write};
+        write(path, &json(&report), "write")?;
     }
     Ok(report.exit_code)
 }

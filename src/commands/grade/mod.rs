@@ -26,13 +26,12 @@ pub use submission::{Submission, read_submission, shard};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{StepTally, TestOutcome};
-use crate::engine::policy::{Policy, Trust};
+use crate::engine::policy::Policy;
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
@@ -42,16 +41,14 @@ use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::SLUGS;
 use crate::output::progress::Progress;
 
-pub use crate::engine::policy::{DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT};
-
 /// What to grade, and how.
 #[derive(Debug, Clone)]
 pub struct Options {
     pub paths: Vec<PathBuf>,
     /// The least score (0 to 100) that passes the gate.
     pub min_score: f64,
-    pub test_limit: Duration,
-    pub build_limit: Duration,
+    /// What the run trusts, and its limits (the user's on the policy's).
+    pub policy: Policy,
     pub jobs: usize,
     /// Grade only the K-th of N shares of `paths` (1-based K).
     pub shard: Option<(usize, usize)>,
@@ -217,10 +214,8 @@ pub fn run(
                 source: s.source.clone(),
             })
             .collect();
-        let policy = Policy::of(Trust::Submissions)
-            .with_limits(Some(options.test_limit), Some(options.build_limit));
         let request = Request {
-            policy,
+            policy: options.policy.clone(),
             suite: SuiteFiles::builtin(),
             scenarios: (0..implementations.len())
                 .map(|i| Scenario {
@@ -257,8 +252,8 @@ pub fn run(
         fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
         suite: suite::digest(),
         min_score: options.min_score,
-        test_limit_secs: options.test_limit.as_secs_f64(),
-        build_limit_secs: options.build_limit.as_secs_f64(),
+        test_limit_secs: options.policy.limit_after(None).as_secs_f64(),
+        build_limit_secs: options.policy.build_limit.unwrap_or_default().as_secs_f64(),
         shard: options.shard,
         exit_code: exit_code_of(&reports),
         submissions: reports,
