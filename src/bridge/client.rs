@@ -73,6 +73,13 @@ fn not_started(why: std::fmt::Arguments) -> ! {
 /// `LEFT_BEHIND_STATUS`, which fails the test.
 extern "C" fn reap_server() {
     let pid = SERVER_PID.load(Ordering::SeqCst);
+    // What it started in its cage's PID namespace dies with it, unseen by
+    // `kill_adopted`: counted first.
+    let caged = if pid > 0 {
+        super::sandbox::others_in_cage(pid)
+    } else {
+        0
+    };
     if pid > 0 {
         // SAFETY: our own child; kill and reap it.
         unsafe {
@@ -80,7 +87,7 @@ extern "C" fn reap_server() {
             libc::waitpid(pid, std::ptr::null_mut(), 0);
         }
     }
-    if pid != 0 && kill_adopted() > 0 {
+    if pid != 0 && kill_adopted() + caged > 0 {
         println!("{LEFT_BEHIND}");
         // SAFETY: ends the process at once, with the status the runner reads.
         unsafe { libc::_exit(LEFT_BEHIND_STATUS) }
