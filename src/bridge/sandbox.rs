@@ -5,20 +5,39 @@
 //!
 //! - **Namespaces** (a user namespace, unprivileged): a network namespace of
 //!   its own, with no interface up (no TCP, UDP or DNS, no abstract Unix
-//!   socket of anyone else's); an IPC namespace; and a mount namespace whose
-//!   root is a fresh tmpfs holding only the system's programs and libraries
-//!   (`/usr`, `/bin`, `/lib*`, the loader's cache, a few devices), the
-//!   program itself and the trial's directory, bound at their own paths. No
-//!   `/proc`, no other file of the machine, no Unix socket but the trial's.
-//!   Inside, the code is a user other than root (uid 65534 when fencelab runs
-//!   as root, else fencelab's own uid), and `execve` drops every capability.
+//!   socket of anyone else's); an IPC namespace; a PID namespace; and a mount
+//!   namespace whose root is a fresh tmpfs holding only the system's programs
+//!   and libraries (`/usr`, `/bin`, `/lib*`, the loader's cache, a few
+//!   devices), the program itself and the trial's directory, bound at their
+//!   own paths, and (under Landlock only, which gives no right to read in
+//!   it) a `/proc` of the PID namespace's own: no other file of the machine,
+//!   no other process, no Unix socket but the trial's. Inside, the code is a
+//!   user other than root (uid 65534 when fencelab runs as root, else
+//!   fencelab's own uid), and `execve` drops every capability.
+//! - **Nothing outlives the program**: the process fencelab started stays
+//!   outside the PID namespace as its watcher; its child is the namespace's
+//!   init (PID 1, ours: no code of fencelab's but system calls, its command
+//!   line wiped, not dumpable), and the program is the init's child (PID 2).
+//!   The init reaps; when the program ends it waits up to 300 ms for the
+//!   rest, tells the watcher how the program ended and whether anything was
+//!   still running, and exits, and the kernel kills whatever is left in the
+//!   namespace (double-forked, in a session of its own, with a cleared
+//!   environment: it is there all the same). The watcher then ends as the
+//!   program did, with its exit status or by its signal, so every verdict
+//!   reads the program's own end; killed (a timeout, a flood, fencelab's
+//!   death), it takes the init, hence the namespace, with it.
 //! - **Landlock** (Linux 5.13+): the same paths are the only ones it may read
 //!   or execute, and it may write only beneath the trial's directory (and
 //!   /dev/null); where the ABI allows, no TCP, no signals and no abstract
 //!   sockets outside the cage. Where namespaces are missing, this is what
 //!   confines reads.
-//! - **Limits**, always: address space, processes, no core dumps, no new
-//!   privileges; the process dies with its parent.
+//! - **Limits**, always: 4 GiB of address space per process, 8,192
+//!   processes of the user (which binds no one when fencelab runs as root:
+//!   the kernel exempts root's own uid), no core dumps, no new privileges;
+//!   the process dies with its parent. With the PID namespace (Linux 6.14+
+//!   namespaces `pid_max`), at most 2,047 processes and threads at once in
+//!   the cage, root included; so a trial's memory is bounded by 2,047 x 4
+//!   GiB of address space, not by a total of its own (no memory cgroup).
 //!
 //! Everything the child needs (paths as C strings, descriptors) is prepared by
 //! the parent in `Cage::new`: between fork and exec only system calls run.
