@@ -917,50 +917,66 @@ unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
     }
 }
 
+/// Kills the cage whose watcher is `watcher` (a child of this process's),
+/// so that waiting for the watcher then waits for everything in the cage to
+/// be gone: its init gets SIGKILL (the kernel kills the rest of the
+/// namespace, then the watcher ends). Where there is no init, the watcher
+/// itself is the program: it gets SIGKILL.
+pub fn kill_cage(watcher: libc::pid_t) {
+    let init = std::fs::read_to_string(format!("/proc/{watcher}/task/{watcher}/children"))
+        .ok()
+        .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok());
+    // SAFETY: signals to our own child, or to its only child.
+    unsafe {
+        libc::kill(init.unwrap_or(watcher), libc::SIGKILL);
+    }
+}
+
 /// How many live processes a cage whose watcher is `watcher` holds besides
-/// its init and its program (found by parent, from /proc): what the program
+/// its init and its program (found by descent, from /proc): what the program
 /// started and has not ended. For a process the cage is about to kill; 0
 /// where it has no PID namespace.
 pub fn others_in_cage(watcher: libc::pid_t) -> usize {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
+    // The children of every thread of a process.
+    let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten();
+        tasks
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|list| {
+                list.split_whitespace()
+                    .filter_map(|n| n.parse().ok())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
     };
-    // (pid, parent, alive, its pid in the innermost namespace if nested)
-    let all: Vec<(libc::pid_t, libc::pid_t, bool, Option<i64>)> = entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse().ok()?;
-            let status = std::fs::read_to_string(entry.path().join("status")).ok()?;
-            let field = |name: &str| {
-                status
-                    .lines()
-                    .find_map(|l| l.strip_prefix(name))
-                    .map(str::trim)
-            };
-            let parent = field("PPid:")?.parse().ok()?;
-            let alive = !field("State:")?.starts_with(['Z', 'X']);
-            let nested: Vec<i64> = field("NSpid:")?
-                .split_whitespace()
-                .filter_map(|n| n.parse().ok())
-                .collect();
-            let inner = (nested.len() > 1).then(|| nested[nested.len() - 1]);
-            Some((pid, parent, alive, inner))
-        })
-        .collect();
-    let mut family = vec![watcher];
+    let mut family = children(watcher);
     let mut others = 0;
     let mut at = 0;
     while at < family.len() {
-        let parent = family[at];
-        for &(pid, ppid, alive, inner) in &all {
-            if ppid == parent && !family.contains(&pid) {
-                family.push(pid);
-                if alive && inner.is_some_and(|n| n > 2) {
-                    others += 1;
-                }
+        let pid = family[at];
+        at += 1;
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name));
+        let alive = field("State:").is_some_and(|s| !s.trim().starts_with(['Z', 'X']));
+        // Its pid in the innermost namespace, when that is not ours.
+        let nested: Vec<i64> = field("NSpid:")
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        if alive && nested.len() > 1 && nested[nested.len() - 1] > 2 {
+            others += 1;
+        }
+        for child in children(pid) {
+            if !family.contains(&child) {
+                family.push(child);
             }
         }
-        at += 1;
     }
     others
 }
@@ -1270,6 +1286,59 @@ mod pid_namespace {
             assert!(!marker.exists(), "the escaped process wrote its marker");
             std::thread::sleep(Duration::from_millis(50));
         }
+    }
+
+    #[test]
+    fn what_a_running_program_started_is_counted_before_it_is_killed() {
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let cage = Cage::new(dir.path(), &sh, &[]);
+        let plan = cage.plan();
+        let mut command = Command::new(&sh);
+        // Two processes of its own (one in a session of its own), then it
+        // waits, as a server does.
+        command.args([
+            "-c",
+            "sleep 611 & setsid sleep 622 & echo started; exec sleep 633",
+        ]);
+        command.stdout(std::process::Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || enter(&plan, None));
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while others_in_cage(child.id() as libc::pid_t) != 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{}",
+                others_in_cage(child.id() as i32)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mine = || [live("sleep 611"), live("sleep 622"), live("sleep 633")].concat();
+        while !mine().is_empty() {
+            assert!(Instant::now() < deadline, "{:?}", mine());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Nothing of an uncaged process counts.
+        let plain = Command::new("sleep").arg("64").spawn().unwrap();
+        assert_eq!(others_in_cage(plain.id() as libc::pid_t), 0);
+        unsafe { libc::kill(plain.id() as libc::pid_t, libc::SIGKILL) };
     }
 
     #[test]
