@@ -1336,9 +1336,10 @@ mod pid_namespace {
             std::thread::sleep(Duration::from_millis(20));
         }
         // Nothing of an uncaged process counts.
-        let plain = Command::new("sleep").arg("64").spawn().unwrap();
+        let mut plain = Command::new("sleep").arg("64").spawn().unwrap();
         assert_eq!(others_in_cage(plain.id() as libc::pid_t), 0);
-        unsafe { libc::kill(plain.id() as libc::pid_t, libc::SIGKILL) };
+        plain.kill().unwrap();
+        plain.wait().unwrap();
     }
 
     #[test]
