@@ -58,9 +58,9 @@ pub struct GradeArgs {
     /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Grade only share K of N of the paths (for parallel CI runners), e.g. 2/4.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(usize, usize)>,
+    /// Grade only share K of N of the paths (for parallel runners), e.g. 2/4; `auto` reads it from the environment (FENCELAB_SHARD, JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, CI_NODE_INDEX).
+    #[arg(long, value_name = "K/N|auto", value_parser = crate::commands::grade::shard::parse_arg)]
+    pub shard: Option<crate::commands::grade::shard::ShardArg>,
     /// Grade learners' own tests instead of implementations: each PATH is a
     /// lab crate (its tests/mine/ is graded) or a test file. Every test must
     /// be valid (pass on every correct implementation); the score is then how
@@ -73,19 +73,6 @@ pub struct GradeArgs {
     /// With --tests: the correct implementations to pass on [default: fencelab's].
     #[arg(long, value_name = "DIR", requires = "tests")]
     pub wheats: Option<PathBuf>,
-}
-
-fn parse_shard(text: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("{text:?}: give K/N with 1 <= K <= N, e.g. 2/4");
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n): (usize, usize) = (
-        k.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if k == 0 || n == 0 || k > n {
-        return Err(bad());
-    }
-    Ok((k, n))
 }
 
 pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
@@ -139,10 +126,7 @@ fn grade(
             args.min_score
         )));
     }
-    let paths = match args.shard {
-        Some((k, n)) => crate::commands::grade::shard(&args.paths, k, n),
-        None => args.paths.clone(),
-    };
+    let (paths, shard) = crate::commands::grade::shard::select(&args.paths, args.shard, printer)?;
     if let Some((_, flag)) = one_only.iter().find(|(on, _)| *on)
         && paths.len() != 1
     {
@@ -153,7 +137,7 @@ fn grade(
         .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
     }
     if args.tests {
-        return super::learner_tests::grade(args, &paths, printer);
+        return super::learner_tests::grade(args, &paths, shard, printer);
     }
     // Every input is read and checked before anything is built; one that
     // cannot be used scores 0 with its reason, and the others are graded.
@@ -169,7 +153,7 @@ fn grade(
             .jobs
             .unwrap_or_else(crate::engine::runner::default_jobs)
             .max(1),
-        shard: args.shard,
+        shard,
     };
     let root = project_root();
     let scratch = Scratch::locate(&root.join("target"))?;
@@ -177,7 +161,9 @@ fn grade(
         1 => "1 submission".to_string(),
         n => format!("{n} submissions"),
     };
-    printer.status(Verb::Grading, &count);
+    if shard.is_none() {
+        printer.status(Verb::Grading, &count);
+    }
     printer.done = 0;
     printer.total = inputs.len();
     crate::commands::grade::run(&options, &inputs, &scratch, printer)

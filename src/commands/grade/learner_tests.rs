@@ -24,6 +24,7 @@ use crate::output::printer::{Printer, Verb};
 pub fn grade(
     args: &GradeArgs,
     paths: &[PathBuf],
+    shard: Option<(usize, usize)>,
     printer: &mut Printer,
 ) -> Result<GradeReport, Error> {
     let mut suites: Vec<LearnerTests> = Vec::new();
@@ -84,7 +85,7 @@ pub fn grade(
         min_score: args.min_score,
         test_limit_secs: test_limit.as_secs_f64(),
         build_limit_secs: 0.0,
-        shard: args.shard,
+        shard,
         submissions,
         exit_code,
     })

@@ -19,9 +19,10 @@ pub mod merge;
 pub mod points;
 pub mod prairielearn;
 mod render;
+pub mod shard;
 mod submission;
 
-pub use submission::{Submission, read_submission, shard};
+pub use submission::{Submission, read_submission};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,0 +1,244 @@
+//! Grading past one machine: a class split between processes started as each
+//! engine starts them (`--shard auto` with Kubernetes', Slurm's, GitLab's
+//! variables, or `FENCELAB_SHARD`), merged back into the report one
+//! unsharded run gives.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+
+use serde_json::Value;
+
+mod common;
+use common::{changed_reference, fixture, root};
+
+/// Every variable `--shard auto` reads, removed from each run unless set.
+const SHARD_VARIABLES: [&str; 10] = [
+    "FENCELAB_SHARD",
+    "FENCELAB_SHARDS",
+    "JOB_COMPLETION_INDEX",
+    "SLURM_ARRAY_TASK_ID",
+    "SLURM_ARRAY_TASK_COUNT",
+    "SLURM_ARRAY_TASK_MIN",
+    "SLURM_ARRAY_TASK_STEP",
+    "CI_NODE_INDEX",
+    "CI_NODE_TOTAL",
+    "GITHUB_ACTIONS",
+];
+
+/// A class of four (`submissions/{ada,ben,cho,dev}.rs`: the reference, a
+/// correct one written differently, a broken one, one that does not compile)
+/// in a directory of its own; grade runs there, so the shard keys are the
+/// same paths every time.
+fn class() -> &'static (tempfile::TempDir, Vec<String>) {
+    static CLASS: OnceLock<(tempfile::TempDir, Vec<String>)> = OnceLock::new();
+    CLASS.get_or_init(|| {
+        let dir = tempfile::tempdir().unwrap();
+        let subs = dir.path().join("submissions");
+        std::fs::create_dir(&subs).unwrap();
+        let reference = std::fs::read_to_string(root().join("src/lease.rs")).unwrap();
+        let alternative = std::fs::read_to_string(fixture("alternative.rs")).unwrap();
+        let (_, broken) = changed_reference(&fixture("release_resets_fence.toml"));
+        let (_, not_compiling) = changed_reference(&fixture("does_not_compile.toml"));
+        let mut names = Vec::new();
+        for (name, source) in [
+            ("ada.rs", reference),
+            ("ben.rs", alternative),
+            ("cho.rs", broken),
+            ("dev.rs", not_compiling),
+        ] {
+            std::fs::write(subs.join(name), source).unwrap();
+            names.push(format!("submissions/{name}"));
+        }
+        (dir, names)
+    })
+}
+
+/// An exit code, stdout and stderr.
+type Ran = (i32, String, String);
+
+/// Runs `fencelab grade ARGS` in `cwd` with only the shard variables `env`;
+/// returns its exit code, stdout and stderr.
+fn grade(cwd: &Path, args: &[&str], env: &[(&str, String)]) -> (i32, String, String) {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fencelab"));
+    command.arg("grade").args(args).current_dir(cwd);
+    for name in SHARD_VARIABLES {
+        command.env_remove(name);
+    }
+    let out = command
+        .env_remove("LC_ALL")
+        .env_remove("LC_MESSAGES")
+        .env("LANG", "C.UTF-8")
+        .env_remove("GITHUB_STEP_SUMMARY")
+        .env_remove("GITHUB_OUTPUT")
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// A report without what differs between two gradings of the same class:
+/// the tests' timings and the shard.
+fn comparable(mut report: Value) -> Value {
+    report["shard"] = Value::Null;
+    for s in report["submissions"].as_array_mut().unwrap() {
+        for t in s["tests"].as_array_mut().unwrap() {
+            t.as_object_mut().unwrap().remove("secs");
+        }
+    }
+    report
+}
+
+fn read(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+/// The class graded in one run: the report every merge must equal.
+fn unsharded() -> &'static Value {
+    static ONE: OnceLock<Value> = OnceLock::new();
+    ONE.get_or_init(|| {
+        let (dir, names) = class();
+        let json = dir.path().join("all.json");
+        let mut args: Vec<&str> = names.iter().map(String::as_str).collect();
+        args.extend(["--json", json.to_str().unwrap()]);
+        let (exit, _, stderr) = grade(dir.path(), &args, &[]);
+        assert_eq!(exit, 3, "one does not compile: {stderr}");
+        read(&json)
+    })
+}
+
+/// Runs shards 1..=n of the class as n processes, each with the variables
+/// `env_of(k)`; merges their reports. Returns the merged report and each
+/// shard's stderr.
+fn shard_and_merge(
+    tag: &str,
+    n: usize,
+    env_of: impl Fn(usize) -> Vec<(&'static str, String)>,
+) -> (Value, Vec<String>) {
+    let (dir, names) = class();
+    let out = dir.path().join(tag);
+    std::fs::create_dir_all(&out).unwrap();
+    let children: Vec<(PathBuf, std::thread::JoinHandle<Ran>)> = (1..=n)
+        .map(|k| {
+            let json = out.join(format!("shard-{k}.json"));
+            let mut args: Vec<String> = names.clone();
+            args.extend([
+                "--shard".into(),
+                "auto".into(),
+                "--json".into(),
+                json.display().to_string(),
+            ]);
+            let env = env_of(k);
+            let cwd = dir.path().to_path_buf();
+            let handle = std::thread::spawn(move || {
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                grade(&cwd, &args, &env)
+            });
+            (json, handle)
+        })
+        .collect();
+    let mut stderrs = Vec::new();
+    let mut jsons = Vec::new();
+    for (json, handle) in children {
+        let (exit, _, stderr) = handle.join().unwrap();
+        assert!(exit == 0 || exit == 3, "{tag}: exit {exit}\n{stderr}");
+        stderrs.push(stderr);
+        jsons.push(json.display().to_string());
+    }
+    let merged = out.join("merged.json");
+    let mut args: Vec<&str> = vec!["--merge"];
+    args.extend(jsons.iter().map(String::as_str));
+    args.extend(["--json", merged.to_str().unwrap()]);
+    let (_, stdout, stderr) = grade(dir.path(), &args, &[]);
+    assert!(merged.is_file(), "{tag}: {stdout}{stderr}");
+    (read(&merged), stderrs)
+}
+
+#[test]
+fn shards_started_as_each_engine_starts_them_merge_into_the_unsharded_report() {
+    let whole = comparable(unsharded().clone());
+    assert_eq!(whole["submissions"].as_array().unwrap().len(), 4);
+
+    // Kubernetes' Indexed Job: JOB_COMPLETION_INDEX from 0.
+    let (merged, stderrs) = shard_and_merge("kubernetes", 2, |k| {
+        vec![
+            ("JOB_COMPLETION_INDEX", (k - 1).to_string()),
+            ("FENCELAB_SHARDS", "2".into()),
+        ]
+    });
+    assert_eq!(comparable(merged), whole, "Kubernetes");
+    assert!(
+        stderrs[0].contains(
+            "shard 1/2 (from JOB_COMPLETION_INDEX=0, FENCELAB_SHARDS=2): 1 of 4 submissions"
+        ),
+        "{}",
+        stderrs[0]
+    );
+
+    // A Slurm array run as --array=1-3.
+    let (merged, stderrs) = shard_and_merge("slurm", 3, |k| {
+        vec![
+            ("SLURM_ARRAY_TASK_ID", k.to_string()),
+            ("SLURM_ARRAY_TASK_COUNT", "3".into()),
+            ("SLURM_ARRAY_TASK_MIN", "1".into()),
+        ]
+    });
+    assert_eq!(comparable(merged), whole, "Slurm");
+    assert!(
+        stderrs[2].contains("shard 3/3 (from SLURM_ARRAY_TASK_ID=3, SLURM_ARRAY_TASK_COUNT=3)"),
+        "{}",
+        stderrs[2]
+    );
+
+    // GitLab's parallel: 4, CI_NODE_INDEX from 1; shard 3 of 4 takes nobody
+    // and says so, and its empty report merges with the others.
+    let (merged, stderrs) = shard_and_merge("gitlab", 4, |k| {
+        vec![
+            ("CI_NODE_INDEX", k.to_string()),
+            ("CI_NODE_TOTAL", "4".into()),
+        ]
+    });
+    assert_eq!(comparable(merged), whole, "GitLab");
+    assert!(
+        stderrs[2].contains("shard 3/4 (from CI_NODE_INDEX=3, CI_NODE_TOTAL=4): none of the 4 submissions falls in this shard"),
+        "{}",
+        stderrs[2]
+    );
+
+    // FENCELAB_SHARD, as --shard takes it.
+    let (merged, _) = shard_and_merge("fencelab", 3, |k| {
+        vec![("FENCELAB_SHARD", format!("{k}/3"))]
+    });
+    assert_eq!(comparable(merged), whole, "FENCELAB_SHARD");
+}
+
+#[test]
+fn auto_without_a_shard_in_the_environment_exits_2_saying_what_to_set() {
+    let (dir, names) = class();
+    let (exit, stdout, stderr) = grade(dir.path(), &[&names[0], "--shard", "auto"], &[]);
+    assert_eq!(exit, 2, "{stdout}{stderr}");
+    assert!(
+        stderr.contains("--shard auto: no shard in the environment")
+            && stderr.contains("next:")
+            && stderr.contains("FENCELAB_SHARD=K/N"),
+        "{stderr}"
+    );
+    let (exit, _, stderr) = grade(
+        dir.path(),
+        &[&names[0], "--shard", "auto"],
+        &[
+            ("JOB_COMPLETION_INDEX", "1".into()),
+            ("LANG", "ja_JP.UTF-8".into()),
+        ],
+    );
+    assert_eq!(exit, 2, "{stderr}");
+    assert!(
+        stderr.contains("JOB_COMPLETION_INDEX=1 はありますが、FENCELAB_SHARDS"),
+        "{stderr}"
+    );
+}
