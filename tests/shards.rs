@@ -242,3 +242,95 @@ fn auto_without_a_shard_in_the_environment_exits_2_saying_what_to_set() {
         "{stderr}"
     );
 }
+
+/// The results directory's stored results: file name and modification time.
+fn stored(dir: &Path) -> Vec<(String, std::time::SystemTime)> {
+    let mut all: Vec<(String, std::time::SystemTime)> = std::fs::read_dir(dir.join("submissions"))
+        .unwrap()
+        .flatten()
+        .map(|e| {
+            (
+                e.file_name().to_string_lossy().into_owned(),
+                e.metadata().unwrap().modified().unwrap(),
+            )
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn a_shard_run_twice_with_results_grades_nothing_again_and_writes_the_same_report() {
+    let (dir, names) = class();
+    let results = dir.path().join("results");
+    let run = |k: usize, json: &str| {
+        let mut args: Vec<&str> = names.iter().map(String::as_str).collect();
+        args.extend(["--shard", "auto", "--results", "results", "--json", json]);
+        grade(dir.path(), &args, &[("FENCELAB_SHARD", format!("{k}/2"))])
+    };
+    // Shard 2 of 2 takes ada, cho and dev; dev does not compile (exit 3).
+    let (exit, _, first) = run(2, "first.json");
+    assert_eq!(exit, 3, "{first}");
+    assert!(
+        first.contains("3 to grade; results go to results"),
+        "{first}"
+    );
+    let before = stored(&results);
+    assert_eq!(before.len(), 3, "one result per submission: {before:?}");
+
+    let (exit, _, again) = run(2, "again.json");
+    assert_eq!(exit, 3, "{again}");
+    assert!(
+        again.contains("nothing: all 3 already graded in results"),
+        "{again}"
+    );
+    assert!(!again.contains("Building"), "{again}");
+    assert_eq!(stored(&results), before, "no result written again");
+    assert_eq!(
+        std::fs::read(dir.path().join("first.json")).unwrap(),
+        std::fs::read(dir.path().join("again.json")).unwrap(),
+        "the same report, byte for byte"
+    );
+
+    // A missing shard is refused by name; with it, the directory merges into
+    // the unsharded report.
+    let merged = dir.path().join("from-results.json");
+    let merge = |extra: &[&str]| {
+        let mut args = vec!["--merge", "results", "--json", merged.to_str().unwrap()];
+        args.extend(extra);
+        grade(dir.path(), &args, &[])
+    };
+    let (exit, _, stderr) = merge(&[]);
+    assert_eq!(exit, 2, "{stderr}");
+    assert!(stderr.contains("shard(s) 1/2 missing"), "{stderr}");
+    let (exit, _, stderr) = run(1, "one.json");
+    assert_eq!(exit, 0, "{stderr}");
+    let (_, _, stderr) = merge(&[]);
+    assert!(merged.is_file(), "{stderr}");
+    assert_eq!(comparable(read(&merged)), comparable(unsharded().clone()));
+
+    // A shard report that says otherwise of a submission is refused, naming
+    // both; so is a report of another suite, naming each.
+    let mut other = read(&dir.path().join("one.json"));
+    other["submissions"][0]["score"] = 12.5.into();
+    std::fs::write(dir.path().join("other.json"), other.to_string()).unwrap();
+    let (exit, _, stderr) = merge(&["other.json"]);
+    assert_eq!(exit, 2, "{stderr}");
+    assert!(
+        stderr.contains("other.json: submission submissions/ben.rs has another result in")
+            && stderr.contains("(score 100 and 12.5)")
+            && stderr.contains("next:"),
+        "{stderr}"
+    );
+    let mut other = read(&dir.path().join("one.json"));
+    other["suite"] = "sha256:0123".into();
+    std::fs::write(dir.path().join("other.json"), other.to_string()).unwrap();
+    let (exit, _, stderr) = merge(&["other.json"]);
+    assert_eq!(exit, 2, "{stderr}");
+    assert!(
+        stderr.contains("other.json: suite sha256:0123")
+            && stderr.contains("1-of-2-")
+            && stderr.contains("2-of-2-"),
+        "{stderr}"
+    );
+}

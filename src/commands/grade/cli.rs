@@ -61,6 +61,9 @@ pub struct GradeArgs {
     /// Grade only share K of N of the paths (for parallel runners), e.g. 2/4; `auto` reads it from the environment (FENCELAB_SHARD, JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, CI_NODE_INDEX).
     #[arg(long, value_name = "K/N|auto", value_parser = crate::commands::grade::shard::parse_arg)]
     pub shard: Option<crate::commands::grade::shard::ShardArg>,
+    /// Keep one result per submission in DIR (shared by every shard) and grade only what is not there yet, so a retried or duplicated run grades nothing twice; `--merge DIR` reads the reports it leaves there.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["merge", "tests"])]
+    pub results: Option<PathBuf>,
     /// Grade learners' own tests instead of implementations: each PATH is a
     /// lab crate (its tests/mine/ is graded) or a test file. Every test must
     /// be valid (pass on every correct implementation); the score is then how
@@ -161,6 +164,9 @@ fn grade(
         1 => "1 submission".to_string(),
         n => format!("{n} submissions"),
     };
+    if let Some(dir) = &args.results {
+        return crate::commands::grade::results::run(dir, &options, &inputs, &scratch, printer);
+    }
     if shard.is_none() {
         printer.status(Verb::Grading, &count);
     }

@@ -19,6 +19,7 @@ pub mod merge;
 pub mod points;
 pub mod prairielearn;
 mod render;
+pub mod results;
 pub mod shard;
 mod submission;
 
