@@ -504,8 +504,14 @@ fn a_learners_tests_see_only_their_own_trial() {
         timeout: Some(std::time::Duration::from_secs(10)),
     };
     let judges = Judges::load(None, None).unwrap();
-    let report = mine::judge(&tests, &judges, &options, &scratch, &mut |_, _| {})
-        .unwrap_or_else(|e| panic!("{e}"));
+    let report = mine::judge(
+        &tests,
+        &judges,
+        &options,
+        &scratch,
+        &mut fencelab::output::progress::Silent,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let said = |name: &str| -> String {
         let t = report
             .tests

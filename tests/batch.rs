@@ -255,15 +255,14 @@ fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
     let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
         panic!("no build limit, a correct suite");
     };
-    let Hosting::Hosted { key, server } = &build.hosting[0] else {
+    let Hosting::Hosted(host) = &build.hosting[0] else {
         panic!("the reference builds");
     };
     // Its program goes away (a bug, or someone cleaning the target directory).
-    std::fs::remove_file(server).unwrap();
+    std::fs::remove_file(&host.program).unwrap();
     let runner = Runner::new(build.judge.clone(), 1, &policy);
     let trial = Trial {
-        server: server.clone(),
-        key: key.clone(),
+        host: host.clone(),
         test: "step1::creates_the_six_columns".into(),
         limit: std::time::Duration::from_secs(60),
     };

@@ -239,14 +239,11 @@ fn grade_tests_grades_a_single_file_written_from_the_template() {
 
 #[test]
 fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
-    use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress};
+    use fencelab::commands::verify::{self, Options, Update};
+    use fencelab::output::progress::Progress;
     struct Quiet;
-    impl Progress for Quiet {
-        fn started(&mut self, _: usize, _: &str, _: &str) {}
-        fn built(&mut self, _: usize, _: f64) {}
-        fn trial_done(&mut self, _: usize, _: usize) {}
-        fn baseline(&mut self, _: &Baseline) {}
-        fn mutant(&mut self, _: &MutantReport) {}
+    impl Progress<Update> for Quiet {
+        fn engine(&mut self, _: &fencelab::engine::Event<'_>) {}
     }
     // One mutant of the reference, so that the run is small; every wheat joins
     // it. The implementation is fencelab's own src/lease.rs, given as a file,
@@ -285,8 +282,8 @@ fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
     let json = serde_json::to_value(&report).unwrap();
     assert_eq!(json["wheats"]["checked"], shipped);
     assert_eq!(json["wheats"]["failed"], serde_json::json!([]));
-    let printer = fencelab::output::printer::Printer::plain();
-    let text = printer.render_verify_report(&report);
+    let printer = fencelab::output::printer::Layout::plain();
+    let text = fencelab::commands::verify::render_verify_report(&printer, &report);
     assert!(
         text.contains(&format!("all {shipped} wheats pass the suite")),
         "{text}"

@@ -12,7 +12,7 @@ use fencelab::commands::new as starter;
 use fencelab::engine::scratch::Scratch;
 use fencelab::lab::reference::{REFERENCE, items};
 use fencelab::lab::worksheet::{Lang, SLUGS, Worksheet};
-use fencelab::output::printer::Printer;
+use fencelab::output::printer::Layout;
 
 fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -98,7 +98,12 @@ fn check_step(dir: &Path, step: Option<u32>) -> Checked {
         timeout: None,
         jobs: 4,
     };
-    check::run(&options, &scratch(), &mut |_| {}).unwrap()
+    check::run(
+        &options,
+        &scratch(),
+        &mut fencelab::output::progress::Silent,
+    )
+    .unwrap()
 }
 
 #[test]
@@ -217,10 +222,18 @@ fn what_check_says_about_a_failing_step_in_both_languages() {
             failing.contains(&"step4::reclaims_at_exact_expiry"),
             "{failing:?}"
         );
-        let text = Printer::plain().render_check(&checked, &Worksheet::builtin(), lang);
-        let quiet = Printer::plain()
-            .at(fencelab::output::printer::Verbosity::Quiet)
-            .render_check(&checked, &Worksheet::builtin(), lang);
+        let text = fencelab::commands::check::render_check(
+            &Layout::plain(),
+            &checked,
+            &Worksheet::builtin(),
+            lang,
+        );
+        let quiet = fencelab::commands::check::render_check(
+            &Layout::plain().at(fencelab::output::printer::Verbosity::Quiet),
+            &checked,
+            &Worksheet::builtin(),
+            lang,
+        );
         assert!(quiet.contains("step4::reclaims_at_exact_expiry"), "{quiet}");
         assert!(quiet.lines().count() < text.lines().count(), "{quiet}");
         let contract = Worksheet::builtin()
@@ -258,7 +271,12 @@ fn what_check_says_before_anything_is_written_in_both_languages() {
     starter::create(&krate, &Worksheet::builtin(), Lang::Ja).unwrap();
     let checked = check(&krate);
     for lang in Lang::ALL {
-        let text = Printer::plain().render_check(&checked, &Worksheet::builtin(), lang);
+        let text = fencelab::commands::check::render_check(
+            &Layout::plain(),
+            &checked,
+            &Worksheet::builtin(),
+            lang,
+        );
         snapshot!(format!("check_not_started_{}", lang.code()), text);
     }
 }
@@ -475,9 +493,15 @@ fn check_outside_a_lab_crate_says_so_in_one_line_without_building() {
         timeout: None,
         jobs: 1,
     };
-    let mut events = 0;
-    let err = check::run(&options, &scratch(), &mut |_| events += 1).unwrap_err();
-    assert_eq!(events, 0, "nothing was built");
+    struct Events(usize);
+    impl fencelab::output::progress::Progress for Events {
+        fn engine(&mut self, _: &fencelab::engine::Event<'_>) {
+            self.0 += 1;
+        }
+    }
+    let mut events = Events(0);
+    let err = check::run(&options, &scratch(), &mut events).unwrap_err();
+    assert_eq!(events.0, 0, "nothing was built");
     assert_eq!(err.exit_code(), fencelab::exit::ExitCode::UnusableInput);
     assert!(
         err.message
@@ -499,7 +523,12 @@ fn a_step_checked_alone_says_what_was_not_checked_and_shows_its_fragment() {
     let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
     std::fs::write(krate.join("src/lib.rs"), filled(&lib, 2)).unwrap();
     let checked = check_step(&krate, Some(2));
-    let text = Printer::plain().render_check(&checked, &Worksheet::builtin(), Lang::En);
+    let text = fencelab::commands::check::render_check(
+        &Layout::plain(),
+        &checked,
+        &Worksheet::builtin(),
+        Lang::En,
+    );
     assert!(!text.contains("Every step passes"), "{text}");
     assert!(
         text.contains("Step 2 passes. Not checked here: steps 1, 3, 4, 5, 6, 7, 8"),
@@ -507,7 +536,12 @@ fn a_step_checked_alone_says_what_was_not_checked_and_shows_its_fragment() {
     );
     assert!(text.contains("+++ enqueue-"), "the fragment's diff: {text}");
     snapshot!("check_one_step_passes_en", text);
-    let ja = Printer::plain().render_check(&checked, &Worksheet::builtin(), Lang::Ja);
+    let ja = fencelab::commands::check::render_check(
+        &Layout::plain(),
+        &checked,
+        &Worksheet::builtin(),
+        Lang::Ja,
+    );
     snapshot!("check_one_step_passes_ja", ja);
 }
 
@@ -552,7 +586,12 @@ fn what_the_learners_code_prints_shows_with_every_failing_test_every_time() {
         let checked = check_step(&krate, Some(4));
         let first = checked.first_failing().expect("step 4 fails");
         assert!(first.failures.len() >= 2, "{first:?}");
-        let text = Printer::plain().render_check(&checked, &Worksheet::builtin(), Lang::En);
+        let text = fencelab::commands::check::render_check(
+            &Layout::plain(),
+            &checked,
+            &Worksheet::builtin(),
+            Lang::En,
+        );
         if let Err(problem) = every_failure_shows(&text, "claim of job-1 by worker-") {
             panic!("run {run}: {problem}");
         }
@@ -580,7 +619,7 @@ fn verify_of_a_half_done_lab_says_one_line_per_step_not_started_and_ends_on_a_su
     let report =
         fencelab::commands::verify::run(&options, &chosen, &scratch(), &mut Quiet).unwrap();
     assert!(!report.baseline.passed);
-    let text = Printer::plain().render_verify_report(&report);
+    let text = fencelab::commands::verify::render_verify_report(&Layout::plain(), &report);
     for step in [
         "step 5 renew: not started",
         "step 8 claim_many: not started",
@@ -605,10 +644,6 @@ fn verify_of_a_half_done_lab_says_one_line_per_step_not_started_and_ends_on_a_su
 /// Progress that says nothing.
 struct Quiet;
 
-impl fencelab::commands::verify::Progress for Quiet {
-    fn started(&mut self, _: usize, _: &str, _: &str) {}
-    fn built(&mut self, _: usize, _: f64) {}
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, _: &fencelab::commands::verify::Baseline) {}
-    fn mutant(&mut self, _: &fencelab::commands::verify::MutantReport) {}
+impl fencelab::output::progress::Progress<fencelab::commands::verify::Update> for Quiet {
+    fn engine(&mut self, _: &fencelab::engine::Event<'_>) {}
 }

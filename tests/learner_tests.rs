@@ -51,8 +51,14 @@ fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
         jobs: fencelab::engine::runner::default_jobs(),
         timeout,
     };
-    mine::judge(&tests, judges(), &options, &scratch, &mut |_, _| {})
-        .unwrap_or_else(|e| panic!("{e}"))
+    mine::judge(
+        &tests,
+        judges(),
+        &options,
+        &scratch,
+        &mut fencelab::output::progress::Silent,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
 }
 
 fn test<'a>(report: &'a TestsReport, name: &str) -> &'a mine::JudgedTest {
@@ -828,13 +834,13 @@ fn what_check_mine_prints_in_both_languages() {
         mutants: 4,
         exit_code: fencelab::exit::ExitCode::Failed,
     };
-    let printer = fencelab::output::printer::Printer::plain().with_width(80);
-    let verbose = fencelab::output::printer::Printer::plain()
+    let printer = fencelab::output::printer::Layout::plain().with_width(80);
+    let verbose = fencelab::output::printer::Layout::plain()
         .with_width(80)
         .at(fencelab::output::printer::Verbosity::Verbose);
     for lang in [Lang::En, Lang::Ja] {
-        let screen = printer.render_mine(&report, judges(), lang);
-        let long = verbose.render_mine(&report, judges(), lang);
+        let screen = fencelab::commands::check::render_mine(&printer, &report, judges(), lang);
+        let long = fencelab::commands::check::render_mine(&verbose, &report, judges(), lang);
         for line in long.lines() {
             assert!(
                 fencelab::output::width::display_width(line) <= 80,

@@ -11,11 +11,13 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use fencelab::commands::verify::{self, Baseline, MutantReport, Progress, Report};
+use fencelab::commands::verify::{self, Report, Update};
+use fencelab::engine::Event;
 use fencelab::engine::scratch::Scratch;
 use fencelab::lab::mutant;
 use fencelab::lab::suite;
-use fencelab::output::printer::{Printer, indent};
+use fencelab::output::printer::{Layout, indent};
+use fencelab::output::progress::Progress;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const REFERENCE: &str = "reference";
@@ -23,22 +25,33 @@ const REFERENCE: &str = "reference";
 /// Says on stderr how the engine is getting on; libtest-mimic prints the trials.
 struct Status;
 
-impl Progress for Status {
-    fn started(&mut self, mutants: usize, implementation: &str, _: &str) {
-        eprintln!("fencelab: verifying {mutants} mutants of {implementation}");
+impl Progress<Update> for Status {
+    fn engine(&mut self, event: &Event<'_>) {
+        if let Event::Built {
+            implementations,
+            secs,
+        } = event
+        {
+            eprintln!(
+                "fencelab: built the judge and {implementations} implementations in {secs:.1}s"
+            );
+        }
     }
-    fn built(&mut self, implementations: usize, secs: f64) {
-        eprintln!("fencelab: built the judge and {implementations} implementations in {secs:.1}s");
+    fn own(&mut self, update: &Update) {
+        match update {
+            Update::Started {
+                mutants,
+                implementation,
+                ..
+            } => eprintln!("fencelab: verifying {mutants} mutants of {implementation}"),
+            Update::Baseline(baseline) => eprintln!(
+                "fencelab: baseline ran {} tests twice in {:.1}s",
+                baseline.tests.len(),
+                baseline.secs
+            ),
+            Update::Mutant(_) => {}
+        }
     }
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, baseline: &Baseline) {
-        eprintln!(
-            "fencelab: baseline ran {} tests twice in {:.1}s",
-            baseline.tests.len(),
-            baseline.secs
-        );
-    }
-    fn mutant(&mut self, _: &MutantReport) {}
 }
 
 fn main() -> ExitCode {
@@ -112,7 +125,7 @@ fn verdict(report: Option<&Result<Report, String>>, name: &str) -> Result<(), Fa
         Some(Err(err)) => return Err(format!("fencelab could not verify: {err}").into()),
         None => return Err("not run".into()),
     };
-    let printer = Printer::plain();
+    let printer = Layout::plain();
     if name == REFERENCE || !report.baseline.passed {
         return match (&report.baseline.compile_errors, report.baseline.passed) {
             (Some(errors), _) => Err(format!("src/lease.rs does not compile:\n{errors}").into()),
@@ -139,7 +152,7 @@ fn verdict(report: Option<&Result<Report, String>>, name: &str) -> Result<(), Fa
     let id = name.strip_prefix("mutant::").unwrap_or(name);
     match report.mutants.iter().find(|m| m.id == id) {
         Some(m) if m.as_declared => Ok(()),
-        Some(m) => Err(printer.render_mutant_details(m).into()),
+        Some(m) => Err(fencelab::commands::verify::render_mutant_details(&printer, m).into()),
         None => Err(format!("no result for {id}").into()),
     }
 }

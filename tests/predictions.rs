@@ -14,11 +14,12 @@ use std::sync::OnceLock;
 
 use fencelab::commands::predict::{self, ObservationKind, Prediction, Selection};
 use fencelab::commands::verify::predictions::{Scorecard, score};
-use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
+use fencelab::commands::verify::{self, Options, Report, Update};
 use fencelab::engine::scratch::Scratch;
 use fencelab::lab::lang::Lang;
 use fencelab::lab::mutant::{self, Mutant};
-use fencelab::output::printer::Printer;
+use fencelab::output::printer::Layout;
+use fencelab::output::progress::Progress;
 use serde_json::Value;
 
 fn root() -> &'static Path {
@@ -31,12 +32,8 @@ fn fragments() -> Vec<Mutant> {
 
 struct Quiet;
 
-impl Progress for Quiet {
-    fn started(&mut self, _: usize, _: &str, _: &str) {}
-    fn built(&mut self, _: usize, _: f64) {}
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, _: &Baseline) {}
-    fn mutant(&mut self, _: &MutantReport) {}
+impl Progress<Update> for Quiet {
+    fn engine(&mut self, _: &fencelab::engine::Event<'_>) {}
 }
 
 /// The eight fragments verified against the built-in reference, once.
@@ -221,9 +218,10 @@ fn what_verify_says_of_the_predictions_in_both_languages() {
     let card = scored(some_right);
     assert_eq!(card.scored, 8);
     for lang in Lang::ALL {
-        let mut printer = Printer::plain().in_lang(lang);
+        let mut printer = Layout::plain().in_lang(lang);
         printer.width = 80;
-        let text = printer.render_predictions(&card, &fragments(), lang);
+        let text =
+            fencelab::commands::verify::render_predictions(&printer, &card, &fragments(), lang);
         snapshot!(format!("verify_predictions_{}", lang.code()), text);
         for line in text.lines() {
             assert!(

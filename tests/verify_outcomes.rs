@@ -10,12 +10,14 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
-use fencelab::commands::verify::{self, Baseline, MutantReport, Options, Progress, Report};
+use fencelab::commands::verify::{self, MutantReport, Options, Report, Update};
+use fencelab::engine::Event;
 use fencelab::engine::outcome::MutantOutcome;
 use fencelab::engine::scratch::Scratch;
 use fencelab::lab::lang::Lang;
 use fencelab::lab::suite;
-use fencelab::output::printer::{Printer, Verbosity};
+use fencelab::output::printer::{Layout, Verbosity};
+use fencelab::output::progress::Progress;
 use fencelab::output::width::display_width;
 
 fn root() -> &'static Path {
@@ -42,14 +44,13 @@ fn options(mutants: &str) -> Options {
 #[derive(Default)]
 struct Lines(Vec<String>);
 
-impl Progress for Lines {
-    fn started(&mut self, _: usize, _: &str, _: &str) {}
-    fn built(&mut self, _: usize, _: f64) {}
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, _: &Baseline) {}
-    fn mutant(&mut self, report: &MutantReport) {
-        self.0
-            .push(format!("{} {}", report.id, report.outcome.label()));
+impl Progress<Update> for Lines {
+    fn engine(&mut self, _: &Event<'_>) {}
+    fn own(&mut self, update: &Update) {
+        if let Update::Mutant(report) = update {
+            self.0
+                .push(format!("{} {}", report.id, report.outcome.label()));
+        }
     }
 }
 
@@ -77,7 +78,7 @@ fn mutant(id: &str) -> &'static MutantReport {
 /// What a user reads about a mutant, with timings and line numbers of the suite
 /// (which move whenever it is edited) blotted out.
 fn details(id: &str) -> String {
-    Printer::plain().render_mutant_details(mutant(id))
+    fencelab::commands::verify::render_mutant_details(&Layout::plain(), mutant(id))
 }
 
 macro_rules! snapshot {
@@ -732,9 +733,10 @@ fn the_kill_matrix_reads_back_as_the_json_report_at_every_width() {
     let (report, _) = outcomes();
     let json = serde_json::to_value(report).unwrap();
     for width in [120, 100, 80, 60] {
-        let text = Printer::plain()
-            .with_width(width)
-            .render_kill_matrix(report);
+        let text = fencelab::commands::verify::render_kill_matrix(
+            &Layout::plain().with_width(width),
+            report,
+        );
         for line in text.lines() {
             assert!(
                 display_width(line) <= width,
@@ -786,12 +788,17 @@ fn no_report_of_a_run_names_a_scratch_path() {
     let mut texts = vec![serde_json::to_string_pretty(report).unwrap()];
     for verbosity in [Verbosity::Quiet, Verbosity::Normal, Verbosity::Verbose] {
         for lang in Lang::ALL {
-            let printer = Printer::plain().at(verbosity).in_lang(lang);
-            texts.push(printer.render_verify_report(report));
+            let printer = Layout::plain().at(verbosity).in_lang(lang);
+            texts.push(fencelab::commands::verify::render_verify_report(
+                &printer, report,
+            ));
         }
     }
     for m in &report.mutants {
-        texts.push(Printer::plain().render_mutant_details(m));
+        texts.push(fencelab::commands::verify::render_mutant_details(
+            &Layout::plain(),
+            m,
+        ));
     }
     for text in texts {
         for internal in ["crates/", "/fencelab/ws", "impl-", "judge-"] {
@@ -803,13 +810,15 @@ fn no_report_of_a_run_names_a_scratch_path() {
 #[test]
 fn what_verify_says_at_each_verbosity_and_in_japanese() {
     let (report, _) = outcomes();
-    let quiet = Printer::plain()
-        .at(Verbosity::Quiet)
-        .render_verify_report(report);
-    let normal = Printer::plain().render_verify_report(report);
-    let verbose = Printer::plain()
-        .at(Verbosity::Verbose)
-        .render_verify_report(report);
+    let quiet = fencelab::commands::verify::render_verify_report(
+        &Layout::plain().at(Verbosity::Quiet),
+        report,
+    );
+    let normal = fencelab::commands::verify::render_verify_report(&Layout::plain(), report);
+    let verbose = fencelab::commands::verify::render_verify_report(
+        &Layout::plain().at(Verbosity::Verbose),
+        report,
+    );
     assert!(quiet.lines().count() < normal.lines().count());
     assert!(normal.lines().count() < verbose.lines().count());
     assert!(verbose.contains("Tests that kill no mutant"), "{verbose}");
@@ -834,13 +843,14 @@ fn what_verify_says_at_each_verbosity_and_in_japanese() {
     }
     snapshot!("report_quiet", quiet);
     snapshot!("report_normal", normal);
-    let ja = Printer::plain()
-        .in_lang(Lang::Ja)
-        .render_verify_report(report);
+    let ja = fencelab::commands::verify::render_verify_report(
+        &Layout::plain().in_lang(Lang::Ja),
+        report,
+    );
     snapshot!("report_normal_ja", ja);
 }
 
-/// What `Progress::started` is told, and the lines it would show; and when
+/// What `Update::Started` says, and the lines it would show; and when
 /// the build was said to be over and when the baseline was.
 #[derive(Default)]
 struct Started(
@@ -849,21 +859,28 @@ struct Started(
     Option<std::time::Instant>,
 );
 
-impl Progress for Started {
-    fn started(&mut self, mutants: usize, implementation: &str, dir: &str) {
-        self.0.push(format!("{mutants} {implementation} {dir}"));
+impl Progress<Update> for Started {
+    fn engine(&mut self, event: &Event<'_>) {
+        if let Event::Built { .. } = event {
+            // However long the build and what the front end does after it,
+            // the baseline's time is its own.
+            std::thread::sleep(std::time::Duration::from_secs(2));
+            self.1 = Some(std::time::Instant::now());
+        }
     }
-    fn built(&mut self, _: usize, _: f64) {
-        // However long the build and what the front end does after it, the
-        // baseline's time is its own.
-        std::thread::sleep(std::time::Duration::from_secs(2));
-        self.1 = Some(std::time::Instant::now());
+    fn own(&mut self, update: &Update) {
+        match update {
+            Update::Started {
+                mutants,
+                implementation,
+                mutants_dir,
+            } => self
+                .0
+                .push(format!("{mutants} {implementation} {mutants_dir}")),
+            Update::Baseline(_) => self.2 = Some(std::time::Instant::now()),
+            Update::Mutant(_) => {}
+        }
     }
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, _: &Baseline) {
-        self.2 = Some(std::time::Instant::now());
-    }
-    fn mutant(&mut self, _: &MutantReport) {}
 }
 
 #[test]
@@ -905,17 +922,19 @@ fn the_built_in_reference_is_named_so_and_a_green_run_fits_a_screen() {
         "the baseline took {between:.1}s after the build, not {:.1}s",
         report.baseline.secs
     );
-    let normal = Printer::plain().render_verify_report(&report);
+    let normal = fencelab::commands::verify::render_verify_report(&Layout::plain(), &report);
     assert!(normal.lines().count() <= 12, "{normal}");
     assert!(!normal.contains("Kill matrix"), "{normal}");
     assert!(normal.contains("fencelab verify --verbose"), "{normal}");
-    let verbose = Printer::plain()
-        .at(Verbosity::Verbose)
-        .render_verify_report(&report);
+    let verbose = fencelab::commands::verify::render_verify_report(
+        &Layout::plain().at(Verbosity::Verbose),
+        &report,
+    );
     assert!(verbose.contains("Kill matrix"), "{verbose}");
-    let quiet = Printer::plain()
-        .at(Verbosity::Quiet)
-        .render_verify_report(&report);
+    let quiet = fencelab::commands::verify::render_verify_report(
+        &Layout::plain().at(Verbosity::Quiet),
+        &report,
+    );
     assert_eq!(
         quiet.trim().lines().count(),
         1,

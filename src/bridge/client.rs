@@ -242,7 +242,7 @@ fn start() -> Server {
     }
     let mut command = Command::new(&exe);
     command
-        .args(["serve", key.as_str()])
+        .args([super::server::SERVE, key.as_str()])
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -29,6 +29,7 @@ use crate::error::Error;
 use crate::lab::lang::Lang;
 use crate::lab::suite;
 use crate::output::printer::{Printer, Verb};
+use crate::output::progress::Progress as _;
 
 /// Where the compiler's messages named the submission's file: its path is
 /// the run's, so it is put back on reading.
@@ -144,6 +145,15 @@ impl Results {
     }
 }
 
+/// The limits a report records, as `grade::run` writes them.
+fn test_limit_secs(options: &Options) -> f64 {
+    options.policy.limit_after(None).as_secs_f64()
+}
+
+fn build_limit_secs(options: &Options) -> f64 {
+    options.policy.build_limit.unwrap_or_default().as_secs_f64()
+}
+
 /// The key of a submission's result under `options` (see the module header).
 pub fn key(source: &str, options: &Options) -> String {
     use sha2::{Digest, Sha256};
@@ -152,8 +162,8 @@ pub fn key(source: &str, options: &Options) -> String {
         "fencelab grade result 1",
         env!("CARGO_PKG_VERSION"),
         &suite::digest(),
-        &options.test_limit.as_secs_f64().to_string(),
-        &options.build_limit.as_secs_f64().to_string(),
+        &test_limit_secs(options).to_string(),
+        &build_limit_secs(options).to_string(),
     ] {
         hasher.update(part.len().to_le_bytes());
         hasher.update(part.as_bytes());
@@ -244,15 +254,14 @@ pub fn run(
             inputs.len(),
         ),
     );
-    printer.done = 0;
-    printer.total = inputs.len();
+    let mut live = super::Live::new(printer, inputs.len());
     for report in reports.iter().flatten() {
-        crate::commands::grade::Progress::graded(printer, report);
+        live.own(report);
     }
     if !to_grade.is_empty() {
         let subset: Vec<Result<Submission, Unusable>> =
             to_grade.iter().map(|i| inputs[*i].clone()).collect();
-        let graded = super::run(options, &subset, scratch, printer)?;
+        let graded = super::run(options, &subset, scratch, &mut live)?;
         for (i, report) in to_grade.iter().zip(graded.submissions) {
             reports[*i] = Some(match (&inputs[*i], &keys[*i]) {
                 (Ok(submission), Some(key)) => {
@@ -273,8 +282,8 @@ pub fn run(
         fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
         suite: suite::digest(),
         min_score: options.min_score,
-        test_limit_secs: options.test_limit.as_secs_f64(),
-        build_limit_secs: options.build_limit.as_secs_f64(),
+        test_limit_secs: test_limit_secs(options),
+        build_limit_secs: build_limit_secs(options),
         shard: options.shard,
         exit_code: exit_code_of(&submissions),
         submissions,
@@ -322,8 +331,7 @@ mod tests {
         Options {
             paths: Vec::new(),
             min_score: 60.0,
-            test_limit: std::time::Duration::from_secs(10),
-            build_limit: std::time::Duration::from_secs(600),
+            policy: crate::engine::policy::Policy::of(crate::engine::policy::Trust::Submissions),
             jobs: 1,
             shard: None,
         }
@@ -336,10 +344,14 @@ mod tests {
         assert_eq!(base, key("fn a() {}", &options()));
         assert_ne!(base, key("fn a() { }", &options()));
         let mut other = options();
-        other.test_limit = std::time::Duration::from_secs(5);
+        other.policy = other
+            .policy
+            .with_limits(Some(std::time::Duration::from_secs(5)), None);
         assert_ne!(base, key("fn a() {}", &other));
         let mut other = options();
-        other.build_limit = std::time::Duration::from_secs(60);
+        other.policy = other
+            .policy
+            .with_limits(None, Some(std::time::Duration::from_secs(60)));
         assert_ne!(base, key("fn a() {}", &other));
         let mut other = options();
         other.min_score = 100.0;
