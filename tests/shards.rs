@@ -334,3 +334,147 @@ fn a_shard_run_twice_with_results_grades_nothing_again_and_writes_the_same_repor
         "{stderr}"
     );
 }
+
+/// Runs `script` (bash) with `env`, as the platform would; returns its exit
+/// code and what it printed.
+fn run_script(script: &Path, env: &[(&str, &Path)]) -> (i32, String) {
+    let mut command = Command::new("bash");
+    command.arg(script);
+    for name in SHARD_VARIABLES {
+        command.env_remove(name);
+    }
+    let out = command
+        .envs(env.iter().map(|(k, v)| (k, v)))
+        // The builds this test suite already made, and no network (cargo
+        // fetch finds every crate cached).
+        .env("CARGO_TARGET_DIR", root().join("target"))
+        .env_remove("FENCELAB_CACHE")
+        .env("CARGO_NET_OFFLINE", "true")
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap_or(-1),
+        format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+    )
+}
+
+/// Writes the bundle for `platform` into `dir` with `fencelab autograder`.
+fn bundle(platform: &str, dir: &Path) {
+    let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .args(["autograder", platform, "-o"])
+        .arg(dir)
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("next:"),
+        "{out:?}"
+    );
+}
+
+#[test]
+fn the_gradescope_bundle_grades_in_gradescopes_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root_dir = tmp.path().join("autograder");
+    let source = root_dir.join("source");
+    bundle("gradescope", &source);
+    for file in [
+        "setup.sh",
+        "run_autograder",
+        "fencelab",
+        "prebuild.sh",
+        "env.sh",
+        "warm.rs",
+    ] {
+        assert!(source.join(file).is_file(), "{file}");
+    }
+    let env = [("FENCELAB_AUTOGRADER_ROOT", root_dir.as_path())];
+    let (exit, said) = run_script(&source.join("setup.sh"), &env);
+    assert_eq!(exit, 0, "{said}");
+    assert!(said.contains("ready to grade offline"), "{said}");
+
+    let submission = root_dir.join("submission");
+    let results = root_dir.join("results/results.json");
+    let grade_one = |file: &str, source_text: &str| -> (Value, f64) {
+        let _ = std::fs::remove_dir_all(&submission);
+        std::fs::create_dir_all(&submission).unwrap();
+        std::fs::write(submission.join(file), source_text).unwrap();
+        let started = std::time::Instant::now();
+        let (exit, said) = run_script(&source.join("run_autograder"), &env);
+        let secs = started.elapsed().as_secs_f64();
+        assert_eq!(exit, 0, "{said}");
+        (read(&results), secs)
+    };
+    let reference = std::fs::read_to_string(root().join("src/lease.rs")).unwrap();
+    let (correct, secs) = grade_one("lib.rs", &reference);
+    assert_eq!(correct["score"], 100.0, "{correct}");
+    eprintln!("a warm submission in Gradescope's layout: {secs:.1} s");
+    // Gradescope's fields: a score, and tests each with its score and max.
+    for t in correct["tests"].as_array().unwrap() {
+        assert!(t["name"].is_string() && t["max_score"].is_number() && t["score"].is_number());
+        assert!(["passed", "failed"].contains(&t["status"].as_str().unwrap()));
+    }
+    let (_, broken) = changed_reference(&fixture("release_resets_fence.toml"));
+    let (partial, _) = grade_one("lease.rs", &broken);
+    let score = partial["score"].as_f64().unwrap();
+    assert!(score > 0.0 && score < 100.0, "{partial}");
+    let (_, not_compiling) = changed_reference(&fixture("does_not_compile.toml"));
+    let (zero, _) = grade_one("lib.rs", &not_compiling);
+    assert_eq!(zero["score"], 0.0, "{zero}");
+    assert!(
+        zero["output"].as_str().unwrap().contains("cannot add"),
+        "the compiler's message, readable: {zero}"
+    );
+}
+
+#[test]
+fn the_prairielearn_bundle_grades_in_prairielearns_layout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let image = tmp.path().join("fencelab");
+    bundle("prairielearn", &image);
+    let dockerfile = std::fs::read_to_string(image.join("Dockerfile")).unwrap();
+    assert!(dockerfile.contains("RUN chmod +x"), "{dockerfile}");
+    // What the image's RUN does, here; then each submission as the grader
+    // runs it, in /grade's layout.
+    let (exit, said) = run_script(&image.join("prebuild.sh"), &[]);
+    assert_eq!(exit, 0, "{said}");
+    let grade_root = tmp.path().join("grade");
+    let student = grade_root.join("student");
+    let results = grade_root.join("results/results.json");
+    let env = [("FENCELAB_GRADE_ROOT", grade_root.as_path())];
+    let grade_one = |source_text: &str| -> Value {
+        let _ = std::fs::remove_dir_all(&student);
+        std::fs::create_dir_all(&student).unwrap();
+        std::fs::write(student.join("lib.rs"), source_text).unwrap();
+        let (exit, said) = run_script(&image.join("run.sh"), &env);
+        assert_eq!(exit, 0, "{said}");
+        read(&results)
+    };
+    let reference = std::fs::read_to_string(root().join("src/lease.rs")).unwrap();
+    let correct = grade_one(&reference);
+    assert_eq!(correct["gradable"], true, "{correct}");
+    assert_eq!(correct["score"], 1.0, "{correct}");
+    for t in correct["tests"].as_array().unwrap() {
+        assert!(t["name"].is_string() && t["points"].is_number() && t["max_points"].is_number());
+    }
+    let (_, not_compiling) = changed_reference(&fixture("does_not_compile.toml"));
+    let unviable = grade_one(&not_compiling);
+    assert_eq!(unviable["gradable"], false, "{unviable}");
+    assert!(
+        unviable["format_errors"][0]
+            .as_str()
+            .unwrap()
+            .contains("cannot add"),
+        "{unviable}"
+    );
+    // A hostile submission earns nothing for what it forges.
+    let (_, forger) = changed_reference(&fixture("fake_verdicts.toml"));
+    let hostile = grade_one(&forger);
+    assert!(hostile["score"].as_f64().unwrap() < 1.0, "{hostile}");
+}

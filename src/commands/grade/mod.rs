@@ -8,6 +8,7 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
+pub mod bundle;
 pub mod classroom;
 pub mod cli;
 pub mod csv;

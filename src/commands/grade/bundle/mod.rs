@@ -189,7 +189,14 @@ mod tests {
             .collect();
         assert_eq!(
             copied,
-            ["fencelab", "warm.rs", "env.sh", "prebuild.sh", "run.sh", "/fencelab/"]
+            [
+                "fencelab",
+                "warm.rs",
+                "env.sh",
+                "prebuild.sh",
+                "run.sh",
+                "/fencelab/"
+            ]
         );
         let written: Vec<&str> = files(Platform::Prairielearn)
             .into_iter()
@@ -202,6 +209,9 @@ mod tests {
         assert!(DOCKERFILE.contains("&& /fencelab/prebuild.sh"));
         assert!(DOCKERFILE.starts_with("# ") && DOCKERFILE.contains("\nFROM rust:1.95"));
         let info: serde_json::Value = serde_json::from_str(&question_info()).unwrap();
-        assert_eq!(info["externalGradingOptions"]["entrypoint"], "/fencelab/run.sh");
+        assert_eq!(
+            info["externalGradingOptions"]["entrypoint"],
+            "/fencelab/run.sh"
+        );
     }
 }
