@@ -478,3 +478,48 @@ fn the_prairielearn_bundle_grades_in_prairielearns_layout() {
     let hostile = grade_one(&forger);
     assert!(hostile["score"].as_f64().unwrap() < 1.0, "{hostile}");
 }
+
+#[test]
+fn a_submission_that_hangs_costs_its_budget_and_its_other_tests_keep_their_verdicts() {
+    let (dir, _) = class();
+    let (_, spins) = changed_reference(&fixture("infinite_loop.toml"));
+    std::fs::write(dir.path().join("spins.rs"), spins).unwrap();
+    let started = std::time::Instant::now();
+    let (exit, stdout, stderr) = grade(
+        dir.path(),
+        &["spins.rs", "submissions/ada.rs", "--json", "spins.json"],
+        &[],
+    );
+    let secs = started.elapsed().as_secs_f64();
+    assert_eq!(exit, 0, "{stdout}{stderr}");
+    let report = read(&dir.path().join("spins.json"));
+    let spins = &report["submissions"][0];
+    // Every step but claim_many's is whole; claim_many's 9 tests each fail
+    // with the budget's reason, none with the 10 s limit's.
+    assert_eq!(spins["score"], 87.5, "{stdout}");
+    let step8: Vec<&Value> = spins["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|t| t["step"] == 8)
+        .collect();
+    assert_eq!(step8.len(), 9);
+    for t in &step8 {
+        let message = t["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("took its whole budget of 15 s (--budget)"),
+            "{t}"
+        );
+    }
+    // Stopped by the budget before the per-test limit: on a quiet machine
+    // (a median trial of 50 ms, so a grace of 1 s) the nine cost about 15 s
+    // together; a loaded one stretches the grace, never a verdict.
+    for t in &step8 {
+        assert!(t["secs"].as_f64().unwrap() < 10.0, "{t}");
+    }
+    // The correct submission beside it is untouched.
+    assert_eq!(report["submissions"][1]["score"], 100.0, "{stdout}");
+    // The wall time (build included) depends on the machine's load: said,
+    // not asserted (measured in bench/budget.sh).
+    eprintln!("a spinning and a correct submission, built and graded: {secs:.1} s");
+}

@@ -52,6 +52,9 @@ pub struct GradeArgs {
     /// A time limit per test, in seconds [default: 10]
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// How long one submission's slow tests (those running past five times the median test, at least 1 s) may take in total, in seconds; past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
+    #[arg(long, value_name = "SECS")]
+    pub budget: Option<f64>,
     /// A time limit for the build, in seconds [default: 600]
     #[arg(long, value_name = "SECS")]
     pub build_timeout: Option<f64>,
@@ -154,10 +157,12 @@ fn grade(
         paths,
         min_score: args.min_score,
         // The policy's limits, with the user's on top.
-        policy: Policy::of(Trust::Submissions).with_limits(
-            seconds(args.timeout, "--timeout")?,
-            seconds(args.build_timeout, "--build-timeout")?,
-        ),
+        policy: Policy::of(Trust::Submissions)
+            .with_limits(
+                seconds(args.timeout, "--timeout")?,
+                seconds(args.build_timeout, "--build-timeout")?,
+            )
+            .with_budget(seconds(args.budget, "--budget")?),
         jobs: jobs(args.jobs),
         shard,
     };

@@ -5,7 +5,7 @@
 //! The directory holds one result per submission, `submissions/<key>.json`,
 //! where the key is a SHA-256 of what decides its score and nothing else: the
 //! submission's file, the suite's digest, fencelab's version and the limits
-//! (`--timeout`, `--build-timeout`). Its name, its path and the gate are not
+//! (`--timeout`, `--build-timeout`, `--budget`). Its name, its path and the gate are not
 //! in it (they are the run's, put back on reading), so the same file graded
 //! under two names, or a class regraded with another `--min-score`, reuses
 //! it. A result is published once: written aside, then linked into place,
@@ -164,6 +164,11 @@ pub fn key(source: &str, options: &Options) -> String {
         &suite::digest(),
         &test_limit_secs(options).to_string(),
         &build_limit_secs(options).to_string(),
+        &options
+            .policy
+            .budget
+            .map_or(0.0, |b| b.as_secs_f64())
+            .to_string(),
     ] {
         hasher.update(part.len().to_le_bytes());
         hasher.update(part.as_bytes());
@@ -352,6 +357,11 @@ mod tests {
         other.policy = other
             .policy
             .with_limits(None, Some(std::time::Duration::from_secs(60)));
+        assert_ne!(base, key("fn a() {}", &other));
+        let mut other = options();
+        other.policy = other
+            .policy
+            .with_budget(Some(std::time::Duration::from_secs(30)));
         assert_ne!(base, key("fn a() {}", &other));
         let mut other = options();
         other.min_score = 100.0;
