@@ -85,6 +85,8 @@ pub enum Command {
     Grade(GradeArgs),
     /// Where the scratch builds are cached and how big they are; `cache clean` removes them.
     Cache(CacheArgs),
+    /// Write a hosted autograder (Gradescope's zip, PrairieLearn's grader image) that grades with fencelab.
+    Autograder(crate::commands::grade::bundle::AutograderArgs),
 }
 
 /// Says once, before a command that runs untrusted code, what this machine
@@ -148,6 +150,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Grade(args) => grade::cli::main(args, cache, &mut printer),
         Command::Worksheet(args) => Ok(worksheet::main(args)),
         Command::Cache(args) => cache::main(args, cache, &mut printer),
+        Command::Autograder(args) => grade::bundle::main(args, &mut printer),
     };
     match result {
         Ok(code) => code.into(),

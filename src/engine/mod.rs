@@ -35,6 +35,7 @@
 //! implementation's file) is the one thing `Host` would have to add, since a
 //! Rust server's cage shows its program alone.
 
+mod budget;
 pub mod builder;
 pub mod cargo;
 mod crates;

@@ -94,6 +94,12 @@ pub const LIMIT_FLOOR: Duration = Duration::from_secs(10);
 pub const LIMIT_FACTOR: u32 = 5;
 /// A test's time when nothing else decides it.
 pub const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
+/// How long one submission's slow tests may take in total (`grade
+/// --budget`; see `engine::budget`): chosen so that a batch of 100 with 5
+/// submissions whose `claim_many` never returns grades at 80 a minute on 2
+/// cores (each hanging one costs about its budget, not 9 tests x 10 s), and
+/// one hanging submission alone stays far within PrairieLearn's 30 s.
+pub const DEFAULT_BUDGET: Duration = Duration::from_secs(15);
 /// How long a build of submissions may take before it is split up.
 pub const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
 
@@ -120,6 +126,9 @@ pub struct Policy {
     pub launch: Launch,
     /// Whether trials run in a shuffled order, in randomly named directories.
     pub shuffle: bool,
+    /// How long one implementation's slow tests may take in total
+    /// (`engine::budget`; `grade --budget`), if there is a bound.
+    pub budget: Option<Duration>,
 }
 
 impl Policy {
@@ -140,6 +149,7 @@ impl Policy {
                 judge_caged: false,
                 launch: Launch::ByJudge,
                 shuffle: false,
+                budget: None,
             },
             Trust::Learner => Policy {
                 trust,
@@ -152,6 +162,7 @@ impl Policy {
                 judge_caged: false,
                 launch: Launch::ByJudge,
                 shuffle: false,
+                budget: None,
             },
             Trust::Submissions => Policy {
                 trust,
@@ -164,6 +175,7 @@ impl Policy {
                 judge_caged: false,
                 launch: Launch::ByJudge,
                 shuffle: false,
+                budget: Some(DEFAULT_BUDGET),
             },
             Trust::LearnerTests => Policy {
                 trust,
@@ -178,6 +190,7 @@ impl Policy {
                 judge_caged: true,
                 launch: Launch::ByRunner,
                 shuffle: true,
+                budget: None,
             },
         }
     }
@@ -189,6 +202,15 @@ impl Policy {
         }
         if build.is_some() {
             self.build_limit = build;
+        }
+        self
+    }
+
+    /// This policy with the budget per implementation a user gave (`grade
+    /// --budget`).
+    pub fn with_budget(mut self, budget: Option<Duration>) -> Policy {
+        if budget.is_some() {
+            self.budget = budget;
         }
         self
     }

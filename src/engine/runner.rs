@@ -15,6 +15,7 @@ use std::time::Duration;
 
 use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::sandbox::Cage;
+use crate::engine::budget::{Budgets, Start};
 use crate::engine::builder::Host;
 use crate::engine::outcome::TestOutcome;
 use crate::engine::process::{self, Limits};
@@ -55,6 +56,8 @@ pub struct Runner {
     /// Whether trials run in a shuffled order, in randomly named directories,
     /// so that a trial's place in the run tells its judge nothing.
     pub shuffle: bool,
+    /// How long one implementation's slow tests may take in total.
+    pub budget: Option<Duration>,
 }
 
 pub use crate::bridge::client::LEFT_BEHIND;
@@ -82,6 +85,11 @@ pub fn trials_dir() -> PathBuf {
         .tempdir_in(&shm)
         .is_ok();
     if writable { shm } else { std::env::temp_dir() }
+}
+
+/// Whose budget a trial spends: its implementation's.
+fn budget_group(trial: &Trial) -> String {
+    format!("{:?}", trial.host)
 }
 
 /// A permutation of `0..n` that nobody can predict (seeded from the clock and
@@ -132,6 +140,7 @@ impl Runner {
             judge_caged: policy.judge_caged,
             launch: policy.launch,
             shuffle: policy.shuffle,
+            budget: policy.budget,
         }
     }
 
@@ -158,10 +167,24 @@ impl Runner {
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
         let (tx, rx) = mpsc::channel();
+        let budgets = self.budget.map(Budgets::new);
+        let ended = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
+            if let Some(budgets) = &budgets {
+                let ended = &ended;
+                scope.spawn(move || {
+                    while !ended.load(Ordering::Relaxed) {
+                        for (dir, ticks) in budgets.overrun() {
+                            process::kill_tagged(&dir, ticks);
+                        }
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                });
+            }
             for _ in 0..self.jobs.max(1).min(trials.len().max(1)) {
                 let tx = tx.clone();
                 let (next, failure, base, order) = (&next, &failure, base.path(), &order);
+                let budgets = budgets.as_ref();
                 scope.spawn(move || {
                     while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
                         let trial = &trials[index];
@@ -173,7 +196,30 @@ impl Runner {
                                 break;
                             }
                         };
-                        match self.run_one(trial, &dir) {
+                        let group = budget_group(trial);
+                        let ticks = process::boot_ticks();
+                        if let Some(budgets) = budgets
+                            && let Start::Spent(outcome) =
+                                budgets.start(&group, index, dir.clone(), ticks)
+                        {
+                            let _ = std::fs::remove_dir_all(&dir);
+                            let result = TrialResult {
+                                outcome,
+                                duration: Duration::ZERO,
+                            };
+                            if tx.send((index, result)).is_err() {
+                                break;
+                            }
+                            continue;
+                        }
+                        let ran = self.run_one(trial, &dir).map(|mut result| {
+                            if let Some(budgets) = budgets {
+                                result.outcome =
+                                    budgets.end(&group, index, result.duration, result.outcome);
+                            }
+                            result
+                        });
+                        match ran {
                             Ok(result) => {
                                 if tx.send((index, result)).is_err() {
                                     break;
@@ -192,6 +238,7 @@ impl Runner {
             for (index, result) in rx {
                 done(index, result);
             }
+            ended.store(true, Ordering::Relaxed);
         });
         match failure.into_inner().unwrap() {
             Some(err) => Err(err),

@@ -52,15 +52,21 @@ pub struct GradeArgs {
     /// A time limit per test, in seconds [default: 10]
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    /// How long one submission's slow tests (those running past five times the median test, at least 1 s) may take in total, in seconds; past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
+    #[arg(long, value_name = "SECS")]
+    pub budget: Option<f64>,
     /// A time limit for the build, in seconds [default: 600]
     #[arg(long, value_name = "SECS")]
     pub build_timeout: Option<f64>,
     /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
-    /// Grade only share K of N of the paths (for parallel CI runners), e.g. 2/4.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
-    pub shard: Option<(usize, usize)>,
+    /// Grade only share K of N of the paths (for parallel runners), e.g. 2/4; `auto` reads it from the environment (FENCELAB_SHARD, JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, CI_NODE_INDEX).
+    #[arg(long, value_name = "K/N|auto", value_parser = crate::commands::grade::shard::parse_arg)]
+    pub shard: Option<crate::commands::grade::shard::ShardArg>,
+    /// Keep one result per submission in DIR (shared by every shard) and grade only what is not there yet, so a retried or duplicated run grades nothing twice; `--merge DIR` reads the reports it leaves there.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["merge", "tests"])]
+    pub results: Option<PathBuf>,
     /// Grade learners' own tests instead of implementations: each PATH is a
     /// lab crate (its tests/mine/ is graded) or a test file. Every test must
     /// be valid (pass on every correct implementation); the score is then how
@@ -73,19 +79,6 @@ pub struct GradeArgs {
     /// With --tests: the correct implementations to pass on [default: fencelab's].
     #[arg(long, value_name = "DIR", requires = "tests")]
     pub wheats: Option<PathBuf>,
-}
-
-fn parse_shard(text: &str) -> Result<(usize, usize), String> {
-    let bad = || format!("{text:?}: give K/N with 1 <= K <= N, e.g. 2/4");
-    let (k, n) = text.split_once('/').ok_or_else(bad)?;
-    let (k, n): (usize, usize) = (
-        k.trim().parse().map_err(|_| bad())?,
-        n.trim().parse().map_err(|_| bad())?,
-    );
-    if k == 0 || n == 0 || k > n {
-        return Err(bad());
-    }
-    Ok((k, n))
 }
 
 pub fn main(
@@ -144,10 +137,7 @@ fn grade(
             args.min_score
         )));
     }
-    let paths = match args.shard {
-        Some((k, n)) => crate::commands::grade::shard(&args.paths, k, n),
-        None => args.paths.clone(),
-    };
+    let (paths, shard) = crate::commands::grade::shard::select(&args.paths, args.shard, printer)?;
     if let Some((_, flag)) = one_only.iter().find(|(on, _)| *on)
         && paths.len() != 1
     {
@@ -158,7 +148,7 @@ fn grade(
         .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
     }
     if args.tests {
-        return super::learner_tests::grade(args, &paths, cache, printer);
+        return super::learner_tests::grade(args, &paths, shard, cache, printer);
     }
     // Every input is read and checked before anything is built; one that
     // cannot be used scores 0 with its reason, and the others are graded.
@@ -167,19 +157,26 @@ fn grade(
         paths,
         min_score: args.min_score,
         // The policy's limits, with the user's on top.
-        policy: Policy::of(Trust::Submissions).with_limits(
-            seconds(args.timeout, "--timeout")?,
-            seconds(args.build_timeout, "--build-timeout")?,
-        ),
+        policy: Policy::of(Trust::Submissions)
+            .with_limits(
+                seconds(args.timeout, "--timeout")?,
+                seconds(args.build_timeout, "--build-timeout")?,
+            )
+            .with_budget(seconds(args.budget, "--budget")?),
         jobs: jobs(args.jobs),
-        shard: args.shard,
+        shard,
     };
     let scratch = scratch(cache, &project_root())?;
     let count = match inputs.len() {
         1 => "1 submission".to_string(),
         n => format!("{n} submissions"),
     };
-    printer.status(Verb::Grading, &count);
+    if let Some(dir) = &args.results {
+        return crate::commands::grade::results::run(dir, &options, &inputs, &scratch, printer);
+    }
+    if shard.is_none() {
+        printer.status(Verb::Grading, &count);
+    }
     let mut live = crate::commands::grade::Live::new(printer, inputs.len());
     crate::commands::grade::run(&options, &inputs, &scratch, &mut live)
 }

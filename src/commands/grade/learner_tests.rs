@@ -24,6 +24,7 @@ use crate::output::progress::Trials;
 pub fn grade(
     args: &GradeArgs,
     paths: &[PathBuf],
+    shard: Option<(usize, usize)>,
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<GradeReport, Error> {
@@ -86,7 +87,7 @@ pub fn grade(
         min_score: args.min_score,
         test_limit_secs: test_limit.as_secs_f64(),
         build_limit_secs: 0.0,
-        shard: args.shard,
+        shard,
         submissions,
         exit_code,
     })

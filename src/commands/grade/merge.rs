@@ -2,16 +2,20 @@
 //! (a CI's parallel runners) combined into one report, from which every
 //! format is written as if one runner had graded them all.
 //!
+//! A path may also be a results directory (`grade --results DIR`), whose
+//! runs' reports are then merged.
+//!
 //! Shards are merged only when they were graded alike: the same fencelab
 //! version, the same suite (a digest of its sources), the same options
-//! (minimum score, test and build limits) and the same N, with each K once
-//! and none missing, and no submission twice. Anything else is refused with
-//! the file and what differs, since a gradebook made of unlike shards would
-//! look right and be wrong.
+//! (minimum score, test and build limits) and the same N, with every K there
+//! and no submission with two different results. A shard or submission given
+//! twice with the same results (a retried or duplicated runner) counts once.
+//! Anything else is refused with the file and what differs, since a
+//! gradebook made of unlike shards would look right and be wrong.
 
 use std::path::{Path, PathBuf};
 
-use crate::commands::grade::{GradeReport, exit_code_of};
+use crate::commands::grade::{GradeReport, SubmissionReport, exit_code_of};
 use crate::error::Error;
 
 const NEXT: &str = "grade every shard with the same fencelab build and options \
@@ -65,11 +69,85 @@ fn identity(report: &GradeReport) -> Vec<(&'static str, String)> {
     ]
 }
 
-/// Merges the reports at `paths` (in any order) into one.
+/// The reports a path gives: itself, or, for a results directory
+/// (`grade --results DIR`), every report its runs left in `DIR/shards/`.
+fn report_files(path: &Path) -> Result<Vec<PathBuf>, Error> {
+    if !path.is_dir() {
+        return Ok(vec![path.to_path_buf()]);
+    }
+    let shards = path.join("shards");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&shards)
+        .map_err(|e| {
+            Error::io("read the results directory's reports in", &shards, e).with_next(
+                "give --merge the directory that `grade --results DIR` wrote, or the shards' JSON reports",
+            )
+        })?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    if files.is_empty() {
+        return Err(Error::input(format!(
+            "{}: no report of a grading in it (none in {})",
+            path.display(),
+            shards.display()
+        ))
+        .with_next("grade into it first: fencelab grade ... --shard auto --results DIR"));
+    }
+    Ok(files)
+}
+
+/// A submission's result as compared between two reports: all but timings.
+fn verdicts(s: &SubmissionReport) -> serde_json::Value {
+    let mut value = serde_json::to_value(s).expect("a report serializes");
+    if let Some(tests) = value.get_mut("tests").and_then(|t| t.as_array_mut()) {
+        for t in tests {
+            if let Some(t) = t.as_object_mut() {
+                t.remove("secs");
+            }
+        }
+    }
+    value
+}
+
+/// What differs between two results of one submission, in a few words.
+fn difference(a: &SubmissionReport, b: &SubmissionReport) -> String {
+    if a.score != b.score {
+        return format!("score {} and {}", a.score, b.score);
+    }
+    let outcome = |s: &SubmissionReport, name: &str| {
+        s.tests
+            .iter()
+            .find(|t| t.test == name)
+            .map(|t| t.outcome.label().to_string())
+            .unwrap_or_else(|| "not run".to_string())
+    };
+    a.tests
+        .iter()
+        .chain(&b.tests)
+        .find(|t| outcome(a, &t.test) != outcome(b, &t.test))
+        .map(|t| {
+            format!(
+                "test {}: {} and {}",
+                t.test,
+                outcome(a, &t.test),
+                outcome(b, &t.test)
+            )
+        })
+        .unwrap_or_else(|| "the same score, with other details".to_string())
+}
+
+/// Merges the reports at `paths` (files, or results directories; in any
+/// order) into one. A report given twice (a retried or duplicated shard)
+/// counts once when it says the same; anything else is refused by name.
 pub fn merge(paths: &[PathBuf]) -> Result<GradeReport, Error> {
     let mut reports: Vec<(PathBuf, GradeReport)> = Vec::new();
     for path in paths {
-        reports.push((path.clone(), read(path)?));
+        for file in report_files(path)? {
+            let report = read(&file)?;
+            reports.push((file, report));
+        }
     }
     let Some((first_path, first)) = reports.first() else {
         return Err(Error::input("--merge needs the shard reports to merge")
@@ -77,12 +155,19 @@ pub fn merge(paths: &[PathBuf]) -> Result<GradeReport, Error> {
     };
     let expected = identity(first);
     for (path, report) in &reports[1..] {
-        for ((what, want), (_, got)) in expected.iter().zip(identity(report)) {
+        for (i, ((what, want), (_, got))) in expected.iter().zip(identity(report)).enumerate() {
             if *want != got {
+                // Name every report with its value, so that one look says
+                // which runs graded differently.
+                let each: Vec<String> = reports
+                    .iter()
+                    .map(|(p, r)| format!("  {}: {what} {}", p.display(), identity(r)[i].1))
+                    .collect();
                 return Err(Error::input(format!(
-                    "{}: graded with {what} {got}, but {} with {what} {want}: shards graded differently cannot be merged",
+                    "{}: graded with {what} {got}, but {} with {what} {want}: shards graded differently cannot be merged\n{}",
                     path.display(),
-                    first_path.display()
+                    first_path.display(),
+                    each.join("\n")
                 ))
                 .with_next(NEXT));
             }
@@ -92,15 +177,7 @@ pub fn merge(paths: &[PathBuf]) -> Result<GradeReport, Error> {
         let mut seen: Vec<Option<&PathBuf>> = vec![None; n];
         for (path, report) in &reports {
             let (k, _) = report.shard.expect("the same N, checked above");
-            if let Some(other) = seen[k - 1] {
-                return Err(Error::input(format!(
-                    "{} and {} are both shard {k}/{n}",
-                    other.display(),
-                    path.display()
-                ))
-                .with_next("give each shard's report once"));
-            }
-            seen[k - 1] = Some(path);
+            seen[k - 1].get_or_insert(path);
         }
         let missing: Vec<String> = (1..=n)
             .filter(|k| seen[k - 1].is_none())
@@ -118,20 +195,26 @@ pub fn merge(paths: &[PathBuf]) -> Result<GradeReport, Error> {
     let mut merged = first.clone();
     merged.shard = None;
     merged.submissions.clear();
-    let mut from: Vec<(String, &PathBuf)> = Vec::new();
+    let mut from: Vec<&PathBuf> = Vec::new();
     for (path, report) in &reports {
         for s in &report.submissions {
-            if let Some((_, other)) = from.iter().find(|(name, _)| *name == s.name) {
-                return Err(Error::input(format!(
-                    "{}: submission {} is also in {}",
-                    path.display(),
-                    s.name,
-                    other.display()
-                ))
-                .with_next("give each shard's report once, from one grading of the class"));
+            match merged.submissions.iter().position(|m| m.name == s.name) {
+                Some(i) if verdicts(&merged.submissions[i]) == verdicts(s) => {}
+                Some(i) => {
+                    return Err(Error::input(format!(
+                        "{}: submission {} has another result in {} ({})",
+                        path.display(),
+                        s.name,
+                        from[i].display(),
+                        difference(&merged.submissions[i], s)
+                    ))
+                    .with_next("merge the reports of one grading of the class: regrade the shard that differs with --results DIR, then merge DIR"));
+                }
+                None => {
+                    from.push(path);
+                    merged.submissions.push(s.clone());
+                }
             }
-            from.push((s.name.clone(), path));
-            merged.submissions.push(s.clone());
         }
     }
     // The order one runner would have graded them in (`shard` sorts paths).
@@ -207,6 +290,13 @@ mod tests {
             err.message
         );
         assert!(err.next.is_some());
+        // Each report is named with its suite.
+        assert!(
+            err.message.contains("shard-2.json: suite sha256:0000")
+                && err.message.contains("shard-1.json: suite sha256:"),
+            "{}",
+            err.message
+        );
         let mut other = shard(2, 2, &["b.rs"]);
         other.min_score = 50.0;
         let b = write(dir.path(), "shard-2.json", &other);
@@ -215,7 +305,7 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_or_doubled_shard_or_submission_is_refused() {
+    fn a_missing_shard_or_a_duplicate_with_another_result_is_refused_and_a_same_one_counts_once() {
         let dir = tempfile::tempdir().unwrap();
         let a = write(dir.path(), "shard-1.json", &shard(1, 3, &["a.rs"]));
         let c = write(dir.path(), "shard-3.json", &shard(3, 3, &["c.rs"]));
@@ -225,20 +315,48 @@ mod tests {
             "{}",
             err.message
         );
-        let err = merge(&[a.clone(), a.clone()]).unwrap_err();
+        // A retried shard (the same report twice; timings aside) counts once.
+        let b = write(dir.path(), "shard-2.json", &shard(2, 3, &["b.rs"]));
+        let mut retried = shard(1, 3, &["a.rs"]);
+        for t in &mut retried.submissions[0].tests {
+            t.secs += 1.0;
+        }
+        let retried = write(dir.path(), "shard-1-retry.json", &retried);
+        let merged = merge(&[a.clone(), b.clone(), c.clone(), retried]).unwrap();
+        assert_eq!(merged.submissions.len(), 3);
+        // One that says otherwise is refused, naming both and the difference.
+        let mut other = shard(1, 3, &["a.rs"]);
+        other.submissions[0].score = 50.0;
+        let other = write(dir.path(), "shard-1-other.json", &other);
+        let err = merge(&[a, b, c, other]).unwrap_err();
         assert!(
-            err.message.contains("are both shard 1/3"),
+            err.message
+                .contains("shard-1-other.json: submission a.rs has another result in")
+                && err.message.contains("shard-1.json (score 93.75 and 50)"),
             "{}",
             err.message
         );
-        let b = write(dir.path(), "shard-2.json", &shard(2, 3, &["a.rs"]));
-        let err = merge(&[a, b, c]).unwrap_err();
+        assert!(err.next.is_some());
+    }
+
+    #[test]
+    fn a_results_directory_gives_the_reports_its_runs_left_and_an_empty_one_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("shards")).unwrap();
+        let err = merge(&[dir.path().to_path_buf()]).unwrap_err();
         assert!(
-            err.message
-                .contains("shard-2.json: submission a.rs is also in"),
+            err.message.contains("no report of a grading in it"),
             "{}",
             err.message
         );
+        write(
+            &dir.path().join("shards"),
+            "1-of-2-x.json",
+            &shard(1, 2, &["a.rs"]),
+        );
+        let b = write(dir.path(), "shard-2.json", &shard(2, 2, &["b.rs"]));
+        let merged = merge(&[dir.path().to_path_buf(), b]).unwrap();
+        assert_eq!(merged.submissions.len(), 2);
     }
 
     #[test]

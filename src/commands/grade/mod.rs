@@ -8,6 +8,7 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
+pub mod bundle;
 pub mod classroom;
 pub mod cli;
 pub mod csv;
@@ -19,10 +20,12 @@ pub mod merge;
 pub mod points;
 pub mod prairielearn;
 mod render;
+pub mod results;
+pub mod shard;
 mod submission;
 
 pub use render::{Live, render_grade};
-pub use submission::{Submission, read_submission, shard};
+pub use submission::{Submission, read_submission};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};

@@ -1,6 +1,5 @@
 //! A submission as `grade` takes it: one file, read and checked before
-//! anything is built (UTF-8, the contract's API, nothing read at compile time),
-//! and the share of a list of submissions a CI runner takes (`--shard`).
+//! anything is built (UTF-8, the contract's API, nothing read at compile time).
 
 use std::path::{Path, PathBuf};
 
@@ -86,35 +85,4 @@ fn submission_name(path: &Path) -> String {
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or(given)
-}
-
-/// The paths of shard `k` of `n` (1-based), in a stable order.
-pub fn shard(paths: &[PathBuf], k: usize, n: usize) -> Vec<PathBuf> {
-    let mut sorted = paths.to_vec();
-    sorted.sort();
-    sorted
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| i % n == k - 1)
-        .map(|(_, p)| p)
-        .collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn shards_split_a_list_without_overlap() {
-        let paths: Vec<PathBuf> = ["c", "a", "e", "b", "d"]
-            .iter()
-            .map(PathBuf::from)
-            .collect();
-        let all: Vec<PathBuf> = (1..=2).flat_map(|k| shard(&paths, k, 2)).collect();
-        assert_eq!(all.len(), 5);
-        assert_eq!(
-            shard(&paths, 1, 2),
-            ["a", "c", "e"].map(PathBuf::from).to_vec()
-        );
-    }
 }

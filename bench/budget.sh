@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# The per-submission budget (`grade --budget`) on the course's batch: 100
+# distinct submissions (60 correct, 25 broken, 10 that do not compile, 5 whose
+# claim_many spins forever), graded in one call with the default budget and
+# with a budget too large to matter, and the 95 without the hanging ones; in
+# submissions per minute (goal: at least 80 on 2 cores with the default).
+#
+#   bench/budget.sh [REPS]          (default 2)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+reps=${1:-2}
+cargo build --release --quiet
+fencelab="$PWD/target/release/fencelab"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+mkdir -p "$work/class"
+python3 - "$work/class" <<'PY'
+import sys, pathlib, tomllib
+out = pathlib.Path(sys.argv[1])
+ref = pathlib.Path("src/lease.rs").read_text()
+def change(toml):
+    t = tomllib.loads(pathlib.Path(toml).read_text())
+    assert ref.count(t["find"]) == 1, toml
+    return ref.replace(t["find"], t["replace"], 1)
+correct = [ref, pathlib.Path("tests/fixtures/submissions/alternative.rs").read_text()]
+correct += [pathlib.Path(p).read_text() for p in sorted(pathlib.Path("wheats").glob("*.rs"))]
+broken = [change(p) for p in sorted(pathlib.Path("mutants").glob("*.toml"))]
+not_compiling = [change("tests/fixtures/submissions/does_not_compile.toml")]
+hanging = [change("tests/fixtures/submissions/infinite_loop.toml")]
+kinds = [("correct", correct, 60), ("broken", broken, 25), ("nocompile", not_compiling, 10), ("hangs", hanging, 5)]
+n = 0
+for kind, sources, count in kinds:
+    for i in range(count):
+        src = sources[i % len(sources)]
+        (out / f"s{n:03}-{kind}.rs").write_text(src + f"\n// submission {n}\n")
+        n += 1
+PY
+# Warm the batch's builds once.
+"$fencelab" grade "$work"/class/*.rs >/dev/null 2>&1 || true
+run() { # name args...
+  local t0 t1
+  t0=$(date +%s.%N)
+  "$fencelab" grade "${@:2}" --json "$work/$1.json" >/dev/null 2>&1 || true
+  t1=$(date +%s.%N)
+  python3 - "$1" "$t0" "$t1" "$work/$1.json" <<'PY'
+import sys, json
+name, t0, t1, path = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+r = json.load(open(path))
+subs = r["submissions"]
+secs = t1 - t0
+hangs = [s for s in subs if "hangs" in s["name"]]
+cost = [round(sum(t["secs"] for t in s["tests"]), 1) for s in hangs]
+wrong = [s["name"] for s in subs if ("correct" in s["name"] and s["score"] != 100)]
+print(f"{name:28} {len(subs):3} subs {secs:7.2f} s {len(subs) / secs * 60:6.1f}/min"
+      f"  hanging ones' trial time {cost}  correct below 100: {wrong}")
+PY
+}
+uptime
+for rep in $(seq "$reps"); do
+  run default "$work"/class/*.rs
+  run no_budget "$work"/class/*.rs --budget 100000
+  run without_hangs $(ls "$work"/class/*.rs | grep -v hangs)
+done
+uptime

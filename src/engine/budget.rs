@@ -1,0 +1,226 @@
+//! A budget per implementation (`grade --budget SECS`): how much trial time
+//! one implementation's slow tests may take in total, so that a submission
+//! whose tests hang costs the batch its budget, not every test's limit.
+//!
+//! What counts is the wall time of each test that runs longer than a slow
+//! test does: longer than the grace, five times the run's median trial (at
+//! least one second). A correct submission's tests end well within it, on
+//! a quiet machine or a loaded one (load slows every trial, and the median
+//! with them), so the budget never touches them and their verdicts stay
+//! exact: a test that ended on its own keeps its outcome, whatever the
+//! budget. When an implementation's slow tests have taken the budget, those
+//! still running are killed (their processes found by their trial's
+//! directory, as the orphan hunt finds them) and those not started are not
+//! run; both fail with that reason.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use crate::engine::outcome::{FailureKind, TestOutcome};
+
+/// The least time a trial runs before it counts as slow.
+const GRACE_FLOOR: Duration = Duration::from_secs(1);
+/// How many times the run's median trial a test runs before it counts as slow.
+const GRACE_FACTOR: u32 = 5;
+
+/// The budgets of a run's implementations.
+pub struct Budgets {
+    budget: Duration,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    groups: HashMap<String, Group>,
+    /// Every finished trial's duration, for the median.
+    durations: Vec<Duration>,
+    grace: Option<Duration>,
+}
+
+#[derive(Default)]
+struct Group {
+    /// What its finished slow trials took.
+    spent: Duration,
+    running: Vec<Running>,
+    /// When its budget ran out.
+    over_at: Option<Instant>,
+}
+
+struct Running {
+    id: usize,
+    started: Instant,
+    /// The trial's directory and its start in boot ticks, to find its
+    /// processes by.
+    dir: PathBuf,
+    ticks: u64,
+}
+
+/// A trial's start, as the budget answers it.
+pub enum Start {
+    Go,
+    /// The implementation's budget is spent: the trial is not run.
+    Spent(TestOutcome),
+}
+
+impl Budgets {
+    pub fn new(budget: Duration) -> Budgets {
+        Budgets {
+            budget,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn grace(state: &State) -> Duration {
+        state.grace.unwrap_or(GRACE_FLOOR)
+    }
+
+    /// Trial `id` of implementation `group` is about to run in `dir`.
+    pub fn start(&self, group: &str, id: usize, dir: PathBuf, ticks: u64) -> Start {
+        let mut state = self.state.lock().unwrap();
+        let g = state.groups.entry(group.to_string()).or_default();
+        if g.over_at.is_some() {
+            return Start::Spent(self.not_run());
+        }
+        g.running.push(Running {
+            id,
+            started: Instant::now(),
+            dir,
+            ticks,
+        });
+        Start::Go
+    }
+
+    /// Trial `id` of `group` ended after `took` with `outcome`: the outcome to
+    /// report (the budget's reason if the budget stopped it).
+    pub fn end(&self, group: &str, id: usize, took: Duration, outcome: TestOutcome) -> TestOutcome {
+        let mut state = self.state.lock().unwrap();
+        state.durations.push(took);
+        let n = state.durations.len();
+        if n.is_power_of_two() || n.is_multiple_of(64) {
+            let mut sorted = state.durations.clone();
+            let (_, median, _) = sorted.select_nth_unstable(n / 2);
+            state.grace = Some((*median * GRACE_FACTOR).max(GRACE_FLOOR));
+        }
+        let grace = Self::grace(&state);
+        let budget = self.budget;
+        let g = state.groups.entry(group.to_string()).or_default();
+        g.running.retain(|r| r.id != id);
+        if took > grace {
+            g.spent += took;
+        }
+        match g.over_at {
+            // A test that ended on its own keeps its verdict; one that was
+            // still running when the budget ran out was stopped by it.
+            Some(over) if !outcome.passed() && Instant::now() >= over => TestOutcome::Failed {
+                kind: FailureKind::Crashed,
+                message: format!(
+                    "stopped after {:.1} s: the submission's slow tests took its whole budget of {} s (--budget)",
+                    took.as_secs_f64(),
+                    budget.as_secs_f64()
+                ),
+            },
+            _ => outcome,
+        }
+    }
+
+    fn not_run(&self) -> TestOutcome {
+        TestOutcome::Failed {
+            kind: FailureKind::Crashed,
+            message: format!(
+                "not run: the submission's slow tests took its whole budget of {} s (--budget)",
+                self.budget.as_secs_f64()
+            ),
+        }
+    }
+
+    /// Looks at every implementation's running trials: the trials of one
+    /// whose budget has just run out are returned, to be killed.
+    pub fn overrun(&self) -> Vec<(PathBuf, u64)> {
+        let mut state = self.state.lock().unwrap();
+        let grace = Self::grace(&state);
+        let now = Instant::now();
+        let mut kill = Vec::new();
+        for g in state.groups.values_mut() {
+            if g.over_at.is_some() {
+                continue;
+            }
+            let running: Duration = g
+                .running
+                .iter()
+                .map(|r| now - r.started)
+                .filter(|took| *took > grace)
+                .sum();
+            if g.spent + running >= self.budget {
+                g.over_at = Some(now);
+                kill.extend(g.running.iter().map(|r| (r.dir.clone(), r.ticks)));
+            }
+        }
+        kill
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_tests_spend_the_budget_and_quick_ones_never_do() {
+        let budgets = Budgets::new(Duration::from_millis(1500));
+        // Thousands of quick tests cost nothing.
+        for id in 0..2000 {
+            assert!(matches!(
+                budgets.start("quick", id, PathBuf::new(), 0),
+                Start::Go
+            ));
+            let outcome = budgets.end("quick", id, Duration::from_millis(50), TestOutcome::Passed);
+            assert!(outcome.passed());
+        }
+        assert!(budgets.overrun().is_empty());
+        // Two slow ones running at once: past the grace (5 x 50 ms, at least
+        // 1 s) they spend it together, and both are to be killed.
+        for id in [1, 2] {
+            assert!(matches!(
+                budgets.start("hangs", id, PathBuf::from(format!("/t/{id}")), 0),
+                Start::Go
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(600));
+        assert!(
+            budgets.overrun().is_empty(),
+            "within the grace, nothing is spent"
+        );
+        std::thread::sleep(Duration::from_millis(550));
+        let kill = budgets.overrun();
+        assert_eq!(kill.len(), 2, "both past the grace: 2 x 1.15 s > 1.5 s");
+        assert!(budgets.overrun().is_empty(), "killed once");
+        let stopped = budgets.end(
+            "hangs",
+            1,
+            Duration::from_millis(1200),
+            TestOutcome::TimedOut { limit_secs: 10.0 },
+        );
+        assert!(
+            stopped.message().unwrap().contains(
+                "stopped after 1.2 s: the submission's slow tests took its whole budget of 1.5 s"
+            ),
+            "{stopped:?}"
+        );
+        // One that passed as it was killed keeps its verdict.
+        assert!(
+            budgets
+                .end("hangs", 2, Duration::from_millis(1200), TestOutcome::Passed)
+                .passed()
+        );
+        let Start::Spent(not_run) = budgets.start("hangs", 3, PathBuf::new(), 0) else {
+            panic!("a spent budget runs nothing more");
+        };
+        assert!(not_run.message().unwrap().starts_with("not run: "));
+        // Another implementation's budget is its own.
+        assert!(matches!(
+            budgets.start("quick", 9999, PathBuf::new(), 0),
+            Start::Go
+        ));
+    }
+}
