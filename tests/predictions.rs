@@ -52,6 +52,7 @@ fn run() -> &'static Report {
             timeout: None,
             build_timeout: None,
             jobs: fencelab::engine::runner::default_jobs(),
+            python: false,
         };
         let mutants = verify::load(&options).expect("the fragments load");
         let scratch = Scratch::locate(&root().join("target")).expect("the scratch workspace");

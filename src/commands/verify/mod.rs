@@ -63,6 +63,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     pub build_timeout: Option<Duration>,
     pub jobs: usize,
+    /// The Python edition: without `mutants` and `implementation`, the
+    /// Python mutants and reference built into fencelab.
+    pub python: bool,
 }
 
 /// What the front end is told while verification runs.
@@ -81,6 +84,7 @@ pub trait Progress {
 pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
     let all = match &options.mutants {
         Some(dir) => mutant::load_dir(dir, &suite::test_names())?,
+        None if options.python => crate::lab::python::mutants(),
         None => mutant::builtin(),
     };
     if options.filters.is_empty() {
@@ -133,6 +137,10 @@ pub fn run(
             }
             (source, shown)
         }
+        None if options.python => (
+            crate::lab::python::REFERENCE.to_string(),
+            crate::lab::python::FILE.to_string(),
+        ),
         None => (REFERENCE.to_string(), DEFAULT_FILE.to_string()),
     };
     let mutants_dir = match &options.mutants {
