@@ -211,3 +211,98 @@ fn a_python_too_old_is_named_with_its_version() {
     assert_eq!(output.status.code(), Some(4), "{stderr}");
     assert!(stderr.contains("is Python 3.8.10"), "{stderr}");
 }
+
+/// The hostile Python submissions of tests/fixtures/python/ and the Python
+/// reference, graded in one run: each hostile one earns nothing for the
+/// calls it subverts, the reference beside them still scores 100, a syntax
+/// error is "does not compile" with Python's message and line, nothing is
+/// written outside a trial and no process is left running.
+#[test]
+#[ignore = "slow: .ci/run step 2"]
+fn hostile_python_submissions_get_no_credit_and_break_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let fixtures = root.join("tests/fixtures/python");
+    let dir = tempfile::tempdir().unwrap();
+    let reference = dir.path().join("honest.py");
+    std::fs::copy(root.join(python::FILE), &reference).unwrap();
+    let escape = Path::new("/tmp/fencelab-python-escape");
+    let _ = std::fs::remove_file(escape);
+    let hostile = [
+        "exits_in_claim.py",
+        "prints_a_fake_summary.py",
+        "loops_in_claim.py",
+        "forks_in_claim.py",
+        "writes_outside.py",
+        "syntax_error.py",
+    ];
+    let json = dir.path().join("grade.json");
+    let output = fencelab()
+        .arg("grade")
+        .args(hostile.iter().map(|f| fixtures.join(f)))
+        .arg(&reference)
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let text = std::fs::read_to_string(&json).unwrap_or_else(|_| {
+        panic!(
+            "grade wrote no report:\n{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        )
+    });
+    let report: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let of = |name: &str| {
+        report["submissions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["name"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("{name} is not in the report"))
+            .clone()
+    };
+    let claim_passed = |s: &serde_json::Value| s["steps"][3]["passed"].as_u64().unwrap();
+    assert_eq!(of("honest.py")["score"].as_f64(), Some(100.0), "{stdout}");
+    for name in [
+        "exits_in_claim.py",
+        "loops_in_claim.py",
+        "forks_in_claim.py",
+    ] {
+        let s = of(name);
+        assert_eq!(claim_passed(&s), 0, "{name}: {stdout}");
+        assert!(s["score"].as_f64().unwrap() < 80.0, "{name}: {stdout}");
+    }
+    // Printing libtest's own success line and a score changes no verdict:
+    // only the tests a constant fence 1 happens to satisfy pass.
+    let fake = of("prints_a_fake_summary.py");
+    assert!(claim_passed(&fake) <= 2, "{stdout}");
+    assert!(fake["score"].as_f64().unwrap() < 80.0, "{stdout}");
+    // Its writes outside the trial were refused; otherwise it is correct.
+    assert_eq!(of("writes_outside.py")["score"].as_f64(), Some(100.0));
+    assert!(!escape.exists(), "a submission wrote {}", escape.display());
+    let broken = of("syntax_error.py");
+    let errors = broken["compile_errors"].as_str().unwrap();
+    assert!(
+        errors.contains("syntax_error.py\", line 112") && errors.contains("SyntaxError"),
+        "{errors}"
+    );
+    // No server of theirs outlives its trial (the fork's child included).
+    let keys: Vec<String> = hostile
+        .iter()
+        .map(|f| {
+            let source = std::fs::read_to_string(fixtures.join(f)).unwrap();
+            format!(
+                "fencelab_server.py serve py-{}",
+                fencelab::engine::scratch::hash_of([source.as_str()])
+            )
+        })
+        .collect();
+    let left: Vec<String> = std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+        .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+        .filter(|c| keys.iter().any(|k| c.contains(k.as_str())))
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
+}

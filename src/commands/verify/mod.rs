@@ -148,7 +148,10 @@ pub fn run(
         None => BUILTIN_MUTANTS.to_string(),
     };
     let described = match &options.implementation {
+        // The built-in Python reference is named by its file in fencelab's
+        // project, which also tells the report's reader the edition.
         Some(_) => shown.clone(),
+        None if options.python => shown.clone(),
         None => BUILTIN_REFERENCE.to_string(),
     };
     progress.started(mutants.len(), &described, &mutants_dir);

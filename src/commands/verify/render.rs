@@ -132,7 +132,18 @@ impl Printer {
                 .iter()
                 .map(|&m| report.mutants[m].id.as_str())
                 .collect();
-            let _ = writeln!(out, "{} fencelab verify --exact {}", w.rerun, ids.join(" "));
+            // The Python edition's mutants are found again only with --python.
+            let python = if report.implementation.ends_with(".py") {
+                " --python"
+            } else {
+                ""
+            };
+            let _ = writeln!(
+                out,
+                "{} fencelab verify{python} --exact {}",
+                w.rerun,
+                ids.join(" ")
+            );
         } else if !self.verbose() && !self.quiet() {
             let _ = writeln!(out, "{}", self.out.dim(&wrap(w.matrix_hint, self.width)));
         }
