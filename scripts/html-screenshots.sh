@@ -2,7 +2,7 @@
 # Renders `fencelab verify --html` in headless Chromium (Debian's `chromium`
 # package: apt-get install -y chromium) and saves screenshots at two window
 # widths, light and dark, to look at the page as an instructor would. CI does
-# not run this (it has no browser): tests/verify_outcomes.rs checks the page's
+# not run this (it has no browser): tests/cli/verify_outcomes/reports.rs checks the page's
 # structure with an HTML parser.
 #
 #   scripts/html-screenshots.sh [REPORT.html] [OUT_DIR]

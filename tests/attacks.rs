@@ -5,7 +5,7 @@
 //! holds none of it, nothing it started survives the run, and the correct
 //! submission in the batch scores exactly what it scores alone (100).
 //!
-//! Slow: one batch of 18 submissions, about 6 minutes on 2 cores (the
+//! Slow: one batch of 19 submissions, about 6 minutes on 2 cores (the
 //! thousand processes, the memory bomb and the flood in each trial of step 5).
 
 use std::net::{TcpListener, UdpSocket};
@@ -74,7 +74,7 @@ impl Targets {
 }
 
 /// Attacks that run (name, code put at the start of `renew`).
-const RUNTIME: [(&str, &str); 11] = [
+const RUNTIME: [(&str, &str); 12] = [
     (
         "peer_via_proc",
         r#"{
@@ -138,6 +138,14 @@ const RUNTIME: [(&str, &str); 11] = [
         r#"{
         let _ = std::process::Command::new("setsid").args(["env", "-i", "sleep", "303"]).spawn();
         let _ = std::process::Command::new("sh").args(["-c", "(setsid env -i sleep 304 &) &"]).status();
+    }"#,
+    ),
+    (
+        "double_fork",
+        r#"{
+        let _ = std::process::Command::new("sh")
+            .args(["-c", "(setsid env -i sh -c 'cd /; sleep 2; exec sleep 307' &) &"])
+            .status();
     }"#,
     ),
     (
@@ -262,7 +270,7 @@ fn graded() -> &'static Graded {
         let report = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
         let leftovers = eventually_none(|| {
             let mut found = processes_under(tmp.path());
-            for n in 303..=305 {
+            for n in 303..=307 {
                 found.extend(processes_named(&format!("sleep {n}")));
             }
             found
@@ -504,8 +512,14 @@ fn a_learners_tests_see_only_their_own_trial() {
         timeout: Some(std::time::Duration::from_secs(10)),
     };
     let judges = Judges::load(None, None).unwrap();
-    let report = mine::judge(&tests, &judges, &options, &scratch, &mut |_, _| {})
-        .unwrap_or_else(|e| panic!("{e}"));
+    let report = mine::judge(
+        &tests,
+        &judges,
+        &options,
+        &scratch,
+        &mut fencelab::output::progress::Silent,
+    )
+    .unwrap_or_else(|e| panic!("{e}"));
     let said = |name: &str| -> String {
         let t = report
             .tests

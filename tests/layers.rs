@@ -196,3 +196,158 @@ fn the_reader_of_paths_sees_groups_and_inline_paths() {
     );
     assert_eq!(place(Path::new("commands/mod.rs")).1, None);
 }
+
+/// Every file under `src/commands/`, with its path relative to `src/`.
+fn command_files() -> Vec<(PathBuf, String)> {
+    let src = root().join("src");
+    let mut files = Vec::new();
+    rust_files(&src.join("commands"), &mut files);
+    files.sort();
+    files
+        .into_iter()
+        .map(|f| {
+            let text = std::fs::read_to_string(&f).unwrap();
+            (f.strip_prefix(&src).unwrap().to_path_buf(), text)
+        })
+        .collect()
+}
+
+/// `impl Printer` or `impl Trait for Printer` on `line` (by any path).
+fn extends_the_printer(line: &str) -> bool {
+    let Some(rest) = line.trim_start().strip_prefix("impl") else {
+        return false;
+    };
+    let rest = rest.trim_start_matches(|c: char| c != ' ');
+    let target = rest.split_once(" for ").map_or(rest, |(_, t)| t);
+    let ty = target
+        .trim_start()
+        .split(|c: char| c.is_whitespace() || c == '{' || c == '<')
+        .next()
+        .unwrap_or("");
+    ty.rsplit("::").next() == Some("Printer")
+}
+
+#[test]
+fn no_command_extends_the_printer() {
+    // A command's report is a function from its report type to text; what
+    // it shows while it runs is a `Progress` of its own. The printer keeps
+    // status lines and progress.
+    let wrong: Vec<String> = command_files()
+        .iter()
+        .flat_map(|(file, text)| {
+            text.lines()
+                .enumerate()
+                .filter(|(_, l)| extends_the_printer(l))
+                .map(move |(n, l)| format!("src/{}:{}: {}", file.display(), n + 1, l.trim()))
+        })
+        .collect();
+    assert!(
+        wrong.is_empty(),
+        "commands extend the printer (render with a free function from the report \
+         type and an output::printer::Layout instead):\n{}",
+        wrong.join("\n")
+    );
+}
+
+/// The flags whose defaults the policy owns: those its `with_limits` is
+/// documented to take, read from `src/engine/policy.rs`.
+fn policy_flags() -> BTreeSet<String> {
+    let policy = std::fs::read_to_string(root().join("src/engine/policy.rs")).unwrap();
+    let at = policy
+        .find("pub fn with_limits")
+        .expect("Policy::with_limits");
+    let doc = policy[..at]
+        .lines()
+        .rev()
+        .skip(1)
+        .take_while(|l| l.trim_start().starts_with("///"));
+    let mut flags = BTreeSet::new();
+    for line in doc {
+        for word in
+            line.split(|c: char| c == '`' || c.is_whitespace() || c == ',' || c == '(' || c == ')')
+        {
+            if word.starts_with("--") && word.len() > 2 {
+                flags.insert(word.to_string());
+            }
+        }
+    }
+    flags
+}
+
+/// Each clap `#[arg(...)]` with a default, as `(line, flag)`: the flag is
+/// its `long = "..."` or the field's name below it.
+fn clap_defaults(text: &str) -> Vec<(usize, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut found = Vec::new();
+    for (n, line) in lines.iter().enumerate() {
+        let line = line.trim_start();
+        if !(line.starts_with("#[arg(") && line.contains("default_value")) {
+            continue;
+        }
+        let long = line
+            .split("long = \"")
+            .nth(1)
+            .and_then(|rest| rest.split('"').next())
+            .map(str::to_string);
+        let field = lines[n + 1..]
+            .iter()
+            .map(|l| l.trim_start())
+            .find(|l| l.starts_with("pub ") && l.contains(':'))
+            .and_then(|l| l["pub ".len()..].split(':').next())
+            .map(|f| f.trim().replace('_', "-"));
+        if let Some(name) = long.or(field) {
+            found.push((n + 1, format!("--{name}")));
+        }
+    }
+    found
+}
+
+#[test]
+fn no_default_of_the_policy_is_repeated_in_clap() {
+    let flags = policy_flags();
+    assert!(
+        flags.contains("--timeout") && flags.contains("--build-timeout"),
+        "the policy's with_limits names the flags it takes: {flags:?}"
+    );
+    let mut files = command_files();
+    let cli = root().join("src/cli/mod.rs");
+    files.push((
+        PathBuf::from("cli/mod.rs"),
+        std::fs::read_to_string(cli).unwrap(),
+    ));
+    let wrong: Vec<String> = files
+        .iter()
+        .flat_map(|(file, text)| {
+            clap_defaults(text)
+                .into_iter()
+                .filter(|(_, flag)| flags.contains(flag))
+                .map(move |(n, flag)| {
+                    format!(
+                        "src/{}:{n}: {flag} has a default in clap; the policy \
+                         (src/engine/policy.rs) owns it: take an Option and \
+                         apply it with Policy::with_limits",
+                        file.display()
+                    )
+                })
+        })
+        .collect();
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_readers_of_printers_and_defaults_see_what_they_look_for() {
+    assert!(extends_the_printer("impl Printer {"));
+    assert!(extends_the_printer(
+        "impl crate::output::printer::Printer {}"
+    ));
+    assert!(extends_the_printer("impl Progress for Printer {"));
+    assert!(extends_the_printer(
+        "impl<'a> Progress<Update<'a>> for Printer {"
+    ));
+    assert!(!extends_the_printer("impl Progress<Update> for Live<'_> {"));
+    let text = "    #[arg(long, value_name = \"SECS\", default_value_t = 10.0)]\n    pub timeout: f64,\n    #[arg(long = \"impl\", default_value = \"x\")]\n    pub implementation: PathBuf,";
+    assert_eq!(
+        clap_defaults(text),
+        [(1, "--timeout".to_string()), (3, "--impl".to_string())]
+    );
+}

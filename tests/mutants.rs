@@ -1,21 +1,30 @@
 //! The mutation matrix as part of `cargo test`: one trial for the reference
 //! (every test of the suite passes on `src/lease.rs`, twice) and one per mutant
 //! in `mutants/` (killed exactly as its file declares). It runs the same engine
-//! as `fencelab verify`.
+//! as `fencelab verify --exact <the mutants selected>`.
 //!
 //! A libtest-mimic harness (`harness = false`), so that filters, `--list`,
-//! `--exact`, `--skip` and `--format json` work as for any cargo test. Only the
-//! selected trials are built and run.
+//! `--exact`, `--skip`, `--ignored` and `--format json` work as for any cargo
+//! test. Only the selected trials are built and run.
+//!
+//! `cargo test` runs the reference and a sample: per step, the first mutant
+//! (by id) that is not one of the worksheet's fragments (those are verified by
+//! the predictions tests). Every other mutant is an ignored trial, run by
+//! `.ci/run`'s second step (`cargo test -- --ignored`), so that each `.ci/run`
+//! checks every mutant and `cargo test` stays quick.
 
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use fencelab::commands::verify::{self, Baseline, MutantReport, Progress, Report};
+use fencelab::commands::verify::{self, Report, Update};
+use fencelab::engine::Event;
 use fencelab::engine::scratch::Scratch;
 use fencelab::lab::mutant;
 use fencelab::lab::suite;
-use fencelab::output::printer::{Printer, indent};
+use fencelab::output::printer::{Layout, indent};
+use fencelab::output::progress::Progress;
 use libtest_mimic::{Arguments, Failed, Trial};
 
 const REFERENCE: &str = "reference";
@@ -23,22 +32,33 @@ const REFERENCE: &str = "reference";
 /// Says on stderr how the engine is getting on; libtest-mimic prints the trials.
 struct Status;
 
-impl Progress for Status {
-    fn started(&mut self, mutants: usize, implementation: &str, _: &str) {
-        eprintln!("fencelab: verifying {mutants} mutants of {implementation}");
+impl Progress<Update> for Status {
+    fn engine(&mut self, event: &Event<'_>) {
+        if let Event::Built {
+            implementations,
+            secs,
+        } = event
+        {
+            eprintln!(
+                "fencelab: built the judge and {implementations} implementations in {secs:.1}s"
+            );
+        }
     }
-    fn built(&mut self, implementations: usize, secs: f64) {
-        eprintln!("fencelab: built the judge and {implementations} implementations in {secs:.1}s");
+    fn own(&mut self, update: &Update) {
+        match update {
+            Update::Started {
+                mutants,
+                implementation,
+                ..
+            } => eprintln!("fencelab: verifying {mutants} mutants of {implementation}"),
+            Update::Baseline(baseline) => eprintln!(
+                "fencelab: baseline ran {} tests twice in {:.1}s",
+                baseline.tests.len(),
+                baseline.secs
+            ),
+            Update::Mutant(_) => {}
+        }
     }
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, baseline: &Baseline) {
-        eprintln!(
-            "fencelab: baseline ran {} tests twice in {:.1}s",
-            baseline.tests.len(),
-            baseline.secs
-        );
-    }
-    fn mutant(&mut self, _: &MutantReport) {}
 }
 
 fn main() -> ExitCode {
@@ -63,12 +83,18 @@ fn main() -> ExitCode {
             return libtest_mimic::run(&args, vec![trial]).exit_code();
         }
     };
-    let names: Vec<String> = std::iter::once(REFERENCE.to_string())
-        .chain(mutants.iter().map(|m| format!("mutant::{}", m.id)))
+    let sample = sample(&mutants);
+    // Each trial's name, and whether it is left to `--ignored` (step 2).
+    let names: Vec<(String, bool)> = std::iter::once((REFERENCE.to_string(), false))
+        .chain(
+            mutants
+                .iter()
+                .map(|m| (format!("mutant::{}", m.id), !sample.contains(&m.id))),
+        )
         .collect();
     let probes: Vec<Trial> = names
         .iter()
-        .map(|n| Trial::test(n.as_str(), || Ok(())))
+        .map(|(n, slow)| Trial::test(n.as_str(), || Ok(())).with_ignored_flag(*slow))
         .collect();
     if args.list {
         return libtest_mimic::run(&args, probes).exit_code();
@@ -90,20 +116,46 @@ fn main() -> ExitCode {
             .filter(|m| selected.contains(&format!("mutant::{}", m.id).as_str()))
             .cloned()
             .collect();
+        // Named, as `verify --exact` names them: the shipped wheats run only
+        // in a whole run, and this harness checks mutants (the wheats are
+        // checked by tests/cli/wheats.rs and instructor_content.rs).
+        let options = verify::Options {
+            filters: chosen.iter().map(|m| m.id.clone()).collect(),
+            ..options
+        };
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         Some(verify::run(&options, &chosen, &scratch, &mut Status).map_err(|e| e.to_string()))
     };
     let report = Arc::new(report);
     let trials = names
         .into_iter()
-        .map(|name| {
+        .map(|(name, slow)| {
             let report = Arc::clone(&report);
             Trial::test(name.clone(), move || {
                 verdict(report.as_ref().as_ref(), &name)
             })
+            .with_ignored_flag(slow)
         })
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// The mutants `cargo test` runs: per step, the first by id that is not a
+/// worksheet fragment. A step without one is a mistake of this sample, not a
+/// pass: it panics, naming the step.
+fn sample(mutants: &[mutant::Mutant]) -> BTreeSet<String> {
+    let steps: BTreeSet<u32> = mutants.iter().map(|m| m.step).collect();
+    steps
+        .into_iter()
+        .map(|step| {
+            mutants
+                .iter()
+                .filter(|m| m.step == step && !m.worksheet)
+                .map(|m| m.id.clone())
+                .min()
+                .unwrap_or_else(|| panic!("step {step} has no mutant but its fragment to sample"))
+        })
+        .collect()
 }
 
 /// The trial `name` passes when the engine says so.
@@ -113,7 +165,7 @@ fn verdict(report: Option<&Result<Report, String>>, name: &str) -> Result<(), Fa
         Some(Err(err)) => return Err(format!("fencelab could not verify: {err}").into()),
         None => return Err("not run".into()),
     };
-    let printer = Printer::plain();
+    let printer = Layout::plain();
     if name == REFERENCE || !report.baseline.passed {
         return match (&report.baseline.compile_errors, report.baseline.passed) {
             (Some(errors), _) => Err(format!("src/lease.rs does not compile:\n{errors}").into()),
@@ -140,7 +192,7 @@ fn verdict(report: Option<&Result<Report, String>>, name: &str) -> Result<(), Fa
     let id = name.strip_prefix("mutant::").unwrap_or(name);
     match report.mutants.iter().find(|m| m.id == id) {
         Some(m) if m.as_declared => Ok(()),
-        Some(m) => Err(printer.render_mutant_details(m).into()),
+        Some(m) => Err(fencelab::commands::verify::render_mutant_details(&printer, m).into()),
         None => Err(format!("no result for {id}").into()),
     }
 }

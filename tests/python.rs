@@ -10,20 +10,18 @@
 use std::path::Path;
 use std::process::Command;
 
-use fencelab::commands::verify::{self, Baseline, MutantReport, Progress, Report};
+use fencelab::commands::verify::{self, Report, Update};
+use fencelab::engine::Event;
 use fencelab::engine::scratch::Scratch;
 use fencelab::lab::mutant::Mutant;
 use fencelab::lab::python;
-use fencelab::output::printer::Printer;
+use fencelab::output::printer::Layout;
+use fencelab::output::progress::Progress;
 
 struct Quiet;
 
-impl Progress for Quiet {
-    fn started(&mut self, _: usize, _: &str, _: &str) {}
-    fn built(&mut self, _: usize, _: f64) {}
-    fn trial_done(&mut self, _: usize, _: usize) {}
-    fn baseline(&mut self, _: &Baseline) {}
-    fn mutant(&mut self, _: &MutantReport) {}
+impl Progress<Update> for Quiet {
+    fn engine(&mut self, _: &Event<'_>) {}
 }
 
 fn options(filters: &[&str]) -> verify::Options {
@@ -66,12 +64,12 @@ fn verify_python(filters: &[&str]) -> Report {
         fencelab::lab::suite::tests().len(),
         "every test of the suite applies to Python"
     );
-    let printer = Printer::plain();
+    let layout = Layout::plain();
     let wrong: Vec<String> = report
         .mutants
         .iter()
         .filter(|m| !m.as_declared)
-        .map(|m| printer.render_mutant_details(m))
+        .map(|m| verify::render_mutant_details(&layout, m))
         .collect();
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     assert_eq!(report.mutants.len(), mutants.len());
@@ -263,13 +261,15 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     };
     let claim_passed = |s: &serde_json::Value| s["steps"][3]["passed"].as_u64().unwrap();
     assert_eq!(of("honest.py")["score"].as_f64(), Some(100.0), "{stdout}");
+    // What they subvert earns nothing: claim's step (at most a test whose
+    // claim ends before the fork's leftover is looked for).
     for name in [
         "exits_in_claim.py",
         "loops_in_claim.py",
         "forks_in_claim.py",
     ] {
         let s = of(name);
-        assert_eq!(claim_passed(&s), 0, "{name}: {stdout}");
+        assert!(claim_passed(&s) <= 1, "{name}: {stdout}");
         assert!(s["score"].as_f64().unwrap() < 80.0, "{name}: {stdout}");
     }
     // Printing libtest's own success line and a score changes no verdict:

@@ -73,14 +73,23 @@ fn not_started(why: std::fmt::Arguments) -> ! {
 /// `LEFT_BEHIND_STATUS`, which fails the test.
 extern "C" fn reap_server() {
     let pid = SERVER_PID.load(Ordering::SeqCst);
+    // What it started in its cage's PID namespace dies with it, unseen by
+    // `kill_adopted`: counted first.
+    let caged = if pid > 0 {
+        super::sandbox::others_in_cage(pid)
+    } else {
+        0
+    };
     if pid > 0 {
-        // SAFETY: our own child; kill and reap it.
+        // Its cage goes first: once the process is reaped, nothing of the
+        // cage is left.
+        super::sandbox::kill_cage(pid);
+        // SAFETY: our own child: reap it.
         unsafe {
-            libc::kill(pid, libc::SIGKILL);
             libc::waitpid(pid, std::ptr::null_mut(), 0);
         }
     }
-    if pid != 0 && kill_adopted() > 0 {
+    if pid != 0 && kill_adopted() + caged > 0 {
         println!("{LEFT_BEHIND}");
         // SAFETY: ends the process at once, with the status the runner reads.
         unsafe { libc::_exit(LEFT_BEHIND_STATUS) }
@@ -265,7 +274,7 @@ fn start() -> Server {
     }
     let mut command = Command::new(&exe);
     command
-        .args(["serve", key.as_str()])
+        .args([super::server::SERVE, key.as_str()])
         .env("RUST_BACKTRACE", "0")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -275,8 +284,20 @@ fn start() -> Server {
     unsafe {
         command.pre_exec(move || super::sandbox::enter_serving(fd, &plan));
     }
-    let mut child = command
-        .spawn()
+    // Started from a thread that lives as long as the judge: the cage dies
+    // with the thread that started it (its parent-death signal), and a
+    // test's thread ends before `reap_server` has counted what the
+    // implementation left in its cage.
+    let (started, spawned) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = started.send(command.spawn());
+        loop {
+            std::thread::park();
+        }
+    });
+    let mut child = spawned
+        .recv()
+        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
         .unwrap_or_else(|e| not_started(format_args!("{}: {e}", Path::new(&exe).display())));
     // Only the server keeps the listening socket: once it ends, connecting fails
     // at once instead of waiting for an answer that cannot come.

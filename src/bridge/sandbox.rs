@@ -5,20 +5,39 @@
 //!
 //! - **Namespaces** (a user namespace, unprivileged): a network namespace of
 //!   its own, with no interface up (no TCP, UDP or DNS, no abstract Unix
-//!   socket of anyone else's); an IPC namespace; and a mount namespace whose
-//!   root is a fresh tmpfs holding only the system's programs and libraries
-//!   (`/usr`, `/bin`, `/lib*`, the loader's cache, a few devices), the
-//!   program itself and the trial's directory, bound at their own paths. No
-//!   `/proc`, no other file of the machine, no Unix socket but the trial's.
-//!   Inside, the code is a user other than root (uid 65534 when fencelab runs
-//!   as root, else fencelab's own uid), and `execve` drops every capability.
+//!   socket of anyone else's); an IPC namespace; a PID namespace; and a mount
+//!   namespace whose root is a fresh tmpfs holding only the system's programs
+//!   and libraries (`/usr`, `/bin`, `/lib*`, the loader's cache, a few
+//!   devices), the program itself and the trial's directory, bound at their
+//!   own paths, and (under Landlock only, which gives no right to read in
+//!   it) a `/proc` of the PID namespace's own: no other file of the machine,
+//!   no other process, no Unix socket but the trial's. Inside, the code is a
+//!   user other than root (uid 65534 when fencelab runs as root, else
+//!   fencelab's own uid), and `execve` drops every capability.
+//! - **Nothing outlives the program**: the process fencelab started stays
+//!   outside the PID namespace as its watcher; its child is the namespace's
+//!   init (PID 1, ours: no code of fencelab's but system calls, its command
+//!   line wiped, not dumpable), and the program is the init's child (PID 2).
+//!   The init reaps; when the program ends it waits up to 300 ms for the
+//!   rest, tells the watcher how the program ended and whether anything was
+//!   still running, and exits, and the kernel kills whatever is left in the
+//!   namespace (double-forked, in a session of its own, with a cleared
+//!   environment: it is there all the same). The watcher then ends as the
+//!   program did, with its exit status or by its signal, so every verdict
+//!   reads the program's own end; killed (a timeout, a flood, fencelab's
+//!   death), it takes the init, hence the namespace, with it.
 //! - **Landlock** (Linux 5.13+): the same paths are the only ones it may read
 //!   or execute, and it may write only beneath the trial's directory (and
 //!   /dev/null); where the ABI allows, no TCP, no signals and no abstract
 //!   sockets outside the cage. Where namespaces are missing, this is what
 //!   confines reads.
-//! - **Limits**, always: address space, processes, no core dumps, no new
-//!   privileges; the process dies with its parent.
+//! - **Limits**, always: 4 GiB of address space per process, 8,192
+//!   processes of the user (which binds no one when fencelab runs as root:
+//!   the kernel exempts root's own uid), no core dumps, no new privileges;
+//!   the process dies with its parent. With the PID namespace (Linux 6.14+
+//!   namespaces `pid_max`), at most 2,047 processes and threads at once in
+//!   the cage, root included; so a trial's memory is bounded by 2,047 x 4
+//!   GiB of address space, not by a total of its own (no memory cgroup).
 //!
 //! Everything the child needs (paths as C strings, descriptors) is prepared by
 //! the parent in `Cage::new`: between fork and exec only system calls run.
@@ -60,6 +79,9 @@ const SCOPE_SIGNAL: u64 = 1 << 1;
 const ADDRESS_SPACE: u64 = 4 << 30;
 /// The most processes (and threads) the user may have once it runs.
 const PROCESSES: u64 = 8192;
+/// One more than the most processes and threads a cage's PID namespace may
+/// hold at once (its `pid_max`; the kernel's least is 301).
+const PIDS: &std::ffi::CStr = c"2048";
 
 /// The system's programs and libraries: what any program needs to start.
 /// Directories that are symbolic links (`/lib` -> `usr/lib`) are made links.
@@ -238,8 +260,11 @@ impl Maps {
 /// refuses unprivileged user namespaces. Child side: system calls only.
 unsafe fn enter_namespaces(maps: &Maps) -> std::io::Result<bool> {
     unsafe {
-        let flags =
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWNET | libc::CLONE_NEWIPC;
+        let flags = libc::CLONE_NEWUSER
+            | libc::CLONE_NEWNS
+            | libc::CLONE_NEWNET
+            | libc::CLONE_NEWIPC
+            | libc::CLONE_NEWPID;
         if libc::unshare(flags) != 0 {
             let err = std::io::Error::last_os_error();
             let refused = [
@@ -306,6 +331,15 @@ struct Root {
     /// path: a descriptor opened in the parent's mount namespace cannot be
     /// bound from in the child's.
     binds: Vec<(CString, CString, libc::c_ulong)>,
+    /// Where `/proc` goes in the stage, when it is shown: a fresh one of the
+    /// cage's PID namespace (or, where the kernel refuses to mount one, the
+    /// machine's, bound).
+    proc: Option<CString>,
+    /// The command line's and the environment's bytes in this process's
+    /// memory (from `/proc/self/stat`): the cage's init, a fork that never
+    /// executes anything, wipes them, so that its `/proc/1/cmdline` says
+    /// nothing of fencelab's.
+    scrub: [(usize, usize); 2],
 }
 
 impl std::fmt::Debug for Maps {
@@ -451,6 +485,7 @@ fn root_plan(
     let mut files = Vec::new();
     let mut links = Vec::new();
     let mut binds = Vec::new();
+    let mut proc = None;
     let make_dir = |dir: &Path, dirs: &mut Vec<PathBuf>| {
         for ancestor in dir.ancestors().collect::<Vec<_>>().into_iter().rev() {
             let rel = ancestor.strip_prefix("/").unwrap_or(ancestor);
@@ -468,7 +503,12 @@ fn root_plan(
             links.push((c(text)?, c(rel)?));
             continue;
         }
-        if fd.is_none() && *place != Place::Shown {
+        if *place == Place::Shown {
+            make_dir(path, &mut dirs);
+            proc = Some(c(rel)?);
+            continue;
+        }
+        if fd.is_none() {
             continue;
         }
         if path.is_dir() {
@@ -488,19 +528,39 @@ fn root_plan(
         files,
         links,
         binds,
+        proc,
+        scrub: arguments_and_environment(),
     })
 }
 
+/// Where this process's command line and environment lie in its memory
+/// (fields 48 to 51 of `/proc/self/stat`); nothing where it cannot tell.
+fn arguments_and_environment() -> [(usize, usize); 2] {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // Field 3 (the state) is the first after the name.
+    let at = |n: usize| fields.get(n - 3).and_then(|f| f.parse().ok()).unwrap_or(0);
+    let range = |start: usize, end: usize| if start < end { (start, end) } else { (0, 0) };
+    [range(at(48), at(49)), range(at(50), at(51))]
+}
+
 /// Enters the cage `plan` (from `Cage::plan`). Meant for the child between
-/// fork and exec: it only makes system calls.
+/// fork and exec: it only makes system calls. Where the cage has a PID
+/// namespace, this process stays outside as its watcher and never returns
+/// (see `watch`); the program runs in a grandchild. When `left` is given, a
+/// byte is written to it if the program left processes running when it
+/// ended (they were killed with the namespace).
 ///
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
-pub unsafe fn enter(plan: &Plan) -> std::io::Result<()> {
+pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
     unsafe {
         limit();
         if let Some(root) = &plan.root {
-            enter_root(root)?;
+            enter_root(root, left)?;
         }
         restrict(plan.ruleset)
     }
@@ -519,7 +579,7 @@ pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()>
         limit();
         // First, while the descriptors of the places are where they were.
         if let Some(root) = &plan.root {
-            enter_root(root)?;
+            enter_root(root, None)?;
         }
         if ruleset_fd == Some(target) && listener != target {
             let moved = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, target + 1);
@@ -575,7 +635,13 @@ unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
 }
 
 /// The namespaces, then the new root. Child side: system calls only.
-unsafe fn enter_root(root: &Root) -> std::io::Result<()> {
+///
+/// Three processes: this one stays outside the new PID namespace and
+/// watches (`watch`); its child is the namespace's init (`init`), which
+/// builds the root and starts the program, the grandchild, which returns
+/// from here to execute it. When the init ends, the kernel kills whatever
+/// else is in the namespace, so nothing the program started outlives it.
+unsafe fn enter_root(root: &Root, left: Option<RawFd>) -> std::io::Result<()> {
     let check = |result: libc::c_int| {
         if result == 0 {
             Ok(())
@@ -589,6 +655,19 @@ unsafe fn enter_root(root: &Root) -> std::io::Result<()> {
             // layers hold alone (fencelab said so at the start of the run).
             return Ok(());
         }
+        // The init tells the watcher how the program ended.
+        let mut report = [0; 2];
+        check(libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let init_pid = libc::fork();
+        if init_pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if init_pid > 0 {
+            watch(init_pid, report[0], left);
+        }
+        // The init: PID 1 of the new namespace, killed if the watcher dies.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        libc::close(report[0]);
         let none = std::ptr::null();
         check(libc::mount(
             c"none".as_ptr(),
@@ -637,6 +716,30 @@ unsafe fn enter_root(root: &Root) -> std::io::Result<()> {
                 none.cast(),
             ))?;
         }
+        if let Some(proc) = &root.proc {
+            // A /proc of the namespace's own (before the old root goes: the
+            // kernel mounts one only where the machine's is fully visible).
+            let fresh = libc::mount(
+                c"proc".as_ptr(),
+                proc.as_ptr(),
+                c"proc".as_ptr(),
+                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                none.cast(),
+            ) == 0;
+            if fresh {
+                // Linux 6.14+: no more than this many processes and threads
+                // in the namespace, whoever runs them (root included).
+                let _ = write_file(c"proc/sys/kernel/pid_max", PIDS);
+            } else {
+                check(libc::mount(
+                    c"/proc".as_ptr(),
+                    proc.as_ptr(),
+                    none,
+                    libc::MS_BIND | libc::MS_REC,
+                    none.cast(),
+                ))?;
+            }
+        }
         // The stage becomes the root; the old root goes, /proc with it.
         check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
         check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
@@ -647,8 +750,251 @@ unsafe fn enter_root(root: &Root) -> std::io::Result<()> {
             libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
             none.cast(),
         ))?;
-        check(libc::chdir(root.work.as_ptr()))
+        check(libc::chdir(root.work.as_ptr()))?;
+        let program = libc::fork();
+        if program < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if program == 0 {
+            // The program: on to the rest of the cage, then its own code.
+            libc::close(report[1]);
+            return Ok(());
+        }
+        init(program, report[1], &root.scrub)
     }
+}
+
+/// The PID namespace's init: reaps every process of the namespace until the
+/// program ends, waits up to `LINGER` for the others to end too, tells the
+/// watcher how the program ended and whether others were still running,
+/// then exits, which kills them. Runs no code but system calls.
+unsafe fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize); 2]) -> ! {
+    unsafe {
+        keep_only(report, -1);
+        // Nothing of fencelab's in /proc/1: not its memory, descriptors or
+        // environment (not dumpable), not its command line (wiped).
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0);
+        for &(start, end) in scrub {
+            if start != 0 && start < end {
+                std::ptr::write_bytes(start as *mut u8, 0, end - start);
+            }
+        }
+        let mut ended = libc::SIGKILL;
+        loop {
+            let mut status = 0;
+            let pid = libc::waitpid(-1, &mut status, 0);
+            if pid == program {
+                ended = status;
+                break;
+            }
+            if pid < 0 && *libc::__errno_location() != libc::EINTR {
+                break;
+            }
+        }
+        let mut message = [0u8; 5];
+        message[..4].copy_from_slice(&ended.to_ne_bytes());
+        message[4] = u8::from(others_stay(LINGER_MS));
+        libc::write(report, message.as_ptr().cast(), message.len());
+        libc::_exit(0)
+    }
+}
+
+/// How long the other processes of a namespace may outlive its program
+/// before they count as left behind (as `engine::process` waits for a group).
+const LINGER_MS: i64 = 300;
+
+/// Whether the init still has a live child after `ms` milliseconds of
+/// reaping (every live process of the namespace descends from one).
+unsafe fn others_stay(ms: i64) -> bool {
+    unsafe {
+        let now = || {
+            let mut t = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: 0,
+            };
+            libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut t);
+            t.tv_sec * 1000 + t.tv_nsec / 1_000_000
+        };
+        let deadline = now() + ms;
+        let mut pause_us = 100;
+        loop {
+            let reaped = libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG);
+            if reaped > 0 {
+                continue;
+            }
+            if reaped < 0 {
+                // No child at all: nothing is left.
+                return false;
+            }
+            if now() >= deadline {
+                return true;
+            }
+            let pause = libc::timespec {
+                tv_sec: 0,
+                tv_nsec: pause_us * 1000,
+            };
+            libc::nanosleep(&pause, std::ptr::null_mut());
+            pause_us = (pause_us * 2).min(10_000);
+        }
+    }
+}
+
+/// The watcher: the process fencelab started, outside the PID namespace. It
+/// waits for the init's word, then ends as the program did (the same exit
+/// status, or killed by the same signal), so that fencelab's verdicts see the
+/// program's own end. Killed, it takes the namespace with it (the init's
+/// parent-death signal).
+unsafe fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -> ! {
+    unsafe {
+        keep_only(report, left.unwrap_or(-1));
+        let mut message = [0u8; 5];
+        let mut got = 0;
+        while got < message.len() {
+            let n = libc::read(
+                report,
+                message[got..].as_mut_ptr().cast(),
+                message.len() - got,
+            );
+            if n > 0 {
+                got += n as usize;
+            } else if n < 0 && *libc::__errno_location() == libc::EINTR {
+                continue;
+            } else {
+                break;
+            }
+        }
+        let mut status = 0;
+        while libc::waitpid(init_pid, &mut status, 0) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        if got < message.len() {
+            // The init was killed before the program ended.
+            die(libc::SIGKILL);
+        }
+        if message[4] != 0
+            && let Some(fd) = left
+        {
+            libc::write(fd, b"L".as_ptr().cast(), 1);
+        }
+        let ended = i32::from_ne_bytes([message[0], message[1], message[2], message[3]]);
+        if libc::WIFEXITED(ended) {
+            libc::_exit(libc::WEXITSTATUS(ended));
+        }
+        if libc::WIFSIGNALED(ended) {
+            die(libc::WTERMSIG(ended));
+        }
+        die(libc::SIGKILL)
+    }
+}
+
+/// Ends this process by `signal`, with its default action.
+unsafe fn die(signal: libc::c_int) -> ! {
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = libc::SIG_DFL;
+        libc::sigaction(signal, &action, std::ptr::null_mut());
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        libc::kill(libc::getpid(), signal);
+        libc::_exit(128 + signal)
+    }
+}
+
+/// Closes every descriptor but `a` and `b` (-1: none), the standard ones
+/// too: what the watcher and the init hold open would keep a pipe of the
+/// program's (its output, std's report of a failed exec) from ending.
+unsafe fn keep_only(a: RawFd, b: RawFd) {
+    unsafe {
+        let (low, high) = if a < b { (a, b) } else { (b, a) };
+        let mut from: libc::c_uint = 0;
+        for keep in [low, high] {
+            if keep < 0 {
+                continue;
+            }
+            if keep as libc::c_uint > from {
+                close_range(from, keep as libc::c_uint - 1);
+            }
+            from = keep as libc::c_uint + 1;
+        }
+        close_range(from, libc::c_uint::MAX);
+    }
+}
+
+unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, first, last, 0) != 0 {
+            // Before Linux 5.9: one by one, as far as descriptors go here.
+            for fd in first..=last.min(first.max(4096)) {
+                libc::close(fd as libc::c_int);
+            }
+        }
+    }
+}
+
+/// Kills the cage whose watcher is `watcher` (a child of this process's),
+/// so that waiting for the watcher then waits for everything in the cage to
+/// be gone: its init gets SIGKILL (the kernel kills the rest of the
+/// namespace, then the watcher ends). Where there is no init, the watcher
+/// itself is the program: it gets SIGKILL.
+pub fn kill_cage(watcher: libc::pid_t) {
+    let init = std::fs::read_to_string(format!("/proc/{watcher}/task/{watcher}/children"))
+        .ok()
+        .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok());
+    // SAFETY: signals to our own child, or to its only child.
+    unsafe {
+        libc::kill(init.unwrap_or(watcher), libc::SIGKILL);
+    }
+}
+
+/// How many live processes a cage whose watcher is `watcher` holds besides
+/// its init and its program (found by descent, from /proc): what the program
+/// started and has not ended. For a process the cage is about to kill; 0
+/// where it has no PID namespace.
+pub fn others_in_cage(watcher: libc::pid_t) -> usize {
+    // The children of every thread of a process.
+    let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
+        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
+            .into_iter()
+            .flatten();
+        tasks
+            .flatten()
+            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+            .flat_map(|list| {
+                list.split_whitespace()
+                    .filter_map(|n| n.parse().ok())
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    };
+    let mut family = children(watcher);
+    let mut others = 0;
+    let mut at = 0;
+    while at < family.len() {
+        let pid = family[at];
+        at += 1;
+        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+            continue;
+        };
+        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name));
+        let alive = field("State:").is_some_and(|s| !s.trim().starts_with(['Z', 'X']));
+        // Its pid in the innermost namespace, when that is not ours.
+        let nested: Vec<i64> = field("NSpid:")
+            .unwrap_or("")
+            .split_whitespace()
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        if alive && nested.len() > 1 && nested[nested.len() - 1] > 2 {
+            others += 1;
+        }
+        for child in children(pid) {
+            if !family.contains(&child) {
+                family.push(child);
+            }
+        }
+    }
+    others
 }
 
 fn ruleset(
@@ -876,6 +1222,160 @@ mod tests {
         let _ = std::fs::File::open("/tmp/fencelab-cage-probe")
             .map(|mut f| f.read_to_string(&mut leaked));
         assert!(leaked.is_empty() || !std::path::Path::new("/tmp/fencelab-cage-probe").exists());
+    }
+}
+
+#[cfg(test)]
+mod pid_namespace {
+    use super::*;
+    use crate::engine::process::{Finished, Limits, run};
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    /// `script` run by sh in a cage whose trial directory is `trial`/tmp.
+    fn caged(trial: &Path, script: &str) -> Finished {
+        let tmp = trial.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let sh = &std::fs::canonicalize("/bin/sh").unwrap();
+        let cage = Cage::new(&tmp, sh, &[]);
+        let mut command = Command::new(sh);
+        command.args(["-c", script]).current_dir(&tmp).env_clear();
+        let limits = Limits {
+            time: Some(Duration::from_secs(30)),
+            cage: Some(cage.plan()),
+            ..Default::default()
+        };
+        run(command, trial, &limits).unwrap()
+    }
+
+    fn live(pattern: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(pattern))
+            .collect()
+    }
+
+    #[test]
+    fn the_program_ends_as_it_would_uncaged_exit_status_and_signal_alike() {
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let done = caged(dir.path(), "echo $$ $PPID; exit 7");
+        // Its own PID namespace: it is process 2, under an init of ours.
+        assert_eq!(done.stdout.trim(), "2 1", "{done:?}");
+        assert_eq!(done.status.unwrap().code(), Some(7), "{done:?}");
+        assert!(!done.left_behind);
+        use std::os::unix::process::ExitStatusExt;
+        let killed = caged(dir.path(), "kill -SEGV $$");
+        assert_eq!(killed.status.unwrap().signal(), Some(libc::SIGSEGV));
+        let aborted = caged(dir.path(), "kill -ABRT $$");
+        assert_eq!(aborted.status.unwrap().signal(), Some(libc::SIGABRT));
+    }
+
+    #[test]
+    fn a_double_forked_process_in_a_new_session_dies_with_the_program() {
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // It would write the marker a second after the program ended, from
+        // a session of its own, with no environment, elsewhere.
+        let marker = dir.path().join("tmp/marker");
+        let script = format!(
+            "(setsid env -i sh -c 'cd /; sleep 1; echo escaped > {}; exec sleep 313' &) &",
+            marker.display()
+        );
+        let done = caged(dir.path(), &script);
+        assert!(done.success(), "{done:?}");
+        assert!(done.left_behind, "what it left is reported: {done:?}");
+        // Gone by the time `run` returned (no search: the namespace ended).
+        assert!(live("sleep 313").is_empty());
+        assert!(live("sleep 1; echo escaped").is_empty());
+        let later = Instant::now() + Duration::from_millis(1500);
+        while Instant::now() < later {
+            assert!(!marker.exists(), "the escaped process wrote its marker");
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    #[test]
+    fn what_a_running_program_started_is_counted_before_it_is_killed() {
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        use std::os::unix::process::CommandExt;
+        let dir = tempfile::tempdir().unwrap();
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let cage = Cage::new(dir.path(), &sh, &[]);
+        let plan = cage.plan();
+        let mut command = Command::new(&sh);
+        // Two processes of its own (one in a session of its own), then it
+        // waits, as a server does.
+        command.args([
+            "-c",
+            "sleep 611 & setsid sleep 622 & echo started; exec sleep 633",
+        ]);
+        command.stdout(std::process::Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || enter(&plan, None));
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while others_in_cage(child.id() as libc::pid_t) != 2 {
+            assert!(
+                Instant::now() < deadline,
+                "{}",
+                others_in_cage(child.id() as i32)
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mine = || [live("sleep 611"), live("sleep 622"), live("sleep 633")].concat();
+        while !mine().is_empty() {
+            assert!(Instant::now() < deadline, "{:?}", mine());
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // Nothing of an uncaged process counts.
+        let mut plain = Command::new("sleep").arg("64").spawn().unwrap();
+        assert_eq!(others_in_cage(plain.id() as libc::pid_t), 0);
+        plain.kill().unwrap();
+        plain.wait().unwrap();
+    }
+
+    #[test]
+    fn a_cages_processes_are_bounded_whoever_runs_fencelab() {
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        // Three thousand sleeping processes, counted as they start (the
+        // shell ends at the first fork refused).
+        let done = caged(
+            dir.path(),
+            "n=0; while [ $n -lt 3000 ]; do sleep 60 & n=$((n+1)); echo $n > count; done",
+        );
+        let count = std::fs::read_to_string(dir.path().join("tmp/count")).unwrap_or_default();
+        let started: usize = count.trim().parse().unwrap_or_else(|_| panic!("{done:?}"));
+        assert!(started < 2048, "{started} processes: {done:?}");
+        assert!(done.stderr.contains("fork"), "{done:?}");
+        assert!(live("sleep 60").len() < 10, "they died with the namespace");
     }
 }
 

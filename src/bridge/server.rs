@@ -29,6 +29,11 @@ pub struct Hosted {
 
 /// The file descriptor on which the judge hands over the listening socket.
 pub const LISTENER_FD: i32 = 3;
+/// The argument that makes the server print its build and what it hosts.
+pub const IDENTIFY: &str = "--identify";
+/// The argument that makes the server serve the implementation named by the
+/// next argument (when fencelab's judge starts it).
+pub const SERVE: &str = "serve";
 /// The argument that makes the server read which implementation to serve from
 /// its standard input (when the runner starts it for an untrusted judge).
 pub const SERVE_STDIN: &str = "serve-stdin";
@@ -45,12 +50,13 @@ thread_local! {
 }
 
 /// The server's `main`: `--identify` prints the build and what it hosts as JSON;
-/// `serve KEY` answers calls for that implementation on the listening socket at
-/// `LISTENER_FD` until its standard input closes (the judge has gone).
+/// `serve KEY` (or `serve-stdin`, KEY then read from the standard input)
+/// answers calls for that implementation on the listening socket at
+/// `LISTENER_FD` until its standard input closes (whoever started it has gone).
 pub fn main(build: &str, hosted: &[Hosted]) -> ! {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
-        ["--identify"] => {
+    let key = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+        [IDENTIFY] => {
             let impls: Vec<serde_json::Value> = hosted
                 .iter()
                 .map(|h| serde_json::json!({ "key": h.key }))
@@ -58,21 +64,7 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
             println!("{}", serde_json::json!({ "build": build, "impls": impls }));
             std::process::exit(0)
         }
-        ["serve", key] => {
-            let Some(hosted) = hosted.iter().find(|h| h.key == key) else {
-                eprintln!("fencelab server: no implementation {key:?} in this build");
-                std::process::exit(2)
-            };
-            // The judge passed the listening socket as fd 3 and owns nothing else of ours.
-            let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
-            std::thread::spawn(exit_when_the_judge_goes);
-            serve(
-                listener,
-                hosted.dispatch,
-                hosted.compiled_path,
-                hosted.shown_path,
-            )
-        }
+        [SERVE, key] => key.to_string(),
         [SERVE_STDIN] => {
             // Nothing of this process may be read by the judge it serves: not
             // its memory, not its files in /proc.
@@ -86,27 +78,30 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
             while matches!(stdin.read(&mut byte), Ok(1)) && byte[0] != b'\n' {
                 key.push(byte[0] as char);
             }
-            let Some(hosted) = hosted.iter().find(|h| h.key == key) else {
-                eprintln!("fencelab server: no implementation {key:?} in this build");
-                std::process::exit(2)
-            };
-            // The runner passed the listening socket as fd 3.
-            let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
-            std::thread::spawn(exit_when_the_judge_goes);
-            serve(
-                listener,
-                hosted.dispatch,
-                hosted.compiled_path,
-                hosted.shown_path,
-            )
+            key
         }
         _ => {
             eprintln!(
-                "usage: fencelab server --identify | serve KEY | {SERVE_STDIN} (run by fencelab, not by hand)"
+                "usage: fencelab server {IDENTIFY} | {SERVE} KEY | {SERVE_STDIN} (run by fencelab, not by hand)"
             );
             std::process::exit(2)
         }
-    }
+    };
+    // One path from here, however the key came.
+    let Some(hosted) = hosted.iter().find(|h| h.key == key) else {
+        eprintln!("fencelab server: no implementation {key:?} in this build");
+        std::process::exit(2)
+    };
+    // Whoever started us (the judge or the runner) passed the listening socket
+    // as fd 3 and owns nothing else of ours.
+    let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
+    std::thread::spawn(exit_when_the_judge_goes);
+    serve(
+        listener,
+        hosted.dispatch,
+        hosted.compiled_path,
+        hosted.shown_path,
+    )
 }
 
 fn exit_when_the_judge_goes() {

@@ -128,10 +128,6 @@ fn isolation(required: bool, printer: &mut Printer) -> Result<(), crate::error::
 pub fn main() -> std::process::ExitCode {
     let matches = Cli::command_with_exit_codes().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
-    if let Some(dir) = &cli.cache {
-        // SAFETY: before any thread is started; the engine reads it back.
-        unsafe { std::env::set_var(crate::engine::scratch::CACHE_ENV, dir) };
-    }
     let mut printer = Printer::new(cli.color, cli.verbosity(), crate::commands::default_lang());
     let untrusted = match &cli.command {
         Command::Check(_) | Command::Grade(_) => true,
@@ -142,14 +138,16 @@ pub fn main() -> std::process::ExitCode {
         printer.error(&err);
         return err.exit_code().into();
     }
+    // Where scratch builds go is handed to the commands that build, as a value.
+    let cache = cli.cache.as_deref();
     let result = match cli.command {
-        Command::Verify(args) => verify::cli::main(args, &mut printer),
+        Command::Verify(args) => verify::cli::main(args, cache, &mut printer),
         Command::New(args) => new::main(args, &mut printer),
-        Command::Check(args) => check::cli::main(args, &mut printer),
+        Command::Check(args) => check::cli::main(args, cache, &mut printer),
         Command::Predict(args) => predict::cli::main(args, &mut printer),
-        Command::Grade(args) => grade::cli::main(args, &mut printer),
+        Command::Grade(args) => grade::cli::main(args, cache, &mut printer),
         Command::Worksheet(args) => Ok(worksheet::main(args)),
-        Command::Cache(args) => cache::main(args, &mut printer),
+        Command::Cache(args) => cache::main(args, cache, &mut printer),
     };
     match result {
         Ok(code) => code.into(),
@@ -206,5 +204,41 @@ mod tests {
                 "{section}"
             );
         }
+    }
+
+    /// The limits' defaults are the policy's (`engine/policy.rs`); `--help`
+    /// states them in words, so it is held to the policy here.
+    #[test]
+    fn the_defaults_help_states_are_the_policy_s() {
+        use crate::engine::policy::{
+            BASELINE_LIMIT, DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT, LIMIT_FACTOR, LIMIT_FLOOR,
+            Policy, Trust,
+        };
+        let help = |name: &str| {
+            let command = Cli::command_with_exit_codes();
+            let sub = command.find_subcommand(name).expect("a command").clone();
+            sub.term_width(1000).render_help().to_string()
+        };
+        let secs = |d: std::time::Duration| d.as_secs();
+        let test = format!(
+            "per test, in seconds [default: {}]",
+            secs(DEFAULT_TEST_LIMIT)
+        );
+        for (name, trust) in [("check", Trust::Learner), ("grade", Trust::Submissions)] {
+            assert!(help(name).contains(&test), "{name}: {}", help(name));
+            assert_eq!(Policy::of(trust).limit_after(None), DEFAULT_TEST_LIMIT);
+        }
+        let build = format!("[default: {}]", secs(DEFAULT_BUILD_LIMIT));
+        assert!(help("grade").contains(&build), "{}", help("grade"));
+        assert_eq!(
+            Policy::of(Trust::Submissions).build_limit,
+            Some(DEFAULT_BUILD_LIMIT)
+        );
+        let verify = format!(
+            "[default: max({}, {LIMIT_FACTOR} x the baseline)]; the baseline's tests get at least {} s",
+            secs(LIMIT_FLOOR),
+            secs(BASELINE_LIMIT)
+        );
+        assert!(help("verify").contains(&verify), "{}", help("verify"));
     }
 }

@@ -92,9 +92,13 @@ pub fn render_nothing(dir: &Path, lang: Lang) -> String {
     }
 }
 
-pub fn main(args: CacheArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub fn main(
+    args: CacheArgs,
+    cache: Option<&Path>,
+    printer: &mut Printer,
+) -> Result<ExitCode, Error> {
     let project = crate::commands::project_root().join("target");
-    let place = Place::find(&project);
+    let place = Place::find(cache, &project);
     match args.action {
         None => {
             let size = size_of(place.dir());

@@ -13,6 +13,7 @@ pub mod worksheet;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::engine::scratch::{Place, Scratch};
 use crate::error::Error;
 use crate::lab::lang::Lang;
 
@@ -39,6 +40,19 @@ pub fn project_root() -> PathBuf {
     cwd.ancestors()
         .find(|dir| dir.join("Cargo.toml").is_file())
         .map_or(cwd.clone(), Path::to_path_buf)
+}
+
+/// How many tests run at once: `--jobs N`, else four per CPU.
+pub(crate) fn jobs(given: Option<usize>) -> usize {
+    given
+        .unwrap_or_else(crate::engine::runner::default_jobs)
+        .max(1)
+}
+
+/// The scratch workspace for the project at `root`: in `cache` (`--cache
+/// DIR`) when given, else where `Place::find` says.
+pub(crate) fn scratch(cache: Option<&Path>, root: &Path) -> Result<Scratch, Error> {
+    Scratch::at(&Place::find(cache, &root.join("target")))
 }
 
 pub(crate) fn seconds(value: Option<f64>, flag: &str) -> Result<Option<Duration>, Error> {

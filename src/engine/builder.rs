@@ -14,10 +14,15 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::process::Command;
 use std::time::{Duration, Instant};
 
-use super::crates::{write_bridge, write_implementation, write_judge, write_server};
+use super::crates::{
+    key_of, shown_errors, write_bridge, write_implementation, write_judge, write_server,
+};
 use super::identity::{ServerProblem, check_judge, check_server};
+use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV};
+use crate::bridge::server::SERVE_STDIN;
 use crate::engine::cargo;
 pub use crate::engine::policy::Servers;
 use crate::engine::scratch::{CrateDir, Pin, Scratch};
@@ -36,10 +41,47 @@ pub struct Implementation {
 /// What became of one implementation.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Hosting {
-    /// Built; `server` serves it under `key`.
-    Hosted { key: String, server: PathBuf },
+    /// Built, and served by `Host`.
+    Hosted(Host),
     /// Did not compile; the compiler's messages, with its paths as shown paths.
     Unviable { errors: String },
+}
+
+/// How to start the server of a built implementation: all the rest of the
+/// engine knows of an implementation's program (the runner starts it for a
+/// trial, or tells the judge how to). Whatever language the implementation
+/// is in, this is where it ends up: a program answering the bridge's
+/// requests, and the key that selects the implementation in it. Today every
+/// such program is a server crate built with the implementation (`crates`),
+/// and the program is all its cage shows of the system besides the system's
+/// own directories (`bridge::sandbox`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Host {
+    /// The server's executable.
+    pub program: PathBuf,
+    /// The implementation's key in it.
+    pub key: String,
+}
+
+impl Host {
+    /// What fencelab's judge is given to start the server itself on its first
+    /// call (`Launch::ByJudge`): the bridge's client runs `PROGRAM serve KEY`.
+    pub(super) fn for_judge(&self) -> [(&'static str, &std::ffi::OsStr); 2] {
+        [
+            (SERVER_ENV, self.program.as_os_str()),
+            (IMPL_ENV, self.key.as_ref()),
+        ]
+    }
+
+    /// The server that reads its implementation's key from its standard
+    /// input (`Launch::ByRunner`: nothing in its arguments or environment
+    /// tells an untrusted judge which implementation it talks to), and the
+    /// line to write there.
+    pub(super) fn serving_stdin(&self) -> (Command, String) {
+        let mut command = Command::new(&self.program);
+        command.arg(SERVE_STDIN);
+        (command, format!("{}\n", self.key))
+    }
 }
 
 /// The executables of a build, pinned in the scratch workspace for as long as
@@ -144,7 +186,7 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         for hosts in groups {
             let hosted = hosted_crates(&crates, implementations, &hosts);
             let (krate, id) = write_server(scratch, &bridge, &hosted)?;
-            let keys = hosted.into_iter().map(|(c, _)| c.name).collect();
+            let keys = hosted.iter().map(|(c, _)| key_of(c)).collect();
             plans.push(ServerPlan {
                 krate,
                 id,
@@ -234,27 +276,18 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
     let hosting = (0..implementations.len())
         .map(|i| match unviable.get(&crates[i].name) {
             Some(errors) => Hosting::Unviable {
-                errors: errors
-                    .replace(
-                        &format!("crates/{}/src/lib.rs", crates[i].name),
-                        &implementations[i].shown_path,
-                    )
-                    .replace(
-                        &format!("crates/{}/src/fencelab_dispatch.rs", crates[i].name),
-                        "<fencelab's calls of the contract's API>",
-                    ),
+                errors: shown_errors(&crates[i], errors, &implementations[i].shown_path),
             },
             None => {
-                let (plan, exe) = plans
+                let (_, exe) = plans
                     .iter()
                     .zip(&server_exes)
                     .find(|(p, _)| p.hosts.contains(&i))
                     .expect("every viable implementation has a server");
-                let _ = plan;
-                Hosting::Hosted {
-                    key: crates[i].name.clone(),
-                    server: exe.clone(),
-                }
+                Hosting::Hosted(Host {
+                    program: exe.clone(),
+                    key: key_of(&crates[i]),
+                })
             }
         })
         .collect();

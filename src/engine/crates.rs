@@ -142,6 +142,29 @@ pub(super) fn write_implementation(
     scratch.write_crate("impl", &files)
 }
 
+/// The key a server hosts an implementation's crate under: the crate's name,
+/// a hash of its files, so a server's `--identify` proves which sources it
+/// was built from.
+pub(super) fn key_of(krate: &CrateDir) -> String {
+    krate.name.clone()
+}
+
+/// Where rustc sees an implementation's file (its crate's root), in messages
+/// and panic locations.
+fn compiled_path(krate: &CrateDir) -> String {
+    format!("crates/{}/src/lib.rs", krate.name)
+}
+
+/// The compiler's messages about an implementation's crate as its author
+/// reads them: its file under its shown path, the bridge's dispatch (appended
+/// by `write_implementation`) under a name that says what it is.
+pub(super) fn shown_errors(krate: &CrateDir, errors: &str, shown_path: &str) -> String {
+    errors.replace(&compiled_path(krate), shown_path).replace(
+        &format!("crates/{}/src/fencelab_dispatch.rs", krate.name),
+        "<fencelab's calls of the contract's API>",
+    )
+}
+
 /// The server crate hosting `hosted` (crate, shown path; a crate once), and
 /// its build id.
 pub(super) fn write_server(
@@ -160,9 +183,10 @@ pub(super) fn write_server(
         .map(|(krate, shown)| {
             format!(
                 "        {bridge_ident}::server::Hosted {{\n            key: {key:?},\n            \
-                 compiled_path: \"crates/{key}/src/lib.rs\",\n            shown_path: {shown:?},\n            \
+                 compiled_path: {compiled:?},\n            shown_path: {shown:?},\n            \
                  dispatch: {ident}::__fencelab_bridge::dispatch,\n        }},",
-                key = krate.name,
+                key = key_of(krate),
+                compiled = compiled_path(krate),
                 ident = krate.ident(),
             )
         })

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use super::crates::{BUILD_ID_PREFIX, BUILD_ID_TEST};
 use super::process::{self, Limits};
+use crate::bridge::server::IDENTIFY;
 use crate::error::Error;
 use crate::lab::suite::{self, SuiteFiles, SuiteTest};
 
@@ -151,7 +152,7 @@ pub(super) fn check_server(
     expected: &str,
     keys: &[String],
 ) -> Result<(), ServerProblem> {
-    let printed = match ask(exe, &["--identify"], true) {
+    let printed = match ask(exe, &[IDENTIFY], true) {
         Ok(printed) => printed,
         Err(Asked::TimedOut) => {
             return Err(ServerProblem::Misbehaved(

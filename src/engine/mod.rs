@@ -16,6 +16,24 @@
 //! 4. release what was built to the garbage collector (`scratch::Pin`).
 //!
 //! What the run may trust, and how long things may take, is its `Policy`.
+//!
+//! Where an implementation's language shows: only in the builder. `crates`
+//! writes an implementation as a Rust crate (its file verbatim, the bridge's
+//! dispatch appended) and the server crate hosting it; `builder` compiles
+//! them, keeps a compiler's messages as the implementation's, and asks each
+//! server who it is (`identity`). What the builder hands on for each viable
+//! implementation is a `builder::Host`: a program that speaks the bridge's
+//! protocol and the implementation's key in it. Everything after (the
+//! runner, the judge's client in `bridge/client.rs`, the cage) starts that
+//! program the one way `bridge/server.rs` defines (`--identify`, `serve
+//! KEY`, `serve-stdin`; the listening socket as fd 3) and knows nothing else
+//! of it; the judge is the suite, in Rust whatever the implementation's
+//! language. A second language plugs in there: in `builder::build`, its
+//! implementations are checked its own way instead of compiled (unviable
+//! with its own messages) and each becomes a `Host` whose program is that
+//! language's server; what else its cage must show (an interpreter, the
+//! implementation's file) is the one thing `Host` would have to add, since a
+//! Rust server's cage shows its program alone.
 
 pub mod builder;
 pub mod cargo;
@@ -102,8 +120,8 @@ pub fn run(
         detail: detail.clone(),
     });
     let builds = match build(scratch, request, &detail)? {
-        Ok(builds) => builds,
-        Err(errors) => {
+        Builds::Ready(builds) => builds,
+        Builds::SuiteUnviable { errors } => {
             return Ok(Run {
                 build_secs: start.elapsed().as_secs_f64(),
                 tests: Vec::new(),
@@ -149,16 +167,8 @@ pub fn run(
     let mut limits = Limits::Baseline(policy.baseline_limit());
     for phase in [baseline, rest] {
         if !phase.is_empty() {
-            run_phase(
-                &runner,
-                request,
-                &tests,
-                &hosting,
-                &phase,
-                &limits,
-                &mut results,
-                on,
-            )?;
+            let plan = PhasePlan::new(request, &tests, &hosting, &phase, &limits);
+            run_phase(&runner, plan, &mut results, on)?;
         }
         if let Some(&b) = phase.first()
             && request.scenarios[b].kind == ScenarioKind::Baseline
@@ -248,16 +258,20 @@ impl Piece {
     }
 }
 
+/// What the builds of a run came to, when fencelab could do its part.
+enum Builds {
+    /// The pieces, with one hosting per implementation between them, in order.
+    Ready(Vec<Piece>),
+    /// The suite itself does not compile: the compiler's messages (nothing
+    /// can run).
+    SuiteUnviable { errors: String },
+}
+
 /// Builds every implementation as the policy says: together, and, when that
 /// runs out of time and the policy allows, each alone, so that one that makes
 /// the compiler loop fails alone at the cost of its own limit (the others are
-/// cached by then). The result has one hosting per implementation, in order;
-/// `Err` holds the compiler's messages when the suite itself does not compile.
-fn build(
-    scratch: &Scratch,
-    request: &Request,
-    detail: &cargo::Detail,
-) -> Result<Result<Vec<Piece>, String>, Error> {
+/// cached by then).
+fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result<Builds, Error> {
     let policy = &request.policy;
     // Python implementations are hosted apart (`python`), the Rust ones built
     // by cargo; the pieces are put back in the request's order at the end.
@@ -275,8 +289,10 @@ fn build(
         .iter()
         .map(|&i| request.implementations[i].clone())
         .collect();
-    let rust_built = build_rust(scratch, request, &rust, detail)?;
-    Ok(rust_built.map(|pieces| merged(pieces, python, &rust_impls, &python_impls)))
+    Ok(match build_rust(scratch, request, &rust, detail)? {
+        Builds::Ready(pieces) => Builds::Ready(merged(pieces, python, &rust_impls, &python_impls)),
+        unviable => unviable,
+    })
 }
 
 /// The Rust pieces and the Python hosting as one list of pieces whose
@@ -319,7 +335,7 @@ fn build_rust(
     request: &Request,
     implementations: &[Implementation],
     detail: &cargo::Detail,
-) -> Result<Result<Vec<Piece>, String>, Error> {
+) -> Result<Builds, Error> {
     let policy = &request.policy;
     let plan = |implementations, time_limit| builder::Plan {
         suite: &request.suite,
@@ -330,18 +346,20 @@ fn build_rust(
         detail: Some(detail),
     };
     match builder::build(scratch, &plan(implementations, policy.build_limit))? {
-        Built::Done(build) => Ok(Ok(vec![build.into()])),
-        Built::SuiteUnviable { errors } => Ok(Err(errors)),
+        Built::Done(build) => Ok(Builds::Ready(vec![build.into()])),
+        Built::SuiteUnviable { errors } => Ok(Builds::SuiteUnviable { errors }),
         Built::TimedOut(limit) if policy.build_alone_on_timeout => {
             let mut pieces = Vec::new();
             for one in implementations {
                 match builder::build(scratch, &plan(std::slice::from_ref(one), Some(limit)))? {
                     Built::Done(build) => pieces.push(build.into()),
-                    Built::SuiteUnviable { errors } => return Ok(Err(errors)),
+                    Built::SuiteUnviable { errors } => {
+                        return Ok(Builds::SuiteUnviable { errors });
+                    }
                     Built::TimedOut(limit) => pieces.push(Piece::timed_out(1, limit)),
                 }
             }
-            Ok(Ok(pieces))
+            Ok(Builds::Ready(pieces))
         }
         Built::TimedOut(limit) => Err(Error::environment(timed_out(limit))
             .with_next("raise the limit with --build-timeout SECS")),
@@ -355,73 +373,122 @@ fn timed_out(limit: Duration) -> String {
     )
 }
 
-/// Runs the scenarios `phase` (indices), all their trials on one pool.
-#[allow(clippy::too_many_arguments)]
+/// A phase's plan: its scenarios (run on one pool of trials), what each of
+/// them runs, and every trial in the order given to the runner.
+struct PhasePlan {
+    /// Per scenario of the phase, what its trials come to as they end.
+    scenarios: Vec<Collecting>,
+    trials: Vec<Trial>,
+    /// Whose each trial is: (scenario of the phase, test, run).
+    owners: Vec<(usize, usize, usize)>,
+}
+
+/// One scenario's runs as its trials end, until the last one makes its result.
+struct Collecting {
+    /// Its index in the request.
+    scenario: usize,
+    tests: Vec<SuiteTest>,
+    /// Per test, per run.
+    runs: Vec<Vec<Option<TrialResult>>>,
+    /// How many trials have not ended.
+    pending: usize,
+}
+
+impl Collecting {
+    /// Records how run `run` of test `test` ended; returns the scenario's
+    /// result once it was its last trial.
+    fn record(&mut self, test: usize, run: usize, result: TrialResult) -> Option<ScenarioResult> {
+        self.runs[test][run] = Some(result);
+        self.pending -= 1;
+        if self.pending > 0 {
+            return None;
+        }
+        let tests = self
+            .tests
+            .iter()
+            .zip(std::mem::take(&mut self.runs))
+            .map(|(test, runs)| TestRuns {
+                test: test.clone(),
+                runs: runs
+                    .into_iter()
+                    .map(|r| r.expect("every run ended"))
+                    .collect(),
+            })
+            .collect();
+        Some(ScenarioResult::Ran { tests })
+    }
+}
+
+impl PhasePlan {
+    /// The plan of the scenarios `phase` (indices into the request), each
+    /// test under its limit.
+    fn new(
+        request: &Request,
+        inventory: &[SuiteTest],
+        hosting: &[&Hosting],
+        phase: &[usize],
+        limits: &Limits,
+    ) -> PhasePlan {
+        let mut plan = PhasePlan {
+            scenarios: Vec::new(),
+            trials: Vec::new(),
+            owners: Vec::new(),
+        };
+        for (p, &s) in phase.iter().enumerate() {
+            let scenario = &request.scenarios[s];
+            let tests = scenario.tests.resolve(inventory);
+            let Hosting::Hosted(host) = hosting[scenario.implementation] else {
+                unreachable!("unviable scenarios are finished before any phase");
+            };
+            let n = scenario.kind.runs();
+            for run in 0..n {
+                for (t, test) in tests.iter().enumerate() {
+                    plan.trials.push(Trial {
+                        host: host.clone(),
+                        test: test.name.clone(),
+                        limit: limits.of(&request.policy, test),
+                    });
+                    plan.owners.push((p, t, run));
+                }
+            }
+            plan.scenarios.push(Collecting {
+                scenario: s,
+                runs: vec![vec![None; n]; tests.len()],
+                pending: tests.len() * n,
+                tests,
+            });
+        }
+        plan
+    }
+}
+
+/// Runs a phase's trials on one pool, and reports each of its scenarios as
+/// soon as its last trial ends (one without tests has its empty result at
+/// once, unreported).
 fn run_phase(
     runner: &Runner,
-    request: &Request,
-    inventory: &[SuiteTest],
-    hosting: &[&Hosting],
-    phase: &[usize],
-    limits: &Limits,
+    plan: PhasePlan,
     results: &mut [Option<ScenarioResult>],
     on: &mut dyn FnMut(Event<'_>),
 ) -> Result<(), Error> {
-    // Every trial, and whose (scenario, test, run) it is.
-    let mut trials = Vec::new();
-    let mut owner = Vec::new();
-    let mut runs: Vec<Vec<Vec<Option<TrialResult>>>> = Vec::new();
-    let mut pending = Vec::new();
-    let tests_of: Vec<Vec<SuiteTest>> = phase
-        .iter()
-        .map(|&s| request.scenarios[s].tests.resolve(inventory))
-        .collect();
-    for (p, &s) in phase.iter().enumerate() {
-        let scenario = &request.scenarios[s];
-        let tests = &tests_of[p];
-        if tests.is_empty() {
-            results[s] = Some(ScenarioResult::Ran { tests: Vec::new() });
-        }
-        let Hosting::Hosted { key, server } = hosting[scenario.implementation] else {
-            unreachable!("unviable scenarios are finished before any phase");
-        };
-        let n = scenario.kind.runs();
-        runs.push(vec![vec![None; n]; tests.len()]);
-        pending.push(tests.len() * n);
-        for run in 0..n {
-            for (t, test) in tests.iter().enumerate() {
-                trials.push(Trial {
-                    server: server.clone(),
-                    key: key.clone(),
-                    test: test.name.clone(),
-                    limit: limits.of(&request.policy, test),
-                });
-                owner.push((p, t, run));
-            }
-        }
+    let PhasePlan {
+        mut scenarios,
+        trials,
+        owners,
+    } = plan;
+    for collecting in scenarios.iter().filter(|c| c.tests.is_empty()) {
+        results[collecting.scenario] = Some(ScenarioResult::Ran { tests: Vec::new() });
     }
     let total = trials.len();
     let mut done = 0;
     runner.run(&trials, |index, result| {
-        let (p, t, run) = owner[index];
-        runs[p][t][run] = Some(result);
-        pending[p] -= 1;
+        let (p, t, run) = owners[index];
         done += 1;
+        let finished = scenarios[p].record(t, run, result);
         on(Event::Trial { done, total });
-        if pending[p] == 0 {
-            let s = phase[p];
-            let tests = tests_of[p]
-                .iter()
-                .zip(std::mem::take(&mut runs[p]))
-                .map(|(test, runs)| TestRuns {
-                    test: test.clone(),
-                    runs: runs
-                        .into_iter()
-                        .map(|r| r.expect("every run ended"))
-                        .collect(),
-                })
-                .collect();
-            results[s] = Some(ScenarioResult::Ran { tests });
+        if let Some(result) = finished {
+            let s = scenarios[p].scenario;
+            results[s] = Some(result);
             on(Event::Finished {
                 scenario: s,
                 result: results[s].as_ref().expect("just set"),
@@ -429,4 +496,56 @@ fn run_phase(
         }
     })?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lab::suite::test_named;
+    use outcome::TestOutcome;
+
+    fn ended(secs: u64, passed: bool) -> TrialResult {
+        TrialResult {
+            outcome: if passed {
+                TestOutcome::Passed
+            } else {
+                TestOutcome::TimedOut { limit_secs: 1.0 }
+            },
+            duration: Duration::from_secs(secs),
+        }
+    }
+
+    #[test]
+    fn a_scenario_is_complete_with_its_last_trial_whatever_order_they_end_in() {
+        let tests = vec![test_named("step1::a"), test_named("step2::b")];
+        let mut collecting = Collecting {
+            scenario: 7,
+            runs: vec![vec![None; 2]; 2],
+            pending: 4,
+            tests: tests.clone(),
+        };
+        // Trials end out of order: test 1's second run first.
+        assert!(collecting.record(1, 1, ended(4, false)).is_none());
+        assert!(collecting.record(0, 0, ended(1, true)).is_none());
+        assert!(collecting.record(1, 0, ended(3, true)).is_none());
+        let Some(ScenarioResult::Ran { tests: runs }) = collecting.record(0, 1, ended(2, true))
+        else {
+            panic!("the last trial completes the scenario");
+        };
+        let seen: Vec<(String, Vec<u64>)> = runs
+            .iter()
+            .map(|t| {
+                let secs = t.runs.iter().map(|r| r.duration.as_secs()).collect();
+                (t.test.name.clone(), secs)
+            })
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("step1::a".to_string(), vec![1, 2]),
+                ("step2::b".to_string(), vec![3, 4])
+            ]
+        );
+        assert!(runs[0].passed() && runs[1].flaky());
+    }
 }

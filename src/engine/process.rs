@@ -9,6 +9,7 @@
 
 use std::fs::File;
 use std::io::Read;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
@@ -80,6 +81,13 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         .process_group(0);
     let file_size = limits.file_size;
     let cage = limits.cage.clone();
+    // A caged child's PID namespace ends with it, and what it left running
+    // with the namespace: the cage says on this pipe whether there was any.
+    let left = match cage {
+        Some(_) => Some(left_pipe()?),
+        None => None,
+    };
+    let left_fd = left.as_ref().map(|(_, write)| write.as_raw_fd());
     // SAFETY: a plain system call.
     let parent = unsafe { libc::getpid() };
     // SAFETY: only async-signal-safe calls between fork and exec.
@@ -105,13 +113,17 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
                 libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
             }
             match &cage {
-                Some(plan) => crate::bridge::sandbox::enter(plan),
+                Some(plan) => crate::bridge::sandbox::enter(plan, left_fd),
                 None => Ok(()),
             }
         });
     }
     let start = Instant::now();
-    let mut child = command.spawn()?;
+    let spawned = command.spawn();
+    // Only the cage's watcher keeps the write end: it reads as ended once
+    // the watcher has.
+    let left = left.map(|(read, _)| read);
+    let mut child = spawned?;
     let group = child.id() as libc::pid_t;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
@@ -139,7 +151,7 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
     let duration = start.elapsed();
     // Whatever the child left running in its group goes with it, after a
     // moment to end on its own.
-    let left_behind = status.is_some() && linger(group, LINGER);
+    let left_behind = status.is_some() && (said_left(left.as_ref()) || linger(group, LINGER));
     kill_group(group, libc::SIGKILL);
     let (stdout, dropped_out) = read_capped(&out_path, limits.output_cap);
     let (stderr, dropped_err) = read_capped(&err_path, limits.output_cap);
@@ -151,6 +163,27 @@ pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io:
         duration,
         left_behind,
     })
+}
+
+/// A pipe for the cage's word on what was left behind: (read end, made
+/// non-blocking; write end). Both close on exec.
+fn left_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fills two descriptors, ours from here on.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
+}
+
+/// Whether the cage wrote on its pipe that processes were left behind.
+fn said_left(pipe: Option<&OwnedFd>) -> bool {
+    let Some(pipe) = pipe else { return false };
+    let mut byte = 0u8;
+    // SAFETY: reads one byte into ours; the pipe does not block.
+    unsafe { libc::read(pipe.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 }
 }
 
 /// How long a group may outlive its leader before what is left counts as left

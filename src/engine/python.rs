@@ -20,7 +20,7 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::builder::{Hosting, Implementation, Servers};
+use super::builder::{Host, Hosting, Implementation, Servers};
 use super::process::{self, Limits};
 use super::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::error::Error;
@@ -179,10 +179,10 @@ pub fn host(
             .collect();
         identify(&script, build, &keys)?;
         for &i in hosts {
-            hosting[i] = Hosting::Hosted {
+            hosting[i] = Hosting::Hosted(Host {
+                program: script.clone(),
                 key: key_of(&implementations[i].source),
-                server: script.clone(),
-            };
+            });
         }
     }
     Ok(Hosted {

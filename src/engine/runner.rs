@@ -13,8 +13,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV, SOCKET_ENV};
+use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::sandbox::Cage;
+use crate::engine::builder::Host;
 use crate::engine::outcome::TestOutcome;
 use crate::engine::process::{self, Limits};
 use crate::error::Error;
@@ -22,9 +23,8 @@ use crate::error::Error;
 /// One test of one implementation.
 #[derive(Debug, Clone)]
 pub struct Trial {
-    /// The server hosting the implementation, and its key there.
-    pub server: PathBuf,
-    pub key: String,
+    /// How to start the implementation's server.
+    pub host: Host,
     /// The test's full name.
     pub test: String,
     pub limit: Duration,
@@ -233,14 +233,12 @@ impl Runner {
             .env("RUST_BACKTRACE", "0");
         let (server, socket) = match self.launch {
             Launch::ByJudge => {
-                command
-                    .env(SERVER_ENV, &trial.server)
-                    .env(IMPL_ENV, &trial.key);
+                command.envs(trial.host.for_judge());
                 (None, None)
             }
             Launch::ByRunner => {
                 let socket = dir.join("impl.sock");
-                let server = Served::start(&trial.server, &trial.key, &socket, dir, &tmp)?;
+                let server = Served::start(&trial.host, &socket, dir, &tmp)?;
                 // A path too long for a socket is given relative to the
                 // judge's working directory, `tmp`.
                 if socket.as_os_str().len() > 100 {
@@ -330,8 +328,7 @@ struct Served {
 
 impl Served {
     fn start(
-        exe: &std::path::Path,
-        key: &str,
+        host: &Host,
         socket: &std::path::Path,
         dir: &std::path::Path,
         tmp: &std::path::Path,
@@ -357,12 +354,11 @@ impl Served {
         };
         // The implementations are fencelab's (the reference, the wheats, the
         // mutants): the untrusted side is the judge, caged in full.
-        let cage = Cage::trusted(tmp, exe);
+        let cage = Cage::trusted(tmp, &host.program);
         let plan = cage.plan();
         let fd = listener.as_raw_fd();
-        let mut command = Command::new(exe);
+        let (mut command, key_line) = host.serving_stdin();
         command
-            .arg(crate::bridge::server::SERVE_STDIN)
             .env_clear()
             .env("RUST_BACKTRACE", "0")
             .current_dir(tmp)
@@ -376,7 +372,7 @@ impl Served {
             command.pre_exec(move || crate::bridge::sandbox::enter_serving(fd, &plan));
         }
         let mut child = command.spawn().map_err(|e| {
-            Error::environment(format!("cannot start {}: {e}", exe.display())).with_next(
+            Error::environment(format!("cannot start {}: {e}", host.program.display())).with_next(
                 "run again (fencelab builds again what is missing); if it happens again, \
                  report it with the command you ran",
             )
@@ -386,7 +382,7 @@ impl Served {
         let mut stdin = child.stdin.take().expect("piped stdin");
         // A server that died at once is seen by the judge as one that does not
         // answer; nothing to do here.
-        let _ = stdin.write_all(format!("{key}\n").as_bytes());
+        let _ = stdin.write_all(key_line.as_bytes());
         Ok(Served {
             child,
             _stdin: stdin,

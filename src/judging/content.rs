@@ -19,7 +19,7 @@ use super::Judges;
 use crate::engine::builder::Implementation;
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::{Scratch, hash_of};
-use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
+use crate::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::lab::mutant::{self, Mutant};
 use crate::lab::observation::Observation;
@@ -28,6 +28,7 @@ use crate::lab::suite::SuiteFiles;
 use crate::lab::wheat::{Wheat, Wheats};
 use crate::output::paths::shown_path;
 use crate::output::printer::indent;
+use crate::output::progress::Progress;
 use crate::output::width::{terminal_width, truncate, wrap};
 
 /// A wheat's code, or why it has none.
@@ -95,7 +96,7 @@ pub fn check(
     judges: &Judges,
     scratch: &Scratch,
     jobs: usize,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut dyn Progress,
 ) -> Result<(), Error> {
     let codes = contradictions(judges)?;
     let suite = SuiteFiles::builtin();
@@ -124,11 +125,7 @@ pub fn check(
             .collect(),
         jobs,
     };
-    let run = engine::run(scratch, &request, &mut |event| {
-        if let Event::Trial { done, total } = event {
-            progress(done, total);
-        }
-    })?;
+    let run = engine::run(scratch, &request, &mut |event| progress.engine(&event))?;
     let mut refusals = Vec::new();
     for (&w, result) in unchecked.iter().zip(&run.results) {
         let wheat = &judges.wheats.wheats[w];

@@ -22,7 +22,7 @@ use crate::engine::builder::Implementation;
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
-use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
+use crate::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Text;
@@ -33,6 +33,7 @@ use crate::lab::schedule;
 use crate::lab::suite::{self, SuiteFiles, SuiteTest};
 use crate::lab::wheat::{Wheat, Wheats};
 use crate::lab::worksheet::SLUGS;
+use crate::output::progress::Progress;
 
 /// The implementations a learner's tests are judged against.
 #[derive(Debug, Clone)]
@@ -285,7 +286,7 @@ pub fn judge(
     judges: &Judges,
     options: &Options,
     scratch: &Scratch,
-    progress: &mut dyn FnMut(usize, usize),
+    progress: &mut dyn Progress,
 ) -> Result<TestsReport, Error> {
     let plan = Plan::new(judges)?;
     let request = |round: &[(Judge, Scenario)]| Request {
@@ -297,9 +298,7 @@ pub fn judge(
     };
     let first = plan.first_round();
     let run = engine::run(scratch, &request(&first), &mut |event| {
-        if let Event::Trial { done, total } = event {
-            progress(done, total);
-        }
+        progress.engine(&event)
     })?;
     let mut report = TestsReport {
         schema: 1,
@@ -335,9 +334,7 @@ pub fn judge(
     let second = plan.second_round(&evidence);
     if !second.is_empty() {
         let again = engine::run(scratch, &request(&second), &mut |event| {
-            if let Event::Trial { done, total } = event {
-                progress(done, total);
-            }
+            progress.engine(&event)
         })?;
         evidence.add(&second, &again.results);
     }

@@ -22,7 +22,7 @@
 //! Invariant: a scheduled implementation differs from the one it came from in
 //! `claim_many` only, and in nothing a test can observe but the winner
 //! (checked by the unit tests below and, for behaviour, by
-//! `tests/learner_tests.rs`).
+//! `tests/cli/learner_tests/`).
 
 use std::sync::OnceLock;
 

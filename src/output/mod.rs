@@ -8,6 +8,8 @@ pub mod markup;
 pub mod observation;
 pub mod paths;
 pub mod printer;
+pub mod progress;
+pub mod report_file;
 pub mod style;
 pub(crate) mod ticker;
 pub mod width;

@@ -8,7 +8,9 @@
 
 use std::io::{IsTerminal, Write as _};
 
+use crate::engine::Event;
 use crate::lab::lang::Lang;
+use crate::output::progress::Progress;
 use crate::output::style::{ColorChoice, Style};
 use crate::output::ticker::Ticker;
 use crate::output::width::{DEFAULT_WIDTH, pad_left, terminal_width};
@@ -72,7 +74,59 @@ impl Verb {
 /// The column status verbs are right-aligned to, as cargo does.
 const VERB_WIDTH: usize = 12;
 
-/// Writes a front end's output.
+/// What a report is rendered for: the colours of stdout, the reader's
+/// language, the width and how much to say. Every command's report is a
+/// function from its report type and a `Layout` to text, so that the same
+/// text is printed, written to a file, or pinned by a snapshot.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub out: Style,
+    pub lang: Lang,
+    pub width: usize,
+    pub verbosity: Verbosity,
+}
+
+impl Layout {
+    /// No colour, in English, 100 columns wide, at the normal level (for
+    /// tests and pipes).
+    pub fn plain() -> Layout {
+        Layout {
+            out: Style::plain(),
+            lang: Lang::En,
+            width: DEFAULT_WIDTH,
+            verbosity: Verbosity::Normal,
+        }
+    }
+
+    /// The same layout in `lang`.
+    pub fn in_lang(mut self, lang: Lang) -> Layout {
+        self.lang = lang;
+        self
+    }
+
+    /// The same layout at `verbosity`.
+    pub fn at(mut self, verbosity: Verbosity) -> Layout {
+        self.verbosity = verbosity;
+        self
+    }
+
+    /// The same layout for `width` columns.
+    pub fn with_width(mut self, width: usize) -> Layout {
+        self.width = width;
+        self
+    }
+
+    pub fn quiet(&self) -> bool {
+        self.verbosity == Verbosity::Quiet
+    }
+
+    pub fn verbose(&self) -> bool {
+        self.verbosity == Verbosity::Verbose
+    }
+}
+
+/// Writes a front end's output: status lines and progress on stderr, the
+/// report (rendered for its `layout`) on stdout.
 pub struct Printer {
     pub out: Style,
     pub err: Style,
@@ -87,10 +141,6 @@ pub struct Printer {
     drawn: bool,
     /// The build under way, if one is.
     ticker: Option<Ticker>,
-    /// How many items of a run (mutants, submissions) have finished, and how
-    /// many there are, for progress lines.
-    pub(crate) done: usize,
-    pub(crate) total: usize,
 }
 
 impl Printer {
@@ -104,44 +154,17 @@ impl Printer {
             progress: std::io::stderr().is_terminal() && verbosity > Verbosity::Quiet,
             drawn: false,
             ticker: None,
-            done: 0,
-            total: 0,
         }
     }
 
-    /// A printer that writes no progress and no colour, in English, 100
-    /// columns wide (for tests and pipes).
-    pub fn plain() -> Printer {
-        Printer {
-            out: Style::plain(),
-            err: Style::plain(),
-            verbosity: Verbosity::Normal,
-            lang: Lang::En,
-            width: DEFAULT_WIDTH,
-            progress: false,
-            drawn: false,
-            ticker: None,
-            done: 0,
-            total: 0,
+    /// What the printer's reports are rendered for.
+    pub fn layout(&self) -> Layout {
+        Layout {
+            out: self.out,
+            lang: self.lang,
+            width: self.width,
+            verbosity: self.verbosity,
         }
-    }
-
-    /// The same printer in `lang`.
-    pub fn in_lang(mut self, lang: Lang) -> Printer {
-        self.lang = lang;
-        self
-    }
-
-    /// The same printer at `verbosity`.
-    pub fn at(mut self, verbosity: Verbosity) -> Printer {
-        self.verbosity = verbosity;
-        self
-    }
-
-    /// The same printer laying out for `width` columns.
-    pub fn with_width(mut self, width: usize) -> Printer {
-        self.width = width;
-        self
     }
 
     pub fn quiet(&self) -> bool {
@@ -168,6 +191,12 @@ impl Printer {
         println!("{text}");
     }
 
+    /// Rendered text on stdout, as it is (a report ends its own lines).
+    pub fn text(&mut self, text: &str) {
+        self.clear_progress();
+        print!("{text}");
+    }
+
     /// A status line on stderr (`Checking src/lib.rs`), unless quiet.
     pub fn status(&mut self, verb: Verb, text: &str) {
         if self.quiet() {
@@ -188,7 +217,7 @@ impl Printer {
     }
 
     /// Tests under way: `done` of `total` trials have ended.
-    pub fn trials(&mut self, done: usize, total: usize) {
+    fn trials(&mut self, done: usize, total: usize) {
         if done.is_multiple_of(8) || done == total {
             let text = match self.lang {
                 Lang::En => format!("  running tests: {done}/{total}"),
@@ -201,7 +230,7 @@ impl Printer {
     /// A build starts. Once it has taken more than a moment, it is said what
     /// it builds: on a terminal a line that counts the seconds, in a log one
     /// line; when it ends, a line says how long it took.
-    pub fn build_started(
+    fn build_started(
         &mut self,
         implementations: usize,
         detail: Option<&crate::engine::cargo::Detail>,
@@ -226,7 +255,7 @@ impl Printer {
 
     /// The build has ended after `secs`; said when the build was slow enough
     /// to be announced, or when verbose.
-    pub fn build_finished(&mut self, implementations: usize, secs: f64) {
+    fn build_finished(&mut self, implementations: usize, secs: f64) {
         let shown = self.ticker.take().is_some_and(Ticker::stop);
         if shown || self.verbose() {
             let what = self.build_what(implementations);
@@ -245,10 +274,12 @@ impl Printer {
             (Lang::Ja, n) => format!("テストスイートと {n} 個の実装"),
         }
     }
+}
 
-    /// What the engine says while it works, as progress.
-    pub fn engine_event(&mut self, event: &crate::engine::Event<'_>) {
-        use crate::engine::Event;
+/// The printer follows a run as progress: the build (a ticker), the trials (a
+/// count); a finished scenario is the front end's to show.
+impl Progress for Printer {
+    fn engine(&mut self, event: &Event<'_>) {
         match event {
             Event::Building {
                 implementations,
@@ -262,7 +293,9 @@ impl Printer {
             Event::Finished { .. } => {}
         }
     }
+}
 
+impl Printer {
     /// A warning on stderr.
     pub fn warning(&mut self, text: &str) {
         self.clear_progress();

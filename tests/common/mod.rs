@@ -9,6 +9,13 @@ pub fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
+/// The scratch workspace in this checkout's target directory: every engine
+/// run of the tests shares it, so what one built the next finds.
+pub fn scratch() -> fencelab::engine::scratch::Scratch {
+    fencelab::engine::scratch::Scratch::locate(&root().join("target"))
+        .expect("the scratch workspace")
+}
+
 /// A file of `tests/fixtures/submissions/`.
 pub fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/submissions").join(name)

@@ -1,11 +1,10 @@
 //! `fencelab check`'s command line.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::commands::{default_lang, parse_lang, project_root, seconds};
-use crate::engine::scratch::Scratch;
+use crate::commands::{default_lang, jobs, parse_lang, project_root, scratch, seconds};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
@@ -48,7 +47,11 @@ pub struct CheckArgs {
     pub github: bool,
 }
 
-pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub fn main(
+    args: CheckArgs,
+    cache: Option<&Path>,
+    printer: &mut Printer,
+) -> Result<ExitCode, Error> {
     let dir = match args.dir {
         Some(dir) => dir,
         None => project_root(),
@@ -57,10 +60,7 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         .lang
         .or_else(|| crate::commands::check::crate_lang(&dir))
         .unwrap_or_else(default_lang);
-    let jobs = args
-        .jobs
-        .unwrap_or_else(crate::engine::runner::default_jobs)
-        .max(1);
+    let jobs = jobs(args.jobs);
     if args.mine {
         let mine = super::mine::MineArgs {
             dir,
@@ -71,19 +71,16 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
             wheats: args.wheats,
             json: args.json,
         };
-        return super::mine::main(mine, printer);
+        return super::mine::main(mine, cache, printer);
     }
     let options = crate::commands::check::Options {
         dir: dir.clone(),
         step: args.step,
         timeout: seconds(args.timeout, "--timeout")?,
-        jobs: args
-            .jobs
-            .unwrap_or_else(crate::engine::runner::default_jobs)
-            .max(1),
+        jobs,
     };
     printer.lang = lang;
-    let scratch = Scratch::locate(&dir.join("target"))?;
+    let scratch = scratch(cache, &dir)?;
     // The crate's own path when inside it, as the learner knows the file.
     let cwd = std::env::current_dir().unwrap_or_default();
     let file = crate::commands::check::learner_file(&dir);
@@ -93,9 +90,13 @@ pub fn main(args: CheckArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         file.display().to_string()
     };
     printer.status(Verb::Checking, &shown);
-    let checked =
-        crate::commands::check::run(&options, &scratch, &mut |event| printer.engine_event(event))?;
-    let text = printer.render_check(&checked, &Worksheet::builtin(), lang);
+    let checked = crate::commands::check::run(&options, &scratch, printer)?;
+    let text = crate::commands::check::render_check(
+        &printer.layout(),
+        &checked,
+        &Worksheet::builtin(),
+        lang,
+    );
     printer.line(text.trim_end());
     if crate::output::github::enabled(args.github) {
         let file = crate::commands::check::learner_file(&dir);

@@ -1,15 +1,15 @@
 //! `fencelab check --mine`: the learner's own tests, judged on the learner's
 //! machine (the arguments are `check`'s).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::judging::{Judges, Options, judge, read};
 use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
+use crate::output::progress::Trials;
 
 /// What `check --mine` was asked.
 pub struct MineArgs {
@@ -22,33 +22,43 @@ pub struct MineArgs {
     pub json: Option<PathBuf>,
 }
 
-pub fn main(args: MineArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub fn main(
+    args: MineArgs,
+    cache: Option<&Path>,
+    printer: &mut Printer,
+) -> Result<ExitCode, Error> {
     let tests = read(&args.dir)?;
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
-    let scratch = Scratch::locate(&args.dir.join("target"))?;
+    let scratch = crate::commands::scratch(cache, &args.dir)?;
     printer.lang = args.lang;
-    crate::judging::content::check(&judges, &scratch, args.jobs, &mut |done, total| {
-        printer.progress(&match args.lang {
-            Lang::En => format!("  checking the wheats against the suite (once): {done}/{total}"),
-            Lang::Ja => {
-                format!("  正しい実装（wheat）をスイートで確認中（初回のみ）: {done}/{total}")
-            }
-        });
-    })?;
+    let label = match args.lang {
+        Lang::En => "  checking the wheats against the suite (once)",
+        Lang::Ja => "  正しい実装（wheat）をスイートで確認中（初回のみ）",
+    };
+    crate::judging::content::check(
+        &judges,
+        &scratch,
+        args.jobs,
+        &mut Trials::new(printer, label),
+    )?;
     printer.status(Verb::Judging, &tests.shown);
     let options = Options {
         jobs: args.jobs,
         timeout: args.timeout,
     };
-    let report = judge(&tests, &judges, &options, &scratch, &mut |done, total| {
-        printer.progress(&format!("  running tests: {done}/{total}"));
-    })?;
+    let report = judge(
+        &tests,
+        &judges,
+        &options,
+        &scratch,
+        &mut Trials::new(printer, "  running tests"),
+    )?;
     let report = tests.name_root_in(report);
-    let text = printer.render_mine(&report, &judges, args.lang);
+    let text = super::render_mine(&printer.layout(), &report, &judges, args.lang);
     printer.line(text.trim_end());
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report).expect("the report serializes");
-        std::fs::write(path, json + "\n").map_err(|e| Error::io("write", path, e))?;
+        use crate::output::report_file::{json, write};
+        write(path, &json(&report), "write")?;
     }
     Ok(report.exit_code)
 }

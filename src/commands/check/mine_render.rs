@@ -8,7 +8,7 @@ use std::fmt::Write as _;
 
 use crate::judging::{Invalid, Judges, TestsReport, WrongOn};
 use crate::lab::lang::Lang;
-use crate::output::printer::{Printer, indent};
+use crate::output::printer::{Layout, indent};
 use crate::output::width::{display_width, truncate, wrap};
 
 struct Words {
@@ -96,240 +96,236 @@ fn observation(kind: &str, lang: Lang) -> &'static str {
     }
 }
 
-impl Printer {
-    /// What `check --mine` prints.
-    pub fn render_mine(&self, report: &TestsReport, judges: &Judges, lang: Lang) -> String {
-        let w = words(lang);
-        let s = &self.out;
-        let mut out = String::new();
-        if let Some(errors) = &report.compile_errors {
-            let _ = writeln!(out, "{}\n\n{}", s.red(w.compile), errors.trim_end());
-            return out;
-        }
-        let valid = report.tests.iter().filter(|t| t.valid).count();
-        let count = match (lang, report.tests.len()) {
-            (Lang::En, 1) => format!("1 test, {valid} valid"),
-            (Lang::En, n) => format!("{n} tests, {valid} valid"),
-            (Lang::Ja, n) => format!("テスト {n} 件のうち {valid} 件が妥当"),
-        };
-        let width = self.width;
-        let _ = writeln!(out, "{}: {count}", s.bold(&report.file));
-        let _ = writeln!(out, "{}", s.dim(&wrap(w.against, width)));
-        if report.tests.is_empty() {
-            let _ = writeln!(out, "\n{}", s.yellow(w.no_tests));
-            return out;
-        }
-        let invalid: Vec<_> = report.tests.iter().filter(|t| !t.valid).collect();
-        if invalid.is_empty() {
-            let _ = writeln!(out, "{}", s.green(w.all_valid));
-        } else {
-            let _ = writeln!(out, "\n{}", s.bold(w.invalid_heading));
-        }
-        let verbose = self.verbose();
-        let wide = width.saturating_sub(4);
-        let para = |out: &mut String, text: &str| {
-            let _ = writeln!(out, "{}", indent(&wrap(text, wide), 4));
-        };
-        for t in invalid {
-            let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(&t.test));
-            let Some(first) = t.wrong_on.first() else {
-                continue;
-            };
-            match t.invalid {
-                Some(Invalid::Racy) => {
-                    for wrong in t.wrong_on.iter().filter(|w| w.racy()) {
-                        para(&mut out, &racy(wrong, lang));
-                    }
-                    for wrong in t.wrong_on.iter().filter(|w| !w.racy()) {
-                        para(&mut out, &every_run(wrong, lang));
-                    }
-                }
-                Some(Invalid::FailsOnReference) => {
-                    para(&mut out, &contradicts(first, lang));
-                }
-                _ => {
-                    let shown = if verbose { t.wrong_on.len() } else { 1 };
-                    for (i, wrong) in t.wrong_on.iter().take(shown).enumerate() {
-                        let more = match (t.wrong_on.len() - shown, lang) {
-                            (0, _) => String::new(),
-                            _ if i > 0 => String::new(),
-                            (n, Lang::Ja) => format!("（{}{n}件）", w.and_more),
-                            (n, Lang::En) => format!(" (and {n} more)"),
-                        };
-                        para(&mut out, &fails(wrong, &more, lang));
-                    }
-                }
-            }
-            for freedom in &t.assumed {
-                if let Some(f) = judges.wheats.freedom(freedom) {
-                    para(&mut out, &format!("{}: {}", w.assumed, f.assumed.get(lang)));
-                }
-            }
-            if t.invalid == Some(Invalid::FailsOnAFullWheat) {
-                para(&mut out, w.no_variant);
-            }
-            let message: Vec<&str> = first
-                .message
-                .lines()
-                .filter(|l| !l.starts_with("panicked at") && !l.trim().is_empty())
-                .take(6)
-                .collect();
-            if !message.is_empty() {
-                let _ = writeln!(out, "    {}:", w.message);
-                let lines: Vec<String> = message
-                    .iter()
-                    .map(|l| truncate(l, width.saturating_sub(6)))
-                    .collect();
-                let _ = writeln!(out, "{}", indent(&lines.join("\n"), 6));
-            }
-            let mut misconceptions = t
-                .misconceptions
-                .iter()
-                .filter_map(|id| judges.mutants.iter().find(|m| m.id == *id));
-            if let Some(m) = misconceptions.next() {
-                let heading = match lang {
-                    Lang::En => format!("{} ({}):", w.misconception, m.titles.get(lang)),
-                    Lang::Ja => format!("{}（{}）:", w.misconception, m.titles.get(lang)),
-                };
-                let _ = writeln!(
-                    out,
-                    "{}\n{}",
-                    indent(&wrap(&heading, wide), 4),
-                    indent(&wrap(m.explanation.get(lang), width.saturating_sub(6)), 6)
-                );
-            }
-            if let Some(m) = misconceptions.next() {
-                let or = match lang {
-                    Lang::En => format!("{}: {}", w.second_misconception, m.titles.get(lang)),
-                    Lang::Ja => format!("{}: {}", w.second_misconception, m.titles.get(lang)),
-                };
-                para(&mut out, &or);
-            }
-        }
-        out.push_str(&self.render_catches(report, judges, lang));
-        let caught: usize = report.steps.iter().map(|st| st.caught).sum();
-        let total: usize = report.steps.iter().map(|st| st.total).sum();
-        let caught_line = match lang {
-            Lang::En => format!("{caught}/{total} mutants caught, {:.2} / 100", report.score),
-            Lang::Ja => format!(
-                "捕まえたミュータント {caught}/{total}（{:.2} / 100）",
-                report.score
-            ),
-        };
-        let _ = writeln!(out, "\n{}: {caught_line}", s.bold(w.thoroughness));
-        for st in &report.steps {
-            let status = if st.caught == st.total {
-                s.green(&format!("{}/{}", st.caught, st.total))
-            } else {
-                s.yellow(&format!("{}/{}", st.caught, st.total))
-            };
-            let _ = writeln!(out, "  {} {}  {:<11} {status}", w.step, st.step, st.slug);
-        }
-        if report.steps.iter().any(|st| !st.missed.is_empty()) {
-            let _ = writeln!(out, "\n{}", s.bold(w.missed_heading));
-        }
-        // A few per step: enough to say what to observe next, without a flood
-        // (every one with --verbose).
-        let shown = if verbose { usize::MAX } else { 3 };
-        for st in &report.steps {
-            for m in st.missed.iter().take(shown) {
-                let title = format!("  {} {}  {}", w.step, st.step, m.title.get(lang));
-                let hint = m.observation.map(|o| match lang {
-                    Lang::En => format!("({}: {})", w.exposed_by, observation(o.name(), lang)),
-                    Lang::Ja => format!("（{}: {}）", w.exposed_by, observation(o.name(), lang)),
-                });
-                match hint {
-                    // The hint beside the title when both fit, else under it.
-                    // A full-width bracket carries its own space.
-                    Some(hint) if display_width(&title) + 1 + display_width(&hint) <= width => {
-                        let gap = if lang == Lang::Ja { "" } else { " " };
-                        let _ = writeln!(out, "{title}{gap}{}", s.dim(&hint));
-                    }
-                    Some(hint) => {
-                        let _ = writeln!(
-                            out,
-                            "{}\n           {}",
-                            truncate(&title, width),
-                            s.dim(&hint)
-                        );
-                    }
-                    None => {
-                        let _ = writeln!(out, "{}", truncate(&title, width));
-                    }
-                }
-            }
-            if st.missed.len() > shown {
-                let more = match lang {
-                    Lang::Ja => format!("{}{}件", w.more_missed, st.missed.len() - shown),
-                    Lang::En => format!("and {} {}", st.missed.len() - shown, w.more_missed),
-                };
-                let more = match lang {
-                    Lang::En => format!("({more})"),
-                    Lang::Ja => format!("（{more}）"),
-                };
-                let _ = writeln!(out, "  {} {}  {}", w.step, st.step, s.dim(&more));
-            }
-        }
-        let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);
-        out
+/// What `check --mine` prints.
+pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang: Lang) -> String {
+    let w = words(lang);
+    let s = &layout.out;
+    let mut out = String::new();
+    if let Some(errors) = &report.compile_errors {
+        let _ = writeln!(out, "{}\n\n{}", s.red(w.compile), errors.trim_end());
+        return out;
     }
+    let valid = report.tests.iter().filter(|t| t.valid).count();
+    let count = match (lang, report.tests.len()) {
+        (Lang::En, 1) => format!("1 test, {valid} valid"),
+        (Lang::En, n) => format!("{n} tests, {valid} valid"),
+        (Lang::Ja, n) => format!("テスト {n} 件のうち {valid} 件が妥当"),
+    };
+    let width = layout.width;
+    let _ = writeln!(out, "{}: {count}", s.bold(&report.file));
+    let _ = writeln!(out, "{}", s.dim(&wrap(w.against, width)));
+    if report.tests.is_empty() {
+        let _ = writeln!(out, "\n{}", s.yellow(w.no_tests));
+        return out;
+    }
+    let invalid: Vec<_> = report.tests.iter().filter(|t| !t.valid).collect();
+    if invalid.is_empty() {
+        let _ = writeln!(out, "{}", s.green(w.all_valid));
+    } else {
+        let _ = writeln!(out, "\n{}", s.bold(w.invalid_heading));
+    }
+    let verbose = layout.verbose();
+    let wide = width.saturating_sub(4);
+    let para = |out: &mut String, text: &str| {
+        let _ = writeln!(out, "{}", indent(&wrap(text, wide), 4));
+    };
+    for t in invalid {
+        let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(&t.test));
+        let Some(first) = t.wrong_on.first() else {
+            continue;
+        };
+        match t.invalid {
+            Some(Invalid::Racy) => {
+                for wrong in t.wrong_on.iter().filter(|w| w.racy()) {
+                    para(&mut out, &racy(wrong, lang));
+                }
+                for wrong in t.wrong_on.iter().filter(|w| !w.racy()) {
+                    para(&mut out, &every_run(wrong, lang));
+                }
+            }
+            Some(Invalid::FailsOnReference) => {
+                para(&mut out, &contradicts(first, lang));
+            }
+            _ => {
+                let shown = if verbose { t.wrong_on.len() } else { 1 };
+                for (i, wrong) in t.wrong_on.iter().take(shown).enumerate() {
+                    let more = match (t.wrong_on.len() - shown, lang) {
+                        (0, _) => String::new(),
+                        _ if i > 0 => String::new(),
+                        (n, Lang::Ja) => format!("（{}{n}件）", w.and_more),
+                        (n, Lang::En) => format!(" (and {n} more)"),
+                    };
+                    para(&mut out, &fails(wrong, &more, lang));
+                }
+            }
+        }
+        for freedom in &t.assumed {
+            if let Some(f) = judges.wheats.freedom(freedom) {
+                para(&mut out, &format!("{}: {}", w.assumed, f.assumed.get(lang)));
+            }
+        }
+        if t.invalid == Some(Invalid::FailsOnAFullWheat) {
+            para(&mut out, w.no_variant);
+        }
+        let message: Vec<&str> = first
+            .message
+            .lines()
+            .filter(|l| !l.starts_with("panicked at") && !l.trim().is_empty())
+            .take(6)
+            .collect();
+        if !message.is_empty() {
+            let _ = writeln!(out, "    {}:", w.message);
+            let lines: Vec<String> = message
+                .iter()
+                .map(|l| truncate(l, width.saturating_sub(6)))
+                .collect();
+            let _ = writeln!(out, "{}", indent(&lines.join("\n"), 6));
+        }
+        let mut misconceptions = t
+            .misconceptions
+            .iter()
+            .filter_map(|id| judges.mutants.iter().find(|m| m.id == *id));
+        if let Some(m) = misconceptions.next() {
+            let heading = match lang {
+                Lang::En => format!("{} ({}):", w.misconception, m.titles.get(lang)),
+                Lang::Ja => format!("{}（{}）:", w.misconception, m.titles.get(lang)),
+            };
+            let _ = writeln!(
+                out,
+                "{}\n{}",
+                indent(&wrap(&heading, wide), 4),
+                indent(&wrap(m.explanation.get(lang), width.saturating_sub(6)), 6)
+            );
+        }
+        if let Some(m) = misconceptions.next() {
+            let or = match lang {
+                Lang::En => format!("{}: {}", w.second_misconception, m.titles.get(lang)),
+                Lang::Ja => format!("{}: {}", w.second_misconception, m.titles.get(lang)),
+            };
+            para(&mut out, &or);
+        }
+    }
+    out.push_str(&render_catches(layout, report, judges, lang));
+    let caught: usize = report.steps.iter().map(|st| st.caught).sum();
+    let total: usize = report.steps.iter().map(|st| st.total).sum();
+    let caught_line = match lang {
+        Lang::En => format!("{caught}/{total} mutants caught, {:.2} / 100", report.score),
+        Lang::Ja => format!(
+            "捕まえたミュータント {caught}/{total}（{:.2} / 100）",
+            report.score
+        ),
+    };
+    let _ = writeln!(out, "\n{}: {caught_line}", s.bold(w.thoroughness));
+    for st in &report.steps {
+        let status = if st.caught == st.total {
+            s.green(&format!("{}/{}", st.caught, st.total))
+        } else {
+            s.yellow(&format!("{}/{}", st.caught, st.total))
+        };
+        let _ = writeln!(out, "  {} {}  {:<11} {status}", w.step, st.step, st.slug);
+    }
+    if report.steps.iter().any(|st| !st.missed.is_empty()) {
+        let _ = writeln!(out, "\n{}", s.bold(w.missed_heading));
+    }
+    // A few per step: enough to say what to observe next, without a flood
+    // (every one with --verbose).
+    let shown = if verbose { usize::MAX } else { 3 };
+    for st in &report.steps {
+        for m in st.missed.iter().take(shown) {
+            let title = format!("  {} {}  {}", w.step, st.step, m.title.get(lang));
+            let hint = m.observation.map(|o| match lang {
+                Lang::En => format!("({}: {})", w.exposed_by, observation(o.name(), lang)),
+                Lang::Ja => format!("（{}: {}）", w.exposed_by, observation(o.name(), lang)),
+            });
+            match hint {
+                // The hint beside the title when both fit, else under it.
+                // A full-width bracket carries its own space.
+                Some(hint) if display_width(&title) + 1 + display_width(&hint) <= width => {
+                    let gap = if lang == Lang::Ja { "" } else { " " };
+                    let _ = writeln!(out, "{title}{gap}{}", s.dim(&hint));
+                }
+                Some(hint) => {
+                    let _ = writeln!(
+                        out,
+                        "{}\n           {}",
+                        truncate(&title, width),
+                        s.dim(&hint)
+                    );
+                }
+                None => {
+                    let _ = writeln!(out, "{}", truncate(&title, width));
+                }
+            }
+        }
+        if st.missed.len() > shown {
+            let more = match lang {
+                Lang::Ja => format!("{}{}件", w.more_missed, st.missed.len() - shown),
+                Lang::En => format!("and {} {}", st.missed.len() - shown, w.more_missed),
+            };
+            let more = match lang {
+                Lang::En => format!("({more})"),
+                Lang::Ja => format!("（{more}）"),
+            };
+            let _ = writeln!(out, "  {} {}  {}", w.step, st.step, s.dim(&more));
+        }
+    }
+    let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);
+    out
 }
 
-impl Printer {
-    /// Per valid test, what it catches: a count per step, and with
-    /// `--verbose` each mutant's title.
-    fn render_catches(&self, report: &TestsReport, judges: &Judges, lang: Lang) -> String {
-        let w = words(lang);
-        let s = &self.out;
-        let mut out = String::new();
-        let valid: Vec<_> = report.tests.iter().filter(|t| t.valid).collect();
-        if valid.is_empty() {
-            return out;
-        }
-        let _ = writeln!(out, "\n{}", s.bold(w.catches_heading));
-        for t in valid {
-            let mut per_step: Vec<(u32, Vec<&crate::lab::mutant::Mutant>)> = Vec::new();
-            for m in t
-                .catches
-                .iter()
-                .filter_map(|id| judges.mutants.iter().find(|m| m.id == *id))
-            {
-                match per_step.iter_mut().find(|(step, _)| *step == m.step) {
-                    Some((_, ms)) => ms.push(m),
-                    None => per_step.push((m.step, vec![m])),
-                }
-            }
-            per_step.sort_by_key(|(step, _)| *step);
-            let summary = if per_step.is_empty() {
-                w.catches_nothing.to_string()
-            } else {
-                per_step
-                    .iter()
-                    .map(|(step, ms)| match lang {
-                        Lang::En => format!("{} {step}: {}", w.step, ms.len()),
-                        Lang::Ja => format!("{} {step}: {}件", w.step, ms.len()),
-                    })
-                    .collect::<Vec<_>>()
-                    .join(if lang == Lang::Ja { "、" } else { ", " })
-            };
-            let head = format!("  {} {}", s.green("✓"), t.test);
-            let plain = format!("  ✓ {}", t.test);
-            if display_width(&plain) + 2 + display_width(&summary) <= self.width {
-                let _ = writeln!(out, "{head}  {}", s.dim(&summary));
-            } else {
-                let _ = writeln!(out, "{head}\n      {}", s.dim(&summary));
-            }
-            if self.verbose() {
-                for (step, ms) in &per_step {
-                    for m in ms {
-                        let line = format!("      {} {step}  {}", w.step, m.titles.get(lang));
-                        let _ = writeln!(out, "{}", truncate(&line, self.width));
-                    }
-                }
-            }
-        }
-        out
+/// Per valid test, what it catches: a count per step, and with
+/// `--verbose` each mutant's title.
+fn render_catches(layout: &Layout, report: &TestsReport, judges: &Judges, lang: Lang) -> String {
+    let w = words(lang);
+    let s = &layout.out;
+    let mut out = String::new();
+    let valid: Vec<_> = report.tests.iter().filter(|t| t.valid).collect();
+    if valid.is_empty() {
+        return out;
     }
+    let _ = writeln!(out, "\n{}", s.bold(w.catches_heading));
+    for t in valid {
+        let mut per_step: Vec<(u32, Vec<&crate::lab::mutant::Mutant>)> = Vec::new();
+        for m in t
+            .catches
+            .iter()
+            .filter_map(|id| judges.mutants.iter().find(|m| m.id == *id))
+        {
+            match per_step.iter_mut().find(|(step, _)| *step == m.step) {
+                Some((_, ms)) => ms.push(m),
+                None => per_step.push((m.step, vec![m])),
+            }
+        }
+        per_step.sort_by_key(|(step, _)| *step);
+        let summary = if per_step.is_empty() {
+            w.catches_nothing.to_string()
+        } else {
+            per_step
+                .iter()
+                .map(|(step, ms)| match lang {
+                    Lang::En => format!("{} {step}: {}", w.step, ms.len()),
+                    Lang::Ja => format!("{} {step}: {}件", w.step, ms.len()),
+                })
+                .collect::<Vec<_>>()
+                .join(if lang == Lang::Ja { "、" } else { ", " })
+        };
+        let head = format!("  {} {}", s.green("✓"), t.test);
+        let plain = format!("  ✓ {}", t.test);
+        if display_width(&plain) + 2 + display_width(&summary) <= layout.width {
+            let _ = writeln!(out, "{head}  {}", s.dim(&summary));
+        } else {
+            let _ = writeln!(out, "{head}\n      {}", s.dim(&summary));
+        }
+        if layout.verbose() {
+            for (step, ms) in &per_step {
+                for m in ms {
+                    let line = format!("      {} {step}  {}", w.step, m.titles.get(lang));
+                    let _ = writeln!(out, "{}", truncate(&line, layout.width));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// Which correct implementation, as a learner reads it.

@@ -10,6 +10,9 @@ pub mod mine;
 mod mine_render;
 mod render;
 
+pub use mine_render::render_mine;
+pub use render::render_check;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -17,11 +20,12 @@ use crate::engine::builder::Implementation;
 use crate::engine::outcome::StepTally;
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
-use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
+use crate::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::Lang;
+use crate::output::progress::Progress;
 
 /// What to check.
 #[derive(Debug, Clone)]
@@ -82,7 +86,7 @@ pub fn crate_lang(dir: &Path) -> Option<Lang> {
 pub fn run(
     options: &Options,
     scratch: &Scratch,
-    progress: &mut dyn FnMut(&Event<'_>),
+    progress: &mut dyn Progress,
 ) -> Result<Checked, Error> {
     let file = learner_file(&options.dir);
     let source = std::fs::read_to_string(&file)
@@ -121,7 +125,7 @@ pub fn run(
         }],
         jobs: options.jobs,
     };
-    let run = engine::run(scratch, &request, &mut |event| progress(&event))?;
+    let run = engine::run(scratch, &request, &mut |event| progress.engine(&event))?;
     match &run.results[0] {
         ScenarioResult::Unviable { errors } => Ok(Checked::DoesNotCompile {
             errors: errors.clone(),

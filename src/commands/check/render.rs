@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use crate::commands::check::Checked;
 use crate::lab::worksheet::{Lang, Worksheet};
 use crate::output::observation;
-use crate::output::printer::{Printer, indent};
+use crate::output::printer::{Layout, indent};
 use crate::output::width::{pad_right, wrap};
 
 /// The words `check` prints around the worksheet's own text, per language.
@@ -61,136 +61,143 @@ fn check_words(lang: Lang) -> CheckWords {
     }
 }
 
-impl Printer {
-    /// What `check` prints: progress per step, then what the first failing
-    /// step needs.
-    pub fn render_check(&self, checked: &Checked, worksheet: &Worksheet, lang: Lang) -> String {
-        let w = check_words(lang);
-        let s = &self.out;
-        let mut out = String::new();
-        let steps = match checked {
-            Checked::DoesNotCompile { errors } => {
-                let _ = writeln!(out, "{}\n\n{}", s.red(w.compile), errors.trim_end());
-                return out;
-            }
-            Checked::Ran { steps } => steps,
-        };
-        for step in steps {
-            let slug = worksheet.step(step.step).map_or("", |st| st.slug.as_str());
-            let status = if step.complete() {
-                s.green(&format!("{}/{} {}", step.passed, step.total, w.passing))
-            } else if step.not_started {
-                s.dim(w.not_started)
-            } else {
-                s.yellow(&format!("{}/{}", step.passed, step.total))
-            };
-            let _ = writeln!(
-                out,
-                "  {} {}  {} {status}",
-                w.step,
-                step.step,
-                pad_right(slug, 11)
-            );
+/// What `check` prints: progress per step, then what the first failing
+/// step needs.
+pub fn render_check(
+    layout: &Layout,
+    checked: &Checked,
+    worksheet: &Worksheet,
+    lang: Lang,
+) -> String {
+    let w = check_words(lang);
+    let s = &layout.out;
+    let mut out = String::new();
+    let steps = match checked {
+        Checked::DoesNotCompile { errors } => {
+            let _ = writeln!(out, "{}\n\n{}", s.red(w.compile), errors.trim_end());
+            return out;
         }
-        let Some(first) = checked.first_failing() else {
-            out.push_str(&self.render_all_passed(steps, lang));
-            return out;
-        };
-        let Some(step) = worksheet.step(first.step) else {
-            return out;
+        Checked::Ran { steps } => steps,
+    };
+    for step in steps {
+        let slug = worksheet.step(step.step).map_or("", |st| st.slug.as_str());
+        let status = if step.complete() {
+            s.green(&format!("{}/{} {}", step.passed, step.total, w.passing))
+        } else if step.not_started {
+            s.dim(w.not_started)
+        } else {
+            s.yellow(&format!("{}/{}", step.passed, step.total))
         };
         let _ = writeln!(
             out,
-            "\n{} {}",
-            s.bold(&format!(
-                "── {} {}: {}",
-                w.step,
-                step.number,
-                step.title.get(lang)
-            )),
-            s.bold("──")
+            "  {} {}  {} {status}",
+            w.step,
+            step.step,
+            pad_right(slug, 11)
         );
-        if first.not_started {
-            let text = format!("{} {}", s.yellow(&format!("`{}`", step.slug)), w.start_here);
-            let _ = writeln!(out, "{}", wrap(&text, self.width));
-        }
-        // Quiet: what fails, without the worksheet's text.
-        if !self.quiet() {
-            let _ = writeln!(
-                out,
-                "\n{}\n{}",
-                s.bold(w.contract),
-                wrap(step.contract.get(lang), self.width)
-            );
-            let _ = writeln!(
-                out,
-                "\n{}\n{}",
-                s.bold(w.rationale),
-                wrap(step.rationale.get(lang), self.width)
-            );
-        }
-        if !first.not_started {
-            let _ = writeln!(out, "\n{}", s.bold(w.failing));
-            for (test, outcome) in &first.failures {
-                let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(test));
-                let message = outcome.message().unwrap_or_default();
-                let _ = writeln!(
-                    out,
-                    "{}",
-                    observation::render(&message, *s, lang, 4, self.width)
-                );
-            }
-        }
-        let _ = writeln!(
-            out,
-            "\n{}: fencelab check --step {}\n{}: cargo test --test behaviour step{}::",
-            w.rerun, step.number, w.or_tests, step.number
-        );
-        out
     }
+    let Some(first) = checked.first_failing() else {
+        out.push_str(&render_all_passed(layout, steps, lang));
+        return out;
+    };
+    let Some(step) = worksheet.step(first.step) else {
+        return out;
+    };
+    let _ = writeln!(
+        out,
+        "\n{} {}",
+        s.bold(&format!(
+            "── {} {}: {}",
+            w.step,
+            step.number,
+            step.title.get(lang)
+        )),
+        s.bold("──")
+    );
+    if first.not_started {
+        let text = format!("{} {}", s.yellow(&format!("`{}`", step.slug)), w.start_here);
+        let _ = writeln!(out, "{}", wrap(&text, layout.width));
+    }
+    // Quiet: what fails, without the worksheet's text.
+    if !layout.quiet() {
+        let _ = writeln!(
+            out,
+            "\n{}\n{}",
+            s.bold(w.contract),
+            wrap(step.contract.get(lang), layout.width)
+        );
+        let _ = writeln!(
+            out,
+            "\n{}\n{}",
+            s.bold(w.rationale),
+            wrap(step.rationale.get(lang), layout.width)
+        );
+    }
+    if !first.not_started {
+        let _ = writeln!(out, "\n{}", s.bold(w.failing));
+        for (test, outcome) in &first.failures {
+            let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(test));
+            let message = outcome.message().unwrap_or_default();
+            let _ = writeln!(
+                out,
+                "{}",
+                observation::render(&message, *s, lang, 4, layout.width)
+            );
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{}: fencelab check --step {}\n{}: cargo test --test behaviour step{}::",
+        w.rerun, step.number, w.or_tests, step.number
+    );
+    out
+}
 
-    /// Every step that ran passes: with every step, say so; with some (a
-    /// `--step` run), say which were not checked, and show the fragment of
-    /// the one asked for against the reference.
-    fn render_all_passed(&self, steps: &[crate::engine::outcome::StepTally], lang: Lang) -> String {
-        let w = check_words(lang);
-        let s = &self.out;
-        let mut out = String::new();
-        let ran: Vec<u32> = steps.iter().map(|t| t.step).collect();
-        if ran.len() == crate::lab::worksheet::SLUGS.len() {
-            let _ = writeln!(out, "\n{}", s.green(&wrap(w.done, self.width)));
-            return out;
-        }
-        let left: Vec<String> = (1..=crate::lab::worksheet::SLUGS.len() as u32)
-            .filter(|n| !ran.contains(n))
-            .map(|n| n.to_string())
-            .collect();
-        let asked: Vec<String> = ran.iter().map(u32::to_string).collect();
-        let text = match lang {
-            Lang::En => format!(
-                "Step {} passes. Not checked here: steps {} (`fencelab check` checks every step).",
-                asked.join(", "),
-                left.join(", ")
-            ),
-            Lang::Ja => format!(
-                "ステップ {} は合格です。ここで確かめていないステップ: {}（すべては `fencelab check` で確かめます）。",
-                asked.join("、"),
-                left.join("、")
-            ),
-        };
-        let _ = writeln!(out, "\n{}", s.green(&wrap(&text, self.width)));
-        for &number in &ran {
-            if let Some(diff) = fragment_diff(number, *s, lang) {
-                let _ = writeln!(
-                    out,
-                    "\n{}\n{}",
-                    s.bold(w.fragment),
-                    indent(diff.trim_end(), 2)
-                );
-            }
-        }
-        out
+/// Every step that ran passes: with every step, say so; with some (a
+/// `--step` run), say which were not checked, and show the fragment of
+/// the one asked for against the reference.
+fn render_all_passed(
+    layout: &Layout,
+    steps: &[crate::engine::outcome::StepTally],
+    lang: Lang,
+) -> String {
+    let w = check_words(lang);
+    let s = &layout.out;
+    let mut out = String::new();
+    let ran: Vec<u32> = steps.iter().map(|t| t.step).collect();
+    if ran.len() == crate::lab::worksheet::SLUGS.len() {
+        let _ = writeln!(out, "\n{}", s.green(&wrap(w.done, layout.width)));
+        return out;
     }
+    let left: Vec<String> = (1..=crate::lab::worksheet::SLUGS.len() as u32)
+        .filter(|n| !ran.contains(n))
+        .map(|n| n.to_string())
+        .collect();
+    let asked: Vec<String> = ran.iter().map(u32::to_string).collect();
+    let text = match lang {
+        Lang::En => format!(
+            "Step {} passes. Not checked here: steps {} (`fencelab check` checks every step).",
+            asked.join(", "),
+            left.join(", ")
+        ),
+        Lang::Ja => format!(
+            "ステップ {} は合格です。ここで確かめていないステップ: {}（すべては `fencelab check` で確かめます）。",
+            asked.join("、"),
+            left.join("、")
+        ),
+    };
+    let _ = writeln!(out, "\n{}", s.green(&wrap(&text, layout.width)));
+    for &number in &ran {
+        if let Some(diff) = fragment_diff(number, *s, lang) {
+            let _ = writeln!(
+                out,
+                "\n{}\n{}",
+                s.bold(w.fragment),
+                indent(diff.trim_end(), 2)
+            );
+        }
+    }
+    out
 }
 
 /// The worksheet's broken fragment of step `number` as a diff against the

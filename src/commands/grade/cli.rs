@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use crate::commands::grade::gradescope::Visibility;
-use crate::commands::{project_root, seconds};
-use crate::engine::scratch::Scratch;
+use crate::commands::{jobs, project_root, scratch, seconds};
+use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::output::printer::{Printer, Verb};
@@ -49,12 +49,12 @@ pub struct GradeArgs {
     /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
     #[arg(long)]
     pub github: bool,
-    /// A time limit per test, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
-    pub timeout: f64,
-    /// A time limit for the build, in seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
-    pub build_timeout: f64,
+    /// A time limit per test, in seconds [default: 10]
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// A time limit for the build, in seconds [default: 600]
+    #[arg(long, value_name = "SECS")]
+    pub build_timeout: Option<f64>,
     /// How many tests run at once [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
@@ -88,7 +88,11 @@ fn parse_shard(text: &str) -> Result<(usize, usize), String> {
     Ok((k, n))
 }
 
-pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub fn main(
+    args: GradeArgs,
+    cache: Option<&Path>,
+    printer: &mut Printer,
+) -> Result<ExitCode, Error> {
     let one_only = [
         (args.gradescope.is_some(), "--gradescope"),
         (args.prairielearn.is_some(), "--prairielearn"),
@@ -101,7 +105,7 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let report = if args.merge {
         crate::commands::grade::merge::merge(&args.paths)?
     } else {
-        grade(&args, &one_only, printer)?
+        grade(&args, &one_only, cache, printer)?
     };
     if let Some((_, flag)) = one_only.iter().find(|(on, _)| *on)
         && report.submissions.len() != 1
@@ -112,7 +116,7 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
         ))
         .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
     }
-    let text = printer.render_grade(&report);
+    let text = crate::commands::grade::render_grade(&printer.layout(), &report);
     printer.line(text.trim_end());
     write_reports(&args, &report)?;
     if crate::output::github::enabled(args.github) {
@@ -131,6 +135,7 @@ pub fn main(args: GradeArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
 fn grade(
     args: &GradeArgs,
     one_only: &[(bool, &str)],
+    cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<crate::commands::grade::GradeReport, Error> {
     if !(0.0..=100.0).contains(&args.min_score) {
@@ -153,7 +158,7 @@ fn grade(
         .with_next("grade one submission per run for it, or use --json/--junit/--csv"));
     }
     if args.tests {
-        return super::learner_tests::grade(args, &paths, printer);
+        return super::learner_tests::grade(args, &paths, cache, printer);
     }
     refuse_mixed_editions(&args.paths)?;
     // Every input is read and checked before anything is built; one that
@@ -162,26 +167,22 @@ fn grade(
     let options = crate::commands::grade::Options {
         paths,
         min_score: args.min_score,
-        test_limit: seconds(Some(args.timeout), "--timeout")?
-            .unwrap_or(crate::commands::grade::DEFAULT_TEST_LIMIT),
-        build_limit: seconds(Some(args.build_timeout), "--build-timeout")?
-            .unwrap_or(crate::commands::grade::DEFAULT_BUILD_LIMIT),
-        jobs: args
-            .jobs
-            .unwrap_or_else(crate::engine::runner::default_jobs)
-            .max(1),
+        // The policy's limits, with the user's on top.
+        policy: Policy::of(Trust::Submissions).with_limits(
+            seconds(args.timeout, "--timeout")?,
+            seconds(args.build_timeout, "--build-timeout")?,
+        ),
+        jobs: jobs(args.jobs),
         shard: args.shard,
     };
-    let root = project_root();
-    let scratch = Scratch::locate(&root.join("target"))?;
+    let scratch = scratch(cache, &project_root())?;
     let count = match inputs.len() {
         1 => "1 submission".to_string(),
         n => format!("{n} submissions"),
     };
     printer.status(Verb::Grading, &count);
-    printer.done = 0;
-    printer.total = inputs.len();
-    crate::commands::grade::run(&options, &inputs, &scratch, printer)
+    let mut live = crate::commands::grade::Live::new(printer, inputs.len());
+    crate::commands::grade::run(&options, &inputs, &scratch, &mut live)
 }
 
 /// One run grades one edition of the lab: Python files (`.py`) or Rust
@@ -208,10 +209,8 @@ fn write_reports(
     report: &crate::commands::grade::GradeReport,
 ) -> Result<(), Error> {
     use crate::commands::grade::{classroom, csv, gradescope, junit, prairielearn};
-    let write = |path: &Path, text: String| {
-        std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
-    };
-    let json = |value: &dyn erased::Json| value.pretty() + "\n";
+    use crate::output::report_file::json;
+    let write = |path: &Path, text: String| crate::output::report_file::write(path, &text, "write");
     if let Some(path) = &args.junit {
         write(path, junit::render(report))?;
     }
@@ -258,16 +257,4 @@ fn classroom_output() -> Result<PathBuf, Error> {
             )
             .with_next("run it as a step of a GitHub Actions workflow (see README, \"GitHub Classroom\"), or set GITHUB_OUTPUT to a file")
         })
-}
-
-/// Pretty JSON of any report type.
-mod erased {
-    pub trait Json {
-        fn pretty(&self) -> String;
-    }
-    impl<T: serde::Serialize> Json for T {
-        fn pretty(&self) -> String {
-            serde_json::to_string_pretty(self).expect("the report serializes")
-        }
-    }
 }

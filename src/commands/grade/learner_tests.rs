@@ -6,24 +6,25 @@
 //! its mutants the tests catch. In the reports, each mutant is one "test",
 //! passed when caught.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::commands::grade::cli::GradeArgs;
 use crate::commands::grade::{GradeReport, GradedTest, StepScore, SubmissionReport};
-use crate::commands::{project_root, seconds};
+use crate::commands::{jobs, project_root, scratch, seconds};
 use crate::engine::outcome::{FailureKind, TestOutcome};
-use crate::engine::policy::DEFAULT_TEST_LIMIT;
-use crate::engine::scratch::Scratch;
+use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::judging::{Judges, LearnerTests, Options, TestsReport, judge, read};
 use crate::output::printer::{Printer, Verb};
+use crate::output::progress::Trials;
 
 /// Grades the test suites at `paths` as `args` says; the caller prints and
 /// writes the reports.
 pub fn grade(
     args: &GradeArgs,
     paths: &[PathBuf],
+    cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<GradeReport, Error> {
     let mut suites: Vec<LearnerTests> = Vec::new();
@@ -38,26 +39,27 @@ pub fn grade(
         return Err(Error::input(problems.join("\n")));
     }
     let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
-    let scratch = Scratch::locate(&project_root().join("target"))?;
-    let test_limit = seconds(Some(args.timeout), "--timeout")?.unwrap_or(DEFAULT_TEST_LIMIT);
+    let scratch = scratch(cache, &project_root())?;
     let options = Options {
-        jobs: args
-            .jobs
-            .unwrap_or_else(crate::engine::runner::default_jobs)
-            .max(1),
-        timeout: Some(test_limit),
+        jobs: jobs(args.jobs),
+        timeout: seconds(args.timeout, "--timeout")?,
     };
-    crate::judging::content::check(&judges, &scratch, options.jobs, &mut |done, total| {
-        printer.progress(&format!(
-            "  checking the wheats against the suite (once): {done}/{total}"
-        ));
-    })?;
+    // The limit the tests ran under: the user's, else the policy's.
+    let test_limit = Policy::of(Trust::LearnerTests)
+        .with_limits(options.timeout, None)
+        .limit_after(None);
+    let label = "  checking the wheats against the suite (once)";
+    crate::judging::content::check(
+        &judges,
+        &scratch,
+        options.jobs,
+        &mut Trials::new(printer, label),
+    )?;
     let mut submissions = Vec::new();
     for tests in &suites {
         printer.status(Verb::Grading, &format!("the tests of {}", tests.name));
-        let report = judge(tests, &judges, &options, &scratch, &mut |done, total| {
-            printer.progress(&format!("  running tests: {done}/{total}"));
-        })?;
+        let running = &mut Trials::new(printer, "  running tests");
+        let report = judge(tests, &judges, &options, &scratch, running)?;
         let report = tests.name_root_in(report);
         submissions.push(submission(&report, args.min_score));
     }

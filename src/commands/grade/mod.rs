@@ -21,17 +21,17 @@ pub mod prairielearn;
 mod render;
 mod submission;
 
+pub use render::{Live, render_grade};
 pub use submission::{Submission, read_submission, shard};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::engine::builder::Implementation;
 use crate::engine::outcome::{StepTally, TestOutcome};
-use crate::engine::policy::{Policy, Trust};
+use crate::engine::policy::Policy;
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
@@ -39,8 +39,7 @@ use crate::exit::ExitCode;
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::SLUGS;
-
-pub use crate::engine::policy::{DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT};
+use crate::output::progress::Progress;
 
 /// What to grade, and how.
 #[derive(Debug, Clone)]
@@ -48,8 +47,8 @@ pub struct Options {
     pub paths: Vec<PathBuf>,
     /// The least score (0 to 100) that passes the gate.
     pub min_score: f64,
-    pub test_limit: Duration,
-    pub build_limit: Duration,
+    /// What the run trusts, and its limits (the user's on the policy's).
+    pub policy: Policy,
     pub jobs: usize,
     /// Grade only the K-th of N shares of `paths` (1-based K).
     pub shard: Option<(usize, usize)>,
@@ -169,14 +168,6 @@ pub struct Unusable {
     pub reason: String,
 }
 
-/// What `grade` is told while it works.
-pub trait Progress {
-    /// What the engine says (the build, the trials).
-    fn event(&mut self, event: &Event<'_>);
-    /// A submission's report is complete (an unusable one's at once).
-    fn graded(&mut self, submission: &SubmissionReport);
-}
-
 /// Reads every path as a submission, in order; those that cannot be used are
 /// kept with their reason.
 pub fn read_all(paths: &[PathBuf]) -> Vec<Result<Submission, Unusable>> {
@@ -198,7 +189,7 @@ pub fn run(
     options: &Options,
     inputs: &[Result<Submission, Unusable>],
     scratch: &Scratch,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Progress<SubmissionReport>,
 ) -> Result<GradeReport, Error> {
     let tests = suite::tests();
     let mut reports: Vec<Option<SubmissionReport>> = vec![None; inputs.len()];
@@ -209,7 +200,7 @@ pub fn run(
             Ok(_) => input_of.push(i),
             Err(unusable) => {
                 let report = unusable_report(unusable, &tests);
-                progress.graded(&report);
+                progress.own(&report);
                 reports[i] = Some(report);
             }
         }
@@ -223,10 +214,8 @@ pub fn run(
                 source: s.source.clone(),
             })
             .collect();
-        let policy = Policy::of(Trust::Submissions)
-            .with_limits(Some(options.test_limit), Some(options.build_limit));
         let request = Request {
-            policy,
+            policy: options.policy.clone(),
             suite: SuiteFiles::builtin(),
             scenarios: (0..implementations.len())
                 .map(|i| Scenario {
@@ -242,10 +231,10 @@ pub fn run(
             if let Event::Finished { scenario, result } = &event {
                 let i = input_of[*scenario];
                 let report = submission_report(options, ready[*scenario], result, &tests);
-                progress.graded(&report);
+                progress.own(&report);
                 reports[i] = Some(report);
             }
-            progress.event(&event);
+            progress.engine(&event);
         })?;
         for (scenario, result) in run.results.iter().enumerate() {
             let i = input_of[scenario];
@@ -263,8 +252,8 @@ pub fn run(
         fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
         suite: suite::digest(),
         min_score: options.min_score,
-        test_limit_secs: options.test_limit.as_secs_f64(),
-        build_limit_secs: options.build_limit.as_secs_f64(),
+        test_limit_secs: options.policy.limit_after(None).as_secs_f64(),
+        build_limit_secs: options.policy.build_limit.unwrap_or_default().as_secs_f64(),
         shard: options.shard,
         exit_code: exit_code_of(&reports),
         submissions: reports,

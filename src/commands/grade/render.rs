@@ -5,220 +5,220 @@
 
 use std::fmt::Write as _;
 
-use crate::commands::grade::{GradeReport, GradedTest, Progress, SubmissionReport, points};
+use crate::commands::grade::{GradeReport, GradedTest, SubmissionReport, points};
 use crate::engine::Event;
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::output::observation;
-use crate::output::printer::{Printer, Verb, indent};
+use crate::output::printer::{Layout, Printer, Verb, indent};
+use crate::output::progress::Progress;
+use crate::output::style::Style;
 use crate::output::width::{display_width, pad_left, pad_right, wrap};
 
 /// How many failing tests of a step are shown (every one is in the JSON and JUnit).
 const FAILURES_SHOWN: usize = 5;
 
-impl Printer {
-    /// What `grade` prints on stdout at the end.
-    pub fn render_grade(&self, report: &GradeReport) -> String {
-        let s = &self.out;
-        let mut out = String::new();
-        if !self.quiet() {
-            for r in &report.submissions {
-                out.push_str(&self.render_submission(r, report.min_score));
-            }
+/// What `grade` prints on stdout at the end.
+pub fn render_grade(layout: &Layout, report: &GradeReport) -> String {
+    let s = &layout.out;
+    let mut out = String::new();
+    if !layout.quiet() {
+        for r in &report.submissions {
+            out.push_str(&render_submission(layout, r, report.min_score));
         }
-        if report.submissions.len() > 1 {
-            out.push_str(&self.render_table(report));
-        }
-        let at_gate = report.submissions.iter().filter(|r| r.passed_gate).count();
-        let unviable = report
-            .submissions
-            .iter()
-            .filter(|r| r.compile_errors.is_some())
-            .count();
-        let unusable = report
-            .submissions
-            .iter()
-            .filter(|r| r.unusable.is_some())
-            .count();
-        let mut clauses = vec![format!(
-            "{at_gate} of {} at the gate ({})",
-            report.submissions.len(),
-            report.min_score
-        )];
-        if unviable > 0 {
-            clauses.push(format!("{unviable} did not compile"));
-        }
-        if unusable > 0 {
-            clauses.push(format!("{unusable} could not be graded"));
-        }
-        let all = at_gate == report.submissions.len();
-        out.push('\n');
-        for (lead, text) in verdict_lines("fencelab grade: ", &clauses, self.width) {
-            let text = if all { s.green(&text) } else { s.red(&text) };
-            let _ = writeln!(out, "{lead}{text}");
-        }
-        out
     }
+    if report.submissions.len() > 1 {
+        out.push_str(&render_table(layout, report));
+    }
+    let at_gate = report.submissions.iter().filter(|r| r.passed_gate).count();
+    let unviable = report
+        .submissions
+        .iter()
+        .filter(|r| r.compile_errors.is_some())
+        .count();
+    let unusable = report
+        .submissions
+        .iter()
+        .filter(|r| r.unusable.is_some())
+        .count();
+    let mut clauses = vec![format!(
+        "{at_gate} of {} at the gate ({})",
+        report.submissions.len(),
+        report.min_score
+    )];
+    if unviable > 0 {
+        clauses.push(format!("{unviable} did not compile"));
+    }
+    if unusable > 0 {
+        clauses.push(format!("{unusable} could not be graded"));
+    }
+    let all = at_gate == report.submissions.len();
+    out.push('\n');
+    for (lead, text) in verdict_lines("fencelab grade: ", &clauses, layout.width) {
+        let text = if all { s.green(&text) } else { s.red(&text) };
+        let _ = writeln!(out, "{lead}{text}");
+    }
+    out
+}
 
-    /// One submission: its score, and what it lost.
-    fn render_submission(&self, r: &SubmissionReport, min_score: f64) -> String {
-        let s = &self.out;
-        let mut out = String::new();
-        let gate = if r.passed_gate {
-            s.green("passed")
-        } else {
-            s.red("below")
-        };
-        let name = if r.name == r.file {
-            s.bold(&r.name)
-        } else {
-            format!("{} {}", s.bold(&r.name), s.dim(&format!("({})", r.file)))
-        };
-        if let Some(reason) = &r.unusable {
-            let _ = writeln!(
-                out,
-                "\n{name}: {}\n{}",
-                s.red("cannot be graded (score 0):"),
-                wrap(&indent(reason, 2), self.width)
-            );
-            return out;
-        }
-        if let Some(errors) = &r.compile_errors {
-            let _ = writeln!(
-                out,
-                "\n{name}: {}\n{}",
-                s.red("does not compile (score 0):"),
-                indent(errors.trim_end(), 4)
-            );
-            return out;
-        }
+/// One submission: its score, and what it lost.
+fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> String {
+    let s = &layout.out;
+    let mut out = String::new();
+    let gate = if r.passed_gate {
+        s.green("passed")
+    } else {
+        s.red("below")
+    };
+    let name = if r.name == r.file {
+        s.bold(&r.name)
+    } else {
+        format!("{} {}", s.bold(&r.name), s.dim(&format!("({})", r.file)))
+    };
+    if let Some(reason) = &r.unusable {
         let _ = writeln!(
             out,
-            "\n{name}: score {} / 100 (gate {min_score}: {gate})",
-            points::score_shown(r)
+            "\n{name}: {}\n{}",
+            s.red("cannot be graded (score 0):"),
+            wrap(&indent(reason, 2), layout.width)
         );
-        if let Some(tests) = &r.invalid_tests {
-            // Said once: every mutant would repeat it.
-            let why = format!(
-                "{} these tests fail on a correct implementation: {tests}",
-                s.red("not valid, so no mutant counts:")
-            );
-            let _ = writeln!(
-                out,
-                "{}\n  {}",
-                wrap(&indent(&why, 2), self.width),
-                s.dim("next: fencelab check --mine shows why each one fails and what it assumed")
-            );
-            return out;
+        return out;
+    }
+    if let Some(errors) = &r.compile_errors {
+        let _ = writeln!(
+            out,
+            "\n{name}: {}\n{}",
+            s.red("does not compile (score 0):"),
+            indent(errors.trim_end(), 4)
+        );
+        return out;
+    }
+    let _ = writeln!(
+        out,
+        "\n{name}: score {} / 100 (gate {min_score}: {gate})",
+        points::score_shown(r)
+    );
+    if let Some(tests) = &r.invalid_tests {
+        // Said once: every mutant would repeat it.
+        let why = format!(
+            "{} these tests fail on a correct implementation: {tests}",
+            s.red("not valid, so no mutant counts:")
+        );
+        let _ = writeln!(
+            out,
+            "{}\n  {}",
+            wrap(&indent(&why, 2), layout.width),
+            s.dim("next: fencelab check --mine shows why each one fails and what it assumed")
+        );
+        return out;
+    }
+    for st in r.steps.iter().filter(|st| st.passed < st.total) {
+        let tests: Vec<&GradedTest> = r.tests.iter().filter(|t| t.step == st.step).collect();
+        let failing: Vec<&&GradedTest> = tests.iter().filter(|t| !t.outcome.passed()).collect();
+        let not_started = st.passed == 0 && failing.iter().any(|t| reached_todo(&t.outcome));
+        let head = format!("  step {} {}", st.step, st.slug);
+        if not_started {
+            let _ = writeln!(out, "{head}: {}", s.dim("not started"));
+            continue;
         }
-        for st in r.steps.iter().filter(|st| st.passed < st.total) {
-            let tests: Vec<&GradedTest> = r.tests.iter().filter(|t| t.step == st.step).collect();
-            let failing: Vec<&&GradedTest> = tests.iter().filter(|t| !t.outcome.passed()).collect();
-            let not_started = st.passed == 0 && failing.iter().any(|t| reached_todo(&t.outcome));
-            let head = format!("  step {} {}", st.step, st.slug);
-            if not_started {
-                let _ = writeln!(out, "{head}: {}", s.dim("not started"));
-                continue;
-            }
-            let _ = writeln!(out, "{head}: {}/{}", st.passed, st.total);
-            for t in failing.iter().take(FAILURES_SHOWN) {
-                let _ = writeln!(out, "    {} {} ({})", s.red("✗"), t.test, t.outcome.label());
-                if let Some(message) = t.outcome.message() {
-                    let _ = writeln!(
-                        out,
-                        "{}",
-                        observation::render(&message, *s, self.lang, 6, self.width)
-                    );
-                }
-            }
-            if failing.len() > FAILURES_SHOWN {
+        let _ = writeln!(out, "{head}: {}/{}", st.passed, st.total);
+        for t in failing.iter().take(FAILURES_SHOWN) {
+            let _ = writeln!(out, "    {} {} ({})", s.red("✗"), t.test, t.outcome.label());
+            if let Some(message) = t.outcome.message() {
                 let _ = writeln!(
                     out,
-                    "    {}",
-                    s.dim(&format!(
-                        "and {} more (every one in --json and --junit)",
-                        failing.len() - FAILURES_SHOWN
-                    ))
+                    "{}",
+                    observation::render(&message, *s, layout.lang, 6, layout.width)
                 );
             }
         }
-        out
-    }
-
-    /// The table of submissions: name, score, gate, each step's tally.
-    fn render_table(&self, report: &GradeReport) -> String {
-        let s = &self.out;
-        let mut out = String::new();
-        let _ = writeln!(out, "\n{}", s.bold("Submissions"));
-        let steps: Vec<String> = report
-            .submissions
-            .iter()
-            .map(|r| {
-                if r.unusable.is_some() {
-                    "cannot be graded".to_string()
-                } else if r.compile_errors.is_some() {
-                    "does not compile".to_string()
-                } else {
-                    r.steps
-                        .iter()
-                        .map(|st| format!("{}/{}", st.passed, st.total))
-                        .collect::<Vec<_>>()
-                        .join(" ")
-                }
-            })
-            .collect();
-        // Everything but the name takes this much; the name gets the rest.
-        let steps_width = steps.iter().map(|s| display_width(s)).max().unwrap_or(0);
-        let room = self
-            .width
-            .saturating_sub(2 + 2 + 7 + 2 + 4 + 2 + steps_width)
-            .max(12);
-        let name_width = report
-            .submissions
-            .iter()
-            .map(|r| display_width(&r.name))
-            .max()
-            .unwrap_or(10)
-            .clamp(10, room);
-        let _ = writeln!(
-            out,
-            "  {}  {}  gate  steps 1-8",
-            pad_right("submission", name_width),
-            pad_left("score", 7)
-        );
-        for (r, steps) in report.submissions.iter().zip(&steps) {
-            let gate = if r.passed_gate {
-                s.green("pass")
-            } else {
-                s.red("FAIL")
-            };
+        if failing.len() > FAILURES_SHOWN {
             let _ = writeln!(
                 out,
-                "  {}  {:>7}  {gate}  {steps}",
-                pad_right(&keep_end(&r.name, name_width), name_width),
-                points::score_shown(r)
+                "    {}",
+                s.dim(&format!(
+                    "and {} more (every one in --json and --junit)",
+                    failing.len() - FAILURES_SHOWN
+                ))
             );
         }
-        out
     }
+    out
+}
 
-    /// A submission's line as it is graded.
-    fn graded_line(&self, r: &SubmissionReport) -> String {
-        let s = &self.err;
-        let what = if r.unusable.is_some() {
-            s.red("cannot be graded")
-        } else if r.compile_errors.is_some() {
-            s.red("does not compile")
-        } else if r.passed_gate {
-            format!("{} / 100", points::score_shown(r))
+/// The table of submissions: name, score, gate, each step's tally.
+fn render_table(layout: &Layout, report: &GradeReport) -> String {
+    let s = &layout.out;
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}", s.bold("Submissions"));
+    let steps: Vec<String> = report
+        .submissions
+        .iter()
+        .map(|r| {
+            if r.unusable.is_some() {
+                "cannot be graded".to_string()
+            } else if r.compile_errors.is_some() {
+                "does not compile".to_string()
+            } else {
+                r.steps
+                    .iter()
+                    .map(|st| format!("{}/{}", st.passed, st.total))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            }
+        })
+        .collect();
+    // Everything but the name takes this much; the name gets the rest.
+    let steps_width = steps.iter().map(|s| display_width(s)).max().unwrap_or(0);
+    let room = layout
+        .width
+        .saturating_sub(2 + 2 + 7 + 2 + 4 + 2 + steps_width)
+        .max(12);
+    let name_width = report
+        .submissions
+        .iter()
+        .map(|r| display_width(&r.name))
+        .max()
+        .unwrap_or(10)
+        .clamp(10, room);
+    let _ = writeln!(
+        out,
+        "  {}  {}  gate  steps 1-8",
+        pad_right("submission", name_width),
+        pad_left("score", 7)
+    );
+    for (r, steps) in report.submissions.iter().zip(&steps) {
+        let gate = if r.passed_gate {
+            s.green("pass")
         } else {
-            format!(
-                "{} / 100 {}",
-                points::score_shown(r),
-                s.red("(below the gate)")
-            )
+            s.red("FAIL")
         };
-        format!("[{}/{}] {} {what}", self.done, self.total, r.name)
+        let _ = writeln!(
+            out,
+            "  {}  {:>7}  {gate}  {steps}",
+            pad_right(&keep_end(&r.name, name_width), name_width),
+            points::score_shown(r)
+        );
     }
+    out
+}
+
+/// A submission's line as it is graded (on stderr, in its style): the
+/// count so far, its name and its score.
+fn graded_line(s: &Style, r: &SubmissionReport, done: usize, total: usize) -> String {
+    let what = if r.unusable.is_some() {
+        s.red("cannot be graded")
+    } else if r.compile_errors.is_some() {
+        s.red("does not compile")
+    } else if r.passed_gate {
+        format!("{} / 100", points::score_shown(r))
+    } else {
+        format!(
+            "{} / 100 {}",
+            points::score_shown(r),
+            s.red("(below the gate)")
+        )
+    };
+    format!("[{done}/{total}] {} {what}", r.name)
 }
 
 /// The verdict's clauses after `head`, joined by "; " on as few lines of at
@@ -281,15 +281,34 @@ fn reached_todo(outcome: &TestOutcome) -> bool {
     )
 }
 
-impl Progress for Printer {
-    fn event(&mut self, event: &Event<'_>) {
-        self.engine_event(event);
+/// `grade`'s live display: the printer's progress for the engine's events,
+/// and a status line per submission as it is graded, counted.
+pub struct Live<'p> {
+    printer: &'p mut Printer,
+    done: usize,
+    total: usize,
+}
+
+impl<'p> Live<'p> {
+    /// A display of the grading of `total` submissions.
+    pub fn new(printer: &'p mut Printer, total: usize) -> Live<'p> {
+        Live {
+            printer,
+            done: 0,
+            total,
+        }
+    }
+}
+
+impl Progress<SubmissionReport> for Live<'_> {
+    fn engine(&mut self, event: &Event<'_>) {
+        self.printer.engine(event);
     }
 
-    fn graded(&mut self, submission: &SubmissionReport) {
+    fn own(&mut self, submission: &SubmissionReport) {
         self.done += 1;
-        let line = self.graded_line(submission);
-        self.status(Verb::Graded, &line);
+        let line = graded_line(&self.printer.err, submission, self.done, self.total);
+        self.printer.status(Verb::Graded, &line);
     }
 }
 
@@ -333,8 +352,8 @@ mod tests {
 
     #[test]
     fn the_table_and_the_verdict_fit_80_columns() {
-        let printer = Printer::plain().with_width(80).at(Verbosity::Quiet);
-        let text = printer.render_grade(&report());
+        let printer = Layout::plain().with_width(80).at(Verbosity::Quiet);
+        let text = render_grade(&printer, &report());
         for line in text.lines() {
             assert!(
                 display_width(line) <= 80,
@@ -373,7 +392,7 @@ mod tests {
             st.score = -0.0;
         });
         report.submissions[4].score = -0.0;
-        let text = Printer::plain().render_grade(&report);
+        let text = render_grade(&Layout::plain(), &report);
         assert!(!text.contains("-0"), "{text}");
         assert!(text.contains("erin.rs: score 0.00 / 100"), "{text}");
         let summary = crate::commands::grade::github::summary(&report);
@@ -382,8 +401,8 @@ mod tests {
 
     #[test]
     fn a_verdict_that_fits_stays_on_one_line() {
-        let printer = Printer::plain().at(Verbosity::Quiet);
-        let text = printer.render_grade(&report());
+        let printer = Layout::plain().at(Verbosity::Quiet);
+        let text = render_grade(&printer, &report());
         assert!(
             text.ends_with(
                 "\nfencelab grade: 3 of 6 at the gate (80); 1 did not compile; 1 could not be graded\n"

@@ -3,15 +3,14 @@
 //! prints and writes.
 
 use std::io::IsTerminal as _;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use super as verify;
 use crate::commands::{
-    default_lang, has_own_mutants, in_project, parse_lang, project_root, seconds,
+    default_lang, has_own_mutants, in_project, jobs, parse_lang, project_root, scratch, seconds,
 };
-use crate::engine::scratch::Scratch;
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Lang;
@@ -68,7 +67,11 @@ pub struct VerifyArgs {
     pub lang: Option<Lang>,
 }
 
-pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub fn main(
+    args: VerifyArgs,
+    cache: Option<&Path>,
+    printer: &mut Printer,
+) -> Result<ExitCode, Error> {
     printer.lang = args.lang.unwrap_or_else(default_lang);
     let root = project_root();
     let python = args.python
@@ -96,10 +99,7 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
             exact: args.exact,
             timeout: seconds(args.timeout, "--timeout")?,
             build_timeout: seconds(args.build_timeout, "--build-timeout")?,
-            jobs: args
-                .jobs
-                .unwrap_or_else(crate::engine::runner::default_jobs)
-                .max(1),
+            jobs: jobs(args.jobs),
             python: false,
         }
     };
@@ -133,34 +133,42 @@ pub fn main(args: VerifyArgs, printer: &mut Printer) -> Result<ExitCode, Error> 
     };
     let mutants = verify::load(&options)?;
     if args.list {
-        let text = printer.render_mutant_list(&mutants, std::io::stdout().is_terminal());
+        let text = verify::render_mutant_list(
+            &printer.layout(),
+            &mutants,
+            std::io::stdout().is_terminal(),
+        );
         printer.line(text.trim_end());
         return Ok(ExitCode::Success);
     }
-    let scratch = Scratch::locate(&root.join("target"))?;
-    let mut report = verify::run(&options, &mutants, &scratch, printer)?;
-    printer.verify_report(&report);
+    let scratch = scratch(cache, &root)?;
+    let mut report = verify::run(
+        &options,
+        &mutants,
+        &scratch,
+        &mut verify::Live::new(printer),
+    )?;
+    printer.text(&verify::render_verify_report(&printer.layout(), &report));
     if let Some(predictions) = &predictions
         && report.baseline.passed
     {
         let card = crate::commands::verify::predictions::score(predictions, &report.mutants);
-        let text = printer.render_predictions(&card, &mutants, printer.lang);
+        let text = verify::render_predictions(&printer.layout(), &card, &mutants, printer.lang);
         printer.line(text.trim_end());
         report.predictions = Some(card);
     }
+    use crate::output::report_file::{json, write};
     if let Some(path) = &args.json {
-        let json = serde_json::to_string_pretty(&report).expect("the report serializes");
-        std::fs::write(path, json + "\n")
-            .map_err(|e| Error::io("write the JSON report to", path, e))?;
+        write(path, &json(&report), "write the JSON report to")?;
     }
-    let lang = args.lang.unwrap_or_else(default_lang);
+    let lang = printer.lang;
     if let Some(path) = &args.stryker {
-        std::fs::write(path, verify::stryker::render(&report, &mutants, lang))
-            .map_err(|e| Error::io("write the Stryker report to", path, e))?;
+        let text = verify::stryker::render(&report, &mutants, lang);
+        write(path, &text, "write the Stryker report to")?;
     }
     if let Some(path) = &args.html {
-        std::fs::write(path, verify::html::render(&report, &mutants, lang))
-            .map_err(|e| Error::io("write the HTML report to", path, e))?;
+        let text = verify::html::render(&report, &mutants, lang);
+        write(path, &text, "write the HTML report to")?;
     }
     if crate::output::github::enabled(args.github) {
         printer.clear_progress();
@@ -189,10 +197,7 @@ fn python_options(args: &VerifyArgs, root: &std::path::Path) -> Result<verify::O
         exact: args.exact,
         timeout: seconds(args.timeout, "--timeout")?,
         build_timeout: seconds(args.build_timeout, "--build-timeout")?,
-        jobs: args
-            .jobs
-            .unwrap_or_else(crate::engine::runner::default_jobs)
-            .max(1),
+        jobs: jobs(args.jobs),
         python: true,
     })
 }

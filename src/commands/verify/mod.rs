@@ -20,6 +20,10 @@ pub mod stryker;
 mod wheats;
 mod words;
 
+pub use details::{render_baseline_failure, render_mutant_details};
+pub use matrix::{render_kill_matrix, render_kill_matrix_of, render_killing_nothing};
+pub use render::{Live, render_mutant_list, render_verify_report};
+pub use render_predictions::render_predictions;
 pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
@@ -45,6 +49,7 @@ use crate::lab::mutant::{self, Mutant};
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
+use crate::output::progress::Progress;
 
 /// What to verify, and how.
 #[derive(Debug, Clone)]
@@ -68,16 +73,19 @@ pub struct Options {
     pub python: bool,
 }
 
-/// What the front end is told while verification runs.
-pub trait Progress {
+/// What `verify` says of its own while it runs (its `Progress`), in order:
+/// it starts, the baseline is known, then each mutant's report as soon as
+/// it is known (stale and unviable ones right after the baseline).
+#[derive(Debug, Clone)]
+pub enum Update {
     /// `implementation` is its shown path, or [`BUILTIN_REFERENCE`].
-    fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str);
-    /// The build starts; `detail` says what cargo compiles as it goes.
-    fn building(&mut self, _implementations: usize, _detail: &crate::engine::cargo::Detail) {}
-    fn built(&mut self, implementations: usize, secs: f64);
-    fn trial_done(&mut self, done: usize, total: usize);
-    fn baseline(&mut self, baseline: &Baseline);
-    fn mutant(&mut self, report: &MutantReport);
+    Started {
+        mutants: usize,
+        implementation: String,
+        mutants_dir: String,
+    },
+    Baseline(Baseline),
+    Mutant(Box<MutantReport>),
 }
 
 /// Loads the mutants selected by `options`.
@@ -117,13 +125,53 @@ pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
 }
 
 /// Runs the verification of `mutants` (as `load` selected them; none runs the
-/// baseline alone).
+/// baseline alone), in three stages: `plan` (what to build and run, and whose
+/// each scenario is), one engine run, and a `Reading` of each scenario as it
+/// finishes (the baseline, then each mutant's report, told to `progress` as
+/// soon as it is known), which ends in the report.
 pub fn run(
     options: &Options,
     mutants: &[Mutant],
     scratch: &Scratch,
-    progress: &mut dyn Progress,
+    progress: &mut dyn Progress<Update>,
 ) -> Result<Report, Error> {
+    let plan = plan(options, mutants)?;
+    progress.own(&Update::Started {
+        mutants: mutants.len(),
+        implementation: plan.described.clone(),
+        mutants_dir: plan.mutants_dir.clone(),
+    });
+    let mut reading = Reading::new(&plan, mutants);
+    let run = engine::run(scratch, &plan.request, &mut |event| {
+        progress.engine(&event);
+        reading.event(&event, progress);
+    })?;
+    Ok(reading.report(options, &run, scratch, progress))
+}
+
+/// What a verification builds and runs, and whose each scenario is.
+struct Plan {
+    /// The implementation's text and its shown path.
+    source: String,
+    shown: String,
+    /// How the start names the implementation: its path, or the built-in reference.
+    described: String,
+    mutants_dir: String,
+    /// The reference first, its baseline scenario 0; then each mutant that
+    /// applies, a scenario each; then the shipped wheats, if they run.
+    request: Request,
+    /// Per mutant: its scenario, or why it has none (it is stale).
+    scenario_of: Vec<Result<usize, String>>,
+    /// Per mutant: its diff (empty when stale).
+    diffs: Vec<String>,
+    /// The shipped wheats, when they run, and each one's scenario and code.
+    wheats: Option<crate::lab::wheat::Wheats>,
+    wheat_scenarios: Vec<(usize, String)>,
+}
+
+/// Reads the implementation and applies every mutant to it: the request of
+/// the run, and whose each scenario is.
+fn plan(options: &Options, mutants: &[Mutant]) -> Result<Plan, Error> {
     let cwd = std::env::current_dir().unwrap_or_default();
     let (source, shown) = match &options.implementation {
         Some(path) => {
@@ -154,15 +202,11 @@ pub fn run(
         None if options.python => shown.clone(),
         None => BUILTIN_REFERENCE.to_string(),
     };
-    progress.started(mutants.len(), &described, &mutants_dir);
-
-    // The reference first, its baseline scenario 0; then each mutant that
-    // applies, a scenario each.
     let tests = suite::tests();
     let policy = Policy::of(Trust::Instructor).with_limits(options.timeout, options.build_timeout);
     let mut request = Request {
         suite: SuiteFiles::builtin(),
-        policy: policy.clone(),
+        policy,
         implementations: vec![Implementation {
             shown_path: shown.clone(),
             source: source.clone(),
@@ -174,7 +218,6 @@ pub fn run(
         }],
         jobs: options.jobs,
     };
-    // Per mutant: its scenario, or why it has none; and its diff.
     let mut scenario_of: Vec<Result<usize, String>> = Vec::new();
     let mut diffs: Vec<String> = Vec::new();
     for m in mutants {
@@ -220,150 +263,203 @@ pub fn run(
             tests: Tests::Only(tests.clone()),
         });
     }
-    let mutant_of = |scenario: usize| scenario_of.iter().position(|s| *s == Ok(scenario));
-    let mut baseline = Baseline {
-        passed: false,
-        compile_errors: None,
-        tests: Vec::new(),
-        flaky: Vec::new(),
-        secs: 0.0,
-    };
-    let mut reports: Vec<Option<MutantReport>> = vec![None; mutants.len()];
-    let mut baseline_done = false;
-    let started = Instant::now();
-    let mut trials_started: Option<Instant> = None;
-    let mut flaky: BTreeSet<String> = BTreeSet::new();
-    let run = engine::run(scratch, &request, &mut |event| match event {
-        Event::Building {
-            implementations,
-            detail,
-        } => progress.building(implementations, &detail),
-        Event::Built {
-            implementations,
-            secs,
-        } => {
-            progress.built(implementations, secs);
-            trials_started = Some(Instant::now());
-        }
-        Event::Trial { done, total } => progress.trial_done(done, total),
-        Event::Finished {
-            scenario: 0,
-            result,
-        } => {
-            // The baseline's own time: from the end of the build (its trials
-            // come first) to its last trial, not the run's so far.
-            let took = trials_started.unwrap_or(started).elapsed();
-            baseline = baseline_of(result, took);
-            flaky = baseline.flaky.iter().cloned().collect();
-            progress.baseline(&baseline);
-            baseline_done = true;
-            if !baseline.passed {
-                return;
-            }
-            // Stale and unviable mutants are known before any of their tests run.
-            for (m, mutant) in mutants.iter().enumerate() {
-                let early = match &scenario_of[m] {
-                    Err(stale) => Some(finish(
-                        mutant,
-                        MutantOutcome::Stale,
-                        &BTreeMap::new(),
-                        &flaky,
-                        String::new(),
-                        Some(stale.clone()),
-                    )),
-                    Ok(_) => reports[m].take(),
-                };
-                if let Some(report) = early {
-                    progress.mutant(&report);
-                    reports[m] = Some(report);
-                }
-            }
-        }
-        Event::Finished { scenario, result } => {
-            let Some(m) = mutant_of(scenario) else {
-                return;
-            };
-            let report = match result {
-                ScenarioResult::Unviable { errors } => finish(
-                    &mutants[m],
-                    MutantOutcome::Unviable,
-                    &BTreeMap::new(),
-                    &flaky,
-                    std::mem::take(&mut diffs[m]),
-                    Some(errors.clone()),
-                ),
-                ScenarioResult::NotRun => return,
-                ScenarioResult::Ran { tests } => {
-                    let outcomes: BTreeMap<String, TestOutcome> = tests
-                        .iter()
-                        .map(|t| (t.test.name.clone(), t.outcome().clone()))
-                        .collect();
-                    let outcome = MutantOutcome::from_tests(
-                        outcomes
-                            .iter()
-                            .filter(|(t, _)| !flaky.contains(t.as_str()))
-                            .map(|(_, o)| o),
-                    );
-                    let mut report = finish(
-                        &mutants[m],
-                        outcome,
-                        &outcomes,
-                        &flaky,
-                        std::mem::take(&mut diffs[m]),
-                        None,
-                    );
-                    report.secs = tests.iter().map(|t| t.runs[0].duration.as_secs_f64()).sum();
-                    report
-                }
-            };
-            // Unviable mutants are known at once; they are shown after the baseline.
-            if baseline_done {
-                progress.mutant(&report);
-            }
-            reports[m] = Some(report);
-        }
-    })?;
-    let mut report = Report {
-        schema: 1,
-        implementation: shown.clone(),
+    Ok(Plan {
+        source,
+        shown,
+        described,
         mutants_dir,
-        build_secs: run.build_secs,
-        baseline,
-        limit: LimitInfo {
-            fixed_secs: options.timeout.map(|t| t.as_secs_f64()),
-            floor_secs: LIMIT_FLOOR.as_secs_f64(),
-            factor: LIMIT_FACTOR,
-        },
-        mutants: Vec::new(),
-        filtered: !options.filters.is_empty(),
-        wheats: None,
-        predictions: None,
-        summary: Summary::default(),
-        secs: 0.0,
-        source: source.clone(),
-    };
-    if let ScenarioResult::Unviable { errors } = &run.results[0] {
-        report.baseline.compile_errors = Some(errors.clone());
-        progress.baseline(&report.baseline);
-    }
-    report.secs = started.elapsed().as_secs_f64();
-    if !report.baseline.passed {
-        report.summary.exit_code = ExitCode::NotJudgeable;
-        return Ok(report);
-    }
-    report.mutants = reports
-        .into_iter()
-        .map(|r| r.expect("every mutant has a report"))
-        .collect();
-    report.summary = summarize(&report.mutants);
-    if let Some(wheats) = &wheats {
-        let checked = checked_wheats(&wheats.wheats, &wheat_scenarios, &run.results, scratch);
-        if !checked.failed.is_empty() {
-            report.summary.exit_code = report.summary.exit_code.max(ExitCode::Failed);
+        request,
+        scenario_of,
+        diffs,
+        wheats,
+        wheat_scenarios,
+    })
+}
+
+/// The interpretation of a run as its scenarios finish: the baseline (scenario
+/// 0), then each mutant's report, each told as soon as it is known; stale and
+/// unviable mutants right after the baseline, which comes first.
+struct Reading<'p> {
+    plan: &'p Plan,
+    mutants: &'p [Mutant],
+    /// Per mutant: its diff, until its report takes it.
+    diffs: Vec<String>,
+    baseline: Baseline,
+    baseline_done: bool,
+    /// The baseline's flaky tests, which decide no mutant's outcome.
+    flaky: BTreeSet<String>,
+    reports: Vec<Option<MutantReport>>,
+    started: Instant,
+    trials_started: Option<Instant>,
+}
+
+impl<'p> Reading<'p> {
+    fn new(plan: &'p Plan, mutants: &'p [Mutant]) -> Reading<'p> {
+        Reading {
+            plan,
+            mutants,
+            diffs: plan.diffs.clone(),
+            baseline: Baseline {
+                passed: false,
+                compile_errors: None,
+                tests: Vec::new(),
+                flaky: Vec::new(),
+                secs: 0.0,
+            },
+            baseline_done: false,
+            flaky: BTreeSet::new(),
+            reports: vec![None; mutants.len()],
+            started: Instant::now(),
+            trials_started: None,
         }
-        report.wheats = Some(checked);
     }
-    Ok(report)
+
+    /// Reads one of the engine's events.
+    fn event(&mut self, event: &Event<'_>, progress: &mut dyn Progress<Update>) {
+        match event {
+            Event::Building { .. } | Event::Trial { .. } => {}
+            Event::Built { .. } => self.trials_started = Some(Instant::now()),
+            Event::Finished {
+                scenario: 0,
+                result,
+            } => self.baseline(result, progress),
+            Event::Finished { scenario, result } => self.scenario(*scenario, result, progress),
+        }
+    }
+
+    fn baseline(&mut self, result: &ScenarioResult, progress: &mut dyn Progress<Update>) {
+        // The baseline's own time: from the end of the build (its trials come
+        // first) to its last trial, not the run's so far.
+        let took = self.trials_started.unwrap_or(self.started).elapsed();
+        self.baseline = baseline_of(result, took);
+        self.flaky = self.baseline.flaky.iter().cloned().collect();
+        progress.own(&Update::Baseline(self.baseline.clone()));
+        self.baseline_done = true;
+        if !self.baseline.passed {
+            return;
+        }
+        // Stale and unviable mutants are known before any of their tests run.
+        for (m, mutant) in self.mutants.iter().enumerate() {
+            let early = match &self.plan.scenario_of[m] {
+                Err(stale) => Some(finish(
+                    mutant,
+                    MutantOutcome::Stale,
+                    &BTreeMap::new(),
+                    &self.flaky,
+                    String::new(),
+                    Some(stale.clone()),
+                )),
+                Ok(_) => self.reports[m].take(),
+            };
+            if let Some(report) = early {
+                progress.own(&Update::Mutant(Box::new(report.clone())));
+                self.reports[m] = Some(report);
+            }
+        }
+    }
+
+    fn scenario(
+        &mut self,
+        scenario: usize,
+        result: &ScenarioResult,
+        progress: &mut dyn Progress<Update>,
+    ) {
+        let Some(m) = self
+            .plan
+            .scenario_of
+            .iter()
+            .position(|s| *s == Ok(scenario))
+        else {
+            return;
+        };
+        let mutant = &self.mutants[m];
+        let diff = std::mem::take(&mut self.diffs[m]);
+        let report = match result {
+            ScenarioResult::Unviable { errors } => finish(
+                mutant,
+                MutantOutcome::Unviable,
+                &BTreeMap::new(),
+                &self.flaky,
+                diff,
+                Some(errors.clone()),
+            ),
+            ScenarioResult::NotRun => return,
+            ScenarioResult::Ran { tests } => {
+                let outcomes: BTreeMap<String, TestOutcome> = tests
+                    .iter()
+                    .map(|t| (t.test.name.clone(), t.outcome().clone()))
+                    .collect();
+                let outcome = MutantOutcome::from_tests(
+                    outcomes
+                        .iter()
+                        .filter(|(t, _)| !self.flaky.contains(t.as_str()))
+                        .map(|(_, o)| o),
+                );
+                let mut report = finish(mutant, outcome, &outcomes, &self.flaky, diff, None);
+                report.secs = tests.iter().map(|t| t.runs[0].duration.as_secs_f64()).sum();
+                report
+            }
+        };
+        // Unviable mutants are known at once; they are shown after the baseline.
+        if self.baseline_done {
+            progress.own(&Update::Mutant(Box::new(report.clone())));
+        }
+        self.reports[m] = Some(report);
+    }
+
+    /// The report, once the run is over.
+    fn report(
+        self,
+        options: &Options,
+        run: &engine::Run,
+        scratch: &Scratch,
+        progress: &mut dyn Progress<Update>,
+    ) -> Report {
+        let plan = self.plan;
+        let mut report = Report {
+            schema: 1,
+            implementation: plan.shown.clone(),
+            mutants_dir: plan.mutants_dir.clone(),
+            build_secs: run.build_secs,
+            baseline: self.baseline,
+            limit: LimitInfo {
+                fixed_secs: options.timeout.map(|t| t.as_secs_f64()),
+                floor_secs: LIMIT_FLOOR.as_secs_f64(),
+                factor: LIMIT_FACTOR,
+            },
+            mutants: Vec::new(),
+            filtered: !options.filters.is_empty(),
+            wheats: None,
+            predictions: None,
+            summary: Summary::default(),
+            secs: 0.0,
+            source: plan.source.clone(),
+        };
+        if let ScenarioResult::Unviable { errors } = &run.results[0] {
+            report.baseline.compile_errors = Some(errors.clone());
+            progress.own(&Update::Baseline(report.baseline.clone()));
+        }
+        report.secs = self.started.elapsed().as_secs_f64();
+        if !report.baseline.passed {
+            report.summary.exit_code = ExitCode::NotJudgeable;
+            return report;
+        }
+        report.mutants = self
+            .reports
+            .into_iter()
+            .map(|r| r.expect("every mutant has a report"))
+            .collect();
+        report.summary = summarize(&report.mutants);
+        if let Some(wheats) = &plan.wheats {
+            let checked =
+                checked_wheats(&wheats.wheats, &plan.wheat_scenarios, &run.results, scratch);
+            if !checked.failed.is_empty() {
+                report.summary.exit_code = report.summary.exit_code.max(ExitCode::Failed);
+            }
+            report.wheats = Some(checked);
+        }
+        report
+    }
 }
 
 /// The wheats' results (each wheat's scenario and code, in order), each pass

@@ -6,339 +6,358 @@
 
 use std::fmt::Write as _;
 
+use super::details::{render_baseline_failure, render_mutant_details};
+use super::matrix::{render_kill_matrix, render_kill_matrix_of, render_killing_nothing};
+use super::wheats::render_wheats;
 use super::words::{self, outcome, words};
-use super::{Baseline, MutantReport, Progress, Report};
+use super::{MutantReport, Report, Update};
+use crate::engine::Event;
 use crate::engine::outcome::MutantOutcome;
 use crate::lab::mutant::Mutant;
 use crate::lab::worksheet::SLUGS;
-use crate::output::printer::{Printer, Verb};
+use crate::output::printer::{Layout, Printer, Verb};
+use crate::output::progress::Progress;
 use crate::output::width::{display_width, pad_right, truncate, wrap};
 
-impl Printer {
-    /// The outcome's label, padded to `width`, coloured by how it went.
-    pub(super) fn outcome_label(
-        &self,
-        outcome: MutantOutcome,
-        as_declared: bool,
-        width: usize,
-    ) -> String {
-        let label = pad_right(words::outcome(outcome, self.lang), width);
-        match (outcome, as_declared) {
-            (_, true) => self.out.green(&label),
-            (MutantOutcome::Survived | MutantOutcome::Stale | MutantOutcome::Unviable, _) => {
-                self.out.red(&label)
-            }
-            _ => self.out.yellow(&label),
+/// The outcome's label, padded to `width`, coloured by how it went.
+pub(super) fn outcome_label(
+    layout: &Layout,
+    outcome: MutantOutcome,
+    as_declared: bool,
+    width: usize,
+) -> String {
+    let label = pad_right(words::outcome(outcome, layout.lang), width);
+    match (outcome, as_declared) {
+        (_, true) => layout.out.green(&label),
+        (MutantOutcome::Survived | MutantOutcome::Stale | MutantOutcome::Unviable, _) => {
+            layout.out.red(&label)
         }
-    }
-
-    /// The end of `verify`, on stdout.
-    pub fn verify_report(&mut self, report: &Report) {
-        self.clear_progress();
-        print!("{}", self.render_verify_report(report));
-    }
-
-    /// What `verify_report` prints.
-    pub fn render_verify_report(&self, report: &Report) -> String {
-        if !report.baseline.passed {
-            return self.render_baseline_failure(report);
-        }
-        let w = words(self.lang);
-        let mut out = String::new();
-        let problems: Vec<usize> = (0..report.mutants.len())
-            .filter(|&m| !report.mutants[m].as_declared)
-            .collect();
-        if self.quiet() {
-            for &m in &problems {
-                let _ = writeln!(out, "{}", self.mutant_line(&report.mutants[m]));
-            }
-        } else {
-            for &m in &problems {
-                out.push_str(&self.render_mutant_details(&report.mutants[m]));
-            }
-            let matrix = if self.verbose() {
-                self.render_kill_matrix(report)
-            } else {
-                self.render_kill_matrix_of(report, &problems)
-            };
-            if !matrix.is_empty() {
-                let _ = write!(out, "\n{matrix}");
-            }
-            if self.verbose() {
-                let nothing = self.render_killing_nothing(report);
-                if !nothing.is_empty() {
-                    let _ = write!(out, "\n{nothing}");
-                }
-            }
-            out.push_str(&self.render_by_step(report));
-        }
-        if !report.baseline.flaky.is_empty() {
-            let _ = writeln!(
-                out,
-                "{} {} {}",
-                self.out.yellow("warning:"),
-                w.flaky,
-                report.baseline.flaky.join(", ")
-            );
-        }
-        if let Some(wheats) = report
-            .wheats
-            .as_ref()
-            .filter(|w| !self.quiet() || !w.failed.is_empty())
-        {
-            out.push_str(&self.render_wheats(wheats));
-        }
-        let s = &report.summary;
-        let outcomes: Vec<String> = s
-            .outcomes
-            .iter()
-            .map(|(k, v)| format!("{v} {}", self.outcome_name(k)))
-            .collect();
-        let separator = match self.lang {
-            crate::lab::lang::Lang::En => ", ",
-            crate::lab::lang::Lang::Ja => "、",
-        };
-        let verdict = words::verdict(
-            self.lang,
-            s.mutants,
-            s.not_as_declared,
-            &outcomes.join(separator),
-        );
-        // A wheat that fails the suite fails the run as a mutant not as
-        // declared does: the verdict says so, in red.
-        let wheats_failed = report.wheats.as_ref().map_or(0, |w| w.failed.len());
-        let verdict = match (wheats_failed, self.lang) {
-            (0, _) => verdict,
-            (n, crate::lab::lang::Lang::En) => format!(
-                "{verdict}; {n} of the wheats fail{} the suite",
-                if n == 1 { "s" } else { "" }
-            ),
-            (n, crate::lab::lang::Lang::Ja) => {
-                format!("{verdict}。ただし正しい実装（wheat）{n} 個がスイートに通りません")
-            }
-        };
-        let verdict = if s.not_as_declared == 0 && wheats_failed == 0 {
-            self.out.green(&verdict)
-        } else {
-            self.out.red(&verdict)
-        };
-        let _ = writeln!(
-            out,
-            "\n{}",
-            wrap(&format!("fencelab verify: {verdict}"), self.width)
-        );
-        if s.not_as_declared > 0 {
-            let ids: Vec<&str> = problems
-                .iter()
-                .map(|&m| report.mutants[m].id.as_str())
-                .collect();
-            // The Python edition's mutants are found again only with --python.
-            let python = if report.implementation.ends_with(".py") {
-                " --python"
-            } else {
-                ""
-            };
-            let _ = writeln!(
-                out,
-                "{} fencelab verify{python} --exact {}",
-                w.rerun,
-                ids.join(" ")
-            );
-        } else if !self.verbose() && !self.quiet() {
-            let _ = writeln!(out, "{}", self.out.dim(&wrap(w.matrix_hint, self.width)));
-        }
-        out
-    }
-
-    /// An outcome's name from its JSON label.
-    fn outcome_name(&self, label: &str) -> &'static str {
-        [
-            MutantOutcome::Killed,
-            MutantOutcome::Crashed,
-            MutantOutcome::Timeout,
-            MutantOutcome::Survived,
-            MutantOutcome::Unviable,
-            MutantOutcome::Stale,
-        ]
-        .into_iter()
-        .find(|o| o.label() == label)
-        .map_or("?", |o| outcome(o, self.lang))
-    }
-
-    /// The mutants by step: how many, how many as declared.
-    fn render_by_step(&self, report: &Report) -> String {
-        let w = words(self.lang);
-        let mut out = String::new();
-        let _ = writeln!(out, "\n{}", self.out.bold(w.by_step));
-        for (i, slug) in SLUGS.iter().enumerate() {
-            let step = i as u32 + 1;
-            let of_step: Vec<&MutantReport> =
-                report.mutants.iter().filter(|m| m.step == step).collect();
-            if of_step.is_empty() {
-                continue;
-            }
-            let declared = of_step.iter().filter(|m| m.as_declared).count();
-            let tally = words::step_tally(self.lang, of_step.len(), declared);
-            let tally = if declared == of_step.len() {
-                self.out.green(&tally)
-            } else {
-                self.out.red(&tally)
-            };
-            let _ = writeln!(out, "  {} {step}  {} {tally}", w.step, pad_right(slug, 11));
-        }
-        out
-    }
-
-    /// A mutant's one line: its outcome, id, step, what killed it, and the
-    /// time its tests took, fitted to the width.
-    fn mutant_line(&self, m: &MutantReport) -> String {
-        let w = words(self.lang);
-        let mark = if m.as_declared {
-            self.out.green("✓")
-        } else {
-            self.out.red("✗")
-        };
-        let head = format!(
-            "{mark} {} {} {}",
-            self.outcome_label(m.outcome, m.as_declared, 9),
-            self.out.bold(&m.id),
-            self.out.dim(&format!("{} {}", w.step, m.step)),
-        );
-        let time = words::test_time(self.lang, m.secs);
-        let fixed = display_width(&head) + 1;
-        // The time goes first when the line is short of room; a mutant that
-        // ran no test (stale, unviable) has none.
-        let ran = !m.tests.is_empty();
-        let (time, fixed) = if ran && self.width >= fixed + display_width(&time) + 30 {
-            (
-                format!(" {}", self.out.dim(&time)),
-                fixed + display_width(&time) + 1,
-            )
-        } else {
-            (String::new(), fixed)
-        };
-        let room = self.width.saturating_sub(fixed).max(10);
-        let by = match m.outcome {
-            MutantOutcome::Stale => w.find_not_once.to_string(),
-            MutantOutcome::Unviable => w.does_not_compile.trim_end_matches(':').to_string(),
-            MutantOutcome::Survived if m.equivalent.is_some() => {
-                format!("{} ({})", w.every_test_passed, w.equivalent)
-            }
-            MutantOutcome::Survived => w.every_test_passed.to_string(),
-            _ => {
-                // As many killers as fit, then how many more.
-                let names: Vec<&str> = m
-                    .killed_by
-                    .iter()
-                    .map(|k| k.test.split_once("::").map_or(k.test.as_str(), |(_, n)| n))
-                    .collect();
-                let room = room.saturating_sub(display_width(w.by) + 1);
-                let mut shown: Vec<&str> = Vec::new();
-                for (i, name) in names.iter().enumerate() {
-                    let rest = names.len() - i - 1;
-                    let tail = if rest > 0 {
-                        display_width(&words::more(self.lang, rest))
-                    } else {
-                        0
-                    };
-                    let used: usize = shown.iter().map(|n| n.len() + 2).sum();
-                    if shown.is_empty() || used + name.len() + tail <= room {
-                        shown.push(name);
-                    } else {
-                        break;
-                    }
-                }
-                let mut text = format!("{} {}", w.by, shown.join(", "));
-                if shown.len() < names.len() {
-                    text.push_str(&words::more(self.lang, names.len() - shown.len()));
-                }
-                if display_width(&text) > room && names.len() > 1 {
-                    // Not even one name fits with the count: the name cut short.
-                    let tail = words::more(self.lang, names.len() - 1);
-                    let name = truncate(names[0], room.saturating_sub(display_width(&tail) + 1));
-                    text = format!("{} {name}{tail}", w.by);
-                }
-                text
-            }
-        };
-        format!("{head} {}{time}", truncate(&by, room))
-    }
-
-    /// `fencelab verify --list`: every mutant's id, step and title, without
-    /// building anything. Titles are cut to the width only on a terminal
-    /// (`cut`): piped, into `grep` say, every title is whole.
-    pub fn render_mutant_list(&self, mutants: &[Mutant], cut: bool) -> String {
-        let w = words(self.lang);
-        let id_width = mutants.iter().map(|m| m.id.len()).max().unwrap_or(0);
-        let mut out = String::new();
-        for m in mutants {
-            let mark = if m.equivalent.is_some() {
-                format!(" ({})", w.equivalent)
-            } else {
-                String::new()
-            };
-            let head = format!(
-                "{}  {}  ",
-                pad_right(&m.id, id_width),
-                format_args!("{} {}", w.step, m.step)
-            );
-            let title = format!("{}{mark}", m.titles.get(self.lang));
-            let title = if cut {
-                truncate(
-                    &title,
-                    self.width.saturating_sub(display_width(&head)).max(20),
-                )
-            } else {
-                title
-            };
-            let _ = writeln!(out, "{head}{title}");
-        }
-        out
+        _ => layout.out.yellow(&label),
     }
 }
 
-impl Progress for Printer {
-    fn started(&mut self, mutants: usize, implementation: &str, mutants_dir: &str) {
-        self.done = 0;
-        self.total = mutants;
-        let text = words::verifying(self.lang, mutants, implementation, mutants_dir);
-        self.status(Verb::Verifying, &text);
+/// What `verify` prints last, on stdout.
+pub fn render_verify_report(layout: &Layout, report: &Report) -> String {
+    if !report.baseline.passed {
+        return render_baseline_failure(layout, report);
     }
-
-    fn building(&mut self, implementations: usize, detail: &crate::engine::cargo::Detail) {
-        self.build_started(implementations, Some(detail));
+    let w = words(layout.lang);
+    let mut out = String::new();
+    let problems: Vec<usize> = (0..report.mutants.len())
+        .filter(|&m| !report.mutants[m].as_declared)
+        .collect();
+    if layout.quiet() {
+        for &m in &problems {
+            let _ = writeln!(out, "{}", mutant_line(layout, &report.mutants[m]));
+        }
+    } else {
+        for &m in &problems {
+            out.push_str(&render_mutant_details(layout, &report.mutants[m]));
+        }
+        let matrix = if layout.verbose() {
+            render_kill_matrix(layout, report)
+        } else {
+            render_kill_matrix_of(layout, report, &problems)
+        };
+        if !matrix.is_empty() {
+            let _ = write!(out, "\n{matrix}");
+        }
+        if layout.verbose() {
+            let nothing = render_killing_nothing(layout, report);
+            if !nothing.is_empty() {
+                let _ = write!(out, "\n{nothing}");
+            }
+        }
+        out.push_str(&render_by_step(layout, report));
     }
-
-    fn built(&mut self, implementations: usize, secs: f64) {
-        self.build_finished(implementations, secs);
+    if !report.baseline.flaky.is_empty() {
+        let _ = writeln!(
+            out,
+            "{} {} {}",
+            layout.out.yellow("warning:"),
+            w.flaky,
+            report.baseline.flaky.join(", ")
+        );
     }
-
-    fn trial_done(&mut self, done: usize, total: usize) {
-        self.trials(done, total);
+    if let Some(wheats) = report
+        .wheats
+        .as_ref()
+        .filter(|w| !layout.quiet() || !w.failed.is_empty())
+    {
+        out.push_str(&render_wheats(layout, wheats));
     }
+    let s = &report.summary;
+    let outcomes: Vec<String> = s
+        .outcomes
+        .iter()
+        .map(|(k, v)| format!("{v} {}", outcome_name(layout, k)))
+        .collect();
+    let separator = match layout.lang {
+        crate::lab::lang::Lang::En => ", ",
+        crate::lab::lang::Lang::Ja => "、",
+    };
+    let verdict = words::verdict(
+        layout.lang,
+        s.mutants,
+        s.not_as_declared,
+        &outcomes.join(separator),
+    );
+    // A wheat that fails the suite fails the run as a mutant not as
+    // declared does: the verdict says so, in red.
+    let wheats_failed = report.wheats.as_ref().map_or(0, |w| w.failed.len());
+    let verdict = match (wheats_failed, layout.lang) {
+        (0, _) => verdict,
+        (n, crate::lab::lang::Lang::En) => format!(
+            "{verdict}; {n} of the wheats fail{} the suite",
+            if n == 1 { "s" } else { "" }
+        ),
+        (n, crate::lab::lang::Lang::Ja) => {
+            format!("{verdict}。ただし正しい実装（wheat）{n} 個がスイートに通りません")
+        }
+    };
+    let verdict = if s.not_as_declared == 0 && wheats_failed == 0 {
+        layout.out.green(&verdict)
+    } else {
+        layout.out.red(&verdict)
+    };
+    let _ = writeln!(
+        out,
+        "\n{}",
+        wrap(&format!("fencelab verify: {verdict}"), layout.width)
+    );
+    if s.not_as_declared > 0 {
+        let ids: Vec<&str> = problems
+            .iter()
+            .map(|&m| report.mutants[m].id.as_str())
+            .collect();
+        // The Python edition's mutants are found again only with --python.
+        let python = if report.implementation.ends_with(".py") {
+            " --python"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{} fencelab verify{python} --exact {}",
+            w.rerun,
+            ids.join(" ")
+        );
+    } else if !layout.verbose() && !layout.quiet() {
+        let _ = writeln!(
+            out,
+            "{}",
+            layout.out.dim(&wrap(w.matrix_hint, layout.width))
+        );
+    }
+    out
+}
 
-    fn baseline(&mut self, baseline: &Baseline) {
-        // A failed baseline is the summary's to show, last.
-        if baseline.passed {
-            let text = words::baseline_passed(self.lang, baseline.tests.len(), baseline.secs);
-            self.status(Verb::Baseline, &text);
+/// An outcome's name from its JSON label.
+fn outcome_name(layout: &Layout, label: &str) -> &'static str {
+    [
+        MutantOutcome::Killed,
+        MutantOutcome::Crashed,
+        MutantOutcome::Timeout,
+        MutantOutcome::Survived,
+        MutantOutcome::Unviable,
+        MutantOutcome::Stale,
+    ]
+    .into_iter()
+    .find(|o| o.label() == label)
+    .map_or("?", |o| outcome(o, layout.lang))
+}
+
+/// The mutants by step: how many, how many as declared.
+fn render_by_step(layout: &Layout, report: &Report) -> String {
+    let w = words(layout.lang);
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}", layout.out.bold(w.by_step));
+    for (i, slug) in SLUGS.iter().enumerate() {
+        let step = i as u32 + 1;
+        let of_step: Vec<&MutantReport> =
+            report.mutants.iter().filter(|m| m.step == step).collect();
+        if of_step.is_empty() {
+            continue;
+        }
+        let declared = of_step.iter().filter(|m| m.as_declared).count();
+        let tally = words::step_tally(layout.lang, of_step.len(), declared);
+        let tally = if declared == of_step.len() {
+            layout.out.green(&tally)
+        } else {
+            layout.out.red(&tally)
+        };
+        let _ = writeln!(out, "  {} {step}  {} {tally}", w.step, pad_right(slug, 11));
+    }
+    out
+}
+
+/// A mutant's one line: its outcome, id, step, what killed it, and the
+/// time its tests took, fitted to the width.
+fn mutant_line(layout: &Layout, m: &MutantReport) -> String {
+    let w = words(layout.lang);
+    let mark = if m.as_declared {
+        layout.out.green("✓")
+    } else {
+        layout.out.red("✗")
+    };
+    let head = format!(
+        "{mark} {} {} {}",
+        outcome_label(layout, m.outcome, m.as_declared, 9),
+        layout.out.bold(&m.id),
+        layout.out.dim(&format!("{} {}", w.step, m.step)),
+    );
+    let time = words::test_time(layout.lang, m.secs);
+    let fixed = display_width(&head) + 1;
+    // The time goes first when the line is short of room; a mutant that
+    // ran no test (stale, unviable) has none.
+    let ran = !m.tests.is_empty();
+    let (time, fixed) = if ran && layout.width >= fixed + display_width(&time) + 30 {
+        (
+            format!(" {}", layout.out.dim(&time)),
+            fixed + display_width(&time) + 1,
+        )
+    } else {
+        (String::new(), fixed)
+    };
+    let room = layout.width.saturating_sub(fixed).max(10);
+    let by = match m.outcome {
+        MutantOutcome::Stale => w.find_not_once.to_string(),
+        MutantOutcome::Unviable => w.does_not_compile.trim_end_matches(':').to_string(),
+        MutantOutcome::Survived if m.equivalent.is_some() => {
+            format!("{} ({})", w.every_test_passed, w.equivalent)
+        }
+        MutantOutcome::Survived => w.every_test_passed.to_string(),
+        _ => {
+            // As many killers as fit, then how many more.
+            let names: Vec<&str> = m
+                .killed_by
+                .iter()
+                .map(|k| k.test.split_once("::").map_or(k.test.as_str(), |(_, n)| n))
+                .collect();
+            let room = room.saturating_sub(display_width(w.by) + 1);
+            let mut shown: Vec<&str> = Vec::new();
+            for (i, name) in names.iter().enumerate() {
+                let rest = names.len() - i - 1;
+                let tail = if rest > 0 {
+                    display_width(&words::more(layout.lang, rest))
+                } else {
+                    0
+                };
+                let used: usize = shown.iter().map(|n| n.len() + 2).sum();
+                if shown.is_empty() || used + name.len() + tail <= room {
+                    shown.push(name);
+                } else {
+                    break;
+                }
+            }
+            let mut text = format!("{} {}", w.by, shown.join(", "));
+            if shown.len() < names.len() {
+                text.push_str(&words::more(layout.lang, names.len() - shown.len()));
+            }
+            if display_width(&text) > room && names.len() > 1 {
+                // Not even one name fits with the count: the name cut short.
+                let tail = words::more(layout.lang, names.len() - 1);
+                let name = truncate(names[0], room.saturating_sub(display_width(&tail) + 1));
+                text = format!("{} {name}{tail}", w.by);
+            }
+            text
+        }
+    };
+    format!("{head} {}{time}", truncate(&by, room))
+}
+
+/// `fencelab verify --list`: every mutant's id, step and title, without
+/// building anything. Titles are cut to the width only on a terminal
+/// (`cut`): piped, into `grep` say, every title is whole.
+pub fn render_mutant_list(layout: &Layout, mutants: &[Mutant], cut: bool) -> String {
+    let w = words(layout.lang);
+    let id_width = mutants.iter().map(|m| m.id.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for m in mutants {
+        let mark = if m.equivalent.is_some() {
+            format!(" ({})", w.equivalent)
+        } else {
+            String::new()
+        };
+        let head = format!(
+            "{}  {}  ",
+            pad_right(&m.id, id_width),
+            format_args!("{} {}", w.step, m.step)
+        );
+        let title = format!("{}{mark}", m.titles.get(layout.lang));
+        let title = if cut {
+            truncate(
+                &title,
+                layout.width.saturating_sub(display_width(&head)).max(20),
+            )
+        } else {
+            title
+        };
+        let _ = writeln!(out, "{head}{title}");
+    }
+    out
+}
+
+/// `verify`'s live display: the printer's progress for the engine's events,
+/// a status line when it starts and when the baseline passes, and per mutant
+/// its line (when verbose, or when it is not as declared) or a count.
+pub struct Live<'p> {
+    printer: &'p mut Printer,
+    done: usize,
+    total: usize,
+}
+
+impl<'p> Live<'p> {
+    pub fn new(printer: &'p mut Printer) -> Live<'p> {
+        Live {
+            printer,
+            done: 0,
+            total: 0,
         }
     }
+}
 
-    fn mutant(&mut self, m: &MutantReport) {
-        self.done += 1;
-        if self.verbose() || (!m.as_declared && !self.quiet()) {
-            let line = self.mutant_line(m);
-            self.line(&line);
-        } else {
-            let text = format!(
-                "  {}/{} · {} {}",
-                self.done,
-                self.total,
-                words::outcome(m.outcome, self.lang),
-                m.id
-            );
-            self.progress(&text);
+impl Progress<Update> for Live<'_> {
+    fn engine(&mut self, event: &Event<'_>) {
+        self.printer.engine(event);
+    }
+
+    fn own(&mut self, update: &Update) {
+        let printer = &mut *self.printer;
+        let lang = printer.lang;
+        match update {
+            Update::Started {
+                mutants,
+                implementation,
+                mutants_dir,
+            } => {
+                self.done = 0;
+                self.total = *mutants;
+                let text = words::verifying(lang, *mutants, implementation, mutants_dir);
+                printer.status(Verb::Verifying, &text);
+            }
+            // A failed baseline is the summary's to show, last.
+            Update::Baseline(baseline) if baseline.passed => {
+                let text = words::baseline_passed(lang, baseline.tests.len(), baseline.secs);
+                printer.status(Verb::Baseline, &text);
+            }
+            Update::Baseline(_) => {}
+            Update::Mutant(m) => {
+                self.done += 1;
+                let layout = printer.layout();
+                if layout.verbose() || (!m.as_declared && !layout.quiet()) {
+                    printer.line(&mutant_line(&layout, m));
+                } else {
+                    let text = format!(
+                        "  {}/{} · {} {}",
+                        self.done,
+                        self.total,
+                        words::outcome(m.outcome, lang),
+                        m.id
+                    );
+                    printer.progress(&text);
+                }
+            }
         }
     }
 }
@@ -347,6 +366,7 @@ impl Progress for Printer {
 mod tests {
     use std::collections::{BTreeMap, BTreeSet};
 
+    use super::super::Baseline;
     use super::super::report::{LimitInfo, finish, summarize};
     use super::*;
     use crate::engine::outcome::{FailureKind, TestOutcome};
@@ -424,7 +444,7 @@ mod tests {
     fn a_stale_mutant_gets_no_kill_matrix_block_of_its_own() {
         let report = report("claim-expiry-inclusive", "release-resets-fence");
         for lang in Lang::ALL {
-            let normal = Printer::plain().in_lang(lang).render_verify_report(&report);
+            let normal = render_verify_report(&Layout::plain().in_lang(lang), &report);
             let heading = words(lang).kill_matrix;
             assert!(!normal.contains(heading), "{normal}");
             assert!(
@@ -432,10 +452,10 @@ mod tests {
                 "its details: {normal}"
             );
             // The whole matrix has the column of the mutant that ran, not the other's.
-            let verbose = Printer::plain()
-                .in_lang(lang)
-                .at(Verbosity::Verbose)
-                .render_verify_report(&report);
+            let verbose = render_verify_report(
+                &Layout::plain().in_lang(lang).at(Verbosity::Verbose),
+                &report,
+            );
             let matrix = &verbose[verbose.find(heading).unwrap()..];
             assert!(matrix.contains("1 ✓ claim-expiry-inclusive"), "{matrix}");
             assert!(!matrix.contains("2 ✗ release-resets-fence"), "{matrix}");
@@ -445,10 +465,10 @@ mod tests {
     #[test]
     fn a_mutant_that_ran_no_test_has_no_test_time() {
         let report = report("claim-expiry-inclusive", "release-resets-fence");
-        let printer = Printer::plain();
-        let killed = printer.mutant_line(&report.mutants[0]);
+        let printer = Layout::plain();
+        let killed = mutant_line(&printer, &report.mutants[0]);
         assert!(killed.ends_with("1.0s of tests"), "{killed}");
-        let stale = printer.mutant_line(&report.mutants[1]);
+        let stale = mutant_line(&printer, &report.mutants[1]);
         assert!(!stale.contains("of tests"), "{stale}");
         assert!(display_width(&stale) <= 80, "{stale}");
     }
@@ -459,10 +479,7 @@ mod tests {
         report.mutants.pop();
         report.summary = summarize(&report.mutants);
         for lang in Lang::ALL {
-            let text = Printer::plain()
-                .in_lang(lang)
-                .with_width(80)
-                .render_verify_report(&report);
+            let text = render_verify_report(&Layout::plain().in_lang(lang).with_width(80), &report);
             for line in text.lines() {
                 assert!(display_width(line) <= 80, "{line}");
             }
@@ -486,10 +503,7 @@ mod tests {
             }],
         });
         let verdict = |report: &Report, lang| {
-            let text = Printer::plain()
-                .in_lang(lang)
-                .with_width(80)
-                .render_verify_report(report);
+            let text = render_verify_report(&Layout::plain().in_lang(lang).with_width(80), report);
             let at = text.find("fencelab verify:").expect("a verdict");
             text[at..].replace('\n', " ")
         };
@@ -503,13 +517,13 @@ mod tests {
     #[test]
     fn the_list_cuts_titles_only_on_a_terminal() {
         let mutants = mutant::builtin();
-        let printer = Printer::plain().with_width(80);
-        let piped = printer.render_mutant_list(&mutants, false);
+        let printer = Layout::plain().with_width(80);
+        let piped = render_mutant_list(&printer, &mutants, false);
         assert!(!piped.contains('…'), "{piped}");
         for m in &mutants {
             assert!(piped.contains(&m.title), "{} is whole", m.id);
         }
-        let terminal = printer.render_mutant_list(&mutants, true);
+        let terminal = render_mutant_list(&printer, &mutants, true);
         assert!(
             terminal.contains('…'),
             "some title is longer than 80 columns"

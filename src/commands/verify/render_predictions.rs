@@ -9,7 +9,7 @@ use super::predictions::{Happened, Scorecard, Scored};
 use crate::engine::outcome::MutantOutcome;
 use crate::lab::mutant::Mutant;
 use crate::lab::worksheet::Lang;
-use crate::output::printer::Printer;
+use crate::output::printer::Layout;
 use crate::output::width::wrap;
 
 struct Words {
@@ -84,139 +84,142 @@ fn unscored(outcome: MutantOutcome, lang: Lang) -> &'static str {
     }
 }
 
-impl Printer {
-    /// The predictions beside what happened, and the score.
-    pub fn render_predictions(&self, card: &Scorecard, mutants: &[Mutant], lang: Lang) -> String {
-        let s = &self.out;
-        let w = words(lang);
-        let mut out = String::new();
-        let _ = writeln!(out, "\n{}", s.bold(w.title));
-        for m in &card.mutants {
-            out.push_str(&self.render_scored(m, mutants, lang));
-        }
-        let percent = if card.max_points > 0.0 {
-            (card.points / card.max_points * 100.0).round()
-        } else {
-            0.0
-        };
-        let of = card.mutants.len() - card.scored;
-        let total = match lang {
-            Lang::En => format!(
-                "{}{}{:.2}/{} ({percent}%) for {}",
-                w.score,
-                w.colon,
-                card.points,
-                card.max_points,
-                match card.scored {
-                    1 => "1 prediction".to_string(),
-                    n => format!("{n} predictions"),
-                }
-            ),
-            Lang::Ja => format!(
-                "{}{}{:.2}/{}（{percent}%）、予想 {} 個",
-                w.score, w.colon, card.points, card.max_points, card.scored
-            ),
-        };
-        let rest = match (of, lang) {
-            (0, _) => String::new(),
-            (n, Lang::En) => format!(" ({n} more not scored: no test killed it)"),
-            (n, Lang::Ja) => {
-                format!("（ほかの {n} 個はどのテストも検出しなかったので採点していません）")
-            }
-        };
-        let _ = writeln!(out, "\n{}", wrap(&format!("{total}{rest}"), self.width));
-        out
+/// The predictions beside what happened, and the score.
+pub fn render_predictions(
+    layout: &Layout,
+    card: &Scorecard,
+    mutants: &[Mutant],
+    lang: Lang,
+) -> String {
+    let s = &layout.out;
+    let w = words(lang);
+    let mut out = String::new();
+    let _ = writeln!(out, "\n{}", s.bold(w.title));
+    for m in &card.mutants {
+        out.push_str(&render_scored(layout, m, mutants, lang));
     }
+    let percent = if card.max_points > 0.0 {
+        (card.points / card.max_points * 100.0).round()
+    } else {
+        0.0
+    };
+    let of = card.mutants.len() - card.scored;
+    let total = match lang {
+        Lang::En => format!(
+            "{}{}{:.2}/{} ({percent}%) for {}",
+            w.score,
+            w.colon,
+            card.points,
+            card.max_points,
+            match card.scored {
+                1 => "1 prediction".to_string(),
+                n => format!("{n} predictions"),
+            }
+        ),
+        Lang::Ja => format!(
+            "{}{}{:.2}/{}（{percent}%）、予想 {} 個",
+            w.score, w.colon, card.points, card.max_points, card.scored
+        ),
+    };
+    let rest = match (of, lang) {
+        (0, _) => String::new(),
+        (n, Lang::En) => format!(" ({n} more not scored: no test killed it)"),
+        (n, Lang::Ja) => {
+            format!("（ほかの {n} 個はどのテストも検出しなかったので採点していません）")
+        }
+    };
+    let _ = writeln!(out, "\n{}", wrap(&format!("{total}{rest}"), layout.width));
+    out
+}
 
-    fn render_scored(&self, m: &Scored, mutants: &[Mutant], lang: Lang) -> String {
-        let s = &self.out;
-        let w = words(lang);
-        let mut out = String::new();
-        let mark = if m.max_points == 0.0 {
-            s.dim("-")
-        } else if m.points >= m.max_points {
-            s.green("✓")
-        } else if m.points > 0.0 {
-            s.yellow("~")
+fn render_scored(layout: &Layout, m: &Scored, mutants: &[Mutant], lang: Lang) -> String {
+    let s = &layout.out;
+    let w = words(lang);
+    let mut out = String::new();
+    let mark = if m.max_points == 0.0 {
+        s.dim("-")
+    } else if m.points >= m.max_points {
+        s.green("✓")
+    } else if m.points > 0.0 {
+        s.yellow("~")
+    } else {
+        s.red("✗")
+    };
+    let points = if m.max_points > 0.0 {
+        format!("  {:.2}/{}", m.points, m.max_points)
+    } else {
+        String::new()
+    };
+    let _ = writeln!(
+        out,
+        "\n{mark} {} {}{points}",
+        s.bold(&m.mutant),
+        s.dim(&format!("({} {})", w.step, m.step)),
+    );
+    // Laid out as what happened is, to be read side by side.
+    let observation = m.predicted_observation.map(|o| o.label(lang));
+    if observation.is_none() && m.predicted_tests.is_empty() {
+        let _ = writeln!(out, "    {}{}{}", w.predicted, w.colon, w.nothing);
+    } else {
+        let tests = if m.predicted_tests.is_empty() {
+            w.no_test.to_string()
         } else {
-            s.red("✗")
+            m.predicted_tests.join(", ")
         };
-        let points = if m.max_points > 0.0 {
-            format!("  {:.2}/{}", m.points, m.max_points)
-        } else {
-            String::new()
-        };
+        let line = format!(
+            "      - {}{}{tests}",
+            observation.unwrap_or(w.no_observation),
+            w.colon
+        );
+        let _ = writeln!(out, "    {}{}", w.predicted, w.colon.trim_end());
+        let _ = writeln!(out, "{}", wrap(&line, layout.width));
+    }
+    if m.max_points == 0.0 {
         let _ = writeln!(
             out,
-            "\n{mark} {} {}{points}",
-            s.bold(&m.mutant),
-            s.dim(&format!("({} {})", w.step, m.step)),
+            "{}",
+            wrap(
+                &format!("    {}{}{}", w.happened, w.colon, unscored(m.outcome, lang)),
+                layout.width
+            )
         );
-        // Laid out as what happened is, to be read side by side.
-        let observation = m.predicted_observation.map(|o| o.label(lang));
-        if observation.is_none() && m.predicted_tests.is_empty() {
-            let _ = writeln!(out, "    {}{}{}", w.predicted, w.colon, w.nothing);
-        } else {
-            let tests = if m.predicted_tests.is_empty() {
-                w.no_test.to_string()
-            } else {
-                m.predicted_tests.join(", ")
-            };
-            let line = format!(
-                "      - {}{}{tests}",
-                observation.unwrap_or(w.no_observation),
-                w.colon
-            );
-            let _ = writeln!(out, "    {}{}", w.predicted, w.colon.trim_end());
-            let _ = writeln!(out, "{}", wrap(&line, self.width));
-        }
-        if m.max_points == 0.0 {
-            let _ = writeln!(
-                out,
-                "{}",
-                wrap(
-                    &format!("    {}{}{}", w.happened, w.colon, unscored(m.outcome, lang)),
-                    self.width
-                )
-            );
-            return out;
-        }
-        let _ = writeln!(out, "    {}{}", w.happened, w.colon.trim_end());
-        for h in &m.happened {
-            let line = format!("      - {}{}{}", seen(h, lang), w.colon, h.tests.join(", "));
-            let _ = writeln!(out, "{}", wrap(&line, self.width));
-        }
-        let right = m
-            .predicted_tests
-            .iter()
-            .filter(|t| m.killers.contains(t))
-            .count();
-        let wrong = m.predicted_tests.len() - right;
-        let precision = m.precision.map_or("-".to_string(), |p| format!("{p:.2}"));
-        let tally = match lang {
-            Lang::En => format!(
-                "    tests: {right} of its {} named, {wrong} named that do not kill it (precision {precision}, recall {:.2})",
-                match m.killers.len() {
-                    1 => "1 killer".to_string(),
-                    n => format!("{n} killers"),
-                },
-                m.recall
-            ),
-            Lang::Ja => format!(
-                "    テスト：検出した {} 個のうち {right} 個を指名、検出しないテストを {wrong} 個指名（適合率 {precision}、再現率 {:.2}）",
-                m.killers.len(),
-                m.recall
-            ),
-        };
-        let _ = writeln!(out, "{}", s.dim(&wrap(&tally, self.width)));
-        if m.points < m.max_points
-            && let Some(mutant) = mutants.iter().find(|x| x.id == m.mutant)
-        {
-            let text = format!("    {}{}{}", w.why, w.colon, mutant.explanation.get(lang));
-            let _ = writeln!(out, "{}", wrap(&text, self.width));
-        }
-        out
+        return out;
     }
+    let _ = writeln!(out, "    {}{}", w.happened, w.colon.trim_end());
+    for h in &m.happened {
+        let line = format!("      - {}{}{}", seen(h, lang), w.colon, h.tests.join(", "));
+        let _ = writeln!(out, "{}", wrap(&line, layout.width));
+    }
+    let right = m
+        .predicted_tests
+        .iter()
+        .filter(|t| m.killers.contains(t))
+        .count();
+    let wrong = m.predicted_tests.len() - right;
+    let precision = m.precision.map_or("-".to_string(), |p| format!("{p:.2}"));
+    let tally = match lang {
+        Lang::En => format!(
+            "    tests: {right} of its {} named, {wrong} named that do not kill it (precision {precision}, recall {:.2})",
+            match m.killers.len() {
+                1 => "1 killer".to_string(),
+                n => format!("{n} killers"),
+            },
+            m.recall
+        ),
+        Lang::Ja => format!(
+            "    テスト：検出した {} 個のうち {right} 個を指名、検出しないテストを {wrong} 個指名（適合率 {precision}、再現率 {:.2}）",
+            m.killers.len(),
+            m.recall
+        ),
+    };
+    let _ = writeln!(out, "{}", s.dim(&wrap(&tally, layout.width)));
+    if m.points < m.max_points
+        && let Some(mutant) = mutants.iter().find(|x| x.id == m.mutant)
+    {
+        let text = format!("    {}{}{}", w.why, w.colon, mutant.explanation.get(lang));
+        let _ = writeln!(out, "{}", wrap(&text, layout.width));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -262,7 +265,7 @@ mod tests {
             points: 0.0,
             max_points: 1.0,
         };
-        let en = Printer::plain().render_predictions(&card, &[], Lang::En);
+        let en = render_predictions(&Layout::plain(), &card, &[], Lang::En);
         assert!(en.contains("✗ crashes (step 4)  0.00/1\n"), "{en}");
         assert!(
             en.contains("    you predicted:\n      - error: (no test)\n"),
@@ -283,7 +286,7 @@ mod tests {
             ),
             "{en}"
         );
-        let ja = Printer::plain().render_predictions(&card, &[], Lang::Ja);
+        let ja = render_predictions(&Layout::plain(), &card, &[], Lang::Ja);
         assert!(
             ja.contains("      - クラッシュ（観測なし）：step4::a\n"),
             "{ja}"

@@ -6,31 +6,29 @@ use std::fmt::Write as _;
 
 use super::WheatsChecked;
 use crate::lab::lang::Lang;
-use crate::output::printer::{Printer, indent};
+use crate::output::printer::{Layout, indent};
 use crate::output::width::wrap;
 
-impl Printer {
-    /// How many wheats pass the suite; each that does not, with its failing
-    /// tests (or that it does not compile).
-    pub(super) fn render_wheats(&self, wheats: &WheatsChecked) -> String {
-        let line = sentence(self.lang, wheats.checked, wheats.failed.len());
-        let mut out = String::new();
-        if wheats.failed.is_empty() {
-            let _ = writeln!(out, "{}", wrap(&line, self.width));
-            return out;
-        }
-        let _ = writeln!(out, "{}", self.out.red(&wrap(&line, self.width)));
-        for failed in &wheats.failed {
-            let why = match (failed.tests.is_empty(), self.lang) {
-                (false, _) => failed.tests.join(", "),
-                (true, Lang::En) => "does not compile (the messages are in --json)".to_string(),
-                (true, Lang::Ja) => "コンパイルできません（メッセージは --json に）".to_string(),
-            };
-            let text = format!("{}: {why}", failed.path);
-            let _ = writeln!(out, "{}", indent(&wrap(&text, self.width - 4), 2));
-        }
-        out
+/// How many wheats pass the suite; each that does not, with its failing
+/// tests (or that it does not compile).
+pub(super) fn render_wheats(layout: &Layout, wheats: &WheatsChecked) -> String {
+    let line = sentence(layout.lang, wheats.checked, wheats.failed.len());
+    let mut out = String::new();
+    if wheats.failed.is_empty() {
+        let _ = writeln!(out, "{}", wrap(&line, layout.width));
+        return out;
     }
+    let _ = writeln!(out, "{}", layout.out.red(&wrap(&line, layout.width)));
+    for failed in &wheats.failed {
+        let why = match (failed.tests.is_empty(), layout.lang) {
+            (false, _) => failed.tests.join(", "),
+            (true, Lang::En) => "does not compile (the messages are in --json)".to_string(),
+            (true, Lang::Ja) => "コンパイルできません（メッセージは --json に）".to_string(),
+        };
+        let text = format!("{}: {why}", failed.path);
+        let _ = writeln!(out, "{}", indent(&wrap(&text, layout.width - 4), 2));
+    }
+    out
 }
 
 /// The wheats' line.
@@ -78,13 +76,13 @@ mod tests {
     #[test]
     fn the_wheats_lines_in_both_languages() {
         for lang in [Lang::En, Lang::Ja] {
-            let mut printer = Printer::plain();
+            let mut printer = Layout::plain();
             printer.lang = lang;
             printer.width = 80;
             let screen = format!(
                 "{}{}",
-                printer.render_wheats(&checked(0)),
-                printer.render_wheats(&checked(2))
+                render_wheats(&printer, &checked(0)),
+                render_wheats(&printer, &checked(2))
             );
             insta::assert_snapshot!(format!("wheats_{}", lang.code()), screen);
         }

@@ -70,8 +70,8 @@ pub fn hash_of<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
     format!("{:016x}", hasher.finish())
 }
 
-/// The environment variable (and `--cache DIR`) that says where scratch
-/// builds go.
+/// The environment variable that says where scratch builds go (`--cache
+/// DIR` says it first, as a value: see `Place::find`).
 pub const CACHE_ENV: &str = "FENCELAB_CACHE";
 
 /// Where the scratch builds go, and why there.
@@ -93,14 +93,14 @@ pub enum Place {
 
 impl Place {
     /// Where scratch builds go (see `Place`), for a project whose own target
-    /// directory is `project_target`.
-    pub fn find(project_target: &Path) -> Place {
+    /// directory is `project_target`: `cache` (`--cache DIR`) when given.
+    pub fn find(cache: Option<&Path>, project_target: &Path) -> Place {
         let var = |name: &str| {
             std::env::var_os(name)
                 .filter(|v| !v.is_empty())
                 .map(PathBuf::from)
         };
-        if let Some(dir) = var(CACHE_ENV) {
+        if let Some(dir) = cache.map(Path::to_path_buf).or_else(|| var(CACHE_ENV)) {
             return Place::Chosen(dir);
         }
         if let Some(dir) = var("CARGO_TARGET_DIR") {
@@ -144,9 +144,9 @@ impl Place {
 impl Scratch {
     /// The scratch workspace for a project whose own target directory is
     /// `project_target` (used only when there is no home directory for a
-    /// cache; see `Place`).
+    /// cache; see `Place`), where no `--cache` is given.
     pub fn locate(project_target: &Path) -> Result<Scratch, Error> {
-        Scratch::at(&Place::find(project_target))
+        Scratch::at(&Place::find(None, project_target))
     }
 
     /// The scratch workspace at `place`.
@@ -323,12 +323,15 @@ mod tests {
         let project = Path::new("/p/target");
         // SAFETY: this test alone reads or writes these variables.
         unsafe { std::env::set_var(CACHE_ENV, "/c") };
-        let chosen = Place::find(project);
+        let chosen = Place::find(None, project);
         assert_eq!(chosen, Place::Chosen("/c".into()));
         assert_eq!(chosen.target_dir(), Path::new("/c/target"));
+        // `--cache` comes before the environment.
+        let given = Place::find(Some(Path::new("/given")), project);
+        assert_eq!(given, Place::Chosen("/given".into()));
         unsafe { std::env::remove_var(CACHE_ENV) };
         // A unit test runs from cargo's target directory: fencelab's own.
-        match Place::find(project) {
+        match Place::find(None, project) {
             Place::Running(dir) | Place::CargoTargetDir(dir) => {
                 assert!(dir.join("CACHEDIR.TAG").exists() || dir.is_dir(), "{dir:?}")
             }

@@ -1,0 +1,540 @@
+//! Judging learners' own tests (`check --mine`, `grade --tests`), on the
+//! learners' tests of `tests/fixtures/learner_tests/`: tests that over-specify
+//! are invalid, naming the correct implementation they fail on and the
+//! freedom they assumed; a happy-path suite is valid but thin, with its missed
+//! steps named; a test written from a misunderstanding names the mutant that
+//! embodies it; every judgement tells the same true reason. `grade --tests`
+//! scores suites for CI: 0 for an invalid one, said once, else the mean of
+//! the steps' shares of mutants caught, in the terminal, JSON, JUnit and
+//! Gradescope. Hostile tests and fencelab's own suite as a learner's tests
+//! are in the modules below.
+
+use std::path::Path;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use fencelab::judging::{self as mine, Judges, TestsReport};
+use fencelab::lab::reference::items;
+
+use crate::common::root;
+
+mod hostile;
+mod own_suite;
+
+/// A lab crate named `lab` whose own tests are `main` (and `modules`).
+fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let mine = dir.path().join("tests/mine");
+    std::fs::create_dir_all(&mine).unwrap();
+    std::fs::write(
+        dir.path().join("Cargo.toml"),
+        "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+    )
+    .unwrap();
+    std::fs::write(mine.join("main.rs"), main).unwrap();
+    for (name, text) in modules {
+        std::fs::write(mine.join(name), text).unwrap();
+    }
+    dir
+}
+
+/// A learner's tests of `tests/fixtures/learner_tests/`.
+fn fixture(name: &str) -> String {
+    let path = root().join("tests/fixtures/learner_tests").join(name);
+    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn judges() -> &'static Judges {
+    static JUDGES: OnceLock<Judges> = OnceLock::new();
+    JUDGES.get_or_init(|| Judges::load(None, None).unwrap())
+}
+
+/// Judges the tests of the lab crate at `dir`.
+fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
+    let tests = mine::read(dir).unwrap_or_else(|e| panic!("{e}"));
+    let scratch = crate::common::scratch();
+    let options = mine::Options {
+        jobs: fencelab::engine::runner::default_jobs(),
+        timeout,
+    };
+    mine::judge(
+        &tests,
+        judges(),
+        &options,
+        &scratch,
+        &mut fencelab::output::progress::Silent,
+    )
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn test<'a>(report: &'a TestsReport, name: &str) -> &'a mine::JudgedTest {
+    report
+        .tests
+        .iter()
+        .find(|t| t.test == name)
+        .unwrap_or_else(|| panic!("no test {name} in {:?}", report.tests))
+}
+
+/// The over-specified fixture's helpers and the tests named, as a learner's
+/// `main.rs` (the fixture reaches the implementation as `crate::lease`).
+fn over_specified(names: &[&str]) -> String {
+    let fixture = fixture("over_specified.rs");
+    let mut out = String::from("use lab as lease;\n");
+    for item in items(&fixture) {
+        let is_test = item.head.contains("#[test]");
+        let wanted = item.function_name().is_some_and(|n| names.contains(&n));
+        if item.text.starts_with("use crate::lease") {
+            continue;
+        }
+        if !is_test || wanted {
+            out.push_str(item.head);
+            out.push_str(item.text);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+#[test]
+fn a_test_that_over_specifies_is_invalid_naming_the_wheat_and_the_freedom() {
+    let cases = [
+        ("invalid_ttl_message", "error-text"),
+        ("first_listed_owner_wins_claim_many", "claim-many-winner"),
+        ("complete_keeps_owner_and_until", "complete-row"),
+        ("bad_ttl_is_reported_before_bad_now", "check-order"),
+    ];
+    let names: Vec<&str> = cases.iter().map(|(n, _)| *n).collect();
+    let dir = lab(&over_specified(&names), &[]);
+    let report = judge(dir.path(), None);
+    assert!(
+        report.compile_errors.is_none(),
+        "{:?}",
+        report.compile_errors
+    );
+    assert!(!report.valid);
+    for (name, freedom) in cases {
+        let t = test(&report, name);
+        assert!(!t.valid, "{name} over-specifies");
+        assert!(
+            t.wrong_on.iter().all(|w| w.implementation != "reference"),
+            "{name} passes on the reference: {:?}",
+            t.wrong_on
+        );
+        let takes = |id: &str| {
+            judges()
+                .wheats
+                .wheats
+                .iter()
+                .any(|w| w.id == id && w.freedoms.iter().any(|f| f == freedom))
+        };
+        assert!(
+            t.wrong_on.iter().any(|w| takes(&w.implementation)),
+            "{name} fails on a wheat that takes {freedom}: {:?}",
+            t.wrong_on
+        );
+        assert_eq!(
+            t.assumed,
+            [freedom],
+            "{name} assumed exactly its freedom (a single-freedom wheat fails it)"
+        );
+        assert!(
+            !t.wrong_on[0].message.is_empty(),
+            "the test's own message is shown"
+        );
+    }
+    // An invalid test is not counted for thoroughness.
+    assert_eq!(report.score, 0.0, "{:?}", report.steps);
+}
+
+#[test]
+fn a_happy_path_suite_is_valid_and_thin_and_a_misunderstanding_names_its_mutant() {
+    let dir = lab(&fixture("happy_path.rs"), &[]);
+    let report = judge(dir.path(), None);
+    let happy = test(&report, "a_job_is_claimed_renewed_and_completed");
+    assert!(happy.valid, "{:?}", happy.wrong_on);
+    assert!(!happy.catches.is_empty(), "it catches something");
+    let wrong = test(&report, "a_lease_still_holds_when_it_expires");
+    assert!(!wrong.valid);
+    assert_eq!(wrong.wrong_on[0].implementation, "reference");
+    assert!(
+        wrong
+            .misconceptions
+            .iter()
+            .any(|m| m == "claim-expiry-inclusive"),
+        "the boundary mutant is what it expects: {:?}",
+        wrong.misconceptions
+    );
+    // Thin: most steps are far from caught, and the missed ones are named
+    // with the kind of observation that exposes them.
+    assert!(report.score < 30.0, "{}", report.score);
+    let release = report.steps.iter().find(|s| s.slug == "release").unwrap();
+    assert_eq!(release.caught, 0, "nothing observes release");
+    assert_eq!(release.missed.len(), release.total);
+    // Every one of them: a hint is missing when the suite's killers of a
+    // mutant fail by a panic of their own (an `unwrap`) instead of an
+    // observation, or die with the implementation.
+    let unhinted: Vec<&str> = report
+        .steps
+        .iter()
+        .flat_map(|s| &s.missed)
+        .filter(|m| m.observation.is_none())
+        .map(|m| m.id.as_str())
+        .collect();
+    assert!(
+        unhinted.is_empty(),
+        "missed mutants without an observation to make: {unhinted:?}"
+    );
+}
+
+/// The report as JSON, without what may differ between two judgements of the
+/// same file (nothing today: no timing or trial path is in it).
+fn json_of(report: &TestsReport) -> String {
+    serde_json::to_string_pretty(report).unwrap()
+}
+
+/// Each test is told one true reason, from the evidence, and the same on every
+/// judgement: a race is named as one (and never blamed on a misconception), an
+/// over-specified journal mode on `journal-mode` alone, and a renew at the
+/// expiry on the mutant that behaves exactly so, first. Judged twice, the JSON
+/// is byte for byte the same.
+#[test]
+fn every_judgement_tells_the_same_true_reason() {
+    let dir = lab(&fixture("told_the_same.rs"), &[]);
+    let report = judge(dir.path(), None);
+    assert!(
+        report.compile_errors.is_none(),
+        "{:?}",
+        report.compile_errors
+    );
+    assert_eq!(report.reference_runs, 6, "3 runs, and 3 more for a suspect");
+
+    let racy = test(&report, "the_first_owner_wins_claim_many");
+    assert_eq!(racy.invalid, Some(mine::Invalid::Racy), "{racy:#?}");
+    let on_reference = &racy.wrong_on[0];
+    assert_eq!(on_reference.implementation, "reference");
+    assert!(on_reference.racy(), "{on_reference:?}");
+    assert!(
+        racy.wrong_on
+            .iter()
+            .any(|w| w.implementation == "variant-claim-many-winner" && !w.racy()),
+        "the variant that lets the last owner win fails it every run: {:?}",
+        racy.wrong_on
+    );
+    assert_eq!(racy.assumed, ["claim-many-winner"]);
+    assert!(racy.misconceptions.is_empty(), "{:?}", racy.misconceptions);
+
+    let journal = test(&report, "the_database_keeps_the_default_journal");
+    assert_eq!(journal.invalid, Some(mine::Invalid::AssumesAFreedom));
+    assert_eq!(journal.assumed, ["journal-mode"], "{:?}", journal.wrong_on);
+    assert_eq!(journal.wrong_on[0].implementation, "variant-journal-mode");
+
+    let renew = test(&report, "renew_still_succeeds_at_the_expiry");
+    assert_eq!(renew.invalid, Some(mine::Invalid::FailsOnReference));
+    assert!(renew.assumed.is_empty());
+    assert_eq!(
+        renew.misconceptions.first().map(String::as_str),
+        Some("renew-revives-at-expiry"),
+        "{:?}",
+        renew.misconceptions
+    );
+
+    let again = judge(dir.path(), None);
+    let (first, second) = (json_of(&report), json_of(&again));
+    if first != second {
+        let diff = similar::TextDiff::from_lines(&first, &second)
+            .unified_diff()
+            .to_string();
+        panic!("two judgements of one file differ:\n{diff}");
+    }
+}
+
+/// `grade --tests` as CI runs it: an invalid suite scores 0 and says why once
+/// (not once per mutant); a valid one scores the mean of its steps' shares of
+/// mutants caught, each step weighing the same; JSON, JUnit and Gradescope
+/// say the same.
+#[test]
+fn grade_tests_scores_valid_suites_by_step_and_invalid_ones_zero() {
+    let happy = fixture("happy_path.rs");
+    let valid = lab(
+        &happy[..happy.find("// Written from the misunderstanding").unwrap()],
+        &[],
+    );
+    let invalid = lab(&happy, &[]);
+    let out = tempfile::tempdir().unwrap();
+    let (json, junit, gradescope) = (
+        out.path().join("grade.json"),
+        out.path().join("junit.xml"),
+        out.path().join("gradescope.json"),
+    );
+    let run = std::process::Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .current_dir(root())
+        .args(["--color", "never", "grade", "--tests"])
+        .arg(valid.path())
+        .arg(invalid.path())
+        .arg("--json")
+        .arg(&json)
+        .arg("--junit")
+        .arg(&junit)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    // One suite below the gate (0 by default, but an invalid one never
+    // passes): exit 1.
+    assert_eq!(
+        run.status.code(),
+        Some(1),
+        "{stdout}{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
+    assert_eq!(
+        stdout
+            .matches("these tests fail on a correct implementation")
+            .count(),
+        1,
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("a_lease_still_holds_when_it_expires (fails on the reference)"),
+        "{stdout}"
+    );
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let subs = report["submissions"].as_array().unwrap();
+    assert_eq!(subs.len(), 2);
+    let (good, bad) = (&subs[0], &subs[1]);
+    assert_eq!(bad["score"], 0.0);
+    assert_eq!(bad["passed_gate"], false);
+    assert!(
+        bad["invalid_tests"]
+            .as_str()
+            .unwrap()
+            .contains("a_lease_still_holds")
+    );
+    assert!(good["invalid_tests"].is_null());
+    let steps = good["steps"].as_array().unwrap();
+    assert_eq!(steps.len(), 8);
+    let mean = steps
+        .iter()
+        .map(|s| s["passed"].as_f64().unwrap() / s["total"].as_f64().unwrap())
+        .sum::<f64>()
+        / 8.0
+        * 100.0;
+    let score = good["score"].as_f64().unwrap();
+    assert!(
+        score > 0.0 && (score - mean).abs() < 0.01,
+        "{score} vs {mean}"
+    );
+    // Each mutant is one test case, passed when caught.
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    let caught: usize = steps
+        .iter()
+        .map(|s| s["passed"].as_u64().unwrap() as usize)
+        .sum();
+    let cases = xml.matches("<testcase").count();
+    assert_eq!(cases, 2 * judges().mutants.len(), "{xml}");
+    let failures = xml.matches("<failure").count();
+    assert_eq!(failures, 2 * judges().mutants.len() - caught);
+    // Gradescope grades one submission per run: the valid one alone gets
+    // the same score.
+    let alone = std::process::Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        .current_dir(root())
+        .args(["--color", "never", "grade", "--tests"])
+        .arg(valid.path())
+        .arg("--gradescope")
+        .arg(&gradescope)
+        .output()
+        .unwrap();
+    assert_eq!(alone.status.code(), Some(0));
+    let gs: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&gradescope).unwrap()).unwrap();
+    let gs_score = gs["score"].as_f64().unwrap();
+    let max = gs["max_score"].as_f64().unwrap_or(100.0);
+    assert!(
+        (gs_score / max * 100.0 - score).abs() < 0.01,
+        "gradescope {gs_score}/{max} vs {score}"
+    );
+}
+
+/// What `check --mine` prints, pinned in both languages at 80 columns: a
+/// judgement made by hand (every part of the screen), rendered as a learner
+/// reads it.
+#[test]
+fn what_check_mine_prints_in_both_languages() {
+    use fencelab::commands::predict::ObservationKind;
+    use fencelab::judging::{Invalid, JudgedTest, MissedMutant, StepThoroughness, WrongOn};
+    use fencelab::lab::lang::{Lang, Text};
+    let text = |en: &str, ja: &str| Text {
+        en: en.into(),
+        ja: ja.into(),
+    };
+    let mutant = |id: &str| {
+        judges()
+            .mutants
+            .iter()
+            .find(|m| m.id == id)
+            .unwrap_or_else(|| panic!("{id}"))
+            .clone()
+    };
+    let boundary = mutant("claim-expiry-inclusive");
+    let report = TestsReport {
+        schema: 1,
+        name: "my-lab".into(),
+        file: "tests/mine/main.rs".into(),
+        compile_errors: None,
+        tests: vec![
+            JudgedTest {
+                test: "a_job_is_claimed_once".into(),
+                valid: true,
+                invalid: None,
+                wrong_on: Vec::new(),
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: vec!["claim-ignores-until".into(), "complete-ignores-fence".into()],
+            },
+            JudgedTest {
+                test: "a_fresh_job_has_no_owner".into(),
+                valid: true,
+                invalid: None,
+                wrong_on: Vec::new(),
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "the_first_owner_wins".into(),
+                valid: false,
+                invalid: Some(Invalid::Racy),
+                wrong_on: vec![
+                    WrongOn {
+                        implementation: "reference".into(),
+                        title: text("the reference (src/lease.rs)", "参照実装（src/lease.rs）"),
+                        outcome: "failed",
+                        message: "assertion `left == right` failed\n  left: [None, Some(1), None]\n right: [Some(1), None, None]".into(),
+                        runs: 6,
+                        failed: 4,
+                    },
+                    WrongOn {
+                        implementation: "variant-claim-many-winner".into(),
+                        title: text("The last owner always wins claim_many", "claim_many で常に最後の owner が勝つ"),
+                        outcome: "failed",
+                        message: "assertion `left == right` failed\n  left: [None, None, Some(1)]\n right: [Some(1), None, None]".into(),
+                        runs: 3,
+                        failed: 3,
+                    },
+                ],
+                assumed: vec!["claim-many-winner".into()],
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "the_journal_is_delete".into(),
+                valid: false,
+                invalid: Some(Invalid::FailsOnAFullWheat),
+                wrong_on: vec![WrongOn {
+                    implementation: "returning".into(),
+                    title: text("One UPDATE ... RETURNING per write, in WAL mode", "1文の UPDATE ... RETURNING と WAL"),
+                    outcome: "failed",
+                    message: "assertion `left == right` failed\n  left: \"wal\"\n right: \"delete\"".into(),
+                    runs: 3,
+                    failed: 3,
+                }],
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "the_error_says_why".into(),
+                valid: false,
+                invalid: Some(Invalid::AssumesAFreedom),
+                wrong_on: vec![WrongOn {
+                    implementation: "variant-error-text".into(),
+                    title: text("Only the errors' texts differ", "エラーの文面だけが違う"),
+                    outcome: "failed",
+                    message: "assertion `left == right` failed\n  left: \"ttl must be finite and positive, got 0\"\n right: \"invalid ttl 0: a lease needs a finite ttl greater than 0\"".into(),
+                    runs: 3,
+                    failed: 3,
+                }],
+                assumed: vec!["error-text".into()],
+                misconceptions: Vec::new(),
+                catches: Vec::new(),
+            },
+            JudgedTest {
+                test: "a_lease_still_holds_when_it_expires".into(),
+                valid: false,
+                invalid: Some(Invalid::FailsOnReference),
+                wrong_on: vec![WrongOn {
+                    implementation: "reference".into(),
+                    title: text("the reference (src/lease.rs)", "参照実装（src/lease.rs）"),
+                    outcome: "failed",
+                    message: "assertion `left == right` failed\n  left: Some(2)\n right: None".into(),
+                    runs: 6,
+                    failed: 6,
+                }],
+                assumed: Vec::new(),
+                misconceptions: vec![boundary.id.clone(), "claim-ignores-until".into()],
+                catches: Vec::new(),
+            },
+        ],
+        valid: false,
+        steps: vec![
+            StepThoroughness {
+                step: 4,
+                slug: "claim",
+                caught: 1,
+                total: 3,
+                caught_mutants: vec!["claim-ignores-until".into()],
+                missed: vec![
+                    MissedMutant {
+                        id: boundary.id.clone(),
+                        title: boundary.titles.clone(),
+                        observation: Some(ObservationKind::ReturnValue),
+                    },
+                    MissedMutant {
+                        id: "claim-stores-until-as-f32".into(),
+                        title: mutant("claim-stores-until-as-f32").titles,
+                        observation: Some(ObservationKind::State),
+                    },
+                ],
+            },
+            StepThoroughness {
+                step: 7,
+                slug: "release",
+                caught: 0,
+                total: 1,
+                caught_mutants: Vec::new(),
+                missed: vec![MissedMutant {
+                    id: "release-resets-fence".into(),
+                    title: mutant("release-resets-fence").titles,
+                    observation: None,
+                }],
+            },
+        ],
+        score: 16.67,
+        correct_implementations: 25,
+        reference_runs: 6,
+        mutants: 4,
+        exit_code: fencelab::exit::ExitCode::Failed,
+    };
+    let printer = fencelab::output::printer::Layout::plain().with_width(80);
+    let verbose = fencelab::output::printer::Layout::plain()
+        .with_width(80)
+        .at(fencelab::output::printer::Verbosity::Verbose);
+    for lang in [Lang::En, Lang::Ja] {
+        let screen = fencelab::commands::check::render_mine(&printer, &report, judges(), lang);
+        let long = fencelab::commands::check::render_mine(&verbose, &report, judges(), lang);
+        for line in long.lines() {
+            assert!(
+                fencelab::output::width::display_width(line) <= 80,
+                "wider than 80: {line}"
+            );
+        }
+        insta::assert_snapshot!(format!("check_mine_verbose_{lang}"), long);
+        for line in screen.lines() {
+            assert!(
+                fencelab::output::width::display_width(line) <= 80,
+                "wider than 80: {line}"
+            );
+        }
+        insta::assert_snapshot!(format!("check_mine_{lang}"), screen);
+    }
+}

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# The attack suite (tests/attacks.rs) run by an unprivileged user, as issue 18
+# asks: the cage must hold whoever runs fencelab, root or not.
+#
+#   tests/unprivileged.sh            (as root; the user is created if missing)
+#
+# It creates the user `fencelab-attacker` (FENCELAB_CI_USER to change it),
+# gives it copies of what it cannot read in root's home (the toolchain, the
+# crates of cargo's registry: copied once, kept for the next run) and a copy
+# of this work tree (tracked and untracked files, not target/), then runs
+# `cargo test --offline --test attacks` as that user, in its own target
+# directory (the first run builds every dependency). Where it cannot create
+# the user (not root, no useradd), it says so in one line and exits 0.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+user=${FENCELAB_CI_USER:-fencelab-attacker}
+skip() { echo "skipped: the unprivileged attack suite $1"; exit 0; }
+[ "$(id -u)" = 0 ] || skip "needs root to create its user (run it as root)"
+command -v useradd >/dev/null && command -v runuser >/dev/null ||
+  skip "needs useradd and runuser to create and become its user"
+if ! id "$user" >/dev/null 2>&1; then
+  useradd --create-home --shell /bin/sh "$user" >/dev/null 2>&1 ||
+    skip "cannot create the user $user here"
+fi
+[ "$(id -u "$user")" != 0 ] || skip "found $user with uid 0"
+home=$(getent passwd "$user" | cut -d: -f6)
+sysroot=$(rustc --print sysroot)
+cargo_home=${CARGO_HOME:-$HOME/.cargo}
+# The toolchain and the registry, copied once (about 1.5 GB).
+if [ ! -x "$home/toolchain/bin/cargo" ]; then
+  rm -rf "$home/toolchain.part"
+  cp -a "$sysroot" "$home/toolchain.part"
+  mv "$home/toolchain.part" "$home/toolchain"
+fi
+if [ ! -d "$home/cargo-home/registry" ]; then
+  mkdir -p "$home/cargo-home"
+  cp -a "$cargo_home/registry" "$home/cargo-home/registry"
+fi
+# This work tree as it is now, without its target directory.
+mkdir -p "$home/fencelab"
+git ls-files -z --cached --others --exclude-standard |
+  tar --null -T - -cf - | tar -xf - -C "$home/fencelab"
+chown -R "$user:" "$home/toolchain" "$home/cargo-home" "$home/fencelab"
+echo "running the attack suite as $user (uid $(id -u "$user"))"
+start=$(date +%s)
+status=0
+runuser -u "$user" -- env -i \
+  HOME="$home" \
+  PATH="$home/toolchain/bin:/usr/local/bin:/usr/bin:/bin" \
+  CARGO_HOME="$home/cargo-home" \
+  bash -c 'cd ~/fencelab && cargo test --offline --test attacks' || status=$?
+echo "the attack suite as $user: exit $status after $(($(date +%s) - start)) s"
+exit "$status"
