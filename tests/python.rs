@@ -306,3 +306,19 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         .collect();
     assert!(left.is_empty(), "{left:?}");
 }
+
+#[test]
+fn a_grade_mixing_python_and_rust_submissions_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let py = dir.path().join("alice.py");
+    let rs = dir.path().join("bob.rs");
+    std::fs::write(&py, python::REFERENCE).unwrap();
+    std::fs::write(&rs, fencelab::lab::reference::REFERENCE).unwrap();
+    let output = fencelab().arg("grade").arg(&py).arg(&rs).output().unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("alice.py is a Python submission") && stderr.contains("next:"),
+        "{stderr}"
+    );
+}
