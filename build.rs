@@ -1,7 +1,7 @@
 //! Embeds the lab's data directories into the fencelab binary, so that the
 //! learner's commands (`worksheet`, `predict`, `new`, `check --mine`) work from
 //! any directory: writes `$OUT_DIR/mutants.rs` (the `*.toml` files of
-//! `mutants/`) and `$OUT_DIR/wheats.rs` (the `*.toml` and `*.rs` files of
+//! `mutants/`), `$OUT_DIR/mutants_python.rs` (of `mutants-python/`) and `$OUT_DIR/wheats.rs` (the `*.toml` and `*.rs` files of
 //! `wheats/`), each a list of (file name, contents).
 
 use std::path::Path;
@@ -38,5 +38,6 @@ fn embed(dir: &str, extensions: &[&str], out: &str) {
 
 fn main() {
     embed("mutants", &["toml"], "mutants.rs");
+    embed("mutants-python", &["toml"], "mutants_python.rs");
     embed("wheats", &["toml", "rs"], "wheats.rs");
 }

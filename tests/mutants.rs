@@ -73,6 +73,7 @@ fn main() -> ExitCode {
         timeout: None,
         build_timeout: None,
         jobs: fencelab::engine::runner::default_jobs(),
+        python: false,
     };
     let mutants = match mutant::load_dir(options.mutants.as_ref().unwrap(), &suite::test_names()) {
         Ok(mutants) => mutants,

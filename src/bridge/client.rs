@@ -197,6 +197,28 @@ fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
     ))
 }
 
+/// What the cage of a Python server (`fencelab_server.py`, written by
+/// fencelab's `engine::python`) reads besides the script: the interpreter's
+/// directories (listed in `reads` beside it), the table of what it hosts, and
+/// the one module it serves (`impls/<key>`). Nothing for a Rust server.
+pub fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
+    if server.file_name().and_then(|n| n.to_str()) != Some("fencelab_server.py") {
+        return Vec::new();
+    }
+    let dir = server.parent().unwrap_or(Path::new("."));
+    let mut reads: Vec<PathBuf> = std::fs::read_to_string(dir.join("reads"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect();
+    reads.push(dir.join("hosted.json"));
+    if !key.is_empty() && !key.contains('/') && !key.starts_with('.') {
+        reads.push(dir.join("impls").join(key));
+    }
+    reads
+}
+
 /// One request and its response over a fresh connection to `socket`.
 pub fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
     let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
@@ -240,7 +262,8 @@ fn start() -> Server {
     });
     let fd = listener.as_raw_fd();
     // The implementation may write only in the test's temporary directory.
-    let cage = super::sandbox::Cage::new(&std::env::temp_dir(), Path::new(&exe), &[]);
+    let reads = python_reads(Path::new(&exe), &key);
+    let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads);
     let plan = cage.plan();
     // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
     // files in /proc are out of reach of the implementation; a subreaper: what

@@ -375,7 +375,14 @@ impl Cage {
     /// programs and libraries, `program`, `writable` and `also` (a socket to
     /// connect to, say).
     pub fn new(writable: &Path, program: &Path, also: &[&Path]) -> Cage {
-        Cage::build(writable, program, also, true)
+        Cage::build(writable, program, also, &[], true)
+    }
+
+    /// The cage of `new`, which also reads (and executes) beneath `reads`:
+    /// a Python server's interpreter, its standard library and the one
+    /// module it serves.
+    pub fn reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
+        Cage::build(writable, program, &[], reads, true)
     }
 
     /// The cage of fencelab's own code run beside untrusted code (the
@@ -383,10 +390,16 @@ impl Cage {
     /// the limits, no namespaces (they cost about 5 ms a process, and this
     /// code neither reads nor sends anything it is not asked to).
     pub fn trusted(writable: &Path, program: &Path) -> Cage {
-        Cage::build(writable, program, &[], false)
+        Cage::build(writable, program, &[], &[], false)
     }
 
-    fn build(writable: &Path, program: &Path, also: &[&Path], namespaces: bool) -> Cage {
+    fn build(
+        writable: &Path,
+        program: &Path,
+        also: &[&Path],
+        reads: &[PathBuf],
+        namespaces: bool,
+    ) -> Cage {
         let mut places: Vec<(PathBuf, Place)> = Vec::new();
         for dir in SYSTEM {
             places.push((PathBuf::from(dir), Place::System));
@@ -400,6 +413,9 @@ impl Cage {
             places.push((PathBuf::from(file), place));
         }
         places.push((absolute(program), Place::System));
+        for read in reads {
+            places.push((absolute(read), Place::System));
+        }
         for extra in also {
             places.push((absolute(extra), Place::Device));
         }

@@ -43,6 +43,7 @@ mod identity;
 pub mod outcome;
 pub mod policy;
 pub(crate) mod process;
+pub mod python;
 pub mod runner;
 mod scenario;
 pub mod scratch;
@@ -273,7 +274,70 @@ enum Builds {
 /// cached by then).
 fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result<Builds, Error> {
     let policy = &request.policy;
-    let implementations = &request.implementations;
+    // Python implementations are hosted apart (`python`), the Rust ones built
+    // by cargo; the pieces are put back in the request's order at the end.
+    let (python_impls, rust_impls): (Vec<usize>, Vec<usize>) = (0..request.implementations.len())
+        .partition(|&i| python::is_python(&request.implementations[i]));
+    let python = python::host(
+        scratch,
+        &python_impls
+            .iter()
+            .map(|&i| request.implementations[i].clone())
+            .collect::<Vec<_>>(),
+        policy.servers,
+    )?;
+    let rust: Vec<Implementation> = rust_impls
+        .iter()
+        .map(|&i| request.implementations[i].clone())
+        .collect();
+    Ok(match build_rust(scratch, request, &rust, detail)? {
+        Builds::Ready(pieces) => Builds::Ready(merged(pieces, python, &rust_impls, &python_impls)),
+        unviable => unviable,
+    })
+}
+
+/// The Rust pieces and the Python hosting as one list of pieces whose
+/// hostings, flattened, follow the request's order (`rust` and `python` are
+/// the request's indices of each).
+fn merged(
+    mut pieces: Vec<Piece>,
+    python: python::Hosted,
+    rust: &[usize],
+    python_at: &[usize],
+) -> Vec<Piece> {
+    if python_at.is_empty() {
+        return pieces;
+    }
+    let mut all: Vec<Option<Hosting>> = vec![None; rust.len() + python_at.len()];
+    let rust_hosting = pieces
+        .iter_mut()
+        .flat_map(|p| std::mem::take(&mut p.hosting));
+    for (&i, hosting) in rust.iter().zip(rust_hosting) {
+        all[i] = Some(hosting);
+    }
+    for (&i, hosting) in python_at.iter().zip(python.hosting) {
+        all[i] = Some(hosting);
+    }
+    pieces.push(Piece {
+        judge: None,
+        tests: None,
+        hosting: all
+            .into_iter()
+            .map(|h| h.expect("every implementation is hosted or unviable"))
+            .collect(),
+        _pin: python.pin,
+    });
+    pieces
+}
+
+/// Builds the Rust implementations `implementations` (see `build`).
+fn build_rust(
+    scratch: &Scratch,
+    request: &Request,
+    implementations: &[Implementation],
+    detail: &cargo::Detail,
+) -> Result<Builds, Error> {
+    let policy = &request.policy;
     let plan = |implementations, time_limit| builder::Plan {
         suite: &request.suite,
         implementations,

@@ -7,6 +7,7 @@ pub mod layout;
 pub mod mutant;
 pub(crate) mod observation;
 pub mod predictions;
+pub mod python;
 pub mod reference;
 pub mod schedule;
 pub mod suite;

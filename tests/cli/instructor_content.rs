@@ -261,6 +261,7 @@ fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
         timeout: None,
         build_timeout: None,
         jobs: fencelab::engine::runner::default_jobs(),
+        python: false,
     };
     let mutants = verify::load(&options).unwrap();
     let scratch = crate::common::scratch();

@@ -343,6 +343,7 @@ en = "a done job can be released"
         timeout: None,
         build_timeout: None,
         jobs: 4,
+        python: false,
     };
     let chosen = fencelab::commands::verify::load(&options).unwrap();
     let report =
@@ -607,6 +608,7 @@ fn verify_of_a_half_done_lab_says_one_line_per_step_not_started_and_ends_on_a_su
         timeout: None,
         build_timeout: None,
         jobs: 4,
+        python: false,
     };
     let chosen = fencelab::commands::verify::load(&options).unwrap();
     let report =

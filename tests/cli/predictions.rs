@@ -46,6 +46,7 @@ fn run() -> &'static Report {
             timeout: None,
             build_timeout: None,
             jobs: fencelab::engine::runner::default_jobs(),
+            python: false,
         };
         let mutants = verify::load(&options).expect("the fragments load");
         let scratch = crate::common::scratch();

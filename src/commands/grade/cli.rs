@@ -150,6 +150,7 @@ fn grade(
     if args.tests {
         return super::learner_tests::grade(args, &paths, shard, cache, printer);
     }
+    refuse_mixed_editions(&args.paths)?;
     // Every input is read and checked before anything is built; one that
     // cannot be used scores 0 with its reason, and the others are graded.
     let inputs = crate::commands::grade::read_all(&paths);
@@ -179,6 +180,24 @@ fn grade(
     }
     let mut live = crate::commands::grade::Live::new(printer, inputs.len());
     crate::commands::grade::run(&options, &inputs, &scratch, &mut live)
+}
+
+/// One run grades one edition of the lab: Python files (`.py`) or Rust
+/// submissions, never both (their scores would not be of the same lab).
+fn refuse_mixed_editions(paths: &[PathBuf]) -> Result<(), Error> {
+    let is_python = |p: &PathBuf| crate::engine::python::is_python_path(&p.to_string_lossy());
+    let (Some(py), Some(rs)) = (
+        paths.iter().find(|p| is_python(p)),
+        paths.iter().find(|p| !is_python(p)),
+    ) else {
+        return Ok(());
+    };
+    Err(Error::input(format!(
+        "{} is a Python submission and {} is not: one run grades one edition of the lab",
+        py.display(),
+        rs.display()
+    ))
+    .with_next("grade the .py files and the Rust submissions in two runs"))
 }
 
 /// Writes every report the arguments ask for.

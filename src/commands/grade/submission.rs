@@ -50,6 +50,22 @@ pub fn read_submission(path: &Path) -> Result<Submission, Error> {
         ))
         .with_next("save the file as UTF-8 and submit it again")
     })?;
+    if crate::engine::python::is_python_path(&file.to_string_lossy()) {
+        let missing = crate::lab::python::missing_api(&source);
+        if !missing.is_empty() {
+            return Err(Error::input(format!(
+                "{} does not define the contract's functions at its top level: missing {}",
+                file.display(),
+                missing.join(", ")
+            ))
+            .with_next("start from the lease.py `fencelab new --python` writes, keeping every name and parameter"));
+        }
+        return Ok(Submission {
+            name: submission_name(path),
+            file,
+            source,
+        });
+    }
     if let Some((line, what)) = compile_time_read(&source) {
         return Err(Error::input(format!(
             "{}:{line}: `{what}` reads files or the environment while compiling, which a submission may not do \

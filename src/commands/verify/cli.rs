@@ -30,6 +30,9 @@ pub struct VerifyArgs {
     /// The implementation the mutants apply to [default: src/lease.rs of the project, else the built-in reference].
     #[arg(long = "impl", value_name = "FILE")]
     pub implementation: Option<PathBuf>,
+    /// The Python edition: the Python reference (python/lease.py) and its mutants (mutants-python/) [default: when --impl is a .py file].
+    #[arg(long)]
+    pub python: bool,
     /// Also write the results as JSON to FILE (schema in README.md).
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
@@ -71,24 +74,34 @@ pub fn main(
 ) -> Result<ExitCode, Error> {
     printer.lang = args.lang.unwrap_or_else(default_lang);
     let root = project_root();
-    let mut options = verify::Options {
-        // Outside fencelab's project (in a learner's crate, say) the mutants
-        // and the reference built into fencelab stand in for the directories.
-        mutants: args
-            .mutants
-            .clone()
-            .or_else(|| Some(in_project(&root, "mutants")).filter(|_| has_own_mutants(&root))),
-        implementation: args.implementation.clone().or_else(|| {
-            let reference = root.join(crate::lab::mutant::DEFAULT_FILE);
-            (args.mutants.is_none() && has_own_mutants(&root) && reference.is_file())
-                .then(|| in_project(&root, crate::lab::mutant::DEFAULT_FILE))
-        }),
-        root: root.clone(),
-        filters: args.filters,
-        exact: args.exact,
-        timeout: seconds(args.timeout, "--timeout")?,
-        build_timeout: seconds(args.build_timeout, "--build-timeout")?,
-        jobs: jobs(args.jobs),
+    let python = args.python
+        || args
+            .implementation
+            .as_ref()
+            .is_some_and(|p| crate::engine::python::is_python_path(&p.to_string_lossy()));
+    let mut options = if python {
+        python_options(&args, &root)?
+    } else {
+        verify::Options {
+            // Outside fencelab's project (in a learner's crate, say) the mutants
+            // and the reference built into fencelab stand in for the directories.
+            mutants: args
+                .mutants
+                .clone()
+                .or_else(|| Some(in_project(&root, "mutants")).filter(|_| has_own_mutants(&root))),
+            implementation: args.implementation.clone().or_else(|| {
+                let reference = root.join(crate::lab::mutant::DEFAULT_FILE);
+                (args.mutants.is_none() && has_own_mutants(&root) && reference.is_file())
+                    .then(|| in_project(&root, crate::lab::mutant::DEFAULT_FILE))
+            }),
+            root: root.clone(),
+            filters: args.filters,
+            exact: args.exact,
+            timeout: seconds(args.timeout, "--timeout")?,
+            build_timeout: seconds(args.build_timeout, "--build-timeout")?,
+            jobs: jobs(args.jobs),
+            python: false,
+        }
     };
     // Read the predictions first: a mistake in them is found before the long
     // run. They are checked against every mutant (a filter only narrows what
@@ -163,4 +176,28 @@ pub fn main(
         crate::output::github::append_summary(&verify::github::summary(&report))?;
     }
     Ok(report.summary.exit_code)
+}
+
+/// The options of `verify --python`: the project's `mutants-python/` and
+/// `python/lease.py` in fencelab's own project, else the ones built in.
+fn python_options(args: &VerifyArgs, root: &std::path::Path) -> Result<verify::Options, Error> {
+    use crate::lab::python::{FILE, MUTANTS_DIR};
+    let own = root.join(MUTANTS_DIR).is_dir() && root.join(FILE).is_file();
+    Ok(verify::Options {
+        mutants: args
+            .mutants
+            .clone()
+            .or_else(|| own.then(|| in_project(root, MUTANTS_DIR))),
+        implementation: args
+            .implementation
+            .clone()
+            .or_else(|| (args.mutants.is_none() && own).then(|| in_project(root, FILE))),
+        root: root.to_path_buf(),
+        filters: args.filters.clone(),
+        exact: args.exact,
+        timeout: seconds(args.timeout, "--timeout")?,
+        build_timeout: seconds(args.build_timeout, "--build-timeout")?,
+        jobs: jobs(args.jobs),
+        python: true,
+    })
 }

@@ -68,6 +68,9 @@ pub struct Options {
     pub timeout: Option<Duration>,
     pub build_timeout: Option<Duration>,
     pub jobs: usize,
+    /// The Python edition: without `mutants` and `implementation`, the
+    /// Python mutants and reference built into fencelab.
+    pub python: bool,
 }
 
 /// What `verify` says of its own while it runs (its `Progress`), in order:
@@ -89,6 +92,7 @@ pub enum Update {
 pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
     let all = match &options.mutants {
         Some(dir) => mutant::load_dir(dir, &suite::test_names())?,
+        None if options.python => crate::lab::python::mutants(),
         None => mutant::builtin(),
     };
     if options.filters.is_empty() {
@@ -181,6 +185,10 @@ fn plan(options: &Options, mutants: &[Mutant]) -> Result<Plan, Error> {
             }
             (source, shown)
         }
+        None if options.python => (
+            crate::lab::python::REFERENCE.to_string(),
+            crate::lab::python::FILE.to_string(),
+        ),
         None => (REFERENCE.to_string(), DEFAULT_FILE.to_string()),
     };
     let mutants_dir = match &options.mutants {
@@ -188,7 +196,10 @@ fn plan(options: &Options, mutants: &[Mutant]) -> Result<Plan, Error> {
         None => BUILTIN_MUTANTS.to_string(),
     };
     let described = match &options.implementation {
+        // The built-in Python reference is named by its file in fencelab's
+        // project, which also tells the report's reader the edition.
         Some(_) => shown.clone(),
+        None if options.python => shown.clone(),
         None => BUILTIN_REFERENCE.to_string(),
     };
     let tests = suite::tests();

@@ -130,7 +130,18 @@ pub fn render_verify_report(layout: &Layout, report: &Report) -> String {
             .iter()
             .map(|&m| report.mutants[m].id.as_str())
             .collect();
-        let _ = writeln!(out, "{} fencelab verify --exact {}", w.rerun, ids.join(" "));
+        // The Python edition's mutants are found again only with --python.
+        let python = if report.implementation.ends_with(".py") {
+            " --python"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            out,
+            "{} fencelab verify{python} --exact {}",
+            w.rerun,
+            ids.join(" ")
+        );
     } else if !layout.verbose() && !layout.quiet() {
         let _ = writeln!(
             out,

@@ -36,6 +36,7 @@ fn options(mutants: &str) -> Options {
         timeout: None,
         build_timeout: None,
         jobs: fencelab::engine::runner::default_jobs() * 2,
+        python: false,
     }
 }
 
@@ -545,6 +546,7 @@ fn the_built_in_reference_is_named_so_and_a_green_run_fits_a_screen() {
         timeout: None,
         build_timeout: None,
         jobs: fencelab::engine::runner::default_jobs(),
+        python: false,
     };
     let mutants = verify::load(&options).unwrap();
     let scratch = crate::common::scratch();

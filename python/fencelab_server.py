@@ -1,0 +1,284 @@
+"""The implementation's side of the bridge for a Python implementation: the
+server process that imports the learner's module and answers the judge's
+calls, as src/bridge/server.rs does for a Rust one (written by fencelab next
+to the hosted modules; standard library only; run by fencelab, not by hand).
+
+One request per connection, one response back, each a line of JSON; floats
+travel as their bits (an unsigned 64-bit integer), so NaN, infinities and
+every fraction arrive exactly as sent. The messages are serde's encoding of
+src/bridge/protocol.rs.
+
+How Python maps onto the contract (python/CONTRACT.md says it for learners):
+- a ValueError is the contract's InvalidTtl when the ttl given is not a
+  finite number greater than 0, else its InvalidNow when now is not finite;
+  a ValueError for valid arguments is an error the contract does not have;
+- a sqlite3.Error is the contract's database error (Db), with SQLite's code;
+- any other exception is the implementation failing inside the call (as a
+  Rust panic), NotImplementedError a step not yet written;
+- a value of the wrong type (state() answering {} or a tuple, enqueue()
+  answering 1) is reported as such, never converted.
+
+Usage: fencelab_server.py --identify | serve KEY | --check FILE (sources as
+JSON; prints what does not compile).
+"""
+
+import json
+import math
+import os
+import socket
+import struct
+import sys
+import threading
+import traceback
+import types
+
+#: The server's directory (hosted.json, impls/); fencelab runs the script
+#: from its file, except for --check.
+HERE = os.path.dirname(os.path.abspath(globals().get("__file__", ".")))
+LISTENER_FD = 3
+KEYS = ("id", "owner", "until", "fence", "result", "done")
+
+
+def to_float(bits):
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def to_bits(value):
+    return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
+
+
+def hosted():
+    with open(os.path.join(HERE, "hosted.json"), encoding="utf-8") as f:
+        return json.load(f)
+
+
+def compile_module(source, shown):
+    """The module's code, compiled under the path the learner knows."""
+    return compile(source, shown, "exec", dont_inherit=True)
+
+
+def check(listing):
+    """Says which sources (a JSON file of {"shown", "source"}) do not compile:
+    a list, per source, of None or Python's own message (file, line, the
+    line, a caret)."""
+    with open(listing, encoding="utf-8") as f:
+        sources = json.load(f)
+    answers = []
+    for item in sources:
+        try:
+            compile_module(item["source"], item["shown"])
+            answers.append(None)
+        except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
+            answers.append("".join(traceback.format_exception_only(type(err), err)).rstrip())
+    print(json.dumps(answers))
+
+
+class Refusal(Exception):
+    """An answer that does not fit the contract: the implementation's fault,
+    reported as a failure inside the call."""
+
+
+def type_name(value):
+    return type(value).__name__
+
+
+def as_bool(function, value):
+    if isinstance(value, bool):
+        return value
+    raise Refusal(f"{function}() returned {value!r} ({type_name(value)}); "
+                  f"the contract says True or False")
+
+
+def as_fence(function, value):
+    if value is None or (isinstance(value, int) and not isinstance(value, bool)):
+        if value is not None and not -(2**63) <= value < 2**63:
+            raise Refusal(f"{function}() returned {value!r}, which is not a 64-bit fence")
+        return value
+    raise Refusal(f"{function}() returned {value!r} ({type_name(value)}); "
+                  f"the contract says an int (the new fence) or None")
+
+
+def as_job(value):
+    if value is None:
+        return None
+    if not isinstance(value, dict):
+        raise Refusal(f"state() returned {value!r} ({type_name(value)}); the contract says "
+                      f"a dict with the keys {', '.join(KEYS)}, or None")
+    if set(value) != set(KEYS):
+        raise Refusal(f"state() returned a dict with the keys {sorted(value, key=str)}; "
+                      f"the contract says exactly {', '.join(KEYS)} (None for a missing job)")
+    id_, owner, until, fence = value["id"], value["owner"], value["until"], value["fence"]
+    result, done = value["result"], value["done"]
+    wrong = []
+    if not isinstance(id_, str):
+        wrong.append(f"id {id_!r} (a str)")
+    if owner is not None and not isinstance(owner, str):
+        wrong.append(f"owner {owner!r} (a str or None)")
+    if isinstance(until, bool) or not isinstance(until, (int, float)):
+        wrong.append(f"until {until!r} (a float, or an int)")
+    if isinstance(fence, bool) or not isinstance(fence, int):
+        wrong.append(f"fence {fence!r} (an int)")
+    if result is not None and not isinstance(result, str):
+        wrong.append(f"result {result!r} (a str or None)")
+    if done not in (0, 1) or not isinstance(done, int):
+        wrong.append(f"done {done!r} (True/False or 1/0)")
+    if wrong:
+        raise Refusal("state() returned a dict whose " + ", ".join(wrong)
+                      + " is not what the contract says")
+    if isinstance(until, int) and float(until) != until:
+        raise Refusal(f"state() returned until {until!r}, which is no float")
+    return {"id": id_, "owner": owner, "until": to_bits(until), "fence": fence,
+            "result": result, "done": bool(done)}
+
+
+def call(module, request):
+    """Calls the module for one request: (answer, the arguments checked by
+    ValueError's mapping)."""
+    (name, args), = request.items()
+    path = args.get("path")
+    if name == "InitDb":
+        module.init_db(path)
+        return "Unit"
+    if name == "Enqueue":
+        return {"Bool": as_bool("enqueue", module.enqueue(path, args["job_id"]))}
+    if name == "State":
+        return {"Job": as_job(module.state(path, args["job_id"]))}
+    if name == "Claim":
+        fence = module.claim(path, args["job_id"], args["owner"], to_float(args["now"]),
+                             to_float(args["ttl"]))
+        return {"Fence": as_fence("claim", fence)}
+    if name == "Renew":
+        return {"Bool": as_bool("renew", module.renew(
+            path, args["job_id"], args["owner"], args["fence"], to_float(args["now"]),
+            to_float(args["ttl"])))}
+    if name == "Complete":
+        return {"Bool": as_bool("complete", module.complete(
+            path, args["job_id"], args["owner"], args["fence"], to_float(args["now"]),
+            args["result"]))}
+    if name == "Release":
+        return {"Bool": as_bool("release", module.release(
+            path, args["job_id"], args["owner"], args["fence"]))}
+    if name == "ClaimMany":
+        fences = module.claim_many(path, args["job_id"], list(args["owners"]),
+                                   to_float(args["now"]), to_float(args["ttl"]))
+        if not isinstance(fences, (list, tuple)):
+            raise Refusal(f"claim_many() returned {fences!r} ({type_name(fences)}); "
+                          f"the contract says a list, one answer per owner")
+        return {"Fences": [as_fence("claim_many", f) for f in fences]}
+    raise Refusal(f"unknown request {name}")
+
+
+def value_error(request, err):
+    """The contract's error for a ValueError raised by the call."""
+    (_, args), = request.items()
+    ttl = to_float(args["ttl"]) if "ttl" in args else None
+    now = to_float(args["now"]) if "now" in args else None
+    if ttl is not None and not (math.isfinite(ttl) and ttl > 0):
+        return {"InvalidTtl": args["ttl"]}
+    if now is not None and not math.isfinite(now):
+        return {"InvalidNow": args["now"]}
+    return {"Other": f"ValueError: {err} (raised although every argument is valid)"}
+
+
+def location(err, shown):
+    """Where in the learner's module the exception was raised (its last frame
+    there), as file:line."""
+    at = None
+    for frame in traceback.extract_tb(err.__traceback__):
+        if frame.filename == shown:
+            at = f"{shown}:{frame.lineno}"
+    return at
+
+
+def answer(conn, module, shown):
+    with conn:
+        reader = conn.makefile("rb")
+        line = reader.readline()
+        try:
+            request = json.loads(line)
+        except ValueError as err:
+            response = {"Returned": {"Err": {"error": {"Other": f"malformed bridge message: {err}"},
+                                             "display": f"malformed bridge message: {err}"}}}
+        else:
+            response = respond(module, shown, request)
+        try:
+            conn.sendall((json.dumps(response) + "\n").encode())
+        except OSError:
+            pass
+
+
+def respond(module, shown, request):
+    import sqlite3
+
+    try:
+        return {"Returned": {"Ok": call(module, request)}}
+    except ValueError as err:
+        error = value_error(request, err)
+        return {"Returned": {"Err": {"error": error, "display": str(err)}}}
+    except sqlite3.Error as err:
+        code = getattr(err, "sqlite_errorcode", None)
+        return {"Returned": {"Err": {"error": {"Db": {"code": code, "message": str(err)}},
+                                     "display": str(err)}}}
+    except Refusal as err:
+        return {"Panicked": {"message": str(err), "location": None}}
+    except NotImplementedError as err:
+        text = f"not yet implemented (NotImplementedError{': ' + str(err) if str(err) else ''})"
+        return {"Panicked": {"message": text, "location": location(err, shown)}}
+    except BaseException as err:  # SystemExit and KeyboardInterrupt too: it is the call's.
+        text = "".join(traceback.format_exception_only(type(err), err)).rstrip()
+        return {"Panicked": {"message": text, "location": location(err, shown)}}
+
+
+def exit_when_the_judge_goes():
+    while True:
+        try:
+            if not os.read(0, 256):
+                break
+        except OSError:
+            break
+    os._exit(0)
+
+
+def serve(key):
+    table = hosted()
+    shown = next((i["shown"] for i in table["impls"] if i["key"] == key), None)
+    if shown is None:
+        print(f"fencelab server: no implementation {key!r} in this build", file=sys.stderr)
+        sys.exit(2)
+    listener = socket.socket(fileno=LISTENER_FD)
+    threading.Thread(target=exit_when_the_judge_goes, daemon=True).start()
+    with open(os.path.join(HERE, "impls", key, "lease.py"), encoding="utf-8") as f:
+        source = f.read()
+    module = types.ModuleType("lease")
+    module.__file__ = shown
+    sys.modules["lease"] = module
+    import linecache
+
+    linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
+    # Importing runs the learner's top level: what it raises ends the process,
+    # as a Rust server's failing constructor would.
+    exec(compile_module(source, shown), module.__dict__)
+    while True:
+        conn, _ = listener.accept()
+        threading.Thread(target=answer, args=(conn, module, shown), daemon=True).start()
+
+
+def main(argv):
+    if argv == ["--identify"]:
+        table = hosted()
+        print(json.dumps({"build": table["build"],
+                          "impls": [{"key": i["key"]} for i in table["impls"]]}))
+        return 0
+    if len(argv) == 2 and argv[0] == "--check":
+        check(argv[1])
+        return 0
+    if len(argv) == 2 and argv[0] == "serve":
+        serve(argv[1])
+        return 0
+    print("usage: fencelab_server.py --identify | serve KEY | --check FILE "
+          "(run by fencelab, not by hand)", file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,321 @@
+//! Python implementations: how the engine hosts a `.py` file of the contract.
+//!
+//! A Python implementation is not built by cargo: its server is the program
+//! `python/fencelab_server.py` (standard library only, compiled into
+//! fencelab), written into the scratch workspace beside the modules it hosts
+//! (`pyserver-<hash>/`: the script, `hosted.json`, `impls/<key>/lease.py`, and
+//! `reads`, the interpreter's directories). The judge starts and cages it as
+//! it does a Rust server (`bridge::client`); the cage then also reads the
+//! interpreter's directories and the one module it serves, nothing else
+//! (`bridge::client::python_reads`).
+//!
+//! "Building" is compiling every source with Python's own `compile()`: one
+//! that does not compile is unviable, with Python's message and line. The
+//! interpreter is `python3` on `PATH` (or `FENCELAB_PYTHON`), 3.10 or newer,
+//! found once per process; without it a Python run stops with one line
+//! saying what to install.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use super::builder::{Host, Hosting, Implementation, Servers};
+use super::process::{self, Limits};
+use super::scratch::{CrateDir, Pin, Scratch, hash_of};
+use crate::error::Error;
+
+/// The server program, as shipped.
+pub const SERVER: &str = include_str!("../../python/fencelab_server.py");
+/// The file name the judge recognises a Python server by.
+pub const SERVER_FILE: &str = "fencelab_server.py";
+/// The environment variable naming the interpreter to use instead of `python3`.
+pub const PYTHON_ENV: &str = "FENCELAB_PYTHON";
+/// The oldest Python the lab's contract is written for.
+pub const OLDEST: (u32, u32) = (3, 10);
+
+/// Whether an implementation is written in Python: its file's extension says.
+pub fn is_python(implementation: &Implementation) -> bool {
+    is_python_path(&implementation.shown_path)
+}
+
+/// Whether a path names a Python file.
+pub fn is_python_path(path: &str) -> bool {
+    path.ends_with(".py")
+}
+
+/// The interpreter found on this machine.
+#[derive(Debug, Clone)]
+pub struct Interpreter {
+    /// Its executable, symbolic links resolved (a pyenv shim is a shell script).
+    pub executable: PathBuf,
+    pub version: (u32, u32, u32),
+    /// The directories it reads (its prefix: the standard library, its shared
+    /// library), which the cage must show.
+    pub reads: Vec<PathBuf>,
+}
+
+/// The interpreter (`FENCELAB_PYTHON`, else `python3` on `PATH`), asked once
+/// per process; an error in one line saying what to install when it is
+/// missing or older than 3.10.
+pub fn interpreter() -> Result<Interpreter, Error> {
+    static FOUND: OnceLock<Result<Interpreter, String>> = OnceLock::new();
+    FOUND.get_or_init(find).clone().map_err(|message| {
+        Error::environment(message).with_next(
+            "install Python 3.10 or newer (`apt install python3`, or python.org), \
+                 or set FENCELAB_PYTHON to its interpreter",
+        )
+    })
+}
+
+fn find() -> Result<Interpreter, String> {
+    let name = std::env::var_os(PYTHON_ENV)
+        .filter(|v| !v.is_empty())
+        .unwrap_or_else(|| "python3".into());
+    let shown = name.to_string_lossy().into_owned();
+    let probe = "import json, os, sys; print(json.dumps([os.path.realpath(sys.executable), \
+                 list(sys.version_info[:3]), sys.base_prefix, sys.base_exec_prefix]))";
+    let output = Command::new(&name)
+        .args(["-I", "-S", "-c", probe])
+        .env_clear()
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .output()
+        .map_err(|_| {
+            format!("a Python lab needs Python 3.10 or newer, and `{shown}` was not found on PATH")
+        })?;
+    let text = String::from_utf8_lossy(&output.stdout);
+    let parsed: Option<(String, Vec<u32>, String, String)> = serde_json::from_str(text.trim()).ok();
+    let Some((executable, version, prefix, exec_prefix)) =
+        parsed.filter(|_| output.status.success())
+    else {
+        return Err(format!(
+            "a Python lab needs Python 3.10 or newer, and `{shown}` did not say which version it is"
+        ));
+    };
+    let version = (
+        version.first().copied().unwrap_or(0),
+        version.get(1).copied().unwrap_or(0),
+        version.get(2).copied().unwrap_or(0),
+    );
+    if (version.0, version.1) < OLDEST {
+        return Err(format!(
+            "a Python lab needs Python 3.10 or newer, and `{shown}` is Python {}.{}.{}",
+            version.0, version.1, version.2
+        ));
+    }
+    let executable = PathBuf::from(executable);
+    let mut reads: Vec<PathBuf> = vec![PathBuf::from(prefix), PathBuf::from(exec_prefix)];
+    if let Some(dir) = executable.parent() {
+        reads.push(dir.to_path_buf());
+    }
+    reads.sort();
+    reads.dedup();
+    Ok(Interpreter {
+        executable,
+        version,
+        reads,
+    })
+}
+
+/// The hosting of Python implementations, and the pin that keeps their
+/// servers from the garbage collector while the run uses them.
+#[derive(Debug)]
+pub struct Hosted {
+    /// Per implementation, in the order given.
+    pub hosting: Vec<Hosting>,
+    pub pin: Option<Pin>,
+}
+
+/// The key of a Python implementation (its source's hash).
+fn key_of(source: &str) -> String {
+    format!("py-{}", hash_of([source]))
+}
+
+/// Hosts `implementations` (all Python): checks that each compiles, writes
+/// the servers (one for all, or one each, as `servers` says), asks each who
+/// it is, and pins them.
+pub fn host(
+    scratch: &Scratch,
+    implementations: &[Implementation],
+    servers: Servers,
+) -> Result<Hosted, Error> {
+    if implementations.is_empty() {
+        return Ok(Hosted {
+            hosting: Vec::new(),
+            pin: None,
+        });
+    }
+    let python = interpreter()?;
+    let errors = compile_errors(&python, implementations)?;
+    let viable: Vec<usize> = (0..implementations.len())
+        .filter(|&i| errors[i].is_none())
+        .collect();
+    let groups: Vec<Vec<usize>> = match servers {
+        Servers::Shared if viable.is_empty() => Vec::new(),
+        Servers::Shared => vec![viable.clone()],
+        Servers::Separate => viable.iter().map(|&i| vec![i]).collect(),
+    };
+    let lock = scratch.lock()?;
+    let mut dirs: Vec<(CrateDir, Vec<usize>, String)> = Vec::new();
+    for hosts in groups {
+        let (dir, build) = write_server(scratch, &python, implementations, &hosts)?;
+        dirs.push((dir, hosts, build));
+    }
+    let members: Vec<&CrateDir> = dirs.iter().map(|(d, _, _)| d).collect();
+    scratch.touch(&members);
+    let pin = scratch.pin(&lock, &members)?;
+    drop(lock);
+    let mut hosting: Vec<Hosting> = errors
+        .into_iter()
+        .map(|e| Hosting::Unviable {
+            errors: e.unwrap_or_default(),
+        })
+        .collect();
+    for (dir, hosts, build) in &dirs {
+        let script = scratch.dir(dir).join(SERVER_FILE);
+        let keys: Vec<String> = hosts
+            .iter()
+            .map(|&i| key_of(&implementations[i].source))
+            .collect();
+        identify(&script, build, &keys)?;
+        for &i in hosts {
+            hosting[i] = Hosting::Hosted(Host {
+                program: script.clone(),
+                key: key_of(&implementations[i].source),
+            });
+        }
+    }
+    Ok(Hosted {
+        hosting,
+        pin: Some(pin),
+    })
+}
+
+/// Python's own message for each source that does not compile (`None` for
+/// one that does), asked of one interpreter for all of them.
+fn compile_errors(
+    python: &Interpreter,
+    implementations: &[Implementation],
+) -> Result<Vec<Option<String>>, Error> {
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
+    let listing = dir.path().join("sources.json");
+    let sources: Vec<serde_json::Value> = implementations
+        .iter()
+        .map(|i| serde_json::json!({ "shown": i.shown_path, "source": i.source }))
+        .collect();
+    std::fs::write(&listing, serde_json::to_string(&sources).expect("JSON"))
+        .map_err(|e| Error::io("write", &listing, e))?;
+    let mut command = Command::new(&python.executable);
+    command
+        .args(["-I", "-S", "-c", SERVER, "--check"])
+        .arg(&listing)
+        .current_dir(dir.path())
+        .env_clear();
+    let limits = Limits {
+        time: Some(Duration::from_secs(120)),
+        output_cap: 16 * 1024 * 1024,
+        file_size: Some(1024 * 1024),
+        cage: None,
+    };
+    let finished = process::run(command, dir.path(), &limits).map_err(|e| {
+        Error::environment(format!("cannot run {}: {e}", python.executable.display()))
+    })?;
+    let answers: Option<Vec<Option<String>>> = serde_json::from_str(finished.stdout.trim()).ok();
+    match answers {
+        Some(answers) if answers.len() == implementations.len() => Ok(answers),
+        _ => Err(Error::internal(format!(
+            "Python could not say which implementations compile: {}",
+            finished.stderr.trim()
+        ))),
+    }
+}
+
+/// Writes the server directory hosting `hosts`; returns it and its build id.
+fn write_server(
+    scratch: &Scratch,
+    python: &Interpreter,
+    implementations: &[Implementation],
+    hosts: &[usize],
+) -> Result<(CrateDir, String), Error> {
+    let mut seen: Vec<String> = Vec::new();
+    let mut impls = Vec::new();
+    let mut files = Vec::new();
+    for &i in hosts {
+        let key = key_of(&implementations[i].source);
+        if seen.contains(&key) {
+            continue;
+        }
+        seen.push(key.clone());
+        impls.push(serde_json::json!({ "key": key, "shown": implementations[i].shown_path }));
+        files.push((
+            format!("impls/{key}/lease.py"),
+            implementations[i].source.clone(),
+        ));
+    }
+    let build = hash_of(
+        impls
+            .iter()
+            .map(|v| v.to_string())
+            .collect::<Vec<_>>()
+            .iter()
+            .map(String::as_str),
+    );
+    let table = serde_json::json!({ "build": build, "impls": impls });
+    // -I: no PYTHON* variables, no user site, not the working directory on
+    // sys.path; -u: what it prints reaches the judge at once (before an
+    // os._exit, say); -S: no site module (faster, and nothing installed).
+    let script = format!("#!{} -IuS\n{SERVER}", python.executable.to_string_lossy());
+    let reads: String = python
+        .reads
+        .iter()
+        .map(|p| format!("{}\n", p.to_string_lossy()))
+        .collect();
+    files.push((SERVER_FILE.to_string(), script));
+    files.push(("hosted.json".to_string(), table.to_string()));
+    files.push(("reads".to_string(), reads));
+    let dir = scratch.write_crate("pyserver", &files)?;
+    let script = scratch.dir(&dir).join(SERVER_FILE);
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| Error::io("make executable", &script, e))?;
+    Ok((dir, build))
+}
+
+/// The server must say it is this build and hosts exactly `keys`.
+fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
+    let mut command = Command::new(script);
+    command
+        .arg("--identify")
+        .current_dir(dir.path())
+        .env_clear();
+    let limits = Limits {
+        time: Some(Duration::from_secs(30)),
+        output_cap: 1024 * 1024,
+        file_size: Some(1024 * 1024),
+        cage: None,
+    };
+    let finished = process::run(command, dir.path(), &limits)
+        .map_err(|e| Error::environment(format!("cannot run the Python server: {e}")))?;
+    #[derive(serde::Deserialize)]
+    struct Identity {
+        build: String,
+        impls: Vec<Key>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Key {
+        key: String,
+    }
+    let identity: Option<Identity> = serde_json::from_str(finished.stdout.trim()).ok();
+    match identity {
+        Some(id) if id.build == build && id.impls.iter().map(|k| &k.key).eq(keys.iter()) => Ok(()),
+        _ => Err(Error::internal(format!(
+            "the Python server did not say it hosts this run's implementations: {} {}",
+            finished.stdout.trim(),
+            finished.stderr.trim()
+        ))
+        .with_next("run again; if it happens again, report it with the command you ran")),
+    }
+}
