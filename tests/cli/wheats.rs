@@ -1,6 +1,12 @@
 //! Every wheat (`wheats/`) is a correct implementation: it passes the whole
 //! behavioural suite, as the reference does. A wheat that failed a test would
 //! make every learner's test that agrees with the suite look invalid.
+//!
+//! `verify` of the reference runs the same trials and fails when a wheat
+//! fails; `cargo test` checks that through
+//! `instructor_content::verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them`,
+//! so this engine run of its own, which names each failing test, is in
+//! `.ci/run`'s second step.
 
 use fencelab::engine::builder::Implementation;
 use fencelab::engine::policy::{Policy, Trust};
@@ -10,6 +16,7 @@ use fencelab::lab::suite::SuiteFiles;
 use fencelab::lab::wheat::Wheats;
 
 #[test]
+#[ignore = "slow: .ci/run step 2"]
 fn every_wheat_passes_the_whole_suite() {
     let wheats = Wheats::builtin();
     let request = Request {
