@@ -20,5 +20,7 @@ mod interrupt;
 mod learner;
 mod learner_tests;
 mod predictions;
+mod python;
+mod shards;
 mod verify_outcomes;
 mod wheats;

@@ -12,7 +12,6 @@ use std::process::Command;
 
 use fencelab::commands::verify::{self, Report, Update};
 use fencelab::engine::Event;
-use fencelab::engine::scratch::Scratch;
 use fencelab::lab::mutant::Mutant;
 use fencelab::lab::python;
 use fencelab::output::printer::Layout;
@@ -45,8 +44,7 @@ fn options(filters: &[&str]) -> verify::Options {
 fn verify_python(filters: &[&str]) -> Report {
     let options = options(filters);
     let mutants = verify::load(&options).expect("the Python mutants load");
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+    let scratch = crate::common::scratch();
     let report = verify::run(&options, &mutants, &scratch, &mut Quiet).expect("verify runs");
     assert!(
         report.baseline.passed && report.baseline.compile_errors.is_none(),

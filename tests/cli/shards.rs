@@ -9,7 +9,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
-mod common;
+use crate::common;
 use common::{changed_reference, fixture, root};
 
 /// Every variable `--shard auto` reads, removed from each run unless set.
