@@ -451,7 +451,16 @@ pub fn claim_in_processes(
                 .lines()
                 .find_map(|l| l.split_once(CHILD_RESULT_PREFIX).map(|(_, a)| a));
             match answer {
-                Some(answer) => Answer::parse(answer.trim()),
+                // An answer counts only from a child that then ended well: a
+                // child whose implementation left a process behind answers and
+                // then fails (its judge says so), and must not win the race.
+                Some(answer) if out.status.success() => Answer::parse(answer.trim()),
+                Some(answer) => Answer::from(format!(
+                    "{} and then the child failed ({}): {}",
+                    answer.trim(),
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr).trim()
+                )),
                 None => Answer::from(format!(
                     "no answer ({}): {}",
                     out.status,

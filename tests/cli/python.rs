@@ -259,15 +259,17 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     };
     let claim_passed = |s: &serde_json::Value| s["steps"][3]["passed"].as_u64().unwrap();
     assert_eq!(of("honest.py")["score"].as_f64(), Some(100.0), "{stdout}");
-    // What they subvert earns nothing: claim's step (at most a test whose
-    // claim ends before the fork's leftover is looked for).
+    // What they subvert earns nothing in claim's step: not even the race
+    // across processes, whose claiming children each find the fork's
+    // leftover and fail (before, the parent took their printed answers and
+    // passed the forking submission).
     for name in [
         "exits_in_claim.py",
         "loops_in_claim.py",
         "forks_in_claim.py",
     ] {
         let s = of(name);
-        assert!(claim_passed(&s) <= 1, "{name}: {stdout}");
+        assert_eq!(claim_passed(&s), 0, "{name}: {stdout}");
         assert!(s["score"].as_f64().unwrap() < 80.0, "{name}: {stdout}");
     }
     // Printing libtest's own success line and a score changes no verdict:
