@@ -8,7 +8,7 @@ use crate::exit::ExitCode;
 
 /// What kind of failure an error is; decides the exit code.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ErrorKind {
+pub(crate) enum ErrorKind {
     /// The input cannot be used: a missing or malformed file, a bad argument.
     Input,
     /// The machine let us down: a file that cannot be written, cargo missing.
@@ -20,7 +20,7 @@ pub enum ErrorKind {
 /// An error with the step that fixes it.
 #[derive(Debug)]
 pub struct Error {
-    pub kind: ErrorKind,
+    pub(crate) kind: ErrorKind,
     /// What went wrong, naming the file and line when there is one.
     pub message: String,
     /// What to do next.
@@ -28,7 +28,7 @@ pub struct Error {
 }
 
 impl Error {
-    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
+    pub(crate) fn new(kind: ErrorKind, message: impl Into<String>) -> Error {
         Error {
             kind,
             message: message.into(),
@@ -37,23 +37,23 @@ impl Error {
     }
 
     /// Unusable input.
-    pub fn input(message: impl Into<String>) -> Error {
+    pub(crate) fn input(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Input, message)
     }
 
     /// A failure of the machine or the toolchain.
-    pub fn environment(message: impl Into<String>) -> Error {
+    pub(crate) fn environment(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Environment, message)
     }
 
     /// A bug in fencelab.
-    pub fn internal(message: impl Into<String>) -> Error {
+    pub(crate) fn internal(message: impl Into<String>) -> Error {
         Error::new(ErrorKind::Internal, message)
             .with_next("this is a bug in fencelab: please report it with the command you ran")
     }
 
     /// A file operation that failed.
-    pub fn io(action: &str, path: &Path, err: std::io::Error) -> Error {
+    pub(crate) fn io(action: &str, path: &Path, err: std::io::Error) -> Error {
         let kind = if err.kind() == std::io::ErrorKind::NotFound {
             ErrorKind::Input
         } else {
@@ -72,7 +72,7 @@ impl Error {
     }
 
     /// Adds (or replaces) the next step.
-    pub fn with_next(mut self, next: impl Into<String>) -> Error {
+    pub(crate) fn with_next(mut self, next: impl Into<String>) -> Error {
         self.next = Some(next.into());
         self
     }
@@ -121,7 +121,7 @@ impl Location {
 }
 
 /// `file:line:column: message`, then the line itself, as compilers show it.
-pub fn at_line(path: &Path, at: &Location, message: &str) -> String {
+pub(crate) fn at_line(path: &Path, at: &Location, message: &str) -> String {
     format!(
         "{}:{}:{}: {message}\n  {} | {}",
         path.display(),

@@ -21,7 +21,7 @@ use crate::output::width::wrap;
 /// A hands-on lab about leases and fencing tokens, and the engine that judges it.
 #[derive(Debug, Parser)]
 #[command(name = "fencelab", version)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
     pub command: Command,
     /// When to use colour: auto (on a terminal, unless NO_COLOR is set), always, never.
@@ -47,7 +47,7 @@ pub struct Cli {
 impl Cli {
     /// The command line's description, with each command's exit codes at the
     /// end of its `--help`.
-    pub fn command_with_exit_codes() -> clap::Command {
+    pub(crate) fn command_with_exit_codes() -> clap::Command {
         let mut command = Cli::command().after_help(exit_codes_help(""));
         let names: Vec<String> = command
             .get_subcommands()
@@ -60,7 +60,7 @@ impl Cli {
     }
 
     /// How much to say.
-    pub fn verbosity(&self) -> Verbosity {
+    pub(crate) fn verbosity(&self) -> Verbosity {
         match (self.quiet, self.verbose) {
             (true, _) => Verbosity::Quiet,
             (_, true) => Verbosity::Verbose,
@@ -70,7 +70,7 @@ impl Cli {
 }
 
 #[derive(Debug, Subcommand)]
-pub enum Command {
+pub(crate) enum Command {
     /// Prove that the suite kills every mutant as declared (for instructors, before term).
     Verify(VerifyArgs),
     /// Create a learner's crate: the API to implement, the suite, the worksheet.

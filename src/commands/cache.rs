@@ -14,13 +14,13 @@ use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
-pub struct CacheArgs {
+pub(crate) struct CacheArgs {
     #[command(subcommand)]
     pub action: Option<CacheAction>,
 }
 
 #[derive(Debug, Subcommand)]
-pub enum CacheAction {
+pub(crate) enum CacheAction {
     /// Remove every scratch build (the next run builds them again, SQLite included).
     Clean,
 }
@@ -46,7 +46,7 @@ fn why(place: &Place, lang: Lang) -> &'static str {
 }
 
 /// What `fencelab cache` prints: where the cache is, why there, and its size.
-pub fn render_where(place: &Place, size: u64, lang: Lang) -> String {
+pub(crate) fn render_where(place: &Place, size: u64, lang: Lang) -> String {
     let mut out = format!("{} ({})\n  ", place.dir().display(), why(place, lang));
     // A directory of fencelab's own holds only scratch builds; a shared one
     // (a target directory) holds other builds too, which its size counts.
@@ -69,7 +69,7 @@ pub fn render_where(place: &Place, size: u64, lang: Lang) -> String {
 }
 
 /// What `fencelab cache clean` reports once it has removed `bytes` from `dir`.
-pub fn render_removed(bytes: u64, dir: &Path, lang: Lang) -> String {
+pub(crate) fn render_removed(bytes: u64, dir: &Path, lang: Lang) -> String {
     match lang {
         Lang::En => format!(
             "{} of scratch builds from {}",
@@ -85,14 +85,14 @@ pub fn render_removed(bytes: u64, dir: &Path, lang: Lang) -> String {
 }
 
 /// What `fencelab cache clean` says when there is nothing to remove.
-pub fn render_nothing(dir: &Path, lang: Lang) -> String {
+pub(crate) fn render_nothing(dir: &Path, lang: Lang) -> String {
     match lang {
         Lang::En => format!("nothing to clean in {}", dir.display()),
         Lang::Ja => format!("{} に削除するものはありません", dir.display()),
     }
 }
 
-pub fn main(
+pub(crate) fn main(
     args: CacheArgs,
     cache: Option<&Path>,
     printer: &mut Printer,
@@ -153,7 +153,7 @@ fn remove(dir: &Path) -> Result<(), Error> {
 }
 
 /// The bytes of every file under `dir`.
-pub fn size_of(dir: &Path) -> u64 {
+pub(crate) fn size_of(dir: &Path) -> u64 {
     let mut total = 0;
     let mut pending = vec![dir.to_path_buf()];
     while let Some(dir) = pending.pop() {

@@ -2,13 +2,13 @@
 //! run, its report and how it is printed, side by side. What several share
 //! (the project's root, the language, a number of seconds) is here.
 
-pub mod cache;
+pub(crate) mod cache;
 pub mod check;
 pub mod grade;
 pub mod new;
 pub mod predict;
 pub mod verify;
-pub mod worksheet;
+pub(crate) mod worksheet;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -35,7 +35,7 @@ pub(crate) fn default_lang() -> Lang {
 
 /// The nearest directory from the current one up that holds a Cargo.toml (the
 /// current directory if none does).
-pub fn project_root() -> PathBuf {
+pub(crate) fn project_root() -> PathBuf {
     let cwd = std::env::current_dir().unwrap_or_else(|_| PathBuf::from("."));
     cwd.ancestors()
         .find(|dir| dir.join("Cargo.toml").is_file())

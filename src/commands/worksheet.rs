@@ -16,7 +16,7 @@ use crate::output::worksheet::render_with;
 
 /// `fencelab worksheet`'s arguments.
 #[derive(Debug, clap::Args)]
-pub struct WorksheetArgs {
+pub(crate) struct WorksheetArgs {
     /// ja or en [default: from the locale].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
@@ -26,7 +26,7 @@ pub struct WorksheetArgs {
 }
 
 /// Prints the worksheet as Markdown.
-pub fn main(args: WorksheetArgs) -> ExitCode {
+pub(crate) fn main(args: WorksheetArgs) -> ExitCode {
     let worksheet = Worksheet::builtin();
     print!(
         "{}",

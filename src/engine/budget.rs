@@ -26,7 +26,7 @@ const GRACE_FLOOR: Duration = Duration::from_secs(1);
 const GRACE_FACTOR: u32 = 5;
 
 /// The budgets of a run's implementations.
-pub struct Budgets {
+pub(super) struct Budgets {
     budget: Duration,
     state: Mutex<State>,
 }
@@ -58,14 +58,14 @@ struct Running {
 }
 
 /// A trial's start, as the budget answers it.
-pub enum Start {
+pub(super) enum Start {
     Go,
     /// The implementation's budget is spent: the trial is not run.
     Spent(TestOutcome),
 }
 
 impl Budgets {
-    pub fn new(budget: Duration) -> Budgets {
+    pub(super) fn new(budget: Duration) -> Budgets {
         Budgets {
             budget,
             state: Mutex::new(State::default()),
@@ -77,7 +77,7 @@ impl Budgets {
     }
 
     /// Trial `id` of implementation `group` is about to run in `dir`.
-    pub fn start(&self, group: &str, id: usize, dir: PathBuf, ticks: u64) -> Start {
+    pub(super) fn start(&self, group: &str, id: usize, dir: PathBuf, ticks: u64) -> Start {
         let mut state = self.state.lock().unwrap();
         let g = state.groups.entry(group.to_string()).or_default();
         if g.over_at.is_some() {
@@ -94,7 +94,13 @@ impl Budgets {
 
     /// Trial `id` of `group` ended after `took` with `outcome`: the outcome to
     /// report (the budget's reason if the budget stopped it).
-    pub fn end(&self, group: &str, id: usize, took: Duration, outcome: TestOutcome) -> TestOutcome {
+    pub(super) fn end(
+        &self,
+        group: &str,
+        id: usize,
+        took: Duration,
+        outcome: TestOutcome,
+    ) -> TestOutcome {
         let mut state = self.state.lock().unwrap();
         state.durations.push(took);
         let n = state.durations.len();
@@ -137,7 +143,7 @@ impl Budgets {
 
     /// Looks at every implementation's running trials: the trials of one
     /// whose budget has just run out are returned, to be killed.
-    pub fn overrun(&self) -> Vec<(PathBuf, u64)> {
+    pub(super) fn overrun(&self) -> Vec<(PathBuf, u64)> {
         let mut state = self.state.lock().unwrap();
         let grace = Self::grace(&state);
         let now = Instant::now();

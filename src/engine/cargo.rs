@@ -18,7 +18,7 @@ use crate::error::Error;
 
 /// What a build produced.
 #[derive(Debug, Default)]
-pub struct Built {
+pub(crate) struct Built {
     pub success: bool,
     /// It ran out of time and was stopped (what it built so far is kept).
     pub timed_out: bool,
@@ -77,7 +77,7 @@ fn cargo() -> Command {
 
 /// What a build is doing now (12 crates compiled, now libsqlite3-sys), kept
 /// up to date while cargo runs, for a progress line to say in its language.
-pub type Detail = std::sync::Arc<std::sync::Mutex<Compiling>>;
+pub(crate) type Detail = std::sync::Arc<std::sync::Mutex<Compiling>>;
 
 /// How far a build is, as cargo's status lines say it.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,13 +85,13 @@ pub struct Compiling {
     /// How many crates it has compiled so far.
     pub compiled: usize,
     /// The crate it compiles now; `None` before the first.
-    pub now: Option<Compiled>,
+    pub(crate) now: Option<Compiled>,
 }
 
 /// A crate cargo compiles: a dependency by its name, or one of the scratch
 /// crates by what it is (their names are hashes no user should see).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Compiled {
+pub(crate) enum Compiled {
     Dependency(String),
     Implementation,
     Server,
@@ -102,7 +102,7 @@ pub enum Compiled {
 /// Builds the test target `test` and the binaries of `packages` in the
 /// scratch workspace, within `time_limit`, saying in `detail` what cargo
 /// compiles as it goes.
-pub fn build(
+pub(crate) fn build(
     scratch: &Scratch,
     packages: &[&CrateDir],
     test: &str,
@@ -239,7 +239,7 @@ fn package_name(id: &str) -> String {
 /// the diagnostic up to the first of rustc's notes that points into other
 /// code (the standard library, or the grader's own dependencies, which a
 /// learner's crate never sees), with a line saying that the rest is left out.
-pub fn about_crate(rendered: &str, dir: &str) -> String {
+pub(crate) fn about_crate(rendered: &str, dir: &str) -> String {
     let lines: Vec<&str> = rendered.lines().collect();
     let foreign = |line: &str| {
         let trimmed = line.trim_start();

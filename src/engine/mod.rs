@@ -37,13 +37,13 @@
 
 mod budget;
 pub mod builder;
-pub mod cargo;
+pub(crate) mod cargo;
 mod crates;
 mod identity;
 pub mod outcome;
 pub mod policy;
 pub(crate) mod process;
-pub mod python;
+pub(crate) mod python;
 pub mod runner;
 mod scenario;
 pub mod scratch;

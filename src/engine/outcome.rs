@@ -74,7 +74,7 @@ impl TestOutcome {
 
     /// Reads the outcome of `test` from the judge process that ran it alone.
     /// The verdict comes from the judge's exit status; its output only explains.
-    pub fn from_judge(test: &str, finished: &Finished, limit: Duration) -> TestOutcome {
+    pub(crate) fn from_judge(test: &str, finished: &Finished, limit: Duration) -> TestOutcome {
         let Some(status) = finished.status else {
             return TestOutcome::TimedOut {
                 limit_secs: limit.as_secs_f64(),
@@ -119,7 +119,7 @@ impl TestOutcome {
 }
 
 /// Whether libtest's output says that the one test it ran passed.
-pub fn passed_one(stdout: &str) -> bool {
+pub(crate) fn passed_one(stdout: &str) -> bool {
     stdout
         .lines()
         .any(|l| l.starts_with("test result: ok. 1 passed;"))
@@ -127,7 +127,7 @@ pub fn passed_one(stdout: &str) -> bool {
 
 /// The part of libtest's output that explains a failure: the test's captured
 /// output and panic message, with the scratch crate's paths made the project's.
-pub fn failure_text(stdout: &str, test: &str) -> String {
+pub(crate) fn failure_text(stdout: &str, test: &str) -> String {
     let header = format!("---- {test} stdout ----");
     let body = match stdout.find(&header) {
         Some(start) => {
@@ -182,7 +182,7 @@ impl StepTally {
     }
 
     /// The tallies of the steps that have tests among `results` (suite order).
-    pub fn of<'a>(
+    pub(crate) fn of<'a>(
         results: impl IntoIterator<Item = (&'a crate::lab::suite::SuiteTest, &'a TestOutcome)>,
     ) -> Vec<StepTally> {
         let mut steps: Vec<StepTally> = Vec::new();
@@ -253,7 +253,9 @@ impl MutantOutcome {
     }
 
     /// The outcome of a mutant whose tests ended as `outcomes`.
-    pub fn from_tests<'a>(outcomes: impl IntoIterator<Item = &'a TestOutcome>) -> MutantOutcome {
+    pub(crate) fn from_tests<'a>(
+        outcomes: impl IntoIterator<Item = &'a TestOutcome>,
+    ) -> MutantOutcome {
         let (mut failed, mut crashed, mut timed_out) = (false, false, false);
         for outcome in outcomes {
             match outcome {

@@ -55,7 +55,7 @@ pub enum Trust {
 
 /// Who starts the implementation's server for a trial.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Launch {
+pub(crate) enum Launch {
     /// The judge, on its first call (it is fencelab's code, and it watches the
     /// implementation: how it ended, what it printed, what it left running).
     ByJudge,
@@ -77,7 +77,7 @@ pub enum Servers {
 
 /// How long each test of a run may take.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum TestLimit {
+pub(crate) enum TestLimit {
     /// The same limit for every test.
     Fixed(Duration),
     /// Each test gets max(floor, factor x its slower baseline run): a hang is
@@ -87,21 +87,21 @@ pub enum TestLimit {
 
 /// The time a baseline test gets (or the fixed limit, if longer): a limit
 /// meant for mutants must not make the reference's own tests fail.
-pub const BASELINE_LIMIT: Duration = Duration::from_secs(60);
+pub(crate) const BASELINE_LIMIT: Duration = Duration::from_secs(60);
 /// The least time a test under a mutant gets, and how many times its slower
 /// baseline run it may take.
-pub const LIMIT_FLOOR: Duration = Duration::from_secs(10);
-pub const LIMIT_FACTOR: u32 = 5;
+pub(crate) const LIMIT_FLOOR: Duration = Duration::from_secs(10);
+pub(crate) const LIMIT_FACTOR: u32 = 5;
 /// A test's time when nothing else decides it.
-pub const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
+pub(crate) const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
 /// How long one submission's slow tests may take in total (`grade
 /// --budget`; see `engine::budget`): chosen so that a batch of 100 with 5
 /// submissions whose `claim_many` never returns grades at 80 a minute on 2
 /// cores (each hanging one costs about its budget, not 9 tests x 10 s), and
 /// one hanging submission alone stays far within PrairieLearn's 30 s.
-pub const DEFAULT_BUDGET: Duration = Duration::from_secs(15);
+pub(crate) const DEFAULT_BUDGET: Duration = Duration::from_secs(15);
 /// How long a build of submissions may take before it is split up.
-pub const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
+pub(crate) const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
 
 /// Everything a run's trust decides.
 #[derive(Debug, Clone, PartialEq)]
@@ -114,7 +114,7 @@ pub struct Policy {
     /// (`setsid`) and kill them; costs a scan of /proc per trial.
     pub hunt_orphans: bool,
     /// The default time limit of a test (`--timeout` replaces it).
-    pub test_limit: TestLimit,
+    pub(crate) test_limit: TestLimit,
     /// The default time limit of the build (`--build-timeout` replaces it).
     pub build_limit: Option<Duration>,
     /// When the build runs out of time: build each implementation alone, so
@@ -123,7 +123,7 @@ pub struct Policy {
     /// Whether the judge runs in the cage too (its suite is untrusted).
     pub judge_caged: bool,
     /// Who starts the implementation's server.
-    pub launch: Launch,
+    pub(crate) launch: Launch,
     /// Whether trials run in a shuffled order, in randomly named directories.
     pub shuffle: bool,
     /// How long one implementation's slow tests may take in total
@@ -196,7 +196,7 @@ impl Policy {
     }
 
     /// This policy with the limits a user gave (`--timeout`, `--build-timeout`).
-    pub fn with_limits(mut self, test: Option<Duration>, build: Option<Duration>) -> Policy {
+    pub(crate) fn with_limits(mut self, test: Option<Duration>, build: Option<Duration>) -> Policy {
         if let Some(test) = test {
             self.test_limit = TestLimit::Fixed(test);
         }
@@ -208,7 +208,7 @@ impl Policy {
 
     /// This policy with the budget per implementation a user gave (`grade
     /// --budget`).
-    pub fn with_budget(mut self, budget: Option<Duration>) -> Policy {
+    pub(crate) fn with_budget(mut self, budget: Option<Duration>) -> Policy {
         if budget.is_some() {
             self.budget = budget;
         }
@@ -216,7 +216,7 @@ impl Policy {
     }
 
     /// The limit of a baseline test.
-    pub fn baseline_limit(&self) -> Duration {
+    pub(crate) fn baseline_limit(&self) -> Duration {
         match self.test_limit {
             TestLimit::Fixed(limit) => limit.max(BASELINE_LIMIT),
             TestLimit::FromBaseline { .. } => BASELINE_LIMIT,
@@ -225,7 +225,7 @@ impl Policy {
 
     /// The limit of a test whose slower baseline run took `baseline` (if there
     /// was a baseline).
-    pub fn limit_after(&self, baseline: Option<Duration>) -> Duration {
+    pub(crate) fn limit_after(&self, baseline: Option<Duration>) -> Duration {
         match self.test_limit {
             TestLimit::Fixed(limit) => limit,
             TestLimit::FromBaseline { floor, factor } => {

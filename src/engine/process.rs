@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 /// What a child may use.
 #[derive(Debug, Clone)]
-pub struct Limits {
+pub(crate) struct Limits {
     /// Wall-clock time before the group is killed.
     pub time: Option<Duration>,
     /// How much of stdout and of stderr (each) is read back.
@@ -43,7 +43,7 @@ impl Default for Limits {
 
 /// How a child ended.
 #[derive(Debug)]
-pub struct Finished {
+pub(crate) struct Finished {
     /// Its exit status, or `None` when it was killed at the deadline.
     pub status: Option<ExitStatus>,
     pub stdout: String,
@@ -57,11 +57,12 @@ pub struct Finished {
 }
 
 impl Finished {
-    pub fn timed_out(&self) -> bool {
+    pub(crate) fn timed_out(&self) -> bool {
         self.status.is_none()
     }
 
-    pub fn success(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn success(&self) -> bool {
         self.status.is_some_and(|s| s.success())
     }
 }
@@ -71,7 +72,11 @@ const GRACE: Duration = Duration::from_millis(200);
 
 /// Runs `command` to its end or its deadline, with its output in files under
 /// `output_dir` (which must exist).
-pub fn run(mut command: Command, output_dir: &Path, limits: &Limits) -> std::io::Result<Finished> {
+pub(crate) fn run(
+    mut command: Command,
+    output_dir: &Path,
+    limits: &Limits,
+) -> std::io::Result<Finished> {
     let out_path = output_dir.join("stdout");
     let err_path = output_dir.join("stderr");
     command
@@ -221,7 +226,7 @@ struct Stat {
 
 /// Now, in the clock ticks since boot that `/proc/PID/stat` counts a
 /// process's start in.
-pub fn boot_ticks() -> u64 {
+pub(crate) fn boot_ticks() -> u64 {
     let mut now = libc::timespec {
         tv_sec: 0,
         tv_nsec: 0,
@@ -273,7 +278,7 @@ fn live_processes(select: impl Fn(&Stat) -> bool) -> Vec<libc::pid_t> {
 ///
 /// Only processes started since `since` (from `boot_ticks`, taken before the
 /// trial began) can be the trial's, so only their environments are read.
-pub fn kill_tagged(dir: &Path, since: u64) -> usize {
+pub(crate) fn kill_tagged(dir: &Path, since: u64) -> usize {
     let me = std::process::id() as libc::pid_t;
     // A tick of slack each way: the clocks are read at different moments.
     let since = since.saturating_sub(2);
@@ -310,7 +315,7 @@ pub fn kill_tagged(dir: &Path, since: u64) -> usize {
 }
 
 /// Sends `signal` to every process in the group led by `group`.
-pub fn kill_group(group: libc::pid_t, signal: libc::c_int) {
+pub(crate) fn kill_group(group: libc::pid_t, signal: libc::c_int) {
     // SAFETY: a plain system call; ESRCH (no such group) is fine.
     unsafe {
         libc::killpg(group, signal);

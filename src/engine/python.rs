@@ -26,30 +26,29 @@ use super::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::error::Error;
 
 /// The server program, as shipped.
-pub const SERVER: &str = include_str!("../../python/fencelab_server.py");
+pub(crate) const SERVER: &str = include_str!("../../python/fencelab_server.py");
 /// The file name the judge recognises a Python server by.
-pub const SERVER_FILE: &str = "fencelab_server.py";
+pub(crate) const SERVER_FILE: &str = "fencelab_server.py";
 /// The environment variable naming the interpreter to use instead of `python3`.
-pub const PYTHON_ENV: &str = "FENCELAB_PYTHON";
+pub(crate) const PYTHON_ENV: &str = "FENCELAB_PYTHON";
 /// The oldest Python the lab's contract is written for.
-pub const OLDEST: (u32, u32) = (3, 10);
+pub(crate) const OLDEST: (u32, u32) = (3, 10);
 
 /// Whether an implementation is written in Python: its file's extension says.
-pub fn is_python(implementation: &Implementation) -> bool {
+pub(crate) fn is_python(implementation: &Implementation) -> bool {
     is_python_path(&implementation.shown_path)
 }
 
 /// Whether a path names a Python file.
-pub fn is_python_path(path: &str) -> bool {
+pub(crate) fn is_python_path(path: &str) -> bool {
     path.ends_with(".py")
 }
 
 /// The interpreter found on this machine.
 #[derive(Debug, Clone)]
-pub struct Interpreter {
+pub(crate) struct Interpreter {
     /// Its executable, symbolic links resolved (a pyenv shim is a shell script).
     pub executable: PathBuf,
-    pub version: (u32, u32, u32),
     /// The directories it reads (its prefix: the standard library, its shared
     /// library), which the cage must show.
     pub reads: Vec<PathBuf>,
@@ -58,7 +57,7 @@ pub struct Interpreter {
 /// The interpreter (`FENCELAB_PYTHON`, else `python3` on `PATH`), asked once
 /// per process; an error in one line saying what to install when it is
 /// missing or older than 3.10.
-pub fn interpreter() -> Result<Interpreter, Error> {
+pub(crate) fn interpreter() -> Result<Interpreter, Error> {
     static FOUND: OnceLock<Result<Interpreter, String>> = OnceLock::new();
     FOUND.get_or_init(find).clone().map_err(|message| {
         Error::environment(message).with_next(
@@ -110,17 +109,13 @@ fn find() -> Result<Interpreter, String> {
     }
     reads.sort();
     reads.dedup();
-    Ok(Interpreter {
-        executable,
-        version,
-        reads,
-    })
+    Ok(Interpreter { executable, reads })
 }
 
 /// The hosting of Python implementations, and the pin that keeps their
 /// servers from the garbage collector while the run uses them.
 #[derive(Debug)]
-pub struct Hosted {
+pub(crate) struct Hosted {
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub pin: Option<Pin>,
@@ -134,7 +129,7 @@ fn key_of(source: &str) -> String {
 /// Hosts `implementations` (all Python): checks that each compiles, writes
 /// the servers (one for all, or one each, as `servers` says), asks each who
 /// it is, and pins them.
-pub fn host(
+pub(crate) fn host(
     scratch: &Scratch,
     implementations: &[Implementation],
     servers: Servers,

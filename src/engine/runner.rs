@@ -52,7 +52,7 @@ pub struct Runner {
     /// Whether the judge runs in the cage (an untrusted suite).
     pub judge_caged: bool,
     /// Who starts the implementation's server.
-    pub launch: Launch,
+    pub(crate) launch: Launch,
     /// Whether trials run in a shuffled order, in randomly named directories,
     /// so that a trial's place in the run tells its judge nothing.
     pub shuffle: bool,
@@ -60,19 +60,19 @@ pub struct Runner {
     pub budget: Option<Duration>,
 }
 
-pub use crate::bridge::client::LEFT_BEHIND;
+pub(crate) use crate::bridge::client::LEFT_BEHIND;
 use crate::bridge::client::NOT_STARTED_STATUS;
 use crate::engine::policy::Launch;
 
 /// The environment variable that says where trials run (their databases,
 /// their temporary files).
-pub const TRIALS_ENV: &str = "FENCELAB_TRIALS";
+pub(crate) const TRIALS_ENV: &str = "FENCELAB_TRIALS";
 
 /// Where trials run: `FENCELAB_TRIALS`, else `TMPDIR` when it is set, else
 /// `/dev/shm` when it is there: a test's database lives a few milliseconds,
 /// and on a disk every commit waits for an fsync (half the time of a run on
 /// this machine); else the system's temporary directory.
-pub fn trials_dir() -> PathBuf {
+pub(crate) fn trials_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os(TRIALS_ENV).filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }

@@ -27,7 +27,7 @@ pub enum Tests {
 
 impl Tests {
     /// The tests to run, given the judge's inventory.
-    pub fn resolve(&self, inventory: &[SuiteTest]) -> Vec<SuiteTest> {
+    pub(crate) fn resolve(&self, inventory: &[SuiteTest]) -> Vec<SuiteTest> {
         match self {
             Tests::All => inventory.to_vec(),
             Tests::Only(tests) => tests.clone(),
@@ -81,7 +81,7 @@ impl TestRuns {
     }
 
     /// Whether it passed once and failed once.
-    pub fn flaky(&self) -> bool {
+    pub(crate) fn flaky(&self) -> bool {
         let passes = self.runs.iter().filter(|r| r.outcome.passed()).count();
         passes > 0 && passes < self.runs.len()
     }
@@ -92,7 +92,7 @@ impl TestRuns {
     }
 
     /// Its slowest run.
-    pub fn slowest(&self) -> Duration {
+    pub(crate) fn slowest(&self) -> Duration {
         self.runs
             .iter()
             .map(|r| r.duration)
@@ -104,7 +104,7 @@ impl TestRuns {
 impl ScenarioResult {
     /// Whether it ran and every test passed at least once (what a baseline
     /// must do).
-    pub fn passed_at_least_once(&self) -> bool {
+    pub(crate) fn passed_at_least_once(&self) -> bool {
         match self {
             ScenarioResult::Ran { tests } => tests
                 .iter()

@@ -32,7 +32,7 @@ use crate::output::progress::Progress;
 use crate::output::width::{terminal_width, truncate, wrap};
 
 /// A wheat's code, or why it has none.
-pub fn wheat_code(wheat: &Wheat, reference: &str) -> Result<String, Error> {
+pub(crate) fn wheat_code(wheat: &Wheat, reference: &str) -> Result<String, Error> {
     wheat.code(reference).map_err(|stale| {
         Error::input(format!(
             "{}: {}",
@@ -45,7 +45,7 @@ pub fn wheat_code(wheat: &Wheat, reference: &str) -> Result<String, Error> {
 
 /// Refuses the contradictions among `judges` (see the module's header); returns
 /// each wheat's code.
-pub fn contradictions(judges: &Judges) -> Result<Vec<String>, Error> {
+pub(crate) fn contradictions(judges: &Judges) -> Result<Vec<String>, Error> {
     let reference = &judges.reference;
     let codes: Vec<String> = judges
         .wheats
@@ -92,7 +92,7 @@ pub fn contradictions(judges: &Judges) -> Result<Vec<String>, Error> {
 /// contradictions first, then every wheat not yet known to pass fencelab's
 /// own suite is run through it (`progress` sees the trials), and one that
 /// fails is refused with its failing tests.
-pub fn check(
+pub(crate) fn check(
     judges: &Judges,
     scratch: &Scratch,
     jobs: usize,
@@ -144,7 +144,7 @@ pub fn check(
 /// Why a wheat's run through the suite is not a pass, if it is not: the
 /// compiler's messages, or its failing tests (each with the first line of
 /// what it observed).
-pub fn failures(result: &ScenarioResult) -> Result<(), String> {
+pub(crate) fn failures(result: &ScenarioResult) -> Result<(), String> {
     match result {
         ScenarioResult::Unviable { errors } => Err(format!("it does not compile:\n{errors}")),
         ScenarioResult::NotRun => Err("it was not run".to_string()),
@@ -247,13 +247,13 @@ fn record(scratch: &Scratch, suite: &SuiteFiles, code: &str) -> PathBuf {
 }
 
 /// Whether the wheat with `code` is known to pass `suite`.
-pub fn passed(scratch: &Scratch, suite: &SuiteFiles, code: &str) -> bool {
+pub(crate) fn passed(scratch: &Scratch, suite: &SuiteFiles, code: &str) -> bool {
     record(scratch, suite, code).is_file()
 }
 
 /// Remembers that the wheat with `code` passed `suite` (best effort: without
 /// the record it is run again next time).
-pub fn record_pass(scratch: &Scratch, suite: &SuiteFiles, code: &str) {
+pub(crate) fn record_pass(scratch: &Scratch, suite: &SuiteFiles, code: &str) {
     let path = record(scratch, suite, code);
     if let Some(dir) = path.parent() {
         let _ = std::fs::create_dir_all(dir);

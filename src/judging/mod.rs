@@ -149,7 +149,7 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
 impl LearnerTests {
     /// `text` (compiler messages, a test's failure) with the root's path in the
     /// judge crate (`tests/mine/main.rs`) as the learner gave it.
-    pub fn name_root(&self, text: &str) -> String {
+    pub(crate) fn name_root(&self, text: &str) -> String {
         if self.shown == MINE {
             text.to_string()
         } else {
@@ -158,7 +158,7 @@ impl LearnerTests {
     }
 
     /// `report` with every path of the root named as the learner gave it.
-    pub fn name_root_in(&self, mut report: TestsReport) -> TestsReport {
+    pub(crate) fn name_root_in(&self, mut report: TestsReport) -> TestsReport {
         report.compile_errors = report.compile_errors.map(|e| self.name_root(&e));
         for wrong in report.tests.iter_mut().flat_map(|t| &mut t.wrong_on) {
             wrong.message = self.name_root(&wrong.message);

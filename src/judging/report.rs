@@ -106,7 +106,7 @@ impl WrongOn {
 
 impl JudgedTest {
     /// Why it is invalid, in a few words (for a line of a grade report).
-    pub fn why(&self) -> String {
+    pub(crate) fn why(&self) -> String {
         let on = self
             .wrong_on
             .first()
@@ -146,7 +146,7 @@ pub struct MissedMutant {
 impl TestsReport {
     /// The exit code of `check --mine`: every test valid and every mutant
     /// caught, or not; tests that do not compile cannot be judged.
-    pub fn exit(&self) -> ExitCode {
+    pub(crate) fn exit(&self) -> ExitCode {
         if self.compile_errors.is_some() {
             ExitCode::NotJudgeable
         } else if self.valid && self.steps.iter().all(|s| s.caught == s.total) {

@@ -208,7 +208,7 @@ fn quoted_end(bytes: &[u8], at: usize, quote: u8) -> usize {
 /// `env!`), a `#[path]` attribute (`path`), or a way of building one of these
 /// with a macro (`$name!`, `#[$…]`, `${…}`, a reader named in a macro's
 /// arguments or renamed by `use`).
-pub fn compile_time_read(source: &str) -> Option<(usize, &'static str)> {
+pub(crate) fn compile_time_read(source: &str) -> Option<(usize, &'static str)> {
     let tokens = tokens(source);
     let ident = |k: usize| match tokens.get(k) {
         Some((_, Token::Ident(name))) => Some(*name),
@@ -288,7 +288,7 @@ fn called_name(reader: &'static str) -> &'static str {
 
 /// The items of the API that `source` does not declare (a textual check;
 /// wrong signatures are the compiler's to report).
-pub fn missing_api(source: &str) -> Vec<String> {
+pub(crate) fn missing_api(source: &str) -> Vec<String> {
     let declares = |kind: &str, name: &str| {
         source.lines().any(|line| {
             let line = line.trim_start();

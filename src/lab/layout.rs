@@ -4,11 +4,11 @@
 //! template's `tests/mine/helpers.rs`, compiled in).
 
 /// Where a learner's own tests live in a lab crate.
-pub const MINE: &str = "tests/mine/main.rs";
+pub(crate) const MINE: &str = "tests/mine/main.rs";
 
 /// The directory of a learner's own tests: everything in it belongs to them
 /// (a test target of its own, `mine`; its modules sit beside `main.rs`).
-pub const MINE_DIR: &str = "tests/mine";
+pub(crate) const MINE_DIR: &str = "tests/mine";
 
 /// The helpers of a lab crate's own tests (`tests/mine/helpers.rs`).
-pub const MINE_HELPERS: &str = include_str!("mine_helpers.rs");
+pub(crate) const MINE_HELPERS: &str = include_str!("mine_helpers.rs");

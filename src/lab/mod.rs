@@ -3,13 +3,13 @@
 
 pub(crate) mod api;
 pub mod lang;
-pub mod layout;
+pub(crate) mod layout;
 pub mod mutant;
 pub(crate) mod observation;
-pub mod predictions;
+pub(crate) mod predictions;
 pub mod python;
 pub mod reference;
-pub mod schedule;
+pub(crate) mod schedule;
 pub mod suite;
 pub mod wheat;
 pub mod worksheet;

@@ -33,7 +33,7 @@ fn ja_table() -> &'static BTreeMap<String, String> {
 /// `lang`: its line of the table, with the values the suite filled into its
 /// holes (`{now}`) filled in again. A text the table does not know (a
 /// learner's own test's, say) is shown as it is.
-pub fn translate(text: &str, lang: Lang) -> String {
+pub(crate) fn translate(text: &str, lang: Lang) -> String {
     if lang == Lang::En {
         return text.to_string();
     }
@@ -103,7 +103,7 @@ fn fill(template: &str, values: &BTreeMap<String, &str>) -> String {
 /// writes `observation:`, `expected:` and `actual:`, a value spanning several
 /// lines following on lines indented by four spaces).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Observation {
+pub(crate) struct Observation {
     /// Where in the suite (`tests/behaviour/step4.rs:106:5`).
     pub location: Option<String>,
     pub what: String,
@@ -112,7 +112,7 @@ pub struct Observation {
 }
 
 impl Observation {
-    pub fn parse(message: &str) -> Option<Observation> {
+    pub(crate) fn parse(message: &str) -> Option<Observation> {
         let location = message
             .lines()
             .find_map(|l| l.strip_prefix("panicked at "))
@@ -167,19 +167,19 @@ impl ObservationKind {
     }
 
     /// Every kind, in the order the predictions form lists them.
-    pub const ALL: [ObservationKind; 3] = [
+    pub(crate) const ALL: [ObservationKind; 3] = [
         ObservationKind::ReturnValue,
         ObservationKind::Error,
         ObservationKind::State,
     ];
 
     /// The kind written as `name` ("return value", "error" or "state").
-    pub fn parse(name: &str) -> Option<ObservationKind> {
+    pub(crate) fn parse(name: &str) -> Option<ObservationKind> {
         ObservationKind::ALL.into_iter().find(|k| k.name() == name)
     }
 
     /// The kind as a reader of `lang` says it (the form's value is `name`).
-    pub fn label(self, lang: Lang) -> &'static str {
+    pub(crate) fn label(self, lang: Lang) -> &'static str {
         match (lang, self) {
             (Lang::En, kind) => kind.name(),
             (Lang::Ja, ObservationKind::ReturnValue) => "戻り値",
@@ -191,7 +191,7 @@ impl ObservationKind {
     /// What a failing test's message says it observed: an error when either
     /// side is an `Err`, the stored state when it read rows or the schema, and
     /// otherwise a return value. `None` for a crash or a timeout.
-    pub fn of_failure(message: &str) -> Option<ObservationKind> {
+    pub(crate) fn of_failure(message: &str) -> Option<ObservationKind> {
         let o = Observation::parse(message)?;
         let what = o.what.to_lowercase();
         if o.expected.starts_with("Err(") || o.actual.starts_with("Err(") {

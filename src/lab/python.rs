@@ -37,7 +37,7 @@ pub fn mutants() -> Vec<Mutant> {
 }
 
 /// The functions a Python implementation must define at its top level.
-pub const API: [&str; 8] = [
+pub(crate) const API: [&str; 8] = [
     "init_db",
     "enqueue",
     "state",
@@ -50,7 +50,7 @@ pub const API: [&str; 8] = [
 
 /// The functions of the contract that `source` does not define at its top
 /// level (`def name(` at the start of a line, `async def` not counting).
-pub fn missing_api(source: &str) -> Vec<&'static str> {
+pub(crate) fn missing_api(source: &str) -> Vec<&'static str> {
     API.iter()
         .copied()
         .filter(|name| {

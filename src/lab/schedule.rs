@@ -31,7 +31,7 @@ use crate::lab::wheat::{WheatSource, Wheats};
 
 /// How many runs of the reference judge a learner's test: enough that with
 /// up to three owners every owner goes first in one run.
-pub const RUNS: usize = 3;
+pub(crate) const RUNS: usize = 3;
 
 /// The wheat whose gate the runs reuse.
 const GATED: &str = "variant-claim-many-winner";
@@ -63,7 +63,7 @@ fn gated() -> &'static (String, String) {
 /// `source` (the reference, or a change of it that keeps its `claim_many`)
 /// under schedule `run` (see the module's header). `Err` when `source` has
 /// no `claim_many` of the reference's.
-pub fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
+pub(crate) fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
     let (find, replace) = gated();
     let leads = format!(
         "    if owners.is_empty() {{

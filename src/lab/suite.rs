@@ -94,14 +94,6 @@ impl SuiteFiles {
             builtin: true,
         }
     }
-
-    /// The root file's contents.
-    pub fn root_file(&self) -> &str {
-        self.files
-            .iter()
-            .find(|(p, _)| *p == self.root)
-            .map_or("", |(_, c)| c.as_str())
-    }
 }
 
 /// A test of any suite: its step from its name (`step4::...`), else 0.
@@ -114,7 +106,7 @@ pub fn test_named(name: &str) -> SuiteTest {
 
 /// The root file for a crate whose implementation is reached as `binding`
 /// (e.g. `use my_crate as lease;`).
-pub fn root_with(binding: &str) -> String {
+pub(crate) fn root_with(binding: &str) -> String {
     assert_eq!(
         ROOT.matches(BINDING_LINE).count(),
         1,
@@ -131,7 +123,7 @@ pub fn tests() -> Vec<SuiteTest> {
 }
 
 /// The full names of the helpers: `#[ignore]`d tests that other tests run.
-pub fn helper_names() -> Vec<String> {
+pub(crate) fn helper_names() -> Vec<String> {
     scan().1.into_iter().map(|t| t.name).collect()
 }
 
@@ -174,7 +166,7 @@ fn scan() -> (Vec<SuiteTest>, Vec<SuiteTest>) {
 /// Where a test is written: its module's path from the project's root and
 /// the line of its `fn` (1-based), as people and reports point at it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct TestLocation {
+pub(crate) struct TestLocation {
     pub test: SuiteTest,
     /// E.g. `tests/behaviour/step4.rs`.
     pub file: String,
@@ -184,7 +176,7 @@ pub struct TestLocation {
 }
 
 /// Every test of the suite with where it is written, in the order of `tests()`.
-pub fn locations() -> Vec<TestLocation> {
+pub(crate) fn locations() -> Vec<TestLocation> {
     let tests = tests();
     let mut found = Vec::with_capacity(tests.len());
     for (path, source) in MODULES {
@@ -214,7 +206,7 @@ pub fn locations() -> Vec<TestLocation> {
 /// A digest of the suite's sources (the root file and every module, with
 /// their paths): reports graded by the same suite carry the same one, so that
 /// shards graded by different suites are not merged.
-pub fn digest() -> String {
+pub(crate) fn digest() -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     for (path, source) in std::iter::once(("behaviour.rs", ROOT)).chain(MODULES) {
@@ -237,7 +229,7 @@ pub fn test_names() -> BTreeSet<String> {
 }
 
 /// The step of a test name such as `step4::x`.
-pub fn step_of(test: &str) -> Option<u32> {
+pub(crate) fn step_of(test: &str) -> Option<u32> {
     test.strip_prefix("step")?.split("::").next()?.parse().ok()
 }
 

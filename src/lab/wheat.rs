@@ -21,7 +21,7 @@ use crate::lab::lang::Text;
 use crate::lab::mutant::{Stale, Title};
 
 /// The freedoms catalogue's file name, inside a wheats directory.
-pub const FREEDOMS_FILE: &str = "freedoms.toml";
+pub(crate) const FREEDOMS_FILE: &str = "freedoms.toml";
 
 /// One correct implementation.
 #[derive(Debug, Clone)]
@@ -32,14 +32,14 @@ pub struct Wheat {
     /// The freedoms (ids of the catalogue) it takes.
     pub freedoms: Vec<String>,
     pub explanation: Text,
-    pub source: WheatSource,
+    pub(crate) source: WheatSource,
     /// The TOML file it was read from.
     pub path: PathBuf,
 }
 
 /// Where a wheat's code comes from.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum WheatSource {
+pub(crate) enum WheatSource {
     /// A file of its own.
     File(String),
     /// One change of the reference.
@@ -60,7 +60,7 @@ impl Wheat {
 
 /// One freedom the contract leaves.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Freedom {
+pub(crate) struct Freedom {
     pub id: String,
     /// What a test that fails because of it assumed, for the learner.
     pub assumed: Text,
@@ -72,7 +72,7 @@ pub struct Freedom {
 #[derive(Debug, Clone)]
 pub struct Wheats {
     pub wheats: Vec<Wheat>,
-    pub freedoms: BTreeMap<String, Freedom>,
+    pub(crate) freedoms: BTreeMap<String, Freedom>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -114,7 +114,7 @@ impl Wheats {
     }
 
     /// The wheats of a directory (`--wheats DIR`).
-    pub fn load_dir(dir: &Path) -> Result<Wheats, Error> {
+    pub(crate) fn load_dir(dir: &Path) -> Result<Wheats, Error> {
         let entries = std::fs::read_dir(dir).map_err(|e| {
             Error::io("read the wheats directory", dir, e)
                 .with_next("give a directory of wheats with --wheats DIR (see wheats/README.md)")
@@ -133,7 +133,7 @@ impl Wheats {
     }
 
     /// The freedom `id`'s entry.
-    pub fn freedom(&self, id: &str) -> Option<&Freedom> {
+    pub(crate) fn freedom(&self, id: &str) -> Option<&Freedom> {
         self.freedoms.get(id)
     }
 }

@@ -17,9 +17,9 @@ use crate::error::Location;
 pub use crate::lab::lang::{Lang, Text};
 
 /// The file holding the framing sections, inside a worksheet directory.
-pub const LAB_FILE: &str = "lab.toml";
+pub(crate) const LAB_FILE: &str = "lab.toml";
 /// The file holding the steps, inside a worksheet directory.
-pub const STEPS_FILE: &str = "steps.toml";
+pub(crate) const STEPS_FILE: &str = "steps.toml";
 
 /// The steps' slugs in order: the functions of the contract, one per step.
 pub const SLUGS: [&str; 8] = [
@@ -69,7 +69,7 @@ impl Step {
 /// The sections framing the steps (`lab.toml`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Lab {
+pub(crate) struct Lab {
     pub title: Text,
     /// The lab in one sentence.
     pub summary: Text,
@@ -103,7 +103,7 @@ impl Lab {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Worksheet {
-    pub lab: Lab,
+    pub(crate) lab: Lab,
     pub steps: Vec<Step>,
 }
 
@@ -148,7 +148,7 @@ impl Worksheet {
     }
 
     /// The step about the function `slug`, e.g. `"claim"`.
-    pub fn step_by_slug(&self, slug: &str) -> Option<&Step> {
+    pub(crate) fn step_by_slug(&self, slug: &str) -> Option<&Step> {
         self.steps.iter().find(|step| step.slug == slug)
     }
 

@@ -8,7 +8,7 @@
 /// is with every wrapper and type (two values compare field by field only
 /// when their leaves' shapes agree), and its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Leaf {
+pub(crate) struct Leaf {
     pub path: String,
     pub shape: String,
     pub text: String,
@@ -16,7 +16,7 @@ pub struct Leaf {
 
 /// The leaves of the value `text`, and whether it has a named field anywhere
 /// (a struct); `None` when it is not a derived `Debug` text.
-pub fn fields(text: &str) -> Option<(Vec<Leaf>, bool)> {
+pub(crate) fn fields(text: &str) -> Option<(Vec<Leaf>, bool)> {
     let tokens = tokenize(text)?;
     let mut parser = Parser { tokens, at: 0 };
     let value = parser.value()?;

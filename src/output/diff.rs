@@ -11,7 +11,13 @@ use similar::{Algorithm, ChangeTag, TextDiff};
 use crate::output::style::Style;
 
 /// A unified diff of `old` and `new` with headers naming them.
-pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, style: Style) -> String {
+pub(crate) fn unified(
+    old: &str,
+    new: &str,
+    old_name: &str,
+    new_name: &str,
+    style: Style,
+) -> String {
     let diff = TextDiff::configure()
         .algorithm(Algorithm::Patience)
         .timeout(Duration::from_millis(500))
@@ -75,7 +81,7 @@ pub fn unified(old: &str, new: &str, old_name: &str, new_name: &str, style: Styl
 
 /// A plain unified diff (`@@` hunks, three lines of context), as `patch` and
 /// `git apply` read it: what `verify --json` records of a mutation.
-pub fn patch(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
+pub(crate) fn patch(old: &str, new: &str, old_name: &str, new_name: &str) -> String {
     TextDiff::configure()
         .algorithm(Algorithm::Patience)
         .timeout(Duration::from_millis(500))

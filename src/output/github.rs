@@ -17,31 +17,31 @@ use std::path::Path;
 use crate::error::Error;
 
 /// Annotations of one kind (error, warning, notice) GitHub shows per step.
-pub const ANNOTATIONS_PER_KIND: usize = 10;
+pub(crate) const ANNOTATIONS_PER_KIND: usize = 10;
 
 /// The most a step summary may hold (GitHub refuses a larger one whole).
-pub const SUMMARY_LIMIT: usize = 1024 * 1024;
+pub(crate) const SUMMARY_LIMIT: usize = 1024 * 1024;
 
 /// Whether to write GitHub's formats: asked for, or running in GitHub Actions.
-pub fn enabled(flag: bool) -> bool {
+pub(crate) fn enabled(flag: bool) -> bool {
     flag || std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
 /// Escapes a workflow command's message.
-pub fn escape_data(text: &str) -> String {
+pub(crate) fn escape_data(text: &str) -> String {
     text.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// Escapes a workflow command's property value.
-pub fn escape_property(text: &str) -> String {
+pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// The kind of an annotation.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Level {
+pub(crate) enum Level {
     Error,
     Warning,
     Notice,
@@ -61,7 +61,7 @@ impl Level {
 /// and what.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Annotation {
-    pub level: Level,
+    pub(crate) level: Level,
     pub file: Option<String>,
     pub line: Option<usize>,
     pub end_line: Option<usize>,
@@ -72,7 +72,11 @@ pub struct Annotation {
 }
 
 impl Annotation {
-    pub fn new(level: Level, title: impl Into<String>, message: impl Into<String>) -> Annotation {
+    pub(crate) fn new(
+        level: Level,
+        title: impl Into<String>,
+        message: impl Into<String>,
+    ) -> Annotation {
         Annotation {
             level,
             file: None,
@@ -86,14 +90,14 @@ impl Annotation {
     }
 
     /// The annotation at `file`, line `line`.
-    pub fn at(mut self, file: &str, line: usize) -> Annotation {
+    pub(crate) fn at(mut self, file: &str, line: usize) -> Annotation {
         self.file = Some(file.to_string());
         self.line = Some(line);
         self
     }
 
     /// The workflow command, one line.
-    pub fn command(&self) -> String {
+    pub(crate) fn command(&self) -> String {
         let mut properties = Vec::new();
         if let Some(file) = &self.file {
             properties.push(format!("file={}", escape_property(file)));
@@ -158,7 +162,7 @@ pub fn commands(annotations: &[Annotation]) -> Vec<String> {
 }
 
 /// Prints the annotations' commands on stdout, where the runner reads them.
-pub fn print(annotations: &[Annotation]) {
+pub(crate) fn print(annotations: &[Annotation]) {
     for command in commands(annotations) {
         println!("{command}");
     }
@@ -166,7 +170,7 @@ pub fn print(annotations: &[Annotation]) {
 
 /// `markdown` cut to at most `room` bytes at a line boundary, with a last
 /// line saying so when it was cut.
-pub fn fit(markdown: &str, room: usize) -> String {
+pub(crate) fn fit(markdown: &str, room: usize) -> String {
     if markdown.len() <= room {
         return markdown.to_string();
     }
@@ -184,7 +188,7 @@ pub fn fit(markdown: &str, room: usize) -> String {
 
 /// The step summary file `$GITHUB_STEP_SUMMARY` names (GitHub Actions sets
 /// it for every step; outside Actions it is usually not set).
-pub fn summary_file() -> Option<std::path::PathBuf> {
+pub(crate) fn summary_file() -> Option<std::path::PathBuf> {
     std::env::var_os("GITHUB_STEP_SUMMARY")
         .filter(|p| !p.is_empty())
         .map(Into::into)
@@ -194,7 +198,7 @@ pub fn summary_file() -> Option<std::path::PathBuf> {
 /// `$GITHUB_STEP_SUMMARY` to write it to (the annotations are printed all
 /// the same): a CI user expects either the summary or a word on why not.
 /// Lines fit 80 columns after the printer's `warning: ` or `警告: `.
-pub fn no_summary_warning(lang: crate::lab::lang::Lang) -> &'static str {
+pub(crate) fn no_summary_warning(lang: crate::lab::lang::Lang) -> &'static str {
     match lang {
         crate::lab::lang::Lang::En => {
             "--github: $GITHUB_STEP_SUMMARY is not set, so no step summary was\n  \
@@ -214,7 +218,7 @@ pub fn no_summary_warning(lang: crate::lab::lang::Lang) -> &'static str {
 /// Appends `markdown` to the step summary file named by `$GITHUB_STEP_SUMMARY`
 /// (nothing when it is not set: see `summary_file`), cut to what fits beside
 /// what is there.
-pub fn append_summary(markdown: &str) -> Result<(), Error> {
+pub(crate) fn append_summary(markdown: &str) -> Result<(), Error> {
     let Some(path) = summary_file() else {
         return Ok(());
     };
@@ -222,7 +226,7 @@ pub fn append_summary(markdown: &str) -> Result<(), Error> {
 }
 
 /// `append_summary` to a given file.
-pub fn append_summary_to(path: &Path, markdown: &str) -> Result<(), Error> {
+pub(crate) fn append_summary_to(path: &Path, markdown: &str) -> Result<(), Error> {
     let used = std::fs::metadata(path).map_or(0, |m| m.len() as usize);
     let room = SUMMARY_LIMIT.saturating_sub(used);
     let text = fit(markdown, room);
@@ -239,14 +243,14 @@ pub fn append_summary_to(path: &Path, markdown: &str) -> Result<(), Error> {
 }
 
 /// Escapes text for a Markdown table cell (one line, no pipes).
-pub fn cell(text: &str) -> String {
+pub(crate) fn cell(text: &str) -> String {
     text.replace('\\', "\\\\")
         .replace('|', "\\|")
         .replace(['\r', '\n'], " ")
 }
 
 /// The line of `pub fn NAME` in `source` (1-based), where a learner's step is.
-pub fn line_of_fn(source: &str, name: &str) -> Option<usize> {
+pub(crate) fn line_of_fn(source: &str, name: &str) -> Option<usize> {
     let wanted = format!("pub fn {name}");
     source
         .lines()
@@ -259,7 +263,7 @@ pub fn line_of_fn(source: &str, name: &str) -> Option<usize> {
 }
 
 /// The first `--> file:line:col` a compiler message points at.
-pub fn first_compiler_location(errors: &str) -> Option<(String, usize)> {
+pub(crate) fn first_compiler_location(errors: &str) -> Option<(String, usize)> {
     errors.lines().find_map(|l| {
         let rest = l.trim_start().strip_prefix("--> ")?;
         let mut parts = rest.rsplitn(3, ':');

@@ -6,7 +6,7 @@
 
 /// The language being written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Markup {
+pub(crate) enum Markup {
     /// HTML content and attribute values: no C0 controls but tab and line
     /// breaks, no DEL.
     Html,
@@ -15,7 +15,7 @@ pub enum Markup {
 }
 
 /// `text` escaped for `markup`.
-pub fn escape(text: &str, markup: Markup) -> String {
+pub(crate) fn escape(text: &str, markup: Markup) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -47,7 +47,7 @@ fn words(lang: Lang) -> Words {
 
 /// `message` (a failing test's, as the suite writes it) rendered for people,
 /// every line indented by `n`, long lines wrapped to `width`.
-pub fn render(message: &str, style: Style, lang: Lang, n: usize, width: usize) -> String {
+pub(crate) fn render(message: &str, style: Style, lang: Lang, n: usize, width: usize) -> String {
     wrap(&render_unwrapped(message, style, lang, n), width)
 }
 

@@ -3,13 +3,13 @@
 use std::path::{Path, PathBuf};
 
 /// A path made absolute, through symbolic links when it exists.
-pub fn normalize(path: &Path) -> PathBuf {
+pub(crate) fn normalize(path: &Path) -> PathBuf {
     std::fs::canonicalize(path)
         .unwrap_or_else(|_| std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf()))
 }
 
 /// `path` relative to `root` when it is inside it, as written otherwise.
-pub fn shown_path(path: &Path, root: &Path) -> String {
+pub(crate) fn shown_path(path: &Path, root: &Path) -> String {
     let full = normalize(path);
     match full.strip_prefix(normalize(root)) {
         Ok(relative) => relative.display().to_string(),

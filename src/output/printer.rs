@@ -28,7 +28,7 @@ pub enum Verbosity {
 
 /// The verb of a status line, in each language.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Verb {
+pub(crate) enum Verb {
     Checking,
     Created,
     Building,
@@ -43,7 +43,7 @@ pub enum Verb {
 }
 
 impl Verb {
-    pub fn label(self, lang: Lang) -> &'static str {
+    pub(crate) fn label(self, lang: Lang) -> &'static str {
         match (self, lang) {
             (Verb::Checking, Lang::En) => "Checking",
             (Verb::Created, Lang::En) => "Created",
@@ -80,7 +80,7 @@ const VERB_WIDTH: usize = 12;
 /// text is printed, written to a file, or pinned by a snapshot.
 #[derive(Debug, Clone, Copy)]
 pub struct Layout {
-    pub out: Style,
+    pub(crate) out: Style,
     pub lang: Lang,
     pub width: usize,
     pub verbosity: Verbosity,
@@ -116,18 +116,18 @@ impl Layout {
         self
     }
 
-    pub fn quiet(&self) -> bool {
+    pub(crate) fn quiet(&self) -> bool {
         self.verbosity == Verbosity::Quiet
     }
 
-    pub fn verbose(&self) -> bool {
+    pub(crate) fn verbose(&self) -> bool {
         self.verbosity == Verbosity::Verbose
     }
 }
 
 /// Writes a front end's output: status lines and progress on stderr, the
 /// report (rendered for its `layout`) on stdout.
-pub struct Printer {
+pub(crate) struct Printer {
     pub out: Style,
     pub err: Style,
     pub verbosity: Verbosity,
@@ -144,7 +144,7 @@ pub struct Printer {
 }
 
 impl Printer {
-    pub fn new(color: ColorChoice, verbosity: Verbosity, lang: Lang) -> Printer {
+    pub(crate) fn new(color: ColorChoice, verbosity: Verbosity, lang: Lang) -> Printer {
         Printer {
             out: Style::stdout(color),
             err: Style::stderr(color),
@@ -158,7 +158,7 @@ impl Printer {
     }
 
     /// What the printer's reports are rendered for.
-    pub fn layout(&self) -> Layout {
+    pub(crate) fn layout(&self) -> Layout {
         Layout {
             out: self.out,
             lang: self.lang,
@@ -167,11 +167,11 @@ impl Printer {
         }
     }
 
-    pub fn quiet(&self) -> bool {
+    pub(crate) fn quiet(&self) -> bool {
         self.verbosity == Verbosity::Quiet
     }
 
-    pub fn verbose(&self) -> bool {
+    pub(crate) fn verbose(&self) -> bool {
         self.verbosity == Verbosity::Verbose
     }
 
@@ -186,19 +186,19 @@ impl Printer {
     }
 
     /// A line of results on stdout.
-    pub fn line(&mut self, text: &str) {
+    pub(crate) fn line(&mut self, text: &str) {
         self.clear_progress();
         println!("{text}");
     }
 
     /// Rendered text on stdout, as it is (a report ends its own lines).
-    pub fn text(&mut self, text: &str) {
+    pub(crate) fn text(&mut self, text: &str) {
         self.clear_progress();
         print!("{text}");
     }
 
     /// A status line on stderr (`Checking src/lib.rs`), unless quiet.
-    pub fn status(&mut self, verb: Verb, text: &str) {
+    pub(crate) fn status(&mut self, verb: Verb, text: &str) {
         if self.quiet() {
             return;
         }
@@ -207,7 +207,7 @@ impl Printer {
     }
 
     /// A transient progress line on stderr, on a terminal only.
-    pub fn progress(&mut self, text: &str) {
+    pub(crate) fn progress(&mut self, text: &str) {
         if self.progress && self.ticker.is_none() {
             let text = crate::output::width::truncate(text, self.width.saturating_sub(1));
             eprint!("\r\x1b[2K{}", self.err.dim(&text));
@@ -297,7 +297,7 @@ impl Progress for Printer {
 
 impl Printer {
     /// A warning on stderr.
-    pub fn warning(&mut self, text: &str) {
+    pub(crate) fn warning(&mut self, text: &str) {
         self.clear_progress();
         let label = match self.lang {
             Lang::En => "warning:",
@@ -307,7 +307,7 @@ impl Printer {
     }
 
     /// An error, with its next step, on stderr.
-    pub fn error(&mut self, err: &crate::error::Error) {
+    pub(crate) fn error(&mut self, err: &crate::error::Error) {
         self.clear_progress();
         if let Some(ticker) = self.ticker.take() {
             ticker.stop();

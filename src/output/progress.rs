@@ -23,13 +23,13 @@ pub trait Progress<Own: ?Sized = ()> {
 
 /// A run whose trials alone are shown, each as `label: done/total` (judging a
 /// learner's tests: its builds are quick and say nothing).
-pub struct Trials<'p> {
+pub(crate) struct Trials<'p> {
     printer: &'p mut Printer,
     label: String,
 }
 
 impl<'p> Trials<'p> {
-    pub fn new(printer: &'p mut Printer, label: impl Into<String>) -> Trials<'p> {
+    pub(crate) fn new(printer: &'p mut Printer, label: impl Into<String>) -> Trials<'p> {
         Trials {
             printer,
             label: label.into(),

@@ -5,7 +5,7 @@ use std::io::IsTerminal;
 
 /// `--color`'s values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
-pub enum ColorChoice {
+pub(crate) enum ColorChoice {
     #[default]
     Auto,
     Always,
@@ -14,18 +14,18 @@ pub enum ColorChoice {
 
 /// Whether to paint, decided once per stream.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Style {
+pub(crate) struct Style {
     pub color: bool,
 }
 
 impl Style {
     /// The style for stdout under `choice`.
-    pub fn stdout(choice: ColorChoice) -> Style {
+    pub(crate) fn stdout(choice: ColorChoice) -> Style {
         Style::decide(choice, std::io::stdout().is_terminal())
     }
 
     /// The style for stderr under `choice`.
-    pub fn stderr(choice: ColorChoice) -> Style {
+    pub(crate) fn stderr(choice: ColorChoice) -> Style {
         Style::decide(choice, std::io::stderr().is_terminal())
     }
 
@@ -40,7 +40,7 @@ impl Style {
     }
 
     /// No colour at all.
-    pub fn plain() -> Style {
+    pub(crate) fn plain() -> Style {
         Style { color: false }
     }
 
@@ -52,32 +52,32 @@ impl Style {
         }
     }
 
-    pub fn red(&self, text: &str) -> String {
+    pub(crate) fn red(&self, text: &str) -> String {
         self.paint("31", text)
     }
 
-    pub fn green(&self, text: &str) -> String {
+    pub(crate) fn green(&self, text: &str) -> String {
         self.paint("32", text)
     }
 
-    pub fn yellow(&self, text: &str) -> String {
+    pub(crate) fn yellow(&self, text: &str) -> String {
         self.paint("33", text)
     }
 
-    pub fn cyan(&self, text: &str) -> String {
+    pub(crate) fn cyan(&self, text: &str) -> String {
         self.paint("36", text)
     }
 
-    pub fn bold(&self, text: &str) -> String {
+    pub(crate) fn bold(&self, text: &str) -> String {
         self.paint("1", text)
     }
 
-    pub fn dim(&self, text: &str) -> String {
+    pub(crate) fn dim(&self, text: &str) -> String {
         self.paint("2", text)
     }
 
     /// Reverse video, for the words that changed inside a changed line.
-    pub fn emphasis(&self, text: &str) -> String {
+    pub(crate) fn emphasis(&self, text: &str) -> String {
         self.paint("7", text)
     }
 }

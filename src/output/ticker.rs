@@ -18,7 +18,7 @@ use crate::output::style::Style;
 use crate::output::width::truncate;
 
 /// How long something may take before it is announced.
-pub const ANNOUNCE_AFTER: Duration = Duration::from_millis(1500);
+pub(crate) const ANNOUNCE_AFTER: Duration = Duration::from_millis(1500);
 /// After how long the line says that the first build is the slow one.
 const FIRST_BUILD_NOTE_AFTER: Duration = Duration::from_secs(10);
 
@@ -35,7 +35,7 @@ struct State {
 }
 
 /// A slow thing under way, announced by a thread of its own.
-pub struct Ticker {
+pub(crate) struct Ticker {
     state: Arc<(Mutex<State>, Condvar)>,
     thread: Option<JoinHandle<()>>,
     started: Instant,
@@ -47,7 +47,13 @@ impl Ticker {
     /// `terminal` whether to draw a live line rather than print one.
     /// The live line is cut to `width` columns, so that it never wraps (a
     /// wrapped line could not be redrawn in place).
-    pub fn start(line: String, terminal: bool, style: Style, lang: Lang, width: usize) -> Ticker {
+    pub(crate) fn start(
+        line: String,
+        terminal: bool,
+        style: Style,
+        lang: Lang,
+        width: usize,
+    ) -> Ticker {
         Ticker::start_after(ANNOUNCE_AFTER, line, terminal, style, lang, width)
     }
 
@@ -75,13 +81,13 @@ impl Ticker {
     }
 
     /// Shows what `source` says on the live line, at every redraw.
-    pub fn follow(&self, source: crate::engine::cargo::Detail) {
+    pub(crate) fn follow(&self, source: crate::engine::cargo::Detail) {
         let (lock, _) = &*self.state;
         lock.lock().unwrap_or_else(|e| e.into_inner()).source = Some(source);
     }
 
     /// Takes the live line off the screen (it comes back at the next tick).
-    pub fn clear(&self) {
+    pub(crate) fn clear(&self) {
         let (lock, _) = &*self.state;
         let mut state = lock.lock().unwrap_or_else(|e| e.into_inner());
         if state.drawn {
@@ -91,7 +97,7 @@ impl Ticker {
     }
 
     /// Ends it; whether it had been announced.
-    pub fn stop(mut self) -> bool {
+    pub(crate) fn stop(mut self) -> bool {
         self.end()
     }
 

@@ -7,7 +7,7 @@ use std::io::IsTerminal;
 
 /// The width to lay out for when stdout is not a terminal (a file, a pipe, a
 /// CI log): wide enough for a table, narrow enough to read.
-pub const DEFAULT_WIDTH: usize = 100;
+pub(crate) const DEFAULT_WIDTH: usize = 100;
 
 /// How many columns `text` takes on a terminal: colour escapes take none, wide
 /// (East Asian) characters two.
@@ -33,7 +33,7 @@ pub fn display_width(text: &str) -> usize {
 }
 
 /// The columns one character takes.
-pub fn char_width(c: char) -> usize {
+pub(crate) fn char_width(c: char) -> usize {
     let c = c as u32;
     if c < 0x20 || (0x7f..0xa0).contains(&c) || (0x300..0x370).contains(&c) || c == 0x200b {
         return 0;
@@ -55,20 +55,20 @@ pub fn char_width(c: char) -> usize {
 }
 
 /// `text` padded with spaces on the right to `width` columns.
-pub fn pad_right(text: &str, width: usize) -> String {
+pub(crate) fn pad_right(text: &str, width: usize) -> String {
     let pad = width.saturating_sub(display_width(text));
     format!("{text}{}", " ".repeat(pad))
 }
 
 /// `text` padded with spaces on the left to `width` columns.
-pub fn pad_left(text: &str, width: usize) -> String {
+pub(crate) fn pad_left(text: &str, width: usize) -> String {
     let pad = width.saturating_sub(display_width(text));
     format!("{}{text}", " ".repeat(pad))
 }
 
 /// `text` cut to at most `width` columns, with `…` where it was cut. Colour
 /// escapes are kept whole and take no room; a cut one is reset.
-pub fn truncate(text: &str, width: usize) -> String {
+pub(crate) fn truncate(text: &str, width: usize) -> String {
     if display_width(text) <= width {
         return text.to_string();
     }
@@ -106,7 +106,7 @@ pub fn truncate(text: &str, width: usize) -> String {
 /// The width of the terminal stdout writes to, or [`DEFAULT_WIDTH`] when it
 /// is not a terminal (or says nothing). `COLUMNS`, when set, wins, as for
 /// other tools.
-pub fn terminal_width() -> usize {
+pub(crate) fn terminal_width() -> usize {
     if let Some(columns) = std::env::var("COLUMNS")
         .ok()
         .and_then(|c| c.trim().parse::<usize>().ok())
@@ -131,7 +131,7 @@ pub fn terminal_width() -> usize {
 /// starts with `-`, `|`, a space or a digit and `.`, and fenced code, are kept
 /// as they are, save for wrapping a long list item under its text). Breaks at
 /// spaces, and between any two wide characters, as Japanese is written.
-pub fn wrap(text: &str, width: usize) -> String {
+pub(crate) fn wrap(text: &str, width: usize) -> String {
     let width = width.max(20);
     let mut out = Vec::new();
     let mut in_code = false;

@@ -54,7 +54,12 @@ pub fn render(worksheet: &Worksheet, lang: Lang) -> String {
 
 /// The worksheet in `lang`, with each step's fragment taken from `mutants`
 /// (and, with `answers`, each fragment's diff against the reference).
-pub fn render_with(worksheet: &Worksheet, mutants: &[Mutant], lang: Lang, answers: bool) -> String {
+pub(crate) fn render_with(
+    worksheet: &Worksheet,
+    mutants: &[Mutant],
+    lang: Lang,
+    answers: bool,
+) -> String {
     let reference = crate::lab::reference::REFERENCE;
     let l = labels(lang);
     let lab = &worksheet.lab;

@@ -13,7 +13,7 @@ use crate::output::paths::normalize;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// The learner's crate [default: the crate around the current directory].
     pub dir: Option<PathBuf>,
     /// Only this step (1 to 8).
@@ -47,7 +47,7 @@ pub struct CheckArgs {
     pub github: bool,
 }
 
-pub fn main(
+pub(crate) fn main(
     args: CheckArgs,
     cache: Option<&Path>,
     printer: &mut Printer,

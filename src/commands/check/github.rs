@@ -12,7 +12,7 @@ use crate::output::github::{Annotation, Level, cell, first_compiler_location, li
 
 /// The annotations for `checked`, where `file` is the learner's file as the
 /// repository names it and `source` its text.
-pub fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<Annotation> {
+pub(crate) fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<Annotation> {
     match checked {
         Checked::DoesNotCompile { errors } => {
             let line = first_compiler_location(errors).map_or(1, |(_, line)| line);
@@ -68,7 +68,7 @@ pub fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<Annotatio
 }
 
 /// The Markdown summary of `checked`.
-pub fn summary(checked: &Checked, worksheet: &Worksheet, lang: Lang) -> String {
+pub(crate) fn summary(checked: &Checked, worksheet: &Worksheet, lang: Lang) -> String {
     let mut out = String::new();
     let steps = match checked {
         Checked::DoesNotCompile { errors } => {

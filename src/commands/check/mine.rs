@@ -12,7 +12,7 @@ use crate::output::printer::{Printer, Verb};
 use crate::output::progress::Trials;
 
 /// What `check --mine` was asked.
-pub struct MineArgs {
+pub(crate) struct MineArgs {
     pub dir: PathBuf,
     pub lang: Lang,
     pub timeout: Option<Duration>,
@@ -22,7 +22,7 @@ pub struct MineArgs {
     pub json: Option<PathBuf>,
 }
 
-pub fn main(
+pub(crate) fn main(
     args: MineArgs,
     cache: Option<&Path>,
     printer: &mut Printer,

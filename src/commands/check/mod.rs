@@ -4,8 +4,8 @@
 //! many pass or that it is not started yet; for the first step that fails, what
 //! its contract asks and what each failing test observed.
 
-pub mod cli;
-pub mod github;
+pub(crate) mod cli;
+pub(crate) mod github;
 pub mod mine;
 mod mine_render;
 mod render;
@@ -62,13 +62,13 @@ impl Checked {
 const NOT_A_LAB: &str = "run `fencelab check` inside the crate `fencelab new` made, or give its directory: `fencelab check DIR` (a new one: `fencelab new my-lab`)";
 
 /// The learner's file in `dir`.
-pub fn learner_file(dir: &Path) -> PathBuf {
+pub(crate) fn learner_file(dir: &Path) -> PathBuf {
     dir.join("src").join("lib.rs")
 }
 
 /// The language a learner's crate asked for when it was made
 /// (`[package.metadata.fencelab] lang`), if any.
-pub fn crate_lang(dir: &Path) -> Option<Lang> {
+pub(crate) fn crate_lang(dir: &Path) -> Option<Lang> {
     let manifest: toml::Table = std::fs::read_to_string(dir.join("Cargo.toml"))
         .ok()?
         .parse()
@@ -137,5 +137,3 @@ pub fn run(
         }
     }
 }
-
-pub use crate::lab::observation::Observation;

@@ -20,7 +20,7 @@ use crate::commands::grade::{SubmissionReport, points};
 use crate::lab::suite;
 
 /// The points of a submission in Classroom.
-pub const MAX_SCORE: f64 = 100.0;
+pub(crate) const MAX_SCORE: f64 = 100.0;
 
 /// The most of a test's message kept (the reporter prints names, not
 /// messages, for failures; the message is for whoever decodes the result).
@@ -28,10 +28,10 @@ const MESSAGE_LIMIT: usize = 1000;
 
 /// The most the base64 result may take: a step's outputs share 1 MB, counted
 /// in UTF-16, so a quarter of it leaves room for the rest of the job.
-pub const RESULT_LIMIT: usize = 256 * 1024;
+pub(crate) const RESULT_LIMIT: usize = 256 * 1024;
 
 #[derive(Debug, Serialize)]
-pub struct Result {
+pub(crate) struct Result {
     pub version: u32,
     pub status: &'static str,
     pub max_score: f64,
@@ -39,7 +39,7 @@ pub struct Result {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Test {
+pub(crate) struct Test {
     pub name: String,
     pub status: &'static str,
     pub score: f64,
@@ -151,7 +151,7 @@ fn float_scores(points: &points::Points) -> Vec<f64> {
 }
 
 /// Classroom's result for `submission`, small enough for `$GITHUB_OUTPUT`.
-pub fn result(submission: &SubmissionReport) -> Result {
+pub(crate) fn result(submission: &SubmissionReport) -> Result {
     for limit in [MESSAGE_LIMIT, 300, 0] {
         let result = result_with(submission, limit);
         if encode(&result).len() <= RESULT_LIMIT {
@@ -162,13 +162,13 @@ pub fn result(submission: &SubmissionReport) -> Result {
 }
 
 /// The result as base64 of its JSON, on one line (no wrapping).
-pub fn encode(result: &Result) -> String {
+pub(crate) fn encode(result: &Result) -> String {
     let json = serde_json::to_string(result).expect("the result serializes");
     base64::engine::general_purpose::STANDARD.encode(json)
 }
 
 /// The line appended to `$GITHUB_OUTPUT`: the step's output `result`.
-pub fn output_line(submission: &SubmissionReport) -> String {
+pub(crate) fn output_line(submission: &SubmissionReport) -> String {
     format!("result={}\n", encode(&result(submission)))
 }
 

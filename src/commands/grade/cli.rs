@@ -12,7 +12,7 @@ use crate::exit::ExitCode;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
-pub struct GradeArgs {
+pub(crate) struct GradeArgs {
     /// Learner crates (their src/lib.rs is graded) or single .rs files; with --merge, the shards' JSON reports.
     #[arg(required = true, value_name = "PATH")]
     pub paths: Vec<PathBuf>,
@@ -81,7 +81,7 @@ pub struct GradeArgs {
     pub wheats: Option<PathBuf>,
 }
 
-pub fn main(
+pub(crate) fn main(
     args: GradeArgs,
     cache: Option<&Path>,
     printer: &mut Printer,

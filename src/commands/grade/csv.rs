@@ -10,7 +10,7 @@ use crate::commands::grade::{GradeReport, points};
 use crate::lab::worksheet::SLUGS;
 
 /// The header row.
-pub fn header() -> Vec<String> {
+pub(crate) fn header() -> Vec<String> {
     let mut columns: Vec<String> = ["submission", "file", "score", "passed_gate"]
         .map(String::from)
         .to_vec();
@@ -25,7 +25,7 @@ pub fn header() -> Vec<String> {
 }
 
 /// The gradebook for `report`.
-pub fn render(report: &GradeReport) -> String {
+pub(crate) fn render(report: &GradeReport) -> String {
     let mut writer = csv::Writer::from_writer(Vec::new());
     writer.write_record(header()).expect("writing to memory");
     for s in &report.submissions {

@@ -25,7 +25,7 @@ fn observation(message: &str, lines: usize) -> String {
 }
 
 /// The annotation for one submission, if something in it failed.
-pub fn annotation(submission: &SubmissionReport) -> Option<Annotation> {
+pub(crate) fn annotation(submission: &SubmissionReport) -> Option<Annotation> {
     if let Some(errors) = submission.not_graded() {
         let (file, line) =
             first_compiler_location(errors).unwrap_or_else(|| (submission.file.clone(), 1));
@@ -85,12 +85,12 @@ pub fn annotation(submission: &SubmissionReport) -> Option<Annotation> {
 }
 
 /// The annotations for `report`, one per submission with a failure.
-pub fn annotations(report: &GradeReport) -> Vec<Annotation> {
+pub(crate) fn annotations(report: &GradeReport) -> Vec<Annotation> {
     report.submissions.iter().filter_map(annotation).collect()
 }
 
 /// The Markdown summary of `report`.
-pub fn summary(report: &GradeReport) -> String {
+pub(crate) fn summary(report: &GradeReport) -> String {
     let mut out = String::new();
     let passed = report.submissions.iter().filter(|s| s.passed_gate).count();
     let mark = if passed == report.submissions.len() {

@@ -20,7 +20,7 @@ use crate::commands::grade::{SubmissionReport, points};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum, Default)]
 #[serde(rename_all = "snake_case")]
 #[value(rename_all = "snake_case")]
-pub enum Visibility {
+pub(crate) enum Visibility {
     Hidden,
     AfterDueDate,
     AfterPublished,
@@ -29,7 +29,7 @@ pub enum Visibility {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Results {
+pub(crate) struct Results {
     pub score: f64,
     pub execution_time: u64,
     pub output: String,
@@ -41,7 +41,7 @@ pub struct Results {
 }
 
 #[derive(Debug, Serialize)]
-pub struct TestResult {
+pub(crate) struct TestResult {
     pub name: String,
     pub number: String,
     pub score: f64,
@@ -67,7 +67,7 @@ fn markdown_output(label: &str, message: &str) -> String {
 }
 
 /// Gradescope's results for `submission`.
-pub fn results(
+pub(crate) fn results(
     submission: &SubmissionReport,
     visibility: Visibility,
     stdout_visibility: Visibility,

@@ -15,7 +15,7 @@ use crate::output::markup::{self, Markup};
 
 /// Escapes text for XML, dropping the characters XML 1.0 cannot hold (a
 /// submission's output may contain any byte).
-pub fn escape(text: &str) -> String {
+pub(crate) fn escape(text: &str) -> String {
     markup::escape(text, Markup::Xml)
 }
 
@@ -62,7 +62,7 @@ fn printed(message: &str) -> String {
 
 /// The report as JUnit XML (element order as in Jenkins' junit-10.xsd:
 /// properties, testcases; in a testcase error, failure, system-out).
-pub fn render(report: &GradeReport) -> String {
+pub(crate) fn render(report: &GradeReport) -> String {
     let mut out = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let tests: usize = report
         .submissions

@@ -21,7 +21,7 @@ use crate::output::progress::Trials;
 
 /// Grades the test suites at `paths` as `args` says; the caller prints and
 /// writes the reports.
-pub fn grade(
+pub(crate) fn grade(
     args: &GradeArgs,
     paths: &[PathBuf],
     shard: Option<(usize, usize)>,

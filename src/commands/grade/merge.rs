@@ -22,7 +22,7 @@ const NEXT: &str = "grade every shard with the same fencelab build and options \
                     (`--shard K/N ... --json shard-K.json`), then merge them again";
 
 /// Reads one shard report.
-pub fn read(path: &Path) -> Result<GradeReport, Error> {
+pub(crate) fn read(path: &Path) -> Result<GradeReport, Error> {
     let text = std::fs::read_to_string(path)
         .map_err(|e| Error::io("read the shard report", path, e).with_next(NEXT))?;
     let report: GradeReport = serde_json::from_str(&text).map_err(|e| {
@@ -141,7 +141,7 @@ fn difference(a: &SubmissionReport, b: &SubmissionReport) -> String {
 /// Merges the reports at `paths` (files, or results directories; in any
 /// order) into one. A report given twice (a retried or duplicated shard)
 /// counts once when it says the same; anything else is refused by name.
-pub fn merge(paths: &[PathBuf]) -> Result<GradeReport, Error> {
+pub(crate) fn merge(paths: &[PathBuf]) -> Result<GradeReport, Error> {
     let mut reports: Vec<(PathBuf, GradeReport)> = Vec::new();
     for path in paths {
         for file in report_files(path)? {

@@ -8,24 +8,24 @@
 //! nothing the submission prints, and no exit status it can produce, decides it.
 //! Each step weighs the same; a step's score is the share of its tests passed.
 
-pub mod bundle;
-pub mod classroom;
-pub mod cli;
-pub mod csv;
-pub mod github;
-pub mod gradescope;
-pub mod junit;
-pub mod learner_tests;
-pub mod merge;
-pub mod points;
-pub mod prairielearn;
+pub(crate) mod bundle;
+pub(crate) mod classroom;
+pub(crate) mod cli;
+pub(crate) mod csv;
+pub(crate) mod github;
+pub(crate) mod gradescope;
+pub(crate) mod junit;
+pub(crate) mod learner_tests;
+pub(crate) mod merge;
+pub(crate) mod points;
+pub(crate) mod prairielearn;
 mod render;
-pub mod results;
+pub(crate) mod results;
 pub mod shard;
 mod submission;
 
 pub use render::{Live, render_grade};
-pub use submission::{Submission, read_submission};
+pub(crate) use submission::{Submission, read_submission};
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -144,7 +144,7 @@ impl<'de> Deserialize<'de> for StepScore {
 impl SubmissionReport {
     /// Why it could not be graded: it cannot be used at all, or it does not
     /// compile (what every report says in place of its tests).
-    pub fn not_graded(&self) -> Option<&str> {
+    pub(crate) fn not_graded(&self) -> Option<&str> {
         self.unusable.as_deref().or(self.compile_errors.as_deref())
     }
 }
@@ -162,7 +162,7 @@ pub struct GradedTest {
 /// not UTF-8, no API, a forbidden macro): it scores 0, with its reason in
 /// every report, and the others are graded all the same.
 #[derive(Debug, Clone)]
-pub struct Unusable {
+pub(crate) struct Unusable {
     /// The path as given.
     pub name: String,
     /// The file it would be (the path itself when there is none).
@@ -173,7 +173,7 @@ pub struct Unusable {
 
 /// Reads every path as a submission, in order; those that cannot be used are
 /// kept with their reason.
-pub fn read_all(paths: &[PathBuf]) -> Vec<Result<Submission, Unusable>> {
+pub(crate) fn read_all(paths: &[PathBuf]) -> Vec<Result<Submission, Unusable>> {
     paths
         .iter()
         .map(|path| {
@@ -188,7 +188,7 @@ pub fn read_all(paths: &[PathBuf]) -> Vec<Result<Submission, Unusable>> {
 
 /// Grades `inputs` (read with `read_all`): the usable ones in one engine run,
 /// each unusable one as a score of 0 with its reason.
-pub fn run(
+pub(crate) fn run(
     options: &Options,
     inputs: &[Result<Submission, Unusable>],
     scratch: &Scratch,

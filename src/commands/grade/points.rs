@@ -31,12 +31,12 @@ use crate::commands::grade::SubmissionReport;
 
 /// Points in hundredths of a point, as every report shows them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Default)]
-pub struct Hundredths(pub i64);
+pub(crate) struct Hundredths(pub i64);
 
 impl Hundredths {
     /// As a number of points (the nearest `f64` to the decimal, so that
     /// JSON shows it with at most two decimals).
-    pub fn points(self) -> f64 {
+    pub(crate) fn points(self) -> f64 {
         self.0 as f64 / 100.0
     }
 }
@@ -52,14 +52,14 @@ impl fmt::Display for Hundredths {
 
 /// A test's points: what it is worth and what it earned (all of it, or 0).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TestPoints {
+pub(crate) struct TestPoints {
     pub max: Hundredths,
     pub earned: Hundredths,
 }
 
 /// A step's points: its weight and what its passed tests earned.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct StepPoints {
+pub(crate) struct StepPoints {
     pub step: u32,
     pub max: Hundredths,
     pub earned: Hundredths,
@@ -67,7 +67,7 @@ pub struct StepPoints {
 
 /// A submission's points out of `max`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Points {
+pub(crate) struct Points {
     pub max: Hundredths,
     pub score: Hundredths,
     /// In the order of the submission's `steps`.
@@ -78,7 +78,7 @@ pub struct Points {
 
 impl Points {
     /// The points of step `step` (0 for a step the submission does not have).
-    pub fn step(&self, step: u32) -> StepPoints {
+    pub(crate) fn step(&self, step: u32) -> StepPoints {
         self.steps
             .iter()
             .find(|s| s.step == step)
@@ -91,14 +91,8 @@ impl Points {
     }
 }
 
-/// The score of `submission` out of `total`, exactly as its reports show it
-/// (`total` 100 gives the report's `score`).
-pub fn score(submission: &SubmissionReport, total: f64) -> f64 {
-    Hundredths(units(submission, total)).points()
-}
-
 /// The score out of 100 as every report writes it (`41.67`, `0.00`).
-pub fn score_shown(submission: &SubmissionReport) -> Hundredths {
+pub(crate) fn score_shown(submission: &SubmissionReport) -> Hundredths {
     Hundredths(units(submission, 100.0))
 }
 
@@ -178,7 +172,7 @@ fn equally(amount: i64, n: usize) -> Vec<i64> {
 }
 
 /// The points of `submission` out of `total` points, per step and per test.
-pub fn of(submission: &SubmissionReport, total: f64) -> Points {
+pub(crate) fn of(submission: &SubmissionReport, total: f64) -> Points {
     let total_units = (total * 100.0).round() as i64;
     let steps = submission.steps.len();
     let graded = submission.not_graded().is_none();
@@ -283,6 +277,12 @@ fn step_weights(total: i64, score: i64, tally: &[(i64, i64)]) -> Vec<i64> {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    /// The score of `submission` out of `total`, exactly as its reports show
+    /// it (`total` 100 gives the report's `score`).
+    fn score(submission: &SubmissionReport, total: f64) -> f64 {
+        Hundredths(units(submission, total)).points()
+    }
     use crate::commands::grade::{GradedTest, StepScore, SubmissionReport};
     use crate::engine::outcome::{FailureKind, TestOutcome};
 

@@ -15,10 +15,10 @@ use serde::Serialize;
 use crate::commands::grade::{SubmissionReport, points};
 
 /// PrairieLearn's limit for the file.
-pub const FILE_LIMIT: usize = 1_000_000;
+pub(crate) const FILE_LIMIT: usize = 1_000_000;
 
 #[derive(Debug, Serialize)]
-pub struct Results {
+pub(crate) struct Results {
     pub gradable: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub score: Option<f64>,
@@ -30,7 +30,7 @@ pub struct Results {
 }
 
 #[derive(Debug, Serialize)]
-pub struct Test {
+pub(crate) struct Test {
     pub name: String,
     pub description: String,
     pub points: f64,
@@ -117,7 +117,7 @@ fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
 }
 
 /// PrairieLearn's results for `submission`, under its size limit.
-pub fn results(submission: &SubmissionReport) -> Results {
+pub(crate) fn results(submission: &SubmissionReport) -> Results {
     for limit in [16 * 1024, 2048, 256] {
         let results = results_with(submission, limit);
         if serde_json::to_string_pretty(&results).map_or(0, |j| j.len()) < FILE_LIMIT {

@@ -291,7 +291,7 @@ pub struct Live<'p> {
 
 impl<'p> Live<'p> {
     /// A display of the grading of `total` submissions.
-    pub fn new(printer: &'p mut Printer, total: usize) -> Live<'p> {
+    pub(crate) fn new(printer: &'p mut Printer, total: usize) -> Live<'p> {
         Live {
             printer,
             done: 0,

@@ -47,7 +47,7 @@ struct Stored {
 }
 
 /// A results directory.
-pub struct Results {
+pub(crate) struct Results {
     dir: PathBuf,
 }
 
@@ -60,7 +60,7 @@ fn say(lang: Lang, en: String, ja: String) -> String {
 
 impl Results {
     /// Opens (creating it if needed) the results directory `dir`.
-    pub fn open(dir: &Path, lang: Lang) -> Result<Results, Error> {
+    pub(crate) fn open(dir: &Path, lang: Lang) -> Result<Results, Error> {
         for sub in ["submissions", "shards"] {
             let path = dir.join(sub);
             std::fs::create_dir_all(&path).map_err(|e| {
@@ -155,7 +155,7 @@ fn build_limit_secs(options: &Options) -> f64 {
 }
 
 /// The key of a submission's result under `options` (see the module header).
-pub fn key(source: &str, options: &Options) -> String {
+pub(crate) fn key(source: &str, options: &Options) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();
     for part in [
@@ -224,7 +224,7 @@ fn to_stored(mut report: SubmissionReport, key: String) -> Stored {
 
 /// Grades `inputs` as `grade::run` does, taking every result already in
 /// `dir` and storing every new one; then leaves the report in `dir/shards/`.
-pub fn run(
+pub(crate) fn run(
     dir: &Path,
     options: &Options,
     inputs: &[Result<Submission, Unusable>],
@@ -299,7 +299,7 @@ pub fn run(
 
 /// The line a run with `--results` starts with: how many of its submissions
 /// were graded before and how many it grades.
-pub fn render_taken(lang: Lang, dir: &str, before: usize, total: usize) -> String {
+pub(crate) fn render_taken(lang: Lang, dir: &str, before: usize, total: usize) -> String {
     let now = total - before;
     match lang {
         Lang::En if before == 0 => format!("{total} to grade; results go to {dir}"),

@@ -25,11 +25,11 @@ use crate::error::Error;
 use crate::lab::lang::Lang;
 
 /// One share of a class: the K-th (1-based) of N.
-pub type Shard = (usize, usize);
+pub(crate) type Shard = (usize, usize);
 
 /// What `--shard` was given.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ShardArg {
+pub(crate) enum ShardArg {
     Given(Shard),
     /// `auto`: from the environment.
     Auto,
@@ -37,14 +37,14 @@ pub enum ShardArg {
 
 /// A shard, and the variables it was read from (none when given as K/N).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Resolved {
+pub(crate) struct Resolved {
     pub shard: Shard,
     /// `JOB_COMPLETION_INDEX=2, FENCELAB_SHARDS=8`.
     pub from: Option<String>,
 }
 
 /// Parses `--shard`'s value: `auto` or `K/N` with 1 <= K <= N.
-pub fn parse_arg(text: &str) -> Result<ShardArg, String> {
+pub(crate) fn parse_arg(text: &str) -> Result<ShardArg, String> {
     if text.trim() == "auto" {
         return Ok(ShardArg::Auto);
     }
@@ -60,7 +60,7 @@ fn parse_k_of_n(text: &str) -> Option<Shard> {
 }
 
 /// The variables `--shard auto` reads, in order.
-pub const VARIABLES: [&str; 4] = [
+pub(crate) const VARIABLES: [&str; 4] = [
     "FENCELAB_SHARD",
     "JOB_COMPLETION_INDEX",
     "SLURM_ARRAY_TASK_ID",
@@ -68,7 +68,7 @@ pub const VARIABLES: [&str; 4] = [
 ];
 
 /// `arg` resolved: as given, or read from the environment (`get`).
-pub fn resolve(
+pub(crate) fn resolve(
     arg: ShardArg,
     lang: Lang,
     get: &dyn Fn(&str) -> Option<String>,
@@ -80,7 +80,7 @@ pub fn resolve(
 }
 
 /// The process's environment, an empty variable counting as unset.
-pub fn env(name: &str) -> Option<String> {
+pub(crate) fn env(name: &str) -> Option<String> {
     std::env::var(name).ok().filter(|v| !v.trim().is_empty())
 }
 
@@ -263,7 +263,7 @@ fn from_env(lang: Lang, get: &dyn Fn(&str) -> Option<String>) -> Result<Resolved
 
 /// A submission's key: its path as given, relative to `cwd` when it is an
 /// absolute path beneath it, without `.` components, joined by `/`.
-pub fn key(path: &Path, cwd: &Path) -> String {
+pub(crate) fn key(path: &Path, cwd: &Path) -> String {
     let relative = if path.is_absolute() {
         path.strip_prefix(cwd).unwrap_or(path)
     } else {
@@ -285,7 +285,7 @@ pub fn key(path: &Path, cwd: &Path) -> String {
 }
 
 /// The shard (0-based index of `n`) a key falls in.
-pub fn index_of(key: &str, n: usize) -> usize {
+pub(crate) fn index_of(key: &str, n: usize) -> usize {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(key.as_bytes());
     let mut first = [0u8; 8];
@@ -307,7 +307,7 @@ fn jump(mut key: u64, n: usize) -> usize {
 }
 
 /// The paths of `shard`, in the order given.
-pub fn take(paths: &[PathBuf], (k, n): Shard, cwd: &Path) -> Vec<PathBuf> {
+pub(crate) fn take(paths: &[PathBuf], (k, n): Shard, cwd: &Path) -> Vec<PathBuf> {
     paths
         .iter()
         .filter(|p| index_of(&key(p, cwd), n) == k - 1)
@@ -317,7 +317,7 @@ pub fn take(paths: &[PathBuf], (k, n): Shard, cwd: &Path) -> Vec<PathBuf> {
 
 /// The line a sharded run starts with: the shard as `--shard` takes it, where
 /// it came from, and how many of the class it took (or that it took none).
-pub fn render_taken(lang: Lang, resolved: &Resolved, taken: usize, total: usize) -> String {
+pub(crate) fn render_taken(lang: Lang, resolved: &Resolved, taken: usize, total: usize) -> String {
     let (k, n) = resolved.shard;
     let from = match (&resolved.from, lang) {
         (Some(from), Lang::En) => format!(" (from {from})"),
@@ -348,7 +348,7 @@ pub fn render_taken(lang: Lang, resolved: &Resolved, taken: usize, total: usize)
 
 /// The paths this run grades and its shard, said on stderr: all of them
 /// when `arg` is `None`.
-pub fn select(
+pub(crate) fn select(
     paths: &[PathBuf],
     arg: Option<ShardArg>,
     printer: &mut crate::output::printer::Printer,

@@ -8,7 +8,7 @@ use crate::lab::api::{compile_time_read, missing_api};
 
 /// One submission, read and checked.
 #[derive(Debug, Clone)]
-pub struct Submission {
+pub(crate) struct Submission {
     /// The path as given.
     pub name: String,
     /// The file graded.
@@ -18,7 +18,7 @@ pub struct Submission {
 
 /// Reads the submission at `path`: a learner crate (its `src/lib.rs`) or a
 /// single `.rs` file with the contract's API at its top level.
-pub fn read_submission(path: &Path) -> Result<Submission, Error> {
+pub(crate) fn read_submission(path: &Path) -> Result<Submission, Error> {
     let file = if path.is_dir() {
         let lib = path.join("src").join("lib.rs");
         if !lib.is_file() {

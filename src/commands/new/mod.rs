@@ -21,12 +21,12 @@ use crate::lab::worksheet::{Lang, Worksheet};
 use crate::output::printer::{Printer, Verb};
 
 mod name;
-pub use name::{check_name, crate_name};
+pub(crate) use name::{check_name, crate_name};
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and
 /// `todo!()` as its body.
-pub fn learner_lib(worksheet: &Worksheet, lang: Lang) -> String {
+pub(crate) fn learner_lib(worksheet: &Worksheet, lang: Lang) -> String {
     let mut out = String::new();
     let lab = &worksheet.lab;
     let _ = writeln!(out, "//! {}\n//!", lab.title.get(lang));
@@ -83,7 +83,7 @@ pub fn learner_lib(worksheet: &Worksheet, lang: Lang) -> String {
 
 /// What kind of lab crate to make.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// The API to implement, fencelab's suite, and a place for the learner's
     /// own tests.
     Full,
@@ -99,7 +99,7 @@ pub fn files(name: &str, worksheet: &Worksheet, lang: Lang) -> Vec<(PathBuf, Str
 }
 
 /// Every file of a learner's crate of `mode`, as (path, contents).
-pub fn files_for(
+pub(crate) fn files_for(
     name: &str,
     worksheet: &Worksheet,
     lang: Lang,
@@ -255,7 +255,7 @@ pub fn create(dir: &Path, worksheet: &Worksheet, lang: Lang) -> Result<String, E
 }
 
 /// Creates a learner's crate of `mode` in `dir` (see `create`).
-pub fn create_for(
+pub(crate) fn create_for(
     dir: &Path,
     worksheet: &Worksheet,
     lang: Lang,
@@ -290,7 +290,7 @@ pub fn create_for(
 
 /// `fencelab new`'s arguments.
 #[derive(Debug, clap::Args)]
-pub struct NewArgs {
+pub(crate) struct NewArgs {
     /// The directory to create (it must not exist, or be empty).
     pub dir: PathBuf,
     /// The language of the worksheet and the doc comments: ja or en [default: from the locale].
@@ -302,7 +302,7 @@ pub struct NewArgs {
     pub tests_first: bool,
 }
 
-pub fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let lang = args.lang.unwrap_or_else(default_lang);
     printer.lang = lang;
     let mode = if args.tests_first {

@@ -9,7 +9,7 @@ use std::path::Path;
 use crate::error::Error;
 
 /// A crate name from a directory name: lower case, `_` for anything else.
-pub fn crate_name(dir: &Path) -> String {
+pub(crate) fn crate_name(dir: &Path) -> String {
     let raw = dir
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -64,7 +64,7 @@ const KEYWORDS: [&str; 52] = [
 
 /// Checks that `name` can be the lab crate's name, as `cargo new` would,
 /// and says which name to use instead when it cannot.
-pub fn check_name(name: &str, dir: &Path) -> Result<(), Error> {
+pub(crate) fn check_name(name: &str, dir: &Path) -> Result<(), Error> {
     let why = if KEYWORDS.contains(&name) {
         Some("it is a Rust keyword")
     } else if name == "test" {

@@ -12,7 +12,7 @@ use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
-pub struct PredictArgs {
+pub(crate) struct PredictArgs {
     /// Only these mutants, by id [default: the worksheet's eight fragments].
     #[arg(value_name = "MUTANT", conflicts_with = "all")]
     pub names: Vec<String>,
@@ -30,7 +30,7 @@ pub struct PredictArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub(crate) fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let root = project_root();
     let dir = args
         .mutants
@@ -81,7 +81,7 @@ pub fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error>
 }
 
 /// What the status line says was written.
-pub fn wrote(path: &str, selection: &Selection, n: usize, lang: Lang) -> String {
+pub(crate) fn wrote(path: &str, selection: &Selection, n: usize, lang: Lang) -> String {
     match (lang, selection) {
         (Lang::En, Selection::Worksheet) => {
             format!("{path} (the worksheet's {n} fragments, one per step)")

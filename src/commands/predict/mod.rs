@@ -12,7 +12,7 @@
 //! reference's lines around them left out (`...`), so that the form never
 //! gives away a step the learner has not written yet.
 
-pub mod cli;
+pub(crate) mod cli;
 
 use std::collections::BTreeSet;
 
@@ -89,7 +89,12 @@ pub fn select(all: &[Mutant], selection: &Selection, dir: &str) -> Result<Vec<Mu
 /// The blank predictions form holding `form` (picked from `all` by
 /// `selection`), with comments in `lang`. Each mutant shows its broken code
 /// only, less the reference's lines the worksheet has not shown by its step.
-pub fn template(form: &[Mutant], all: &[Mutant], selection: &Selection, lang: Lang) -> String {
+pub(crate) fn template(
+    form: &[Mutant],
+    all: &[Mutant],
+    selection: &Selection,
+    lang: Lang,
+) -> String {
     let shown = Shown::new(all, lang);
     let n = form.len();
     let mut out = match (lang, selection) {
@@ -156,7 +161,7 @@ pub fn template(form: &[Mutant], all: &[Mutant], selection: &Selection, lang: La
 
 /// What the worksheet has shown by each step, to keep the form from showing
 /// more of the reference.
-pub struct Shown {
+pub(crate) struct Shown {
     /// The worksheet as rendered, cut after each step (index 0: step 1).
     through: Vec<String>,
     /// The reference's lines that say something (trimmed, with a letter or
@@ -166,7 +171,7 @@ pub struct Shown {
 
 impl Shown {
     /// The worksheet with the fragments of `all`, in `lang`.
-    pub fn new(all: &[Mutant], lang: Lang) -> Shown {
+    pub(crate) fn new(all: &[Mutant], lang: Lang) -> Shown {
         let worksheet = Worksheet::builtin();
         let text = crate::output::worksheet::render_with(&worksheet, all, lang, false);
         let through = (1..=worksheet.steps.len() as u32)
@@ -187,7 +192,7 @@ impl Shown {
 
     /// Whether `line` is a line of the reference that the worksheet has not
     /// shown by `step`.
-    pub fn hidden(&self, line: &str, step: u32) -> bool {
+    pub(crate) fn hidden(&self, line: &str, step: u32) -> bool {
         let line = line.trim();
         let through = step
             .checked_sub(1)
@@ -199,7 +204,7 @@ impl Shown {
     /// `m`'s broken code as the form shows it: as the worksheet shows it, less
     /// the reference's lines the worksheet has not shown by `m`'s step (each
     /// run of them one `...`).
-    pub fn code(&self, m: &Mutant) -> Vec<String> {
+    pub(crate) fn code(&self, m: &Mutant) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut elided = false;
         for line in m.broken_code(crate::lab::reference::REFERENCE).lines() {

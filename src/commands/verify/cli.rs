@@ -17,7 +17,7 @@ use crate::lab::lang::Lang;
 use crate::output::printer::Printer;
 
 #[derive(Debug, Args)]
-pub struct VerifyArgs {
+pub(crate) struct VerifyArgs {
     /// Only the mutants whose id contains one of these (all when none is given).
     #[arg(value_name = "MUTANT")]
     pub filters: Vec<String>,
@@ -67,7 +67,7 @@ pub struct VerifyArgs {
     pub lang: Option<Lang>,
 }
 
-pub fn main(
+pub(crate) fn main(
     args: VerifyArgs,
     cache: Option<&Path>,
     printer: &mut Printer,

@@ -7,7 +7,7 @@
 //! baseline failed and nothing else is reported. Then every test runs against
 //! every mutant (no fail-fast), so the report has each mutant's full kill set.
 
-pub mod cli;
+pub(crate) mod cli;
 mod details;
 pub mod github;
 pub mod html;

@@ -21,7 +21,7 @@ use crate::lab::predictions::Prediction;
 
 /// Some of a mutant's killers, by what they saw.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct Happened {
+pub(crate) struct Happened {
     /// What they observed; `None` for kills that were no observation (a
     /// crash, a time limit, a failure without the suite's message).
     pub observation: Option<ObservationKind>,
@@ -42,7 +42,7 @@ pub struct Scored {
     pub predicted_observation: Option<ObservationKind>,
     pub predicted_tests: Vec<String>,
     /// Its killers grouped by what they observed, in the order of the kinds.
-    pub happened: Vec<Happened>,
+    pub(crate) happened: Vec<Happened>,
     /// The kinds of observation of the tests that killed it.
     pub observations: Vec<ObservationKind>,
     /// The tests that killed it.
@@ -75,7 +75,7 @@ fn hundredths(x: f64) -> f64 {
 }
 
 /// Precision, recall and their harmonic mean for `named` against `killers`.
-pub fn tests_score(named: &[String], killers: &[String]) -> (Option<f64>, f64, f64) {
+pub(crate) fn tests_score(named: &[String], killers: &[String]) -> (Option<f64>, f64, f64) {
     let mut unique: Vec<&String> = named.iter().collect();
     unique.sort();
     unique.dedup();

@@ -308,7 +308,7 @@ pub struct Live<'p> {
 }
 
 impl<'p> Live<'p> {
-    pub fn new(printer: &'p mut Printer) -> Live<'p> {
+    pub(crate) fn new(printer: &'p mut Printer) -> Live<'p> {
         Live {
             printer,
             done: 0,

@@ -24,10 +24,10 @@ use crate::lab::suite;
 
 /// The report's `schemaVersion`: the major version the schema's pattern
 /// allows (the npm package's own version, 3.x, is not this).
-pub const SCHEMA_VERSION: &str = "2";
+pub(crate) const SCHEMA_VERSION: &str = "2";
 
 /// What a mutant's outcome is in the schema's `MutantStatus`.
-pub fn status(outcome: MutantOutcome) -> &'static str {
+pub(crate) fn status(outcome: MutantOutcome) -> &'static str {
     match outcome {
         MutantOutcome::Killed | MutantOutcome::Crashed => "Killed",
         MutantOutcome::Timeout => "Timeout",
@@ -45,7 +45,7 @@ fn position(at: &Location) -> Value {
 /// Where `mutant` sits in `source`: its `find` text when it occurs once;
 /// for a stale mutant, the first line it was found on or the line nearest to
 /// it, whole (the schema requires a location for every mutant).
-pub fn location(mutant: &Mutant, source: &str) -> (Location, Location) {
+pub(crate) fn location(mutant: &Mutant, source: &str) -> (Location, Location) {
     if let Some(span) = mutant.span(source) {
         return (
             Location::at(source, span.start),
@@ -182,7 +182,7 @@ pub fn report(report: &Report, mutants: &[Mutant], lang: Lang) -> Value {
 }
 
 /// The report as the file `--stryker` writes.
-pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
+pub(crate) fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
     serde_json::to_string_pretty(&self::report(report, mutants, lang)).expect("JSON serializes")
         + "\n"
 }

@@ -31,7 +31,7 @@ impl Scratch {
     /// removes none of them, whatever their age. Taken under the workspace
     /// lock, before it is released, so that no collector runs between the
     /// build and the pin.
-    pub fn pin(&self, _lock: &WorkspaceLock, crates: &[&CrateDir]) -> Result<Pin, Error> {
+    pub(crate) fn pin(&self, _lock: &WorkspaceLock, crates: &[&CrateDir]) -> Result<Pin, Error> {
         let live = self.root.join(LIVE_DIR);
         std::fs::create_dir_all(&live).map_err(|e| Error::io("create", &live, e))?;
         let (file, path) = tempfile::Builder::new()
@@ -86,7 +86,7 @@ impl Scratch {
     /// after every edit does not fill the disk. Never removes a crate that a
     /// live run has pinned (see `pin`), however many there are: a run never
     /// loses what it built. Runs under the lock.
-    pub fn collect_garbage(&self, lock: &WorkspaceLock) {
+    pub(crate) fn collect_garbage(&self, lock: &WorkspaceLock) {
         let Ok(entries) = std::fs::read_dir(self.root.join("crates")) else {
             return;
         };
@@ -172,7 +172,7 @@ impl Scratch {
     }
 
     /// The process ids of the live runs that hold pins.
-    pub fn live_runs(&self, _lock: &WorkspaceLock) -> Vec<u32> {
+    pub(crate) fn live_runs(&self, _lock: &WorkspaceLock) -> Vec<u32> {
         let Ok(entries) = std::fs::read_dir(self.root.join(LIVE_DIR)) else {
             return Vec::new();
         };
@@ -197,7 +197,7 @@ impl Scratch {
 
     /// Removes every scratch crate and what cargo built of them (in both
     /// profiles), leaving the rest of the target directory as it is.
-    pub fn remove_all(&self, _lock: &WorkspaceLock) -> Result<(), Error> {
+    pub(crate) fn remove_all(&self, _lock: &WorkspaceLock) -> Result<(), Error> {
         let crates = self.root.join("crates");
         let names: Vec<String> = std::fs::read_dir(&crates)
             .map(|d| {
@@ -312,7 +312,7 @@ impl Keep {
 
     /// The default, or what `FENCELAB_GC_KEEP` says (a number of servers and
     /// of implementations each).
-    pub fn from_env() -> Result<Keep, Error> {
+    pub(crate) fn from_env() -> Result<Keep, Error> {
         let Some(value) = std::env::var_os(KEEP_ENV) else {
             return Ok(Keep::default());
         };

@@ -41,7 +41,7 @@ pub struct Scratch {
 
 /// A crate written into the scratch workspace.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct CrateDir {
+pub(crate) struct CrateDir {
     /// The package name, which is also its directory under `crates/`:
     /// `<kind>-<hash of the contents>`.
     pub name: String,
@@ -49,14 +49,14 @@ pub struct CrateDir {
 
 impl CrateDir {
     /// The crate's name as Rust code refers to it (`-` becomes `_`).
-    pub fn ident(&self) -> String {
+    pub(crate) fn ident(&self) -> String {
         self.name.replace('-', "_")
     }
 }
 
 /// The exclusive lock on the scratch workspace, held while its manifest is
 /// written and cargo builds; released when dropped.
-pub struct WorkspaceLock {
+pub(crate) struct WorkspaceLock {
     _file: File,
 }
 
@@ -72,11 +72,11 @@ pub fn hash_of<'a>(parts: impl IntoIterator<Item = &'a str>) -> String {
 
 /// The environment variable that says where scratch builds go (`--cache
 /// DIR` says it first, as a value: see `Place::find`).
-pub const CACHE_ENV: &str = "FENCELAB_CACHE";
+pub(crate) const CACHE_ENV: &str = "FENCELAB_CACHE";
 
 /// Where the scratch builds go, and why there.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Place {
+pub(crate) enum Place {
     /// `--cache DIR` or `FENCELAB_CACHE`: a cache of the user's choosing.
     Chosen(PathBuf),
     /// `CARGO_TARGET_DIR`: the user's shared target directory.
@@ -94,7 +94,7 @@ pub enum Place {
 impl Place {
     /// Where scratch builds go (see `Place`), for a project whose own target
     /// directory is `project_target`: `cache` (`--cache DIR`) when given.
-    pub fn find(cache: Option<&Path>, project_target: &Path) -> Place {
+    pub(crate) fn find(cache: Option<&Path>, project_target: &Path) -> Place {
         let var = |name: &str| {
             std::env::var_os(name)
                 .filter(|v| !v.is_empty())
@@ -116,7 +116,7 @@ impl Place {
     }
 
     /// The directory this place names.
-    pub fn dir(&self) -> &Path {
+    pub(crate) fn dir(&self) -> &Path {
         match self {
             Place::Chosen(d)
             | Place::CargoTargetDir(d)
@@ -128,7 +128,7 @@ impl Place {
 
     /// The cargo target directory scratch builds use here: the directory
     /// itself when it is a target directory already, else its `target/`.
-    pub fn target_dir(&self) -> PathBuf {
+    pub(crate) fn target_dir(&self) -> PathBuf {
         match self {
             Place::Chosen(d) | Place::UserCache(d) => d.join("target"),
             Place::CargoTargetDir(d) | Place::Running(d) | Place::Project(d) => d.clone(),
@@ -136,7 +136,7 @@ impl Place {
     }
 
     /// Whether all of it is fencelab's (so that cleaning may remove it all).
-    pub fn is_fencelabs_own(&self) -> bool {
+    pub(crate) fn is_fencelabs_own(&self) -> bool {
         matches!(self, Place::Chosen(_) | Place::UserCache(_))
     }
 }
@@ -150,7 +150,7 @@ impl Scratch {
     }
 
     /// The scratch workspace at `place`.
-    pub fn at(place: &Place) -> Result<Scratch, Error> {
+    pub(crate) fn at(place: &Place) -> Result<Scratch, Error> {
         let target_dir = place.target_dir();
         let target_dir = std::path::absolute(&target_dir).unwrap_or(target_dir);
         Ok(Scratch {
@@ -165,7 +165,11 @@ impl Scratch {
     /// unless a crate with the same contents is there already. Its name is
     /// `<kind>-<hash of the files>`; the files say `<kind>-NAME` (or `<kind>_NAME`)
     /// where they need it, and get the final name in its place.
-    pub fn write_crate(&self, kind: &str, files: &[(String, String)]) -> Result<CrateDir, Error> {
+    pub(crate) fn write_crate(
+        &self,
+        kind: &str,
+        files: &[(String, String)],
+    ) -> Result<CrateDir, Error> {
         let hash = hash_of(files.iter().flat_map(|(p, c)| [p.as_str(), c.as_str()]));
         let name = format!("{kind}-{hash}");
         let placeholder = format!("{kind}-NAME");
@@ -212,7 +216,7 @@ impl Scratch {
 
     /// Takes the workspace's lock, waiting for another fencelab run to finish
     /// its build.
-    pub fn lock(&self) -> Result<WorkspaceLock, Error> {
+    pub(crate) fn lock(&self) -> Result<WorkspaceLock, Error> {
         std::fs::create_dir_all(&self.root).map_err(|e| Error::io("create", &self.root, e))?;
         let path = self.root.join(".lock");
         let file = File::create(&path).map_err(|e| Error::io("create", &path, e))?;
@@ -226,7 +230,11 @@ impl Scratch {
     /// Writes the workspace manifest with exactly `members` (every scratch crate
     /// of the build, path dependencies included), under the lock, and the lock
     /// file if there is none yet.
-    pub fn set_members(&self, _lock: &WorkspaceLock, members: &[&CrateDir]) -> Result<(), Error> {
+    pub(crate) fn set_members(
+        &self,
+        _lock: &WorkspaceLock,
+        members: &[&CrateDir],
+    ) -> Result<(), Error> {
         let mut names: Vec<&str> = members.iter().map(|c| c.name.as_str()).collect();
         names.sort();
         names.dedup();
@@ -269,12 +277,12 @@ impl Scratch {
     /// Where front ends remember what they checked once (a wheat that passed
     /// the suite, say): small files named by a hash of what was checked. The
     /// garbage collector leaves them; `cache clean` removes them with the rest.
-    pub fn records_dir(&self) -> PathBuf {
+    pub(crate) fn records_dir(&self) -> PathBuf {
         self.root.join("records")
     }
 
     /// The directory of a crate.
-    pub fn dir(&self, krate: &CrateDir) -> PathBuf {
+    pub(crate) fn dir(&self, krate: &CrateDir) -> PathBuf {
         self.root.join("crates").join(&krate.name)
     }
 
@@ -286,7 +294,7 @@ impl Scratch {
 
     /// Marks `crates` as just used (their directories' times), so that the
     /// garbage collector keeps the most recently used.
-    pub fn touch(&self, crates: &[&CrateDir]) {
+    pub(crate) fn touch(&self, crates: &[&CrateDir]) {
         let now = std::time::SystemTime::now();
         for krate in crates {
             if let Ok(dir) = File::open(self.dir(krate)) {

@@ -88,7 +88,7 @@ impl Mutant {
     /// replacement touches in `source` (the implementation), with their
     /// indentation, less the indentation they share. Only the broken code,
     /// not the correct one it replaces: that is the learner's to find.
-    pub fn broken_code(&self, source: &str) -> String {
+    pub(crate) fn broken_code(&self, source: &str) -> String {
         let text = match source.match_indices(&self.find).collect::<Vec<_>>()[..] {
             [(offset, _)] => {
                 let start = source[..offset].rfind('\n').map_or(0, |n| n + 1);

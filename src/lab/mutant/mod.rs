@@ -159,7 +159,7 @@ pub fn load_file(path: &Path, tests: &BTreeSet<String>) -> Result<Mutant, Error>
 }
 
 /// Parses and checks the text of a mutant file read from `path`.
-pub fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant, Error> {
+pub(crate) fn parse(path: &Path, text: &str, tests: &BTreeSet<String>) -> Result<Mutant, Error> {
     let fix = "fix the mutant file at that line (the format is in mutants/README.md) and run again";
     let problem = |span: Range<usize>, message: String| {
         Error::input(at_line(path, &Location::at(text, span.start), &message)).with_next(fix)

@@ -32,7 +32,7 @@ use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
-pub struct AutograderArgs {
+pub(crate) struct AutograderArgs {
     /// The platform: gradescope or prairielearn.
     #[arg(value_enum)]
     pub platform: Platform,
@@ -42,7 +42,7 @@ pub struct AutograderArgs {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Platform {
+pub(crate) enum Platform {
     Gradescope,
     Prairielearn,
 }
@@ -55,7 +55,7 @@ const RUN: &str = include_str!("run.sh");
 const DOCKERFILE: &str = include_str!("Dockerfile");
 
 /// The files of a bundle but fencelab itself: name, contents, executable.
-pub fn files(platform: Platform) -> Vec<(&'static str, String, bool)> {
+pub(crate) fn files(platform: Platform) -> Vec<(&'static str, String, bool)> {
     let common = [
         ("env.sh", ENV.to_string(), false),
         ("prebuild.sh", PREBUILD.to_string(), true),
@@ -93,7 +93,7 @@ fn question_info() -> String {
     serde_json::to_string_pretty(&info).expect("json") + "\n"
 }
 
-pub fn main(args: AutograderArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+pub(crate) fn main(args: AutograderArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     write(args.platform, &args.out)?;
     printer.status(Verb::Wrote, &args.out.display().to_string());
     printer.line(render_next(printer.lang, args.platform, &args.out).trim_end());
@@ -101,7 +101,7 @@ pub fn main(args: AutograderArgs, printer: &mut Printer) -> Result<ExitCode, Err
 }
 
 /// Writes the bundle for `platform` into `out`.
-pub fn write(platform: Platform, out: &Path) -> Result<(), Error> {
+pub(crate) fn write(platform: Platform, out: &Path) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::create_dir_all(out).map_err(|e| {
         Error::io("create", out, e).with_next("give -o a directory this user may write")
@@ -128,7 +128,7 @@ pub fn write(platform: Platform, out: &Path) -> Result<(), Error> {
 }
 
 /// What to do with the bundle written to `out`.
-pub fn render_next(lang: Lang, platform: Platform, out: &Path) -> String {
+pub(crate) fn render_next(lang: Lang, platform: Platform, out: &Path) -> String {
     let out = out.display();
     match (platform, lang) {
         (Platform::Gradescope, Lang::En) => format!(
