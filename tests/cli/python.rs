@@ -155,6 +155,27 @@ fn fencelab() -> Command {
     Command::new(env!("CARGO_BIN_EXE_fencelab"))
 }
 
+/// A filter that matches no Python mutant points to the list of the Python
+/// mutants, not of the Rust ones (whose ids it would not find there).
+#[test]
+fn a_python_filter_matching_nothing_points_to_the_python_list() {
+    let output = fencelab()
+        .args(["verify", "--python", "--exact", "no-such-mutant"])
+        .current_dir(crate::common::root())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("no mutant in mutants-python matches no-such-mutant"),
+        "{stderr}"
+    );
+    assert!(
+        stderr.contains("`fencelab verify --python --list`"),
+        "{stderr}"
+    );
+}
+
 #[test]
 fn without_python_a_python_command_says_what_to_install_in_one_line() {
     let empty = tempfile::tempdir().unwrap();
@@ -217,8 +238,18 @@ fn a_python_too_old_is_named_with_its_version() {
 #[ignore = "slow: .ci/run step 2"]
 fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let fixtures = root.join("tests/fixtures/python");
     let dir = tempfile::tempdir().unwrap();
+    // Each hostile submission is the reference with one change
+    // (tests/fixtures/python/NAME.toml, in the mutants' format).
+    let python_reference = std::fs::read_to_string(root.join(python::FILE)).unwrap();
+    let fixtures = dir.path().join("submissions");
+    std::fs::create_dir(&fixtures).unwrap();
+    for entry in std::fs::read_dir(root.join("tests/fixtures/python")).unwrap() {
+        let change = entry.unwrap().path();
+        let (_, source) = crate::common::changed(&change, &python_reference);
+        let name = change.with_extension("py");
+        std::fs::write(fixtures.join(name.file_name().unwrap()), source).unwrap();
+    }
     let reference = dir.path().join("honest.py");
     std::fs::copy(root.join(python::FILE), &reference).unwrap();
     let escape = Path::new("/tmp/fencelab-python-escape");

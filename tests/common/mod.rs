@@ -24,10 +24,17 @@ pub fn fixture(name: &str) -> PathBuf {
 /// The reference with the one change a change file (a fixture submission's or
 /// a mutant's `.toml`) describes: its id and the changed source.
 pub fn changed_reference(change: &Path) -> (String, String) {
+    changed(change, fencelab::lab::reference::REFERENCE)
+}
+
+/// `reference` (the Rust one, or the Python edition's `python/lease.py`)
+/// with the one change a change file describes: its id and the changed source.
+#[allow(dead_code)] // not every test binary has Python submissions
+pub fn changed(change: &Path, reference: &str) -> (String, String) {
     let change = fencelab::lab::mutant::load_file(change, &fencelab::lab::suite::test_names())
         .unwrap_or_else(|e| panic!("{e}"));
     let source = change
-        .apply(fencelab::lab::reference::REFERENCE)
+        .apply(reference)
         .unwrap_or_else(|s| panic!("{}: {}", change.id, s.describe(&change.file)));
     (change.id, source)
 }

@@ -119,7 +119,11 @@ pub fn load(options: &Options) -> Result<Vec<Mutant>, Error> {
                 .map_or(BUILTIN_MUTANTS.into(), |d| d.display().to_string()),
             options.filters.join(", ")
         ))
-        .with_next("`fencelab verify --list` lists every mutant's id (it builds nothing)"));
+        .with_next(if options.python {
+            "`fencelab verify --python --list` lists every Python mutant's id (it builds nothing)"
+        } else {
+            "`fencelab verify --list` lists every mutant's id (it builds nothing)"
+        }));
     }
     Ok(selected)
 }
