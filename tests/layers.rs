@@ -254,7 +254,7 @@ fn no_command_extends_the_printer() {
 fn policy_flags() -> BTreeSet<String> {
     let policy = std::fs::read_to_string(root().join("src/engine/policy.rs")).unwrap();
     let at = policy
-        .find("pub fn with_limits")
+        .find("fn with_limits(")
         .expect("Policy::with_limits");
     let doc = policy[..at]
         .lines()
