@@ -253,9 +253,7 @@ fn no_command_extends_the_printer() {
 /// documented to take, read from `src/engine/policy.rs`.
 fn policy_flags() -> BTreeSet<String> {
     let policy = std::fs::read_to_string(root().join("src/engine/policy.rs")).unwrap();
-    let at = policy
-        .find("fn with_limits(")
-        .expect("Policy::with_limits");
+    let at = policy.find("fn with_limits(").expect("Policy::with_limits");
     let doc = policy[..at]
         .lines()
         .rev()
