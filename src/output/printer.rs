@@ -8,9 +8,7 @@
 
 use std::io::{IsTerminal, Write as _};
 
-use crate::engine::Event;
 use crate::lab::lang::Lang;
-use crate::output::progress::Progress;
 use crate::output::style::{ColorChoice, Style};
 use crate::output::ticker::Ticker;
 use crate::output::width::{DEFAULT_WIDTH, pad_left, terminal_width};
@@ -217,7 +215,7 @@ impl Printer {
     }
 
     /// Tests under way: `done` of `total` trials have ended.
-    fn trials(&mut self, done: usize, total: usize) {
+    pub(super) fn trials(&mut self, done: usize, total: usize) {
         if done.is_multiple_of(8) || done == total {
             let text = match self.lang {
                 Lang::En => format!("  running tests: {done}/{total}"),
@@ -230,7 +228,7 @@ impl Printer {
     /// A build starts. Once it has taken more than a moment, it is said what
     /// it builds: on a terminal a line that counts the seconds, in a log one
     /// line; when it ends, a line says how long it took.
-    fn build_started(
+    pub(super) fn build_started(
         &mut self,
         implementations: usize,
         detail: Option<&crate::engine::cargo::Detail>,
@@ -255,7 +253,7 @@ impl Printer {
 
     /// The build has ended after `secs`; said when the build was slow enough
     /// to be announced, or when verbose.
-    fn build_finished(&mut self, implementations: usize, secs: f64) {
+    pub(super) fn build_finished(&mut self, implementations: usize, secs: f64) {
         let shown = self.ticker.take().is_some_and(Ticker::stop);
         if shown || self.verbose() {
             let what = self.build_what(implementations);
@@ -272,25 +270,6 @@ impl Printer {
             (Lang::En, 1) => "the suite and 1 implementation".to_string(),
             (Lang::En, n) => format!("the suite and {n} implementations"),
             (Lang::Ja, n) => format!("テストスイートと {n} 個の実装"),
-        }
-    }
-}
-
-/// The printer follows a run as progress: the build (a ticker), the trials (a
-/// count); a finished scenario is the front end's to show.
-impl Progress for Printer {
-    fn engine(&mut self, event: &Event<'_>) {
-        match event {
-            Event::Building {
-                implementations,
-                detail,
-            } => self.build_started(*implementations, Some(detail)),
-            Event::Built {
-                implementations,
-                secs,
-            } => self.build_finished(*implementations, *secs),
-            Event::Trial { done, total } => self.trials(*done, *total),
-            Event::Finished { .. } => {}
         }
     }
 }

@@ -52,3 +52,22 @@ pub struct Silent;
 impl<Own: ?Sized> Progress<Own> for Silent {
     fn engine(&mut self, _: &Event<'_>) {}
 }
+
+/// The printer follows a run as progress: the build (a ticker), the trials (a
+/// count); a finished scenario is the front end's to show.
+impl Progress for Printer {
+    fn engine(&mut self, event: &Event<'_>) {
+        match event {
+            Event::Building {
+                implementations,
+                detail,
+            } => self.build_started(*implementations, Some(detail)),
+            Event::Built {
+                implementations,
+                secs,
+            } => self.build_finished(*implementations, *secs),
+            Event::Trial { done, total } => self.trials(*done, *total),
+            Event::Finished { .. } => {}
+        }
+    }
+}

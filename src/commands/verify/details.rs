@@ -5,16 +5,32 @@
 
 use std::fmt::Write as _;
 
-use super::render::outcome_label;
 use super::words::{self, words};
 use super::{MutantReport, Report};
-use crate::engine::outcome::{StepTally, TestOutcome};
+use crate::engine::outcome::{MutantOutcome, StepTally, TestOutcome};
 use crate::lab::lang::Lang;
 use crate::lab::suite::SuiteTest;
 use crate::lab::worksheet::SLUGS;
 use crate::output::observation;
 use crate::output::printer::{Layout, indent};
-use crate::output::width::wrap;
+use crate::output::width::{pad_right, wrap};
+
+/// The outcome's label, padded to `width`, coloured by how it went.
+pub(super) fn outcome_label(
+    layout: &Layout,
+    outcome: MutantOutcome,
+    as_declared: bool,
+    width: usize,
+) -> String {
+    let label = pad_right(words::outcome(outcome, layout.lang), width);
+    match (outcome, as_declared) {
+        (_, true) => layout.out.green(&label),
+        (MutantOutcome::Survived | MutantOutcome::Stale | MutantOutcome::Unviable, _) => {
+            layout.out.red(&label)
+        }
+        _ => layout.out.yellow(&label),
+    }
+}
 
 /// How many of a mutant's undeclared killers are shown (the JSON has them all).
 const KILLS_SHOWN: usize = 5;

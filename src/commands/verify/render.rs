@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use super::details::{render_baseline_failure, render_mutant_details};
+use super::details::{outcome_label, render_baseline_failure, render_mutant_details};
 use super::matrix::{render_kill_matrix, render_kill_matrix_of, render_killing_nothing};
 use super::wheats::render_wheats;
 use super::words::{self, outcome, words};
@@ -18,23 +18,6 @@ use crate::lab::worksheet::SLUGS;
 use crate::output::printer::{Layout, Printer, Verb};
 use crate::output::progress::Progress;
 use crate::output::width::{display_width, pad_right, truncate, wrap};
-
-/// The outcome's label, padded to `width`, coloured by how it went.
-pub(super) fn outcome_label(
-    layout: &Layout,
-    outcome: MutantOutcome,
-    as_declared: bool,
-    width: usize,
-) -> String {
-    let label = pad_right(words::outcome(outcome, layout.lang), width);
-    match (outcome, as_declared) {
-        (_, true) => layout.out.green(&label),
-        (MutantOutcome::Survived | MutantOutcome::Stale | MutantOutcome::Unviable, _) => {
-            layout.out.red(&label)
-        }
-        _ => layout.out.yellow(&label),
-    }
-}
 
 /// What `verify` prints last, on stdout.
 pub fn render_verify_report(layout: &Layout, report: &Report) -> String {
