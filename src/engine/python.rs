@@ -212,6 +212,7 @@ fn compile_errors(
         output_cap: 16 * 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: None,
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run {}: {e}", python.executable.display()))
@@ -291,6 +292,7 @@ fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: None,
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits)
         .map_err(|e| Error::environment(format!("cannot run the Python server: {e}")))?;
