@@ -339,8 +339,6 @@ fn cgroup_dir(mounts: &str, is: impl Fn(&str, &str) -> bool, path: &str) -> Opti
 /// tmpfs; it goes when the last process in the namespace does.
 pub struct Space {
     holder: libc::pid_t,
-    /// The trial's directory.
-    dir: PathBuf,
     /// Closed on drop: the holder then ends.
     keep: Option<OwnedFd>,
     _user: Option<OwnedFd>,
@@ -459,7 +457,6 @@ impl Space {
         });
         Ok(Space {
             holder,
-            dir,
             keep: Some(keep.1),
             _user: user,
             _mount: mount,
@@ -900,21 +897,21 @@ impl Cage {
         Cage::build(writable, program, &[], &[], false)
     }
 
-    /// The cage of `new` whose writable place is the trial's `space` (its
-    /// tmpfs, as the processes that joined it see it).
-    pub fn in_space(space: &Space, program: &Path, also: &[&Path]) -> Cage {
-        let mut cage = Cage::build(&space.dir, program, also, &[], true);
-        if let Ok(root) = space.root.try_clone()
-            && let Some(ruleset) = &cage._ruleset
+    /// This cage, for a child that joins the trial's `space` first (its
+    /// writable place is then the space's tmpfs): Landlock's rules hold for
+    /// inodes, and it skips the directory a tmpfs is mounted on, so the
+    /// tmpfs's own root gets the trial's rights.
+    pub fn within(mut self, space: Option<&Space>) -> Cage {
+        if let Some(space) = space
+            && let Ok(root) = space.root.try_clone()
+            && let Some(ruleset) = &self._ruleset
         {
-            // Landlock's rules hold for inodes: the tmpfs's root is not the
-            // directory it is mounted on, which the cage's root binds no more.
             let access = handled_fs(available().unwrap_or(1));
             if allow(ruleset, &root, access).is_some() {
-                cage._sources.push(root);
+                self._sources.push(root);
             }
         }
-        cage
+        self
     }
 
     /// This cage, with every process of it in `memory` (see `Memory`),
@@ -1962,11 +1959,7 @@ mod memory_and_space {
         let tmp = trial.join("tmp");
         std::fs::create_dir_all(&tmp).unwrap();
         let sh = &std::fs::canonicalize("/bin/sh").unwrap();
-        let cage = match space {
-            Some(space) => Cage::in_space(space, sh, &[]),
-            None => Cage::new(&tmp, sh, &[]),
-        }
-        .bounded(memory);
+        let cage = Cage::new(&tmp, sh, &[]).within(space).bounded(memory);
         let mut command = Command::new(sh);
         command.args(["-c", script]).current_dir(&tmp).env_clear();
         let limits = Limits {
@@ -2080,6 +2073,22 @@ mod memory_and_space {
             None,
             Some(&space),
         );
+        // The lighter cage of fencelab's own servers writes there too.
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let trusted = Cage::trusted(&tmp, &sh).within(Some(&space));
+        let mut server = Command::new(&sh);
+        server.args(["-c", "cat mine && echo from-server > theirs"]);
+        let (join, plan) = (space.join(), trusted.plan());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            server.pre_exec(move || {
+                super::join(&join)?;
+                enter(&plan, None)
+            });
+        }
+        let out = server.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "from-cage");
         assert_eq!(done.stdout.trim(), "from-judge", "{done:?}");
         assert!(
             std::fs::read_dir(&tmp).unwrap().next().is_none(),

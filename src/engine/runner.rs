@@ -297,7 +297,7 @@ impl Runner {
             }
             Launch::ByRunner => {
                 let socket = dir.join("impl.sock");
-                let server = Served::start(&trial.host, &socket, dir, &tmp, joined.clone())?;
+                let server = Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?;
                 // A path too long for a socket is given relative to the
                 // judge's working directory, `tmp`.
                 if socket.as_os_str().len() > 100 {
@@ -316,11 +316,9 @@ impl Runner {
             false => None,
         };
         let cage = self.judge_caged.then(|| {
-            match &space {
-                Some(space) => Cage::in_space(space, &self.judge, &also),
-                None => Cage::new(&tmp, &self.judge, &also),
-            }
-            .bounded(judge_memory.as_ref())
+            Cage::new(&tmp, &self.judge, &also)
+                .within(space.as_ref())
+                .bounded(judge_memory.as_ref())
         });
         let limits = Limits {
             time: Some(trial.limit),
@@ -452,7 +450,7 @@ impl Served {
         socket: &std::path::Path,
         dir: &std::path::Path,
         tmp: &std::path::Path,
-        space: Option<std::sync::Arc<crate::bridge::sandbox::Join>>,
+        space: Option<&Space>,
     ) -> Result<Served, Error> {
         use std::io::Write as _;
         use std::os::fd::AsRawFd;
@@ -476,8 +474,11 @@ impl Served {
         // The implementations are fencelab's (the reference, the wheats, the
         // mutants): the untrusted side is the judge, caged in full.
         let memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
-        let cage = Cage::trusted(tmp, &host.program).bounded(memory.as_ref());
+        let cage = Cage::trusted(tmp, &host.program)
+            .within(space)
+            .bounded(memory.as_ref());
         let plan = cage.plan();
+        let space = space.map(Space::join);
         let fd = listener.as_raw_fd();
         let (mut command, key_line) = host.serving_stdin();
         command
