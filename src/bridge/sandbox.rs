@@ -36,8 +36,38 @@
 //!   the kernel exempts root's own uid), no core dumps, no new privileges;
 //!   the process dies with its parent. With the PID namespace (Linux 6.14+
 //!   namespaces `pid_max`), at most 2,047 processes and threads at once in
-//!   the cage, root included; so a trial's memory is bounded by 2,047 x 4
-//!   GiB of address space, not by a total of its own (no memory cgroup).
+//!   the cage, root included.
+//! - **Memory across the cage's processes** (`Memory`, where a memory cgroup
+//!   can be made under fencelab's own: cgroup v1's memory controller, or
+//!   v2's where our cgroup delegates it): `MEMORY` (1 GiB) for everything
+//!   the cage runs together, without swap, root included (the limit is set
+//!   outside the cage, and nothing in it can reach `/sys`). The watcher
+//!   writes itself into the cgroup before it makes the namespaces, so every
+//!   process of the cage is in it from its start. The OOM killer kills only
+//!   there (a process of the cage, possibly its watcher or init, which ends
+//!   the cage all the same), and counts it: the trial then fails as "ran out
+//!   of memory", alone. The cgroup is made and removed by fencelab's runner,
+//!   which outlives every judge: a judge killed at its deadline leaves
+//!   nothing behind (`MEMORY_ENV` tells it the cgroup of the implementation
+//!   it starts). Where there is none (an unprivileged user, no controller),
+//!   a trial has 2,047 x 4 GiB of address space, and the run says so.
+//! - **Total space of a trial** (`Space`, where a user namespace, or a mount
+//!   namespace as root, can be made): the trial's directory is a tmpfs of
+//!   its own, `SPACE` (512 MiB) and 16,384 files, mounted by a holder
+//!   process in a namespace that every process of the trial joins before
+//!   anything else: the uncaged judge that writes the test's files, the
+//!   server the runner starts, the cage (whose mount namespace is made from
+//!   it). A write beyond it is refused (ENOSPC), and the runner, which reads
+//!   the tmpfs's own account, fails the trial "wrote more than 512 MiB",
+//!   whatever the code made of the refusal. It costs a fork of the runner
+//!   per trial, and the tmpfs goes with the trial's last process. A memory
+//!   cgroup alone would not do: the pages a cage writes on a tmpfs are
+//!   charged to it, but only where the trial's directory is a tmpfs
+//!   (`/dev/shm`, not a `TMPDIR` on a disk, whose pages are written back and
+//!   freed), only for what the cage itself writes (not the trusted server a
+//!   learner's tests drive), and it ends in the OOM killer, which reads as
+//!   memory, not space. Where there is no space of a trial's own, only each
+//!   file is bounded (256 MiB, `engine::runner`), and the run says so.
 //!
 //! Everything the child needs (paths as C strings, descriptors) is prepared by
 //! the parent in `Cage::new`: between fork and exec only system calls run.
@@ -2170,12 +2200,26 @@ mod cost {
         std::fs::create_dir(&tmp).unwrap();
         let program = std::path::Path::new("/usr/bin/true");
         let _ = super::Layers::probe();
-        for caged in [false, true, false, true] {
+        // Uncaged; caged; caged with a memory cgroup of its own and in a
+        // trial's space (a trial's judge or server now).
+        for mode in [0, 1, 2, 0, 1, 2] {
             let start = std::time::Instant::now();
             for _ in 0..200 {
-                let cage = caged.then(|| super::Cage::new(&tmp, program, &[]));
+                let (memory, space) = match mode {
+                    2 => (
+                        super::Memory::for_cage().unwrap(),
+                        super::Space::for_trial(&tmp).unwrap(),
+                    ),
+                    _ => (None, None),
+                };
+                let cage = (mode > 0).then(|| {
+                    super::Cage::new(&tmp, program, &[])
+                        .within(space.as_ref())
+                        .bounded(memory.as_ref())
+                });
                 let limits = crate::engine::process::Limits {
                     cage: cage.as_ref().map(super::Cage::plan),
+                    space: space.as_ref().map(super::Space::join),
                     ..Default::default()
                 };
                 let mut command = std::process::Command::new(program);
@@ -2183,7 +2227,8 @@ mod cost {
                 let done = crate::engine::process::run(command, dir.path(), &limits).unwrap();
                 assert!(done.success());
             }
-            println!("caged {caged}: {:?} per process", start.elapsed() / 200);
+            let what = ["uncaged", "caged", "caged, memory cgroup, space"][mode];
+            println!("{what}: {:?} per process", start.elapsed() / 200);
         }
         let start = std::time::Instant::now();
         for _ in 0..200 {
