@@ -2232,6 +2232,19 @@ mod cost {
         }
         let start = std::time::Instant::now();
         for _ in 0..200 {
+            drop(super::Memory::for_cage().unwrap());
+        }
+        println!(
+            "memory cgroup made and removed: {:?}",
+            start.elapsed() / 200
+        );
+        let start = std::time::Instant::now();
+        for _ in 0..200 {
+            drop(super::Space::for_trial(&tmp).unwrap());
+        }
+        println!("space held and let go: {:?}", start.elapsed() / 200);
+        let start = std::time::Instant::now();
+        for _ in 0..200 {
             super::namespaces_work();
         }
         println!("probe: {:?}", start.elapsed() / 200);

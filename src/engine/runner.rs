@@ -426,10 +426,8 @@ fn out_of_memory(who: &str) -> String {
 
 /// An error of the machine's in setting up the cage's cgroups or space.
 pub(crate) fn cage_error(what: &str, err: std::io::Error) -> Error {
-    Error::environment(format!("cannot make {what} for a trial: {err}")).with_next(
-        "run again; if it happens again, run with FENCELAB_CAGE_WITHOUT=memory,space \
-         to go without (the run then says what is not enforced)",
-    )
+    Error::environment(format!("cannot make {what} for a trial: {err}"))
+        .with_next("run again; if it happens again, report it with the command you ran")
 }
 
 /// An implementation's server started by the runner for one trial (an
