@@ -49,7 +49,9 @@
 //!   of memory", alone. The cgroup is made and removed by fencelab's runner,
 //!   which outlives every judge: a judge killed at its deadline leaves
 //!   nothing behind (`MEMORY_ENV` tells it the cgroup of the implementation
-//!   it starts). Where there is none (an unprivileged user, no controller),
+//!   it starts); a run killed outright (SIGKILL, Ctrl-C) leaves its empty
+//!   cgroups, which the next run sweeps. Where there is none (an
+//!   unprivileged user, no controller),
 //!   a trial has 2,047 x 4 GiB of address space, and the run says so.
 //! - **Total space of a trial** (`Space`, where a user namespace, or a mount
 //!   namespace as root, can be made): the trial's directory is a tmpfs of
@@ -202,6 +204,8 @@ impl Memory {
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let (parent, v2) = own_memory_cgroup()
             .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no memory cgroup"))?;
+        static SWEPT: std::sync::Once = std::sync::Once::new();
+        SWEPT.call_once(|| sweep(&parent));
         let dir = parent.join(format!(
             "fencelab-{}-{}",
             std::process::id(),
@@ -314,6 +318,28 @@ impl Drop for Memory {
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// Removes the memory cgroups under `parent` that a fencelab process which
+/// is gone left behind (killed before it could: SIGKILL, Ctrl-C). Only
+/// those of a process that no longer exists: a live one's may be in use.
+fn sweep(parent: &Path) {
+    for entry in std::fs::read_dir(parent).into_iter().flatten().flatten() {
+        let name = entry.file_name();
+        let pid = name
+            .to_str()
+            .and_then(|n| n.strip_prefix("fencelab-"))
+            .and_then(|rest| rest.split_once('-'))
+            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok());
+        let Some(pid) = pid else { continue };
+        // SAFETY: signal 0 only asks whether the process exists.
+        let gone = unsafe { libc::kill(pid, 0) } != 0
+            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        if gone {
+            // Fails, and stays, while anything still runs in it.
+            let _ = std::fs::remove_dir(entry.path());
         }
     }
 }
@@ -2044,6 +2070,27 @@ mod memory_and_space {
         let path = memory.path().to_path_buf();
         drop(memory);
         assert!(!path.exists(), "{} was left behind", path.display());
+    }
+
+    #[test]
+    fn what_a_killed_fencelab_left_is_swept_and_nothing_else() {
+        let Some((parent, _)) = own_memory_cgroup().filter(|_| Layers::probe().memory) else {
+            eprintln!("skipped: no writable memory cgroup here");
+            return;
+        };
+        let mut gone = Command::new("true").spawn().unwrap();
+        let dead = gone.id();
+        gone.wait().unwrap();
+        let stale = parent.join(format!("fencelab-{dead}-7"));
+        let live = parent.join(format!("fencelab-{}-999999", std::process::id()));
+        std::fs::create_dir(&stale).unwrap();
+        std::fs::create_dir(&live).unwrap();
+        sweep(&parent);
+        let (stale_left, live_left) = (stale.exists(), live.exists());
+        let _ = std::fs::remove_dir(&stale);
+        std::fs::remove_dir(&live).unwrap();
+        assert!(!stale_left, "{} was left", stale.display());
+        assert!(live_left, "a live process's cgroup was removed");
     }
 
     #[test]
