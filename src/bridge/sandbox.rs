@@ -51,8 +51,8 @@
 //!   nothing behind (`MEMORY_ENV` tells it the cgroup of the implementation
 //!   it starts); a run killed outright (SIGKILL, Ctrl-C) leaves its empty
 //!   cgroups, which the next run sweeps. Where there is none (an
-//!   unprivileged user, no controller),
-//!   a trial has 2,047 x 4 GiB of address space, and the run says so.
+//!   unprivileged user, no controller), a trial has 2,047 x 4 GiB of
+//!   address space, and the run says so.
 //! - **Total space of a trial** (`Space`, where a user namespace, or a mount
 //!   namespace as root, can be made): the trial's directory is a tmpfs of
 //!   its own, `SPACE` (512 MiB) and 16,384 files, mounted by a holder
