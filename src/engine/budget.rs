@@ -11,14 +11,15 @@
 //! budget. When an implementation's slow tests have taken the budget, those
 //! still running are killed (their processes found by their trial's
 //! directory, as the orphan hunt finds them) and those not started are not
-//! run; both fail with that reason.
+//! run; both fail as `TestOutcome::OverBudget`, never as a crash or a
+//! timeout of their own.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::engine::outcome::{FailureKind, TestOutcome};
+use crate::engine::outcome::TestOutcome;
 
 /// The least time a trial runs before it counts as slow.
 const GRACE_FLOOR: Duration = Duration::from_secs(1);
@@ -119,25 +120,18 @@ impl Budgets {
         match g.over_at {
             // A test that ended on its own keeps its verdict; one that was
             // still running when the budget ran out was stopped by it.
-            Some(over) if !outcome.passed() && Instant::now() >= over => TestOutcome::Failed {
-                kind: FailureKind::Crashed,
-                message: format!(
-                    "stopped after {:.1} s: the submission's slow tests took its whole budget of {} s (--budget)",
-                    took.as_secs_f64(),
-                    budget.as_secs_f64()
-                ),
+            Some(over) if !outcome.passed() && Instant::now() >= over => TestOutcome::OverBudget {
+                budget_secs: budget.as_secs_f64(),
+                stopped_after_secs: Some(took.as_secs_f64()),
             },
             _ => outcome,
         }
     }
 
     fn not_run(&self) -> TestOutcome {
-        TestOutcome::Failed {
-            kind: FailureKind::Crashed,
-            message: format!(
-                "not run: the submission's slow tests took its whole budget of {} s (--budget)",
-                self.budget.as_secs_f64()
-            ),
+        TestOutcome::OverBudget {
+            budget_secs: self.budget.as_secs_f64(),
+            stopped_after_secs: None,
         }
     }
 
@@ -207,11 +201,17 @@ mod tests {
             Duration::from_millis(1200),
             TestOutcome::TimedOut { limit_secs: 10.0 },
         );
-        assert!(
-            stopped.message().unwrap().contains(
-                "stopped after 1.2 s: the submission's slow tests took its whole budget of 1.5 s"
-            ),
-            "{stopped:?}"
+        assert_eq!(
+            stopped,
+            TestOutcome::OverBudget {
+                budget_secs: 1.5,
+                stopped_after_secs: Some(1.2)
+            },
+            "stopped by the budget, not crashed"
+        );
+        assert_eq!(
+            stopped.message().unwrap(),
+            "stopped after 1.2 s: the submission's budget of 1.5 s was spent (--budget)"
         );
         // One that passed as it was killed keeps its verdict.
         assert!(
@@ -222,7 +222,11 @@ mod tests {
         let Start::Spent(not_run) = budgets.start("hangs", 3, PathBuf::new(), 0) else {
             panic!("a spent budget runs nothing more");
         };
-        assert!(not_run.message().unwrap().starts_with("not run: "));
+        assert_eq!(not_run.label(), "over budget");
+        assert_eq!(
+            not_run.message().unwrap(),
+            "not run: the submission's budget of 1.5 s was spent (--budget)"
+        );
         // Another implementation's budget is its own.
         assert!(matches!(
             budgets.start("quick", 9999, PathBuf::new(), 0),
