@@ -7,6 +7,13 @@
 //! least one second). A correct submission's tests end well within it, on
 //! a quiet machine or a loaded one (load slows every trial, and the median
 //! with them), so the budget never touches them and their verdicts stay
+//! exact. Until the run has a median to go by (`MIN_SAMPLES` trials ended),
+//! the grace is `STARTUP_GRACE`: on a loaded machine a run's first trials
+//! (servers started cold, every job at once) take seconds each, and eight
+//! of them at 2 s would otherwise spend a correct submission's 15 s before
+//! any test ended (seen at a load of 60 on 2 cores). A submission whose
+//! every test hangs still loses little: its first trials are slow past
+//! `STARTUP_GRACE` together, and spend its budget then. Verdicts stay
 //! exact: a test that ended on its own keeps its outcome, whatever the
 //! budget. When an implementation's slow tests have taken the budget, those
 //! still running are killed (their processes found by their trial's
@@ -25,6 +32,10 @@ use crate::engine::outcome::TestOutcome;
 const GRACE_FLOOR: Duration = Duration::from_secs(1);
 /// How many times the run's median trial a test runs before it counts as slow.
 const GRACE_FACTOR: u32 = 5;
+/// How many trials must have ended before their median sets the grace.
+const MIN_SAMPLES: usize = 16;
+/// The grace before then: half the default per-test limit.
+const STARTUP_GRACE: Duration = Duration::from_secs(5);
 
 /// The budgets of a run's implementations.
 pub(super) struct Budgets {
@@ -74,7 +85,12 @@ impl Budgets {
     }
 
     fn grace(state: &State) -> Duration {
-        state.grace.unwrap_or(GRACE_FLOOR)
+        let known = state.grace.unwrap_or(GRACE_FLOOR);
+        if state.durations.len() < MIN_SAMPLES {
+            known.max(STARTUP_GRACE)
+        } else {
+            known
+        }
     }
 
     /// Trial `id` of implementation `group` is about to run in `dir`.
@@ -164,6 +180,39 @@ impl Budgets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_start_spends_nothing_before_the_run_has_a_median() {
+        // A loaded machine: eight trials at once, none ended yet, each past
+        // the 1 s floor. With a tiny budget they would be killed at once if
+        // the floor were the grace; they are not, until the startup grace.
+        let budgets = Budgets::new(Duration::from_millis(100));
+        for id in 0..8 {
+            assert!(matches!(
+                budgets.start("correct", id, PathBuf::from(format!("/t/{id}")), 0),
+                Start::Go
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(1100));
+        assert!(budgets.overrun().is_empty(), "no median yet: 5 s of grace");
+        // Ended slowly, they do not count either; once the run has its
+        // median, the grace is the median's (here the 1 s floor).
+        for id in 0..8 {
+            let outcome = budgets.end(
+                "correct",
+                id,
+                Duration::from_millis(1100),
+                TestOutcome::Passed,
+            );
+            assert!(outcome.passed());
+        }
+        for id in 8..32 {
+            budgets.end("other", id, Duration::from_millis(50), TestOutcome::Passed);
+        }
+        let state = budgets.state.lock().unwrap();
+        assert_eq!(state.groups["correct"].spent, Duration::ZERO);
+        assert_eq!(Budgets::grace(&state), GRACE_FLOOR);
+    }
 
     #[test]
     fn slow_tests_spend_the_budget_and_quick_ones_never_do() {
