@@ -747,3 +747,97 @@ fn the_github_classroom_workflow_reports_the_learners_points() {
         "{result}"
     );
 }
+
+/// The Kubernetes example at a larger scale: 24 submissions (six copies each
+/// of a correct, a differently correct, a broken and a non-compiling file,
+/// under other names) over 8 pods at once on one volume. Copies share their
+/// stored result (it is keyed by content), so pods race to publish the same
+/// result: the first one published stays, and the merge is still the
+/// unsharded report.
+#[test]
+#[ignore = "slow: .ci/run step 2"]
+fn the_kubernetes_indexed_job_at_24_submissions_over_8_pods_merges_into_the_unsharded_report() {
+    const PODS: usize = 8;
+    let job = example("kubernetes/grade-job.yaml");
+    let (grade, merge) = (
+        k8s_argv(&job),
+        k8s_argv(&example("kubernetes/merge-job.yaml")),
+    );
+    let volume = tempfile::tempdir().unwrap();
+    let sources: Vec<&String> = class()
+        .iter()
+        .filter(|(path, _)| {
+            ["ada", "ben", "cho", "dev"]
+                .iter()
+                .any(|n| path.contains(n))
+        })
+        .map(|(_, source)| source)
+        .collect();
+    for copy in 0..6 {
+        for (i, source) in sources.iter().enumerate() {
+            let path = volume.path().join(format!("submissions/s{copy}-{i}.rs"));
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(path, source).unwrap();
+        }
+    }
+    let whole = tempfile::tempdir().unwrap();
+    copy_into(volume.path(), whole.path());
+    let (exit, said) = run(
+        whole.path(),
+        &["bash", "-c", "fencelab grade submissions/* --json all.json"],
+        &[bin_dir()],
+        &[],
+    );
+    assert_eq!(exit, 3, "{said}");
+    let unsharded = comparable(read(&whole.path().join("all.json")));
+    let pods = (0..PODS)
+        .map(|index| {
+            (
+                volume.path().to_path_buf(),
+                grade.clone(),
+                vec![bin_dir().to_path_buf()],
+                vec![
+                    ("JOB_COMPLETION_INDEX", index.to_string()),
+                    ("FENCELAB_SHARDS", PODS.to_string()),
+                ],
+            )
+        })
+        .collect();
+    let said = all_at_once("Kubernetes, 8 pods", pods);
+    let taken: usize = said
+        .iter()
+        .map(|s| {
+            let at = s
+                .find(&format!("/{PODS} (from JOB_COMPLETION_INDEX="))
+                .unwrap();
+            let rest = &s[at..];
+            if rest.contains("none of the 24 submissions") {
+                0
+            } else {
+                let (n, _) = rest
+                    .split_once("): ")
+                    .unwrap()
+                    .1
+                    .split_once(" of 24")
+                    .unwrap();
+                n.parse::<usize>().unwrap()
+            }
+        })
+        .sum();
+    assert_eq!(taken, 24, "each submission in one pod's shard: {said:#?}");
+    // One stored result per distinct file, whichever pod published it.
+    let stored = std::fs::read_dir(volume.path().join("results/submissions"))
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().ends_with(".json"))
+        .count();
+    assert_eq!(stored, 4, "one per distinct file");
+    let argv: Vec<&str> = merge.iter().map(String::as_str).collect();
+    let (exit, said) = run(volume.path(), &argv, &[bin_dir()], &[]);
+    assert_eq!(exit, 0, "{said}");
+    assert_eq!(
+        comparable(read(&volume.path().join("grades.json"))),
+        unsharded,
+        "8 pods"
+    );
+}
