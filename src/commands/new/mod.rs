@@ -23,6 +23,7 @@ use crate::output::printer::{Printer, Verb};
 mod name;
 pub(crate) mod python;
 pub(crate) use name::{check_name, crate_name};
+pub use python::files as python_files;
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and

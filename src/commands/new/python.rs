@@ -21,7 +21,7 @@ use crate::output::width::wrap;
 const DOC_WIDTH: usize = 72;
 
 /// Every file of a Python lab, as (path, contents).
-pub(crate) fn files(name: &str, lang: Lang) -> Vec<(PathBuf, String)> {
+pub fn files(name: &str, lang: Lang) -> Vec<(PathBuf, String)> {
     vec![
         (
             PathBuf::from(edition::FILE),
