@@ -54,7 +54,9 @@ fn check_lab(dir: &Path, step: Option<u32>) -> Checked {
     let options = check::Options {
         dir: dir.to_path_buf(),
         step,
-        timeout: None,
+        // What is pinned is what check says, not how fast a loaded machine
+        // runs the race across processes (a Python server each).
+        timeout: Some(std::time::Duration::from_secs(120)),
         jobs: 4,
     };
     check::run(
@@ -293,6 +295,23 @@ fn without_python_a_python_lab_says_what_to_install_in_both_languages() {
         assert!(errors[0].contains(words), "{stderr}");
         assert!(stderr.contains(install), "{stderr}");
         assert!(out.stdout.is_empty(), "nothing built or run");
+        // verify --python too, which says it before anything is built.
+        let out = without_python(
+            empty.path(),
+            &[
+                "verify",
+                "--python",
+                "--lang",
+                lang,
+                "claim-expiry-inclusive",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{stderr}");
+        assert!(
+            stderr.contains(words) && stderr.contains(install),
+            "{stderr}"
+        );
         let out = without_python(empty.path(), &["new", "lab", "--python", "--lang", lang]);
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(0), "{stderr}");
