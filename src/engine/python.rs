@@ -84,23 +84,23 @@ enum Missing {
 impl Missing {
     fn error(&self, lang: Lang) -> Error {
         let message = match (lang, self) {
-            (Lang::En, Missing::NotFound(name)) => format!(
-                "a Python lab needs Python 3.10 or newer, and `{name}` was not found on PATH"
-            ),
-            (Lang::En, Missing::NoVersion(name)) => format!(
-                "a Python lab needs Python 3.10 or newer, and `{name}` did not say which version it is"
-            ),
+            (Lang::En, Missing::NotFound(name)) => {
+                format!("a Python lab needs Python 3.10 or newer, and `{name}` is not on PATH")
+            }
+            (Lang::En, Missing::NoVersion(name)) => {
+                format!("a Python lab needs Python 3.10 or newer; `{name}` did not say its version")
+            }
             (Lang::En, Missing::TooOld(name, (major, minor, patch))) => format!(
                 "a Python lab needs Python 3.10 or newer, and `{name}` is Python {major}.{minor}.{patch}"
             ),
-            (Lang::Ja, Missing::NotFound(name)) => format!(
-                "Python 版のラボには Python 3.10 以上が必要ですが、PATH に `{name}` が見つかりません"
-            ),
-            (Lang::Ja, Missing::NoVersion(name)) => format!(
-                "Python 版のラボには Python 3.10 以上が必要ですが、`{name}` はバージョンを答えませんでした"
-            ),
+            (Lang::Ja, Missing::NotFound(name)) => {
+                format!("Python 3.10 以上が必要ですが、PATH に `{name}` が見つかりません")
+            }
+            (Lang::Ja, Missing::NoVersion(name)) => {
+                format!("Python 3.10 以上が必要ですが、`{name}` はバージョンを答えません")
+            }
             (Lang::Ja, Missing::TooOld(name, (major, minor, patch))) => format!(
-                "Python 版のラボには Python 3.10 以上が必要ですが、`{name}` は Python {major}.{minor}.{patch} です"
+                "Python 3.10 以上が必要ですが、`{name}` は Python {major}.{minor}.{patch} です"
             ),
         };
         Error::environment(message).with_next(match lang {
@@ -109,8 +109,8 @@ impl Missing {
                  or set FENCELAB_PYTHON to its interpreter"
             }
             Lang::Ja => {
-                "Python 3.10 以上をインストールするか（`apt install python3`、または python.org）、\
-                 FENCELAB_PYTHON にそのインタープリタを指定してください"
+                "Python 3.10 以上をインストールするか（`apt install python3`、python.org）、\
+                 FENCELAB_PYTHON で指定してください"
             }
         })
     }

@@ -283,7 +283,7 @@ fn without_python_a_python_lab_says_what_to_install_in_both_languages() {
         ),
         (
             "en",
-            "needs Python 3.10 or newer, and `python3` was not found on PATH",
+            "needs Python 3.10 or newer, and `python3` is not on PATH",
             "install Python 3.10 or newer",
         ),
     ] {

@@ -355,7 +355,8 @@ pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Err
         }
     };
     let next = next_steps(&dir.to_string(), lang, mode, first);
-    printer.line(&next);
+    let width = crate::output::width::terminal_width();
+    printer.line(crate::output::width::wrap(&next, width).trim_end());
     if mode == Mode::Python
         && let Err(err) = crate::engine::python::interpreter_in(lang)
     {
