@@ -123,11 +123,12 @@ pub(crate) fn main(
         let shown =
             crate::output::paths::shown_path(&file, &std::env::current_dir().unwrap_or_default());
         crate::output::github::print(&crate::commands::check::github::annotations(
-            &checked, &shown, &source,
+            &checked, edition, &shown, &source,
         ));
         crate::output::github::append_summary(&crate::commands::check::github::summary(
             &checked,
             &Worksheet::of(edition),
+            edition,
             lang,
         ))?;
     }
