@@ -105,6 +105,11 @@ fn new_python_writes_a_lab_that_remembers_its_edition_in_both_languages() {
             format!("python_new_readme_{}", lang.code()),
             get("README.md")
         );
+        // What the command says once it has written the lab.
+        snapshot!(
+            format!("python_new_next_{}", lang.code()),
+            starter::python_next_steps("my-lab", lang)
+        );
         assert_eq!(
             get("WORKSHEET.md"),
             fencelab::output::worksheet::render_python(lang)

@@ -339,7 +339,25 @@ pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Err
         (Lang::En, _) => format!("the lab crate `{name}` in {}", args.dir.display()),
     };
     printer.status(Verb::Created, &created);
-    let dir = args.dir.display();
+    let next = next_steps(&args.dir.display().to_string(), lang, mode);
+    let width = crate::output::width::terminal_width();
+    printer.line(crate::output::width::wrap(&next, width).trim_end());
+    if mode == Mode::Python
+        && let Err(err) = crate::engine::python::interpreter_in(lang)
+    {
+        // The lab is written; what it needs to run is said once, now.
+        printer.warning(&err.to_string());
+    }
+    Ok(ExitCode::Success)
+}
+
+/// What `new --python` says to do next in the Python lab it made at `dir`.
+pub fn python_next_steps(dir: &str, lang: Lang) -> String {
+    next_steps(dir, lang, Mode::Python)
+}
+
+/// What `new` says to do next in the lab it made at `dir`.
+pub(crate) fn next_steps(dir: &str, lang: Lang, mode: Mode) -> String {
     let first = match (lang, mode) {
         (Lang::Ja, Mode::Python) => {
             "最初の `fencelab check`（この機械で1回だけ）は fencelab のテストと SQLite をコンパイルするので 1、2 分かかります。"
@@ -354,20 +372,6 @@ pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Err
             "The first build (once per machine) compiles SQLite and takes a minute or two."
         }
     };
-    let next = next_steps(&dir.to_string(), lang, mode, first);
-    let width = crate::output::width::terminal_width();
-    printer.line(crate::output::width::wrap(&next, width).trim_end());
-    if mode == Mode::Python
-        && let Err(err) = crate::engine::python::interpreter_in(lang)
-    {
-        // The lab is written; what it needs to run is said once, now.
-        printer.warning(&err.to_string());
-    }
-    Ok(ExitCode::Success)
-}
-
-/// What `new` says to do next in the lab it made at `dir`.
-pub(crate) fn next_steps(dir: &str, lang: Lang, mode: Mode, first: &str) -> String {
     match (lang, mode) {
         (Lang::Ja, Mode::Full) => format!(
             "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
