@@ -24,7 +24,6 @@ use super::builder::{Host, Hosting, Implementation, Servers};
 use super::process::{self, Limits};
 use super::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::error::Error;
-use crate::lab::lang::Lang;
 
 /// The server program, as shipped.
 pub(crate) const SERVER: &str = include_str!("../../python/fencelab_server.py");
@@ -59,12 +58,12 @@ pub(crate) struct Interpreter {
 /// per process; an error in one line saying what to install when it is
 /// missing or older than 3.10.
 pub(crate) fn interpreter() -> Result<Interpreter, Error> {
-    interpreter_in(Lang::En)
+    interpreter_in(crate::lab::lang::Lang::En)
 }
 
 /// [`interpreter`], its error in `lang`: what a Python command asks first,
 /// so that a learner reads it in the language of the rest.
-pub(crate) fn interpreter_in(lang: Lang) -> Result<Interpreter, Error> {
+pub(crate) fn interpreter_in(lang: crate::lab::lang::Lang) -> Result<Interpreter, Error> {
     static FOUND: OnceLock<Result<Interpreter, Missing>> = OnceLock::new();
     FOUND
         .get_or_init(find)
@@ -82,7 +81,8 @@ enum Missing {
 }
 
 impl Missing {
-    fn error(&self, lang: Lang) -> Error {
+    fn error(&self, lang: crate::lab::lang::Lang) -> Error {
+        use crate::lab::lang::Lang;
         let message = match (lang, self) {
             (Lang::En, Missing::NotFound(name)) => {
                 format!("a Python lab needs Python 3.10 or newer, and `{name}` is not on PATH")
