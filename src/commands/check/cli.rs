@@ -15,7 +15,7 @@ use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The learner's crate [default: the crate around the current directory].
+    /// The learner's lab, a crate or a Python lab [default: the lab around the current directory].
     pub dir: Option<PathBuf>,
     /// Only this step (1 to 8).
     #[arg(long, value_name = "N")]
