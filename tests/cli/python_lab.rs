@@ -77,6 +77,27 @@ fn render(checked: &Checked, lang: Lang) -> String {
     )
 }
 
+/// The Python reference with the functions of the steps after `step` back
+/// to `raise NotImplementedError`, as a learner who has written that far.
+fn written_through(step: usize) -> String {
+    let later = &fencelab::lab::worksheet::SLUGS[step..];
+    let mut out = String::new();
+    for (i, part) in python::REFERENCE.split("\ndef ").enumerate() {
+        let name = part.split('(').next().unwrap_or("");
+        if i > 0 && later.contains(&name) {
+            let signature = part.lines().next().unwrap();
+            out.push_str(&format!(
+                "\ndef {signature}\n    raise NotImplementedError\n\n"
+            ));
+        } else if i > 0 {
+            out.push_str(&format!("\ndef {part}"));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
 /// The Python reference with its mutant `id` applied.
 fn mutated(id: &str) -> String {
     let m = python::mutants().into_iter().find(|m| m.id == id).unwrap();
@@ -182,7 +203,19 @@ fn check_of_a_python_lab_goes_step_by_step_in_pythons_terms() {
 #[test]
 fn the_check_command_needs_no_flag_in_a_python_lab() {
     let (_dir, lab) = new_lab(Lang::Ja);
-    std::fs::write(lab.join("lease.py"), python::REFERENCE).unwrap();
+    // Steps 1 and 2 written, the others still raising NotImplementedError.
+    std::fs::write(lab.join("lease.py"), written_through(2)).unwrap();
+    let out = run_in(&lab, &["check", "--step", "3", "-q"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("ステップ 3  state       未着手"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`raise NotImplementedError` を"),
+        "{stdout}"
+    );
     let out = run_in(&lab, &["check", "--step", "2"]);
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
