@@ -231,8 +231,10 @@ impl Worksheet {
         Ok(self)
     }
 
-    /// Reads `lab.toml` and `steps.toml` from `dir` and checks them.
-    pub fn load(dir: &Path) -> Result<Worksheet, WorksheetError> {
+    /// Reads `lab.toml` and `steps.toml` from `dir` and checks them (the
+    /// unit tests' way to try a worksheet's files; the binary uses the built-in one).
+    #[cfg(test)]
+    fn load(dir: &Path) -> Result<Worksheet, WorksheetError> {
         let read = |name: &str| {
             let path = dir.join(name);
             std::fs::read_to_string(&path).map_err(|source| WorksheetError::Read { path, source })
@@ -418,8 +420,9 @@ fn locate_key(src: &str, key: &[Key]) -> Option<Location> {
 
 /// Why a worksheet directory could not be loaded.
 #[derive(Debug)]
-pub enum WorksheetError {
+pub(crate) enum WorksheetError {
     /// A file could not be read.
+    #[cfg(test)]
     Read {
         path: PathBuf,
         source: std::io::Error,
@@ -441,6 +444,7 @@ pub enum WorksheetError {
 impl fmt::Display for WorksheetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (path, at, message, next) = match self {
+            #[cfg(test)]
             WorksheetError::Read { path, source } => {
                 return write!(
                     f,
@@ -480,6 +484,7 @@ impl From<WorksheetError> for crate::error::Error {
 impl std::error::Error for WorksheetError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            #[cfg(test)]
             WorksheetError::Read { source, .. } => Some(source),
             _ => None,
         }

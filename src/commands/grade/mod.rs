@@ -24,7 +24,8 @@ pub(crate) mod results;
 pub mod shard;
 mod submission;
 
-pub use render::{Live, render_grade};
+pub use render::Live;
+pub(crate) use render::render_grade;
 pub(crate) use submission::{Submission, read_submission};
 
 use std::collections::BTreeMap;

@@ -18,7 +18,7 @@ use crate::output::width::{display_width, pad_left, pad_right, wrap};
 const FAILURES_SHOWN: usize = 5;
 
 /// What `grade` prints on stdout at the end.
-pub fn render_grade(layout: &Layout, report: &GradeReport) -> String {
+pub(crate) fn render_grade(layout: &Layout, report: &GradeReport) -> String {
     let s = &layout.out;
     let mut out = String::new();
     if !layout.quiet() {

@@ -22,7 +22,8 @@ use crate::lab::mutant::Mutant;
 use crate::lab::worksheet::{Lang, Worksheet};
 
 pub use crate::lab::observation::ObservationKind;
-pub use crate::lab::predictions::{Prediction, did_you_mean, load};
+pub(crate) use crate::lab::predictions::did_you_mean;
+pub use crate::lab::predictions::{Prediction, load};
 
 /// Which mutants a form holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
