@@ -22,6 +22,7 @@ mod learner;
 mod learner_tests;
 mod predictions;
 mod python;
+mod python_lab;
 mod shards;
 mod verify_outcomes;
 mod wheats;

@@ -151,6 +151,13 @@ fn grade(
         return super::learner_tests::grade(args, &paths, shard, cache, printer);
     }
     refuse_mixed_editions(&args.paths)?;
+    if paths
+        .iter()
+        .any(|p| crate::engine::python::is_python_path(&p.to_string_lossy()))
+    {
+        // Said first, and in the reader's language.
+        crate::engine::python::interpreter_in(printer.lang)?;
+    }
     // Every input is read and checked before anything is built; one that
     // cannot be used scores 0 with its reason, and the others are graded.
     let inputs = crate::commands::grade::read_all(&paths);
