@@ -286,6 +286,9 @@ fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result
             .collect::<Vec<_>>(),
         policy.servers,
     )?;
+    if python::is_python_suite(&request.suite) {
+        return build_python_suite(scratch, request, python, &rust_impls);
+    }
     let rust: Vec<Implementation> = rust_impls
         .iter()
         .map(|&i| request.implementations[i].clone())
@@ -293,6 +296,42 @@ fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result
     Ok(match build_rust(scratch, request, &rust, detail)? {
         Builds::Ready(pieces) => Builds::Ready(merged(pieces, python, &rust_impls, &python_impls)),
         unviable => unviable,
+    })
+}
+
+/// A learner's Python tests (`python::judge`) judged against Python
+/// implementations (`python`, hosted already): no cargo runs.
+fn build_python_suite(
+    scratch: &Scratch,
+    request: &Request,
+    python: python::Hosted,
+    rust: &[usize],
+) -> Result<Builds, Error> {
+    if !rust.is_empty() {
+        return Err(Error::internal(
+            "Python tests can only be judged against Python implementations",
+        ));
+    }
+    Ok(match python::judge(scratch, &request.suite)? {
+        python::Judge::Unviable { errors } => Builds::SuiteUnviable { errors },
+        python::Judge::Ready {
+            program,
+            tests,
+            pin,
+        } => Builds::Ready(vec![
+            Piece {
+                judge: Some(program),
+                tests: Some(tests),
+                hosting: python.hosting,
+                _pin: python.pin,
+            },
+            Piece {
+                judge: None,
+                tests: None,
+                hosting: Vec::new(),
+                _pin: Some(pin),
+            },
+        ]),
     })
 }
 
