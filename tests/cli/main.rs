@@ -21,6 +21,7 @@ mod learner;
 mod learner_tests;
 mod predictions;
 mod python;
+mod python_mine;
 mod shards;
 mod verify_outcomes;
 mod wheats;
