@@ -172,7 +172,12 @@ fn over_specified_python_tests_are_invalid_naming_their_freedom() {
         &wheats,
         &["claim-returns-the-old-fence", "claim-ignores-until"],
     );
-    let report = judge(&fixture("over_specified.py"), &judges);
+    // Named as a learner in the project's root would (the tests run there):
+    // the screens below show it.
+    let report = judge(
+        Path::new("tests/fixtures/python_mine/over_specified.py"),
+        &judges,
+    );
     assert!(
         report.compile_errors.is_none(),
         "{:?}",
@@ -209,6 +214,18 @@ fn over_specified_python_tests_are_invalid_naming_their_freedom() {
     let plain = test(&report, "test_a_plain_valid_test");
     assert!(plain.valid, "{plain:#?}");
     assert!(!plain.catches.is_empty(), "{plain:#?}");
+    // What `check --mine FILE.py` prints of it, at 80 columns, in both languages.
+    let layout = fencelab::output::printer::Layout::plain().with_width(80);
+    for lang in [fencelab::lab::lang::Lang::En, fencelab::lab::lang::Lang::Ja] {
+        let screen = fencelab::commands::check::render_mine(&layout, &report, &judges, lang);
+        for line in screen.lines() {
+            assert!(
+                fencelab::output::width::display_width(line) <= 80,
+                "wider than 80: {line}"
+            );
+        }
+        insta::assert_snapshot!(format!("python_check_mine_{lang}"), screen);
+    }
 }
 
 /// The thorough file (20 tests: plain functions and a unittest class) is
