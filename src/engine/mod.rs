@@ -28,7 +28,9 @@
 //! program the one way `bridge/server.rs` defines (`--identify`, `serve
 //! KEY`, `serve-stdin`; the listening socket as fd 3) and knows nothing else
 //! of it; the judge is the suite, in Rust whatever the implementation's
-//! language. A second language plugs in there: in `builder::build`, its
+//! language (but for a learner's own Python tests, whose judge is Python too:
+//! `python::judge`, taking libtest's arguments and printing its verdicts).
+//! A second language plugs in there: in `builder::build`, its
 //! implementations are checked its own way instead of compiled (unviable
 //! with its own messages) and each becomes a `Host` whose program is that
 //! language's server; what else its cage must show (an interpreter, the
