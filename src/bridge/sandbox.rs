@@ -400,6 +400,18 @@ impl Cage {
         Cage::build(writable, program, &[], &[], false)
     }
 
+    /// The cage of `trusted`, which also reads beneath `reads` (a Python
+    /// server's interpreter and the one module it serves).
+    pub fn trusted_reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
+        Cage::build(writable, program, &[], reads, false)
+    }
+
+    /// The cage of `new`, which also reads beneath `reads`: a learner's
+    /// Python tests' interpreter and their judge's own directory.
+    pub fn new_reading(writable: &Path, program: &Path, also: &[&Path], reads: &[PathBuf]) -> Cage {
+        Cage::build(writable, program, also, reads, true)
+    }
+
     fn build(
         writable: &Path,
         program: &Path,

@@ -104,6 +104,10 @@ struct FreedomEntry {
 /// fencelab's own wheats, as compiled into it.
 const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/wheats.rs"));
 
+/// fencelab's own Python wheats (`wheats-python/`: `<id>.py` files, and
+/// variants of `python/lease.py`), as compiled into it.
+const BUILTIN_PYTHON: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/wheats_python.rs"));
+
 impl Wheats {
     /// The project's own wheats (`wheats/`), as compiled into fencelab.
     pub fn builtin() -> Wheats {
@@ -115,6 +119,17 @@ impl Wheats {
             .expect("the built-in wheats are checked by the tests")
     }
 
+    /// The Python edition's own wheats (`wheats-python/`), as compiled into
+    /// fencelab.
+    pub fn builtin_python() -> Wheats {
+        let files: BTreeMap<String, String> = BUILTIN_PYTHON
+            .iter()
+            .map(|(name, text)| (name.to_string(), text.to_string()))
+            .collect();
+        parse_all(Path::new("wheats-python"), &files)
+            .expect("the built-in Python wheats are checked by the tests")
+    }
+
     /// The wheats of a directory (`--wheats DIR`).
     pub(crate) fn load_dir(dir: &Path) -> Result<Wheats, Error> {
         let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -123,7 +138,9 @@ impl Wheats {
         })?;
         let mut files = BTreeMap::new();
         for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-            let wanted = path.extension().is_some_and(|x| x == "toml" || x == "rs");
+            let wanted = path
+                .extension()
+                .is_some_and(|x| x == "toml" || x == "rs" || x == "py");
             if wanted && path.is_file() {
                 let text =
                     std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
@@ -202,7 +219,10 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
                 "`freedoms` is empty: name the freedoms this wheat takes".to_string(),
             ));
         }
-        let own_file = files.get(&format!("{id}.rs"));
+        // A wheat of its own is Rust (`<id>.rs`) or, for the Python edition, `<id>.py`.
+        let own_file = files
+            .get(&format!("{id}.rs"))
+            .or_else(|| files.get(&format!("{id}.py")));
         let source = match (&file.find, &file.replace, own_file) {
             (Some(find), Some(replace), None) => WheatSource::Change {
                 find: find.clone(),
@@ -211,7 +231,7 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
             (None, None, Some(source)) => WheatSource::File(source.clone()),
             _ => {
                 return Err(Error::input(format!(
-                    "{}: a wheat is either a file of its own ({id}.rs beside it) or a change \
+                    "{}: a wheat is either a file of its own ({id}.rs or {id}.py beside it) or a change \
                      of the reference (`find` and `replace`), and this is neither or both",
                     path.display()
                 ))

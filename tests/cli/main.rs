@@ -23,6 +23,7 @@ mod learner_tests;
 mod predictions;
 mod python;
 mod python_lab;
+mod python_mine;
 mod shards;
 mod verify_outcomes;
 mod wheats;
