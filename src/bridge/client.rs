@@ -263,7 +263,17 @@ fn start() -> Server {
     let fd = listener.as_raw_fd();
     // The implementation may write only in the test's temporary directory.
     let reads = python_reads(Path::new(&exe), &key);
-    let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads);
+    // Its processes' memory is bounded together, in the cgroup fencelab
+    // made for this trial's implementation (and removes after it).
+    let memory = std::env::var_os(super::sandbox::MEMORY_ENV).map(|dir| {
+        super::sandbox::Memory::adopt(Path::new(&dir)).unwrap_or_else(|e| {
+            not_started(format_args!(
+                "cannot join the implementation's memory cgroup: {e}"
+            ))
+        })
+    });
+    let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads)
+        .bounded(memory.as_ref());
     let plan = cage.plan();
     // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
     // files in /proc are out of reach of the implementation; a subreaper: what
@@ -276,6 +286,7 @@ fn start() -> Server {
     command
         .args([super::server::SERVE, key.as_str()])
         .env("RUST_BACKTRACE", "0")
+        .env_remove(super::sandbox::MEMORY_ENV)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -303,6 +314,7 @@ fn start() -> Server {
     // at once instead of waiting for an answer that cannot come.
     drop(listener);
     drop(cage);
+    drop(memory);
     let stdin = child.stdin.take().expect("piped stdin");
     let pid = child.id() as libc::pid_t;
     SERVER_PID.store(pid, Ordering::SeqCst);

@@ -106,8 +106,8 @@ fn isolation(required: bool, printer: &mut Printer) -> Result<(), crate::error::
             Lang::Ja => format!("--require-isolation: {}", list.join("。")),
         })
         .with_next(match lang {
-            Lang::En => "run on a machine whose kernel allows unprivileged user namespaces and has Landlock, or drop --require-isolation",
-            Lang::Ja => "特権なしのユーザー名前空間と Landlock が使えるカーネルのマシンで実行するか、--require-isolation を外してください",
+            Lang::En => "run on a machine whose kernel allows unprivileged user namespaces and has Landlock, with a memory cgroup fencelab can write in, or drop --require-isolation",
+            Lang::Ja => "特権なしのユーザー名前空間と Landlock が使え、fencelab が書き込めるメモリ cgroup があるマシンで実行するか、--require-isolation を外してください",
         }));
     }
     // Wrapped as the printer shows it: after its label ("warning: ", "警告: "),

@@ -256,6 +256,7 @@ fn compile_errors(
         output_cap: 16 * 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: None,
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run {}: {e}", python.executable.display()))
@@ -335,6 +336,7 @@ fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: None,
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits)
         .map_err(|e| Error::environment(format!("cannot run the Python server: {e}")))?;
@@ -511,6 +513,7 @@ fn ask_judge(program: &Path, args: &[&str], caged: bool) -> Result<process::Fini
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: cage.as_ref().map(Cage::plan),
+        ..Default::default()
     };
     process::run(command, dir.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run {}: {e}", program.display()))
