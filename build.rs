@@ -2,7 +2,7 @@
 //! learner's commands (`worksheet`, `predict`, `new`, `check --mine`) work from
 //! any directory: writes `$OUT_DIR/mutants.rs` (the `*.toml` files of
 //! `mutants/`), `$OUT_DIR/mutants_python.rs` (of `mutants-python/`) and `$OUT_DIR/wheats.rs` (the `*.toml` and `*.rs` files of
-//! `wheats/`), each a list of (file name, contents).
+//! `wheats/`), `$OUT_DIR/wheats_python.rs` (the `*.toml` and `*.py` of `wheats-python/`), each a list of (file name, contents).
 
 use std::path::Path;
 
@@ -40,4 +40,5 @@ fn main() {
     embed("mutants", &["toml"], "mutants.rs");
     embed("mutants-python", &["toml"], "mutants_python.rs");
     embed("wheats", &["toml", "rs"], "wheats.rs");
+    embed("wheats-python", &["toml", "py"], "wheats_python.rs");
 }

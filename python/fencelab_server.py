@@ -18,8 +18,14 @@ How Python maps onto the contract (python/CONTRACT.md says it for learners):
 - a value of the wrong type (state() answering {} or a tuple, enqueue()
   answering 1) is reported as such, never converted.
 
-Usage: fencelab_server.py --identify | serve KEY | --check FILE (sources as
-JSON; prints what does not compile).
+Usage: fencelab_server.py --identify | serve KEY | serve-stdin (KEY on the
+standard input) | --check FILE (sources as JSON; prints what does not
+compile).
+
+A learner's own Python tests reach it through python/lease_proxy.py: a
+request {"Python": {"call", "args"}} is answered with what the function
+returned or raised as Python values ({"PyReturned"} or {"PyRaised"}), the
+types kept, so that those tests see the implementation as if imported.
 """
 
 import json
@@ -71,6 +77,78 @@ def check(listing):
         except (SyntaxError, ValueError, MemoryError, RecursionError) as err:
             answers.append("".join(traceback.format_exception_only(type(err), err)).rstrip())
     print(json.dumps(answers))
+
+
+# --- values: the same in python/lease_proxy.py and python/fencelab_server.py ---
+class Opaque:
+    """A value of a type that does not cross (an object of the
+    implementation's own): equal only to itself, shown as the original."""
+
+    def __init__(self, type_name, text):
+        self._type_name = type_name
+        self._text = text
+
+    def __repr__(self):
+        return self._text
+
+    __str__ = __repr__
+
+
+def _bits(value):
+    return struct.unpack("<Q", struct.pack("<d", value))[0]
+
+
+def _float(bits):
+    return struct.unpack("<d", struct.pack("<Q", bits))[0]
+
+
+def encode(value, strict=True):
+    """A Python value as JSON, its type kept; a value of another type is a
+    TypeError when `strict`, else an Opaque's description."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, int):
+        return {"int": str(value)}
+    if isinstance(value, float):
+        return {"float": _bits(value)}
+    if isinstance(value, (list, tuple)):
+        kind = "tuple" if isinstance(value, tuple) else "list"
+        return {kind: [encode(v, strict) for v in value]}
+    if isinstance(value, dict):
+        return {"dict": [[encode(k, strict), encode(v, strict)] for k, v in value.items()]}
+    if isinstance(value, bytes):
+        return {"bytes": value.hex()}
+    if isinstance(value, os.PathLike):
+        return {"path": os.fspath(value)}
+    if strict:
+        raise TypeError(f"the lab's API takes None, bools, numbers, strings, paths, lists, "
+                        f"tuples and dicts, not {type(value).__name__}")
+    return {"other": {"type": type(value).__name__, "repr": repr(value)[:1000]}}
+
+
+def decode(value):
+    """What `encode` made, back."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    (kind, inner), = value.items()
+    if kind == "int":
+        return int(inner)
+    if kind == "float":
+        return _float(inner)
+    if kind == "list":
+        return [decode(v) for v in inner]
+    if kind == "tuple":
+        return tuple(decode(v) for v in inner)
+    if kind == "dict":
+        return {decode(k): decode(v) for k, v in inner}
+    if kind == "bytes":
+        return bytes.fromhex(inner)
+    if kind == "path":
+        import pathlib
+
+        return pathlib.Path(inner)
+    return Opaque(inner.get("type", "?"), inner.get("repr", "?"))
+# --- end of values ---
 
 
 class Refusal(Exception):
@@ -200,7 +278,10 @@ def answer(conn, module, shown):
             response = {"Returned": {"Err": {"error": {"Other": f"malformed bridge message: {err}"},
                                              "display": f"malformed bridge message: {err}"}}}
         else:
-            response = respond(module, shown, request)
+            if isinstance(request, dict) and "Python" in request:
+                response = respond_python(module, request["Python"])
+            else:
+                response = respond(module, shown, request)
         try:
             conn.sendall((json.dumps(response) + "\n").encode())
         except OSError:
@@ -227,6 +308,41 @@ def respond(module, shown, request):
     except BaseException as err:  # SystemExit and KeyboardInterrupt too: it is the call's.
         text = "".join(traceback.format_exception_only(type(err), err)).rstrip()
         return {"Panicked": {"message": text, "location": location(err, shown)}}
+
+
+#: The contract's functions a learner's Python tests may call.
+FUNCTIONS = ("init_db", "enqueue", "state", "claim", "renew", "complete", "release",
+             "claim_many")
+
+
+def respond_python(module, call):
+    """A call from a learner's own Python tests (lease_proxy.py): what the
+    function returned, or what it raised, as Python values; nothing else of
+    the implementation (no traceback, no file name) crosses."""
+    name = call.get("call") if isinstance(call, dict) else None
+    try:
+        if name not in FUNCTIONS:
+            raise AttributeError(f"module 'lease' has no attribute {name!r}")
+        args = [decode(a) for a in call.get("args", [])]
+        value = getattr(module, name)(*args)
+        return {"PyReturned": encode(value, strict=False)}
+    except BaseException as err:  # SystemExit too: it is the call's answer.
+        return {"PyRaised": raised(err)}
+
+
+def raised(err):
+    """An exception as the learner's side raises it again."""
+    cls = type(err)
+    try:
+        message = str(err)
+        args = [encode(a, strict=False) for a in err.args]
+    except BaseException:
+        message, args = "", []
+    out = {"type": cls.__name__, "module": cls.__module__, "message": message, "args": args}
+    for attribute in ("sqlite_errorcode", "sqlite_errorname"):
+        if hasattr(err, attribute):
+            out[attribute] = getattr(err, attribute)
+    return out
 
 
 def exit_when_the_judge_goes():
@@ -275,7 +391,25 @@ def main(argv):
     if len(argv) == 2 and argv[0] == "serve":
         serve(argv[1])
         return 0
-    print("usage: fencelab_server.py --identify | serve KEY | --check FILE "
+    if argv == ["serve-stdin"]:
+        # Started by fencelab's runner for a learner's tests: which
+        # implementation comes on the standard input, never in the arguments,
+        # and nothing of this process may be read by the tests it serves.
+        try:
+            import ctypes
+
+            ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE, 0
+        except (OSError, AttributeError):
+            pass
+        key = b""
+        while True:
+            byte = os.read(0, 1)
+            if not byte or byte == b"\n":
+                break
+            key += byte
+        serve(key.decode())
+        return 0
+    print("usage: fencelab_server.py --identify | serve KEY | serve-stdin | --check FILE "
           "(run by fencelab, not by hand)", file=sys.stderr)
     return 2
 

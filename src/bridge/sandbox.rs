@@ -823,6 +823,13 @@ unsafe fn enter_namespaces(maps: &Maps) -> std::io::Result<bool> {
             | libc::CLONE_NEWNET
             | libc::CLONE_NEWIPC
             | libc::CLONE_NEWPID;
+        // The judge makes itself not dumpable (client.rs), and a fork keeps
+        // that; a process that is not dumpable has its /proc/self files owned
+        // by root, so a user other than root could not write its own maps
+        // (EACCES: no cage started for anyone running fencelab unprivileged).
+        // This child's memory is a copy of the judge's only until its exec,
+        // and the namespaces' init makes itself not dumpable again.
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         if libc::unshare(flags) != 0 {
             let err = std::io::Error::last_os_error();
             let refused = [
@@ -951,6 +958,18 @@ impl Cage {
     /// code neither reads nor sends anything it is not asked to).
     pub fn trusted(writable: &Path, program: &Path) -> Cage {
         Cage::build(writable, program, &[], &[], false)
+    }
+
+    /// The cage of `trusted`, which also reads beneath `reads` (a Python
+    /// server's interpreter and the one module it serves).
+    pub fn trusted_reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
+        Cage::build(writable, program, &[], reads, false)
+    }
+
+    /// The cage of `new`, which also reads beneath `reads`: a learner's
+    /// Python tests' interpreter and their judge's own directory.
+    pub fn new_reading(writable: &Path, program: &Path, also: &[&Path], reads: &[PathBuf]) -> Cage {
+        Cage::build(writable, program, also, reads, true)
     }
 
     /// This cage, for a child that joins the trial's `space` first (its
@@ -1874,6 +1893,57 @@ mod pid_namespace {
             .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
             .filter(|c| c.contains(pattern))
             .collect()
+    }
+
+    /// Set when `a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root`
+    /// runs the test below as another user.
+    const NOT_ROOT_ENV: &str = "FENCELAB_SANDBOX_NOT_ROOT";
+
+    /// As a judge does (client.rs): not dumpable, then a cage. Runs only when
+    /// started by the test below, as a user other than root.
+    #[test]
+    fn cages_when_not_dumpable() {
+        let Ok(trial) = std::env::var(NOT_ROOT_ENV) else {
+            return;
+        };
+        // SAFETY: a plain prctl on this test process.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        let done = caged(Path::new(&trial), "echo $$; exit 7");
+        println!(
+            "CAGED {:?} {}",
+            done.status.and_then(|s| s.code()),
+            done.stdout.trim()
+        );
+    }
+
+    #[test]
+    fn a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root() {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 || !Layers::probe().namespaces {
+            eprintln!("skipped: needs root (to become another user) and namespaces");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "bridge::sandbox::pid_namespace::cages_when_not_dumpable",
+            ])
+            .args(["--nocapture", "--test-threads", "1"])
+            .env(NOT_ROOT_ENV, dir.path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Its own PID namespace, as for root: process 2, exit status 7.
+        assert!(
+            stdout.contains("CAGED Some(7) 2"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]

@@ -148,7 +148,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Check(args) => check::cli::main(args, cache, &mut printer),
         Command::Predict(args) => predict::cli::main(args, &mut printer),
         Command::Grade(args) => grade::cli::main(args, cache, &mut printer),
-        Command::Worksheet(args) => Ok(worksheet::main(args)),
+        Command::Worksheet(args) => worksheet::main(args),
         Command::Cache(args) => cache::main(args, cache, &mut printer),
         Command::Autograder(args) => grade::bundle::main(args, &mut printer),
     };

@@ -28,7 +28,9 @@
 //! program the one way `bridge/server.rs` defines (`--identify`, `serve
 //! KEY`, `serve-stdin`; the listening socket as fd 3) and knows nothing else
 //! of it; the judge is the suite, in Rust whatever the implementation's
-//! language. A second language plugs in there: in `builder::build`, its
+//! language (but for a learner's own Python tests, whose judge is Python too:
+//! `python::judge`, taking libtest's arguments and printing its verdicts).
+//! A second language plugs in there: in `builder::build`, its
 //! implementations are checked its own way instead of compiled (unviable
 //! with its own messages) and each becomes a `Host` whose program is that
 //! language's server; what else its cage must show (an interpreter, the
@@ -286,6 +288,9 @@ fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result
             .collect::<Vec<_>>(),
         policy.servers,
     )?;
+    if python::is_python_suite(&request.suite) {
+        return build_python_suite(scratch, request, python, &rust_impls);
+    }
     let rust: Vec<Implementation> = rust_impls
         .iter()
         .map(|&i| request.implementations[i].clone())
@@ -293,6 +298,42 @@ fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result
     Ok(match build_rust(scratch, request, &rust, detail)? {
         Builds::Ready(pieces) => Builds::Ready(merged(pieces, python, &rust_impls, &python_impls)),
         unviable => unviable,
+    })
+}
+
+/// A learner's Python tests (`python::judge`) judged against Python
+/// implementations (`python`, hosted already): no cargo runs.
+fn build_python_suite(
+    scratch: &Scratch,
+    request: &Request,
+    python: python::Hosted,
+    rust: &[usize],
+) -> Result<Builds, Error> {
+    if !rust.is_empty() {
+        return Err(Error::internal(
+            "Python tests can only be judged against Python implementations",
+        ));
+    }
+    Ok(match python::judge(scratch, &request.suite)? {
+        python::Judge::Unviable { errors } => Builds::SuiteUnviable { errors },
+        python::Judge::Ready {
+            program,
+            tests,
+            pin,
+        } => Builds::Ready(vec![
+            Piece {
+                judge: Some(program),
+                tests: Some(tests),
+                hosting: python.hosting,
+                _pin: python.pin,
+            },
+            Piece {
+                judge: None,
+                tests: None,
+                hosting: Vec::new(),
+                _pin: Some(pin),
+            },
+        ]),
     })
 }
 

@@ -58,6 +58,9 @@ pub struct Runner {
     pub shuffle: bool,
     /// How long one implementation's slow tests may take in total.
     pub budget: Option<Duration>,
+    /// What the judge's cage reads besides the system and the judge: a
+    /// Python judge's interpreter and directory (`engine::python`).
+    pub(crate) judge_reads: Vec<PathBuf>,
 }
 
 pub(crate) use crate::bridge::client::LEFT_BEHIND;
@@ -133,7 +136,6 @@ impl Runner {
     /// A runner of `judge`'s trials under `policy`, `jobs` at a time.
     pub fn new(judge: PathBuf, jobs: usize, policy: &crate::engine::policy::Policy) -> Runner {
         Runner {
-            judge,
             jobs,
             output_cap: policy.judge_output_cap,
             hunt_orphans: policy.hunt_orphans,
@@ -141,6 +143,8 @@ impl Runner {
             launch: policy.launch,
             shuffle: policy.shuffle,
             budget: policy.budget,
+            judge_reads: crate::engine::python::judge_reads(&judge),
+            judge,
         }
     }
 
@@ -316,7 +320,7 @@ impl Runner {
             false => None,
         };
         let cage = self.judge_caged.then(|| {
-            Cage::new(&tmp, &self.judge, &also)
+            Cage::new_reading(&tmp, &self.judge, &also, &self.judge_reads)
                 .within(space.as_ref())
                 .bounded(judge_memory.as_ref())
         });
@@ -471,8 +475,10 @@ impl Served {
         };
         // The implementations are fencelab's (the reference, the wheats, the
         // mutants): the untrusted side is the judge, caged in full.
+        // (A Python server also reads its interpreter and its one module.)
+        let reads = crate::bridge::client::python_reads(&host.program, &host.key);
         let memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
-        let cage = Cage::trusted(tmp, &host.program)
+        let cage = Cage::trusted_reading(tmp, &host.program, &reads)
             .within(space)
             .bounded(memory.as_ref());
         let plan = cage.plan();

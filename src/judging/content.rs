@@ -112,7 +112,7 @@ pub(crate) fn check(
         implementations: unchecked
             .iter()
             .map(|&w| Implementation {
-                shown_path: shown(&wheat_source_path(&judges.wheats.wheats[w])),
+                shown_path: shown(&wheat_source_path(&judges.wheats.wheats[w], judges.python)),
                 source: codes[w].clone(),
             })
             .collect(),
@@ -192,9 +192,11 @@ fn said(message: &str) -> String {
 }
 
 /// Where a wheat's code is, to name in compiler messages: its own `.rs`, or
-/// the reference it changes.
-fn wheat_source_path(wheat: &Wheat) -> PathBuf {
+/// the reference it changes; a Python wheat's is named as a `.py` file
+/// whichever it is (the extension is what hosts it in Python).
+fn wheat_source_path(wheat: &Wheat, python: bool) -> PathBuf {
     match wheat.source {
+        _ if python => wheat.path.with_extension("py"),
         crate::lab::wheat::WheatSource::File(_) => wheat.path.with_extension("rs"),
         crate::lab::wheat::WheatSource::Change { .. } => wheat.path.clone(),
     }
@@ -207,8 +209,8 @@ fn shown(path: &Path) -> String {
 /// A mutant as an instructor finds it: its file, or, for one of fencelab's
 /// own (whose file is in fencelab's sources, not beside the user), its id.
 fn mutant_named(m: &Mutant) -> String {
-    let own = mutant::builtin()
-        .iter()
+    let own = (mutant::builtin().iter())
+        .chain(crate::lab::python::mutants().iter())
         .any(|b| b.path == m.path && b.find == m.find && b.replace == m.replace);
     if own {
         format!("fencelab's built-in mutant {} ({})", m.id, shown(&m.path))
@@ -219,9 +221,8 @@ fn mutant_named(m: &Mutant) -> String {
 
 /// A wheat as an instructor finds it (see `mutant_named`).
 fn wheat_named(w: &Wheat) -> String {
-    let own = Wheats::builtin()
-        .wheats
-        .iter()
+    let own = (Wheats::builtin().wheats.iter())
+        .chain(Wheats::builtin_python().wheats.iter())
         .any(|b| b.path == w.path && b.source == w.source);
     if own {
         format!("fencelab's built-in wheat {} ({})", w.id, shown(&w.path))
@@ -271,7 +272,13 @@ mod tests {
             reference: REFERENCE.to_string(),
             wheats: Wheats::builtin(),
             mutants: mutant::builtin(),
+            python: false,
         }
+    }
+
+    #[test]
+    fn the_shipped_python_content_has_no_contradiction() {
+        contradictions(&Judges::load_python(None, None).unwrap()).unwrap();
     }
 
     #[test]

@@ -41,6 +41,9 @@ pub struct Judges {
     pub reference: String,
     pub wheats: Wheats,
     pub mutants: Vec<Mutant>,
+    /// The lab's edition: the Python reference, wheats and mutants (a
+    /// learner's Python tests), or the Rust ones.
+    pub python: bool,
 }
 
 impl Judges {
@@ -57,7 +60,56 @@ impl Judges {
                 Some(dir) => mutant::load_dir(dir, &suite::test_names())?,
                 None => mutant::builtin(),
             },
+            python: false,
         })
+    }
+
+    /// The Python edition's: `python/lease.py`, `wheats-python/` and
+    /// `mutants-python/`, or an instructor's written against `python/lease.py`.
+    pub fn load_python(mutants: Option<&Path>, wheats: Option<&Path>) -> Result<Judges, Error> {
+        Ok(Judges {
+            reference: crate::lab::python::REFERENCE.to_string(),
+            wheats: match wheats {
+                Some(dir) => Wheats::load_dir(dir)?,
+                None => Wheats::builtin_python(),
+            },
+            mutants: match mutants {
+                Some(dir) => mutant::load_dir(dir, &suite::test_names())?,
+                None => crate::lab::python::mutants(),
+            },
+            python: true,
+        })
+    }
+
+    /// The judges of the edition `tests` are written for.
+    pub fn load_for(
+        tests: &LearnerTests,
+        mutants: Option<&Path>,
+        wheats: Option<&Path>,
+    ) -> Result<Judges, Error> {
+        if tests.python() {
+            Judges::load_python(mutants, wheats)
+        } else {
+            Judges::load(mutants, wheats)
+        }
+    }
+
+    /// The reference's file, as its implementations are named.
+    pub(crate) fn file(&self) -> &'static str {
+        if self.python {
+            crate::lab::python::FILE
+        } else {
+            DEFAULT_FILE
+        }
+    }
+
+    /// The reference (the edition's) under schedule `run` (`lab::schedule`).
+    fn scheduled(&self, source: &str, run: usize) -> Result<String, mutant::Stale> {
+        if self.python {
+            super::python::scheduled(source, run)
+        } else {
+            schedule::scheduled(source, run)
+        }
     }
 }
 
@@ -105,25 +157,26 @@ enum Judge {
 impl<'a> Plan<'a> {
     fn new(judges: &'a Judges) -> Result<Plan<'a>, Error> {
         let reference = &judges.reference;
+        let file = judges.file();
         let mut implementations = Vec::new();
         let mut add = |source: String| {
             implementations.push(Implementation {
-                shown_path: DEFAULT_FILE.to_string(),
+                shown_path: file.to_string(),
                 source,
             });
             implementations.len() - 1
         };
         let mut correct = Vec::new();
         for run in 0..schedule::RUNS {
-            let source = schedule::scheduled(reference, run).map_err(|stale| {
+            let source = judges.scheduled(reference, run).map_err(|stale| {
                 Error::internal(format!(
                     "the reference's runs do not apply: {}",
-                    stale.describe(Path::new(DEFAULT_FILE))
+                    stale.describe(Path::new(file))
                 ))
             })?;
             correct.push(Correct {
                 id: "reference",
-                title: reference_title(),
+                title: reference_title(file),
                 wheat: None,
                 implementation: add(source),
             });
@@ -133,7 +186,7 @@ impl<'a> Plan<'a> {
                 Error::input(format!(
                     "{}: {}",
                     wheat.path.display(),
-                    stale.describe(Path::new(DEFAULT_FILE))
+                    stale.describe(Path::new(file))
                 ))
                 .with_next(
                     "fix the wheat's `find` text so that it occurs exactly once in the reference",
@@ -141,7 +194,7 @@ impl<'a> Plan<'a> {
             })?;
             // A variant races in claim_many as the reference's first run does.
             let code = match wheat.freedoms.len() {
-                1 => schedule::scheduled(&code, 0).unwrap_or(code),
+                1 => judges.scheduled(&code, 0).unwrap_or(code),
                 _ => code,
             };
             correct.push(Correct {
@@ -546,10 +599,10 @@ fn score(steps: &[StepThoroughness]) -> f64 {
     (shares / steps.len() as f64 * 100.0 * 100.0).round() / 100.0
 }
 
-fn reference_title() -> Text {
+fn reference_title(file: &str) -> Text {
     Text {
-        ja: "参照実装（src/lease.rs）".to_string(),
-        en: "the reference (src/lease.rs)".to_string(),
+        ja: format!("参照実装（{file}）"),
+        en: format!("the reference ({file})"),
     }
 }
 

@@ -23,6 +23,7 @@
 
 pub mod content;
 mod judge;
+mod python;
 mod report;
 
 pub use judge::{Judges, Options, judge};
@@ -56,6 +57,9 @@ pub struct LearnerTests {
 /// implementation in one line, `use <crate> as lease;`, which fencelab replaces
 /// to run the tests against other implementations.
 pub fn read(path: &Path) -> Result<LearnerTests, Error> {
+    if path.is_file() && crate::engine::python::is_python_path(&path.to_string_lossy()) {
+        return python::read(path);
+    }
     let name = path.display().to_string();
     let (root, dir) = if path.is_dir() {
         let root = path.join(MINE);
@@ -147,6 +151,11 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
 }
 
 impl LearnerTests {
+    /// Whether they are written in Python (judged against the Python edition).
+    pub fn python(&self) -> bool {
+        crate::engine::python::is_python_path(&self.suite.root)
+    }
+
     /// `text` (compiler messages, a test's failure) with the root's path in the
     /// judge crate (`tests/mine/main.rs`) as the learner gave it.
     pub(crate) fn name_root(&self, text: &str) -> String {

@@ -31,7 +31,6 @@ pub struct Wheat {
     pub title: Text,
     /// The freedoms (ids of the catalogue) it takes.
     pub freedoms: Vec<String>,
-    pub explanation: Text,
     pub(crate) source: WheatSource,
     /// The TOML file it was read from.
     pub path: PathBuf,
@@ -80,6 +79,9 @@ pub struct Wheats {
 struct WheatFile {
     title: Spanned<Title>,
     freedoms: Spanned<Vec<Spanned<String>>>,
+    /// Required in every wheat file (the instructor's account of it); no
+    /// report shows it.
+    #[allow(dead_code)]
     explanation: Text,
     find: Option<String>,
     replace: Option<String>,
@@ -102,6 +104,10 @@ struct FreedomEntry {
 /// fencelab's own wheats, as compiled into it.
 const BUILTIN: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/wheats.rs"));
 
+/// fencelab's own Python wheats (`wheats-python/`: `<id>.py` files, and
+/// variants of `python/lease.py`), as compiled into it.
+const BUILTIN_PYTHON: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/wheats_python.rs"));
+
 impl Wheats {
     /// The project's own wheats (`wheats/`), as compiled into fencelab.
     pub fn builtin() -> Wheats {
@@ -113,6 +119,17 @@ impl Wheats {
             .expect("the built-in wheats are checked by the tests")
     }
 
+    /// The Python edition's own wheats (`wheats-python/`), as compiled into
+    /// fencelab.
+    pub fn builtin_python() -> Wheats {
+        let files: BTreeMap<String, String> = BUILTIN_PYTHON
+            .iter()
+            .map(|(name, text)| (name.to_string(), text.to_string()))
+            .collect();
+        parse_all(Path::new("wheats-python"), &files)
+            .expect("the built-in Python wheats are checked by the tests")
+    }
+
     /// The wheats of a directory (`--wheats DIR`).
     pub(crate) fn load_dir(dir: &Path) -> Result<Wheats, Error> {
         let entries = std::fs::read_dir(dir).map_err(|e| {
@@ -121,7 +138,9 @@ impl Wheats {
         })?;
         let mut files = BTreeMap::new();
         for path in entries.filter_map(|e| e.ok().map(|e| e.path())) {
-            let wanted = path.extension().is_some_and(|x| x == "toml" || x == "rs");
+            let wanted = path
+                .extension()
+                .is_some_and(|x| x == "toml" || x == "rs" || x == "py");
             if wanted && path.is_file() {
                 let text =
                     std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
@@ -200,7 +219,10 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
                 "`freedoms` is empty: name the freedoms this wheat takes".to_string(),
             ));
         }
-        let own_file = files.get(&format!("{id}.rs"));
+        // A wheat of its own is Rust (`<id>.rs`) or, for the Python edition, `<id>.py`.
+        let own_file = files
+            .get(&format!("{id}.rs"))
+            .or_else(|| files.get(&format!("{id}.py")));
         let source = match (&file.find, &file.replace, own_file) {
             (Some(find), Some(replace), None) => WheatSource::Change {
                 find: find.clone(),
@@ -209,7 +231,7 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
             (None, None, Some(source)) => WheatSource::File(source.clone()),
             _ => {
                 return Err(Error::input(format!(
-                    "{}: a wheat is either a file of its own ({id}.rs beside it) or a change \
+                    "{}: a wheat is either a file of its own ({id}.rs or {id}.py beside it) or a change \
                      of the reference (`find` and `replace`), and this is neither or both",
                     path.display()
                 ))
@@ -225,7 +247,6 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
                 .into_iter()
                 .map(Spanned::into_inner)
                 .collect(),
-            explanation: file.explanation,
             source,
             path,
         });

@@ -28,7 +28,7 @@ pub(crate) fn main(
     printer: &mut Printer,
 ) -> Result<ExitCode, Error> {
     let tests = read(&args.dir)?;
-    let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
+    let judges = Judges::load_for(&tests, args.mutants.as_deref(), args.wheats.as_deref())?;
     let scratch = crate::commands::scratch(cache, &args.dir)?;
     printer.lang = args.lang;
     let label = match args.lang {

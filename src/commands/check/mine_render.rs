@@ -98,7 +98,10 @@ fn observation(kind: &str, lang: Lang) -> &'static str {
 
 /// What `check --mine` prints.
 pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang: Lang) -> String {
-    let w = words(lang);
+    let mut w = words(lang);
+    if judges.python {
+        python_words(&mut w, lang);
+    }
     let s = &layout.out;
     let mut out = String::new();
     if let Some(errors) = &report.compile_errors {
@@ -167,12 +170,20 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
         if t.invalid == Some(Invalid::FailsOnAFullWheat) {
             para(&mut out, w.no_variant);
         }
-        let message: Vec<&str> = first
+        let mut message: Vec<&str> = first
             .message
             .lines()
             .filter(|l| !l.starts_with("panicked at") && !l.trim().is_empty())
-            .take(6)
+            // Python's marks under the failing expression say nothing here.
+            .filter(|l| !l.trim().chars().all(|c| c == '^' || c == '~'))
             .collect();
+        // A Python traceback says what happened last; a Rust panic first.
+        let keep = if judges.python {
+            message.len().saturating_sub(6)..message.len()
+        } else {
+            0..message.len().min(6)
+        };
+        let message: Vec<&str> = message.drain(keep).collect();
         if !message.is_empty() {
             let _ = writeln!(out, "    {}:", w.message);
             let lines: Vec<String> = message
@@ -269,8 +280,28 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
             let _ = writeln!(out, "  {} {}  {}", w.step, st.step, s.dim(&more));
         }
     }
-    let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);
+    if judges.python {
+        let _ = writeln!(out, "\n{}: fencelab check --mine {}", w.rerun, report.file);
+    } else {
+        let _ = writeln!(out, "\n{}: fencelab check --mine", w.rerun);
+    }
     out
+}
+
+/// The words that differ for a learner's Python tests.
+fn python_words(w: &mut Words, lang: Lang) {
+    match lang {
+        Lang::Ja => {
+            w.compile = "テストを集められません。Python のメッセージ:";
+            w.no_tests = "テストが1つもありません。`def test_...()` の関数か、\
+                          `unittest.TestCase` のクラスを書いてください。";
+        }
+        Lang::En => {
+            w.compile = "Your tests cannot be collected. Python says:";
+            w.no_tests = "There is no test yet: write `def test_...()` functions or \
+                          `unittest.TestCase` classes.";
+        }
+    }
 }
 
 /// Per valid test, what it catches: a count per step, and with

@@ -39,7 +39,22 @@ pub(crate) fn grade(
     if !problems.is_empty() {
         return Err(Error::input(problems.join("\n")));
     }
-    let judges = Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?;
+    // One run judges one edition's tests: against the Python reference, wheats
+    // and mutants, or the Rust ones.
+    if let (Some(py), Some(rs)) = (
+        suites.iter().find(|t| t.python()),
+        suites.iter().find(|t| !t.python()),
+    ) {
+        return Err(Error::input(format!(
+            "{} holds Python tests and {} does not: one run judges one edition of the lab",
+            py.name, rs.name
+        ))
+        .with_next("grade the .py test files and the Rust ones in two runs"));
+    }
+    let judges = match suites.first() {
+        Some(tests) => Judges::load_for(tests, args.mutants.as_deref(), args.wheats.as_deref())?,
+        None => Judges::load(args.mutants.as_deref(), args.wheats.as_deref())?,
+    };
     let scratch = scratch(cache, &project_root())?;
     let options = Options {
         jobs: jobs(args.jobs),
@@ -87,6 +102,8 @@ pub(crate) fn grade(
         min_score: args.min_score,
         test_limit_secs: test_limit.as_secs_f64(),
         build_limit_secs: 0.0,
+        // The learner's tests run against trusted implementations: no budget.
+        budget_secs: None,
         shard,
         submissions,
         exit_code,
