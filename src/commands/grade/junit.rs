@@ -1,6 +1,6 @@
 //! `grade --junit FILE`: JUnit XML as GitLab and Jenkins read it. A
-//! `testsuite` per submission and step, with the submission's score and the
-//! gate as its `properties`; a `testcase` per test (with classname and
+//! `testsuite` per submission and step, with the submission's score, the
+//! gate and the budget (`--budget`) as its `properties`; a `testcase` per test (with classname and
 //! time), a `failure` with a message for each test that did not pass and
 //! what the test printed as its `system-out`; a submission that cannot be
 //! graded is one testsuite `NAME: build` with the same properties (score 0,
@@ -34,6 +34,10 @@ fn properties(
         ("min_score", report.min_score.to_string()),
         ("passed_gate", submission.passed_gate.to_string()),
     ];
+    // The budget changes scores, so the report says which one graded.
+    if let Some(budget) = report.budget_secs {
+        list.push(("budget_secs", budget.to_string()));
+    }
     if let Some(step) = step {
         list.push(("step", step.step.to_string()));
         list.push(("step_passed", format!("{}/{}", step.passed, step.total)));

@@ -444,6 +444,10 @@ mod tests {
             .map(|t| t.to_string())
             .collect();
         let junit = crate::commands::grade::junit::render(&report);
+        assert!(
+            junit.contains("<property name=\"budget_secs\" value=\"15\"/>"),
+            "{junit}"
+        );
         let failures: Vec<&str> = junit.lines().filter(|l| l.contains("<failure")).collect();
         insta::assert_snapshot!(format!(
             "{}\n...\n{}\n\n{}",
