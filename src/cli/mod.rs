@@ -136,6 +136,15 @@ pub fn main() -> std::process::ExitCode {
         Command::Verify(args) => args.implementation.is_some(),
         _ => false,
     };
+    // Said in the command's own language (what --lang or the lab says).
+    let said_lang = match &cli.command {
+        Command::Check(args) => Some(check::cli::lang(args)),
+        Command::Verify(args) => args.lang,
+        _ => None,
+    };
+    if let Some(lang) = said_lang {
+        printer.lang = lang;
+    }
     if untrusted && let Err(err) = isolation(cli.require_isolation, &mut printer) {
         printer.error(&err);
         return err.exit_code().into();

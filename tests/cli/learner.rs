@@ -642,3 +642,40 @@ struct Quiet;
 impl fencelab::output::progress::Progress<fencelab::commands::verify::Update> for Quiet {
     fn engine(&mut self, _: &fencelab::engine::Event<'_>) {}
 }
+
+/// What the machine does not enforce is said in the learner's language: the
+/// one `--lang` or the lab gives, not only the locale's (it was said in
+/// English to a Japanese lab). `check --list` builds nothing.
+#[test]
+fn what_the_cage_cannot_enforce_is_said_in_the_labs_language() {
+    let dir = tempfile::tempdir().unwrap();
+    let lab = dir.path().join("lab");
+    let fencelab = env!("CARGO_BIN_EXE_fencelab");
+    let new = std::process::Command::new(fencelab)
+        .args(["new", lab.to_str().unwrap(), "--lang", "ja"])
+        .env("LANG", "C.UTF-8")
+        .output()
+        .unwrap();
+    assert!(new.status.success(), "{new:?}");
+    for (args, said) in [
+        (
+            vec!["check", "--list"],
+            "試行のプロセス全体のメモリ: 上限なし",
+        ),
+        (
+            vec!["check", "--list", "--lang", "en"],
+            "memory across a trial's processes: not bounded",
+        ),
+    ] {
+        let out = std::process::Command::new(fencelab)
+            .args(&args)
+            .current_dir(&lab)
+            .env("LANG", "C.UTF-8")
+            .env("FENCELAB_CAGE_WITHOUT", "memory")
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(stderr.contains(said), "{args:?}: {stderr}");
+    }
+}

@@ -51,21 +51,33 @@ pub(crate) struct CheckArgs {
     pub list: bool,
 }
 
+/// The lab `check` reads: `DIR`, else the lab around the current directory.
+fn lab_dir(args: &CheckArgs) -> PathBuf {
+    match &args.dir {
+        Some(dir) => dir.clone(),
+        None => crate::lab::edition::lab_root(&std::env::current_dir().unwrap_or_default()),
+    }
+}
+
+/// The language `check` speaks: `--lang`, else the lab's (its crate's, or
+/// the one `new` recorded), else the locale's. Resolved here once, for the
+/// check and for what is said before it (cli's isolation warnings).
+pub(crate) fn lang(args: &CheckArgs) -> Lang {
+    let dir = lab_dir(args);
+    args.lang
+        .or_else(|| crate::commands::check::crate_lang(&dir))
+        .or_else(|| crate::lab::edition::recorded_lang(&dir))
+        .unwrap_or_else(default_lang)
+}
+
 pub(crate) fn main(
     args: CheckArgs,
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<ExitCode, Error> {
-    let dir = match args.dir {
-        Some(dir) => dir,
-        None => crate::lab::edition::lab_root(&std::env::current_dir().unwrap_or_default()),
-    };
+    let dir = lab_dir(&args);
     let edition = crate::lab::edition::of(&dir)?;
-    let lang = args
-        .lang
-        .or_else(|| crate::commands::check::crate_lang(&dir))
-        .or_else(|| crate::lab::edition::recorded_lang(&dir))
-        .unwrap_or_else(default_lang);
+    let lang = lang(&args);
     let jobs = jobs(args.jobs);
     if args.list {
         // What a predictions form names, in a lab with the suite or without.
