@@ -6,6 +6,9 @@
 # submissions per minute (goal: at least 80 on 2 cores with the default).
 #
 #   bench/budget.sh [REPS]          (default 2)
+#   N=10 bench/budget.sh 1          (a class of N in the same proportions,
+#                                    at least one of each kind: a quick check
+#                                    that the script runs; figures need 100)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-2}
@@ -14,9 +17,10 @@ fencelab="$PWD/target/release/fencelab"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/class"
-python3 - "$work/class" <<'PY'
+python3 - "$work/class" "${N:-100}" <<'PY'
 import sys, pathlib, tomllib
 out = pathlib.Path(sys.argv[1])
+size = int(sys.argv[2])
 ref = pathlib.Path("src/lease.rs").read_text()
 def change(toml):
     t = tomllib.loads(pathlib.Path(toml).read_text())
@@ -27,7 +31,9 @@ correct += [pathlib.Path(p).read_text() for p in sorted(pathlib.Path("wheats").g
 broken = [change(p) for p in sorted(pathlib.Path("mutants").glob("*.toml"))]
 not_compiling = [change("tests/fixtures/submissions/does_not_compile.toml")]
 hanging = [change("tests/fixtures/submissions/infinite_loop.toml")]
-kinds = [("correct", correct, 60), ("broken", broken, 25), ("nocompile", not_compiling, 10), ("hangs", hanging, 5)]
+counts = {"broken": max(1, size * 25 // 100), "nocompile": max(1, size // 10), "hangs": max(1, size * 5 // 100)}
+counts["correct"] = max(1, size - sum(counts.values()))
+kinds = [(k, s, counts[k]) for k, s in [("correct", correct), ("broken", broken), ("nocompile", not_compiling), ("hangs", hanging)]]
 n = 0
 for kind, sources, count in kinds:
     for i in range(count):
@@ -50,9 +56,10 @@ subs = r["submissions"]
 secs = t1 - t0
 hangs = [s for s in subs if "hangs" in s["name"]]
 cost = [round(sum(t["secs"] for t in s["tests"]), 1) for s in hangs]
+over = [sum(t["outcome"] == "over_budget" for t in s["tests"]) for s in hangs]
 wrong = [s["name"] for s in subs if ("correct" in s["name"] and s["score"] != 100)]
 print(f"{name:28} {len(subs):3} subs {secs:7.2f} s {len(subs) / secs * 60:6.1f}/min"
-      f"  hanging ones' trial time {cost}  correct below 100: {wrong}")
+      f"  hanging ones' trial time {cost} (tests over budget {over})  correct below 100: {wrong}")
 PY
 }
 uptime

@@ -39,7 +39,7 @@ impl ExitCode {
     /// What the code means for `command` (a subcommand's name), or in general
     /// when the command gives it no meaning of its own; `None` when the
     /// command never ends with it.
-    pub fn meaning(self, command: &str) -> Option<&'static str> {
+    pub(crate) fn meaning(self, command: &str) -> Option<&'static str> {
         let specific = match (command, self) {
             ("verify", ExitCode::Success) => "every mutant was killed as declared",
             ("verify", ExitCode::Failed) => {
@@ -99,7 +99,7 @@ impl ExitCode {
     }
 
     /// What the code means for every command alike.
-    pub fn general(self) -> &'static str {
+    pub(crate) fn general(self) -> &'static str {
         match self {
             ExitCode::Success => "everything judged came out as it should",
             ExitCode::Failed => "something judged did not",

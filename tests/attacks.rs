@@ -5,8 +5,10 @@
 //! holds none of it, nothing it started survives the run, and the correct
 //! submission in the batch scores exactly what it scores alone (100).
 //!
-//! Slow: one batch of 19 submissions, about 6 minutes on 2 cores (the
-//! thousand processes, the memory bomb and the flood in each trial of step 5).
+//! Slow: one batch of 21 submissions, about 6 minutes on 2 cores (the
+//! thousand processes, the memory bombs and the flood in each trial of step
+//! 5). The bomb across processes (16 GiB together) is in the batch only
+//! where a memory cgroup bounds it (`Layers::probe().memory`).
 
 use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
@@ -74,7 +76,7 @@ impl Targets {
 }
 
 /// Attacks that run (name, code put at the start of `renew`).
-const RUNTIME: [(&str, &str); 12] = [
+const RUNTIME: [(&str, &str); 14] = [
     (
         "peer_via_proc",
         r#"{
@@ -190,6 +192,50 @@ const RUNTIME: [(&str, &str); 12] = [
     }"#,
     ),
     (
+        "memory_bomb_across_processes",
+        r#"{
+        // 32 processes of 512 MiB each, at once: each within its address
+        // space, 16 GiB together. Each fills its buffer, then waits to write
+        // it to a pipe nobody reads; the attack waits for one to be killed.
+        use std::os::unix::process::ExitStatusExt;
+        let mut hogs: Vec<std::process::Child> = (0..32)
+            .filter_map(|_| {
+                std::process::Command::new("dd")
+                    .args(["if=/dev/zero", "bs=512M", "count=1", "status=none"])
+                    .stdout(std::process::Stdio::piped())
+                    .spawn()
+                    .ok()
+            })
+            .collect();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(8);
+        let mut killed = 0;
+        while killed == 0 && std::time::Instant::now() < deadline {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            killed = hogs
+                .iter_mut()
+                .filter_map(|h| h.try_wait().ok().flatten())
+            .filter(|s| s.signal() == Some(9))
+                .count();
+        }
+        panic!("HOGGED {} killed {killed}", hogs.len());
+    }"#,
+    ),
+    (
+        "disk_fill_across_files",
+        r#"{
+        use std::io::Write;
+        // 40 files of 200 MiB, each below the limit of a file; what is
+        // refused is ignored, and `renew` goes on as if nothing happened.
+        let chunk = vec![7u8; 1 << 20];
+        for n in 0..40 {
+            let Ok(mut f) = std::fs::File::create(std::env::temp_dir().join(format!("many{n}"))) else { continue };
+            for _ in 0..200 {
+                if f.write_all(&chunk).is_err() { break; }
+            }
+        }
+    }"#,
+    ),
+    (
         "floods_output",
         r#"{
         let line = "x".repeat(1023);
@@ -228,7 +274,33 @@ struct Graded {
     /// stdout, stderr and the JSON report, together.
     everything: String,
     leftovers: Vec<String>,
+    /// The memory cgroups of the run's still there after it.
+    cgroups: Vec<String>,
     targets: Targets,
+}
+
+/// The memory cgroups fencelab's process `pid` made that are still there
+/// (under this process's own, where fencelab makes them).
+fn cgroups_of(pid: u32) -> Vec<String> {
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+    let Some(path) = own.lines().find_map(|l| {
+        let mut parts = l.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        controllers
+            .split(',')
+            .any(|c| c == "memory")
+            .then_some(path)
+    }) else {
+        return Vec::new();
+    };
+    let dir = Path::new("/sys/fs/cgroup/memory").join(path.trim_start_matches('/'));
+    std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&format!("fencelab-{pid}-")))
+        .collect()
 }
 
 fn graded() -> &'static Graded {
@@ -239,7 +311,12 @@ fn graded() -> &'static Graded {
         let reference = fencelab::lab::reference::REFERENCE;
         assert!(reference.contains(RENEW));
         let mut paths = vec![root().join("src/lease.rs"), targets.peer.clone()];
+        let bounded = fencelab::bridge::sandbox::Layers::probe().memory;
         for (name, code) in RUNTIME {
+            if name == "memory_bomb_across_processes" && !bounded {
+                // Unbounded, it would take the machine's memory.
+                continue;
+            }
             let source = reference.replacen(RENEW, &format!("{}\n{RENEW}", targets.fill(code)), 1);
             let file = dir.join(format!("{name}.rs"));
             std::fs::write(&file, source).unwrap();
@@ -252,7 +329,7 @@ fn graded() -> &'static Graded {
         }
         let json = dir.join("grade.json");
         let tmp = tempfile::tempdir().unwrap();
-        let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+        let child = Command::new(env!("CARGO_BIN_EXE_fencelab"))
             .arg("grade")
             .args(&paths)
             .args(["--timeout", "10", "--jobs", "2", "--json"])
@@ -263,8 +340,12 @@ fn graded() -> &'static Graded {
             .env_remove("GITHUB_ACTIONS")
             .env_remove("GITHUB_STEP_SUMMARY")
             .current_dir(root())
-            .output()
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        let pid = child.id();
+        let out = child.wait_with_output().unwrap();
         let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
         let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
         let report = std::fs::read_to_string(&json).unwrap_or_else(|e| panic!("{e}: {stderr}"));
@@ -279,6 +360,7 @@ fn graded() -> &'static Graded {
             json: serde_json::from_str(&report).unwrap(),
             everything: format!("{stdout}\n{stderr}\n{report}"),
             leftovers,
+            cgroups: cgroups_of(pid),
             targets,
         }
     })
@@ -393,6 +475,61 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
     assert!(!memory.contains("ALLOCATED 64"), "{memory}");
 }
 
+/// What the runner says of a trial that used up its memory or its space.
+const OUT_OF_MEMORY: &str = "ran out of memory: its processes used more than 1024 MiB together";
+const OUT_OF_SPACE: &str = "wrote more than 512 MiB (or too many files) in the trial's directory";
+
+#[test]
+fn memory_bomb_across_processes() {
+    let layers = fencelab::bridge::sandbox::Layers::probe();
+    if !layers.memory {
+        eprintln!("skipped: no writable memory cgroup here (the run says so)");
+        return;
+    }
+    let memory = messages("memory_bomb_across_processes");
+    assert!(memory.contains(OUT_OF_MEMORY), "{memory}");
+    assert!(submission("memory_bomb_across_processes")["score"].as_f64() < Some(100.0));
+    // It failed alone: no other submission ran out (but the one-process
+    // bomb, which a memory cgroup now stops before its address space does).
+    for s in graded().json["submissions"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        if !name.contains("memory_bomb") {
+            assert!(!s.to_string().contains(OUT_OF_MEMORY), "{name}: {s}");
+        }
+    }
+    for correct in ["lease", "peer"] {
+        assert_eq!(submission(correct)["score"], 100.0, "{correct}");
+    }
+    assert!(graded().leftovers.is_empty(), "{:?}", graded().leftovers);
+    assert!(
+        graded().cgroups.is_empty(),
+        "left behind: {:?}",
+        graded().cgroups
+    );
+}
+
+#[test]
+fn disk_fill_across_files() {
+    let layers = fencelab::bridge::sandbox::Layers::probe();
+    if !layers.space {
+        eprintln!("skipped: no space of a trial's own here (the run says so)");
+        return;
+    }
+    let disk = messages("disk_fill_across_files");
+    assert!(disk.contains(OUT_OF_SPACE), "{disk}");
+    assert!(submission("disk_fill_across_files")["score"].as_f64() < Some(100.0));
+    for s in graded().json["submissions"].as_array().unwrap() {
+        let name = s["name"].as_str().unwrap();
+        if !name.contains("disk_fill_across_files") {
+            assert!(!s.to_string().contains(OUT_OF_SPACE), "{name}: {s}");
+        }
+    }
+    for correct in ["lease", "peer"] {
+        assert_eq!(submission(correct)["score"], 100.0, "{correct}");
+    }
+    assert!(graded().leftovers.is_empty(), "{:?}", graded().leftovers);
+}
+
 #[test]
 fn reading_at_compile_time_is_refused_however_it_is_hidden() {
     for (name, _) in COMPILE_TIME {
@@ -424,12 +561,28 @@ fn require_isolation_refuses_where_a_layer_is_missing() {
         )
     };
     let layers = fencelab::bridge::sandbox::Layers::probe();
-    for layer in ["namespaces", "landlock"] {
+    for layer in ["namespaces", "landlock", "memory", "space"] {
         let (code, stderr) = run(Some(layer));
         assert_eq!(code, Some(4), "{layer}: {stderr}");
         assert!(stderr.contains("--require-isolation"), "{stderr}");
     }
-    if layers.namespaces && layers.landlock.is_some() {
+    // Said in words (as the printer wraps them).
+    let said = |layer: &str| {
+        let (_, stderr) = run(Some(layer));
+        stderr.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    assert!(
+        said("memory")
+            .contains("memory across a trial's processes: not bounded (no writable memory cgroup)"),
+        "{}",
+        said("memory")
+    );
+    assert!(
+        said("space").contains("total space per trial: not bounded"),
+        "{}",
+        said("space")
+    );
+    if layers.namespaces && layers.landlock.is_some() && layers.memory && layers.space {
         // Everything is there: it goes on (to a missing file, exit 2).
         let (code, stderr) = run(None);
         assert_eq!(code, Some(2), "{stderr}");
@@ -568,4 +721,134 @@ fn a_learners_tests_see_only_their_own_trial() {
     ] {
         assert!(!path.exists(), "{} was written", path.display());
     }
+}
+
+/// A learner's tests that use up their memory or their trial's space, beside
+/// a valid one: judged against the reference, one wheat and two mutants.
+const HOGS_AS_TESTS: &str = r#"
+use lab as lease;
+
+#[test]
+fn a_job_is_claimed_renewed_and_completed() {
+    let db = std::env::temp_dir().join("jobs.db");
+    lease::init_db(&db).unwrap();
+    assert!(lease::enqueue(&db, "job").unwrap());
+    let fence = lease::claim(&db, "job", "a", 1.0, 10.0).unwrap().unwrap();
+    assert!(lease::renew(&db, "job", "a", fence, 2.0, 10.0).unwrap());
+    assert!(lease::complete(&db, "job", "a", fence, 3.0, "done").unwrap());
+}
+
+#[test]
+fn memory_bomb_across_processes() {
+    use std::os::unix::process::ExitStatusExt;
+    let mut hogs: Vec<std::process::Child> = (0..16)
+        .filter_map(|_| {
+            std::process::Command::new("dd")
+                .args(["if=/dev/zero", "bs=512M", "count=1", "status=none"])
+                .stdout(std::process::Stdio::piped())
+                .spawn()
+                .ok()
+        })
+        .collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    let mut killed = 0;
+    while killed == 0 && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        killed = hogs
+            .iter_mut()
+            .filter_map(|h| h.try_wait().ok().flatten())
+            .filter(|s| s.signal() == Some(9))
+            .count();
+    }
+    panic!("HOGGED {} killed {killed}", hogs.len());
+}
+
+#[test]
+fn disk_fill_across_files() {
+    use std::io::Write;
+    let chunk = vec![7u8; 1 << 20];
+    for n in 0..40 {
+        let Ok(mut f) = std::fs::File::create(std::env::temp_dir().join(format!("many{n}"))) else { continue };
+        for _ in 0..200 {
+            if f.write_all(&chunk).is_err() { break; }
+        }
+    }
+}
+"#;
+
+#[test]
+fn a_learners_tests_that_use_up_memory_or_space_fail_alone() {
+    use fencelab::judging::{self as mine, Judges};
+    let layers = fencelab::bridge::sandbox::Layers::probe();
+    if !layers.memory || !layers.space {
+        eprintln!("skipped: no memory cgroup or no space of a trial's own here");
+        return;
+    }
+    let judge = |source: &str| {
+        let lab = tempfile::tempdir().unwrap();
+        let dir = lab.path().join("tests/mine");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(
+            lab.path().join("Cargo.toml"),
+            "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
+        )
+        .unwrap();
+        std::fs::write(dir.join("main.rs"), source).unwrap();
+        let tests = mine::read(lab.path()).unwrap_or_else(|e| panic!("{e}"));
+        let scratch = fencelab::engine::scratch::Scratch::locate(&root().join("target")).unwrap();
+        let options = mine::Options {
+            jobs: 4,
+            // The bombs take the CPU of the trials beside them.
+            timeout: Some(std::time::Duration::from_secs(30)),
+        };
+        let mut judges = Judges::load(None, None).unwrap();
+        judges.wheats.wheats.truncate(1);
+        judges.mutants.truncate(2);
+        mine::judge(
+            &tests,
+            &judges,
+            &options,
+            &scratch,
+            &mut fencelab::output::progress::Silent,
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
+    };
+    let report = judge(HOGS_AS_TESTS);
+    let test = |name: &str| {
+        let found = report.tests.iter().find(|t| t.test.ends_with(name));
+        found.unwrap_or_else(|| panic!("no {name}: {:?}", report.compile_errors))
+    };
+    let said = |name: &str| -> String {
+        let t = test(name);
+        assert!(!t.valid && !t.wrong_on.is_empty(), "{name}: {t:?}");
+        t.wrong_on
+            .iter()
+            .map(|w| w.message.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let memory = said("memory_bomb_across_processes");
+    assert!(
+        memory.contains("fencelab: the test ran out of memory"),
+        "{memory}"
+    );
+    let disk = said("disk_fill_across_files");
+    assert!(
+        disk.contains(&format!("fencelab: the test {OUT_OF_SPACE}")),
+        "{disk}"
+    );
+    // The valid test beside them is judged as it is alone.
+    let valid = "a_job_is_claimed_renewed_and_completed";
+    let alone_source =
+        HOGS_AS_TESTS[..HOGS_AS_TESTS.find("#[test]\nfn memory_bomb").unwrap()].to_string();
+    let alone = judge(&alone_source);
+    let alone = alone
+        .tests
+        .iter()
+        .find(|t| t.test.ends_with(valid))
+        .unwrap();
+    assert!(test(valid).valid, "{:?}", test(valid));
+    assert_eq!(test(valid).catches, alone.catches);
+    assert_eq!(test(valid).valid, alone.valid);
+    assert!(eventually_none(|| processes_named("dd if=/dev/zero bs=512M")).is_empty());
 }

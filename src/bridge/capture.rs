@@ -17,7 +17,7 @@ pub(super) const FLOOD: usize = 4 * 1024 * 1024;
 /// The start of one of the implementation's output streams, and how much more
 /// there was.
 #[derive(Default)]
-pub struct Captured {
+pub(crate) struct Captured {
     pub kept: Vec<u8>,
     pub dropped: usize,
     /// It printed more than `FLOOD` and was killed for it.

@@ -45,12 +45,12 @@ static SERVER: OnceLock<Server> = OnceLock::new();
 static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// The judge's exit status when the implementation left processes running.
-pub const LEFT_BEHIND_STATUS: i32 = 87;
+pub(crate) const LEFT_BEHIND_STATUS: i32 = 87;
 /// The judge's exit status when it could not start the implementation's
 /// process at all (its program is missing, say): fencelab's failure, never
 /// the implementation's, so it is not a test outcome. The implementation's
 /// code has not run in this judge when this happens, so it cannot cause it.
-pub const NOT_STARTED_STATUS: i32 = 86;
+pub(crate) const NOT_STARTED_STATUS: i32 = 86;
 
 /// Ends the judge with `NOT_STARTED_STATUS`, saying why on stderr.
 fn not_started(why: std::fmt::Arguments) -> ! {
@@ -97,7 +97,7 @@ extern "C" fn reap_server() {
 }
 
 /// The message of a test whose implementation left processes running.
-pub const LEFT_BEHIND: &str =
+pub(crate) const LEFT_BEHIND: &str =
     "fencelab: the implementation left processes running after the test; they were killed";
 
 /// Kills and reaps the processes this judge adopted; returns how many were
@@ -142,7 +142,7 @@ fn kill_adopted() -> usize {
 
 /// Calls the implementation: the `Ok`/`Err` it returned, or a panic of the test
 /// that says what happened to it.
-pub fn call(request: Request) -> Result<Answer, Failure> {
+pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
     let server = SERVER.get_or_init(start);
     let function = request.function();
     match exchange(&server.socket, &request) {
@@ -201,7 +201,7 @@ fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
 /// fencelab's `engine::python`) reads besides the script: the interpreter's
 /// directories (listed in `reads` beside it), the table of what it hosts, and
 /// the one module it serves (`impls/<key>`). Nothing for a Rust server.
-pub fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
+pub(crate) fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
     if server.file_name().and_then(|n| n.to_str()) != Some("fencelab_server.py") {
         return Vec::new();
     }
@@ -220,7 +220,7 @@ pub fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
 }
 
 /// One request and its response over a fresh connection to `socket`.
-pub fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
+pub(crate) fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
     let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
     (&stream)
         .write_all(to_line(request).as_bytes())
@@ -263,7 +263,17 @@ fn start() -> Server {
     let fd = listener.as_raw_fd();
     // The implementation may write only in the test's temporary directory.
     let reads = python_reads(Path::new(&exe), &key);
-    let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads);
+    // Its processes' memory is bounded together, in the cgroup fencelab
+    // made for this trial's implementation (and removes after it).
+    let memory = std::env::var_os(super::sandbox::MEMORY_ENV).map(|dir| {
+        super::sandbox::Memory::adopt(Path::new(&dir)).unwrap_or_else(|e| {
+            not_started(format_args!(
+                "cannot join the implementation's memory cgroup: {e}"
+            ))
+        })
+    });
+    let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads)
+        .bounded(memory.as_ref());
     let plan = cage.plan();
     // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
     // files in /proc are out of reach of the implementation; a subreaper: what
@@ -276,6 +286,7 @@ fn start() -> Server {
     command
         .args([super::server::SERVE, key.as_str()])
         .env("RUST_BACKTRACE", "0")
+        .env_remove(super::sandbox::MEMORY_ENV)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
@@ -303,6 +314,7 @@ fn start() -> Server {
     // at once instead of waiting for an answer that cannot come.
     drop(listener);
     drop(cage);
+    drop(memory);
     let stdin = child.stdin.take().expect("piped stdin");
     let pid = child.id() as libc::pid_t;
     SERVER_PID.store(pid, Ordering::SeqCst);
@@ -387,7 +399,7 @@ impl Server {
 }
 
 /// "exited with status 0", "was killed by signal 6 (SIGABRT)".
-pub fn describe(status: ExitStatus) -> String {
+pub(crate) fn describe(status: ExitStatus) -> String {
     match (status.code(), status.signal()) {
         (Some(code), _) => format!("exited with status {code}"),
         (None, Some(signal)) => format!("was killed by signal {signal} ({})", signal_name(signal)),

@@ -11,7 +11,7 @@
 //! to each other only through `super::`.
 
 mod capture;
-pub mod client;
+pub(crate) mod client;
 pub mod protocol;
 pub mod proxy;
 pub mod sandbox;

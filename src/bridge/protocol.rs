@@ -5,17 +5,17 @@
 use serde::{Deserialize, Serialize};
 
 /// The name of the environment variable that holds the implementation server's path.
-pub const SERVER_ENV: &str = "FENCELAB_SERVER";
+pub(crate) const SERVER_ENV: &str = "FENCELAB_SERVER";
 /// The name of the environment variable that says which implementation to serve.
-pub const IMPL_ENV: &str = "FENCELAB_IMPL";
+pub(crate) const IMPL_ENV: &str = "FENCELAB_IMPL";
 /// The name of the environment variable that holds the socket of a server the
 /// runner started (an untrusted judge gets only this).
-pub const SOCKET_ENV: &str = "FENCELAB_SOCKET";
+pub(crate) const SOCKET_ENV: &str = "FENCELAB_SOCKET";
 /// The marker that starts a judge's message about the implementation's process
 /// itself (it crashed, exited, or could not start), as opposed to its answers.
-pub const PROCESS_ENDED: &str = "fencelab: the implementation's process";
+pub(crate) const PROCESS_ENDED: &str = "fencelab: the implementation's process";
 /// The marker that starts a judge's message about a panic inside the implementation.
-pub const IMPL_PANICKED: &str = "fencelab: the implementation panicked";
+pub(crate) const IMPL_PANICKED: &str = "fencelab: the implementation panicked";
 
 /// An `f64` carried as its bit pattern.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -161,7 +161,7 @@ impl Failure {
 
 /// What comes back over the bridge.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub enum Response {
+pub(crate) enum Response {
     Returned(Result<Answer, Failure>),
     /// The implementation panicked inside the call.
     Panicked {
@@ -171,13 +171,13 @@ pub enum Response {
 }
 
 /// Encodes one message as a line.
-pub fn to_line<T: Serialize>(message: &T) -> String {
+pub(crate) fn to_line<T: Serialize>(message: &T) -> String {
     let mut line = serde_json::to_string(message).expect("bridge messages always serialize");
     line.push('\n');
     line
 }
 
 /// Decodes one message from a line.
-pub fn from_line<T: for<'de> Deserialize<'de>>(line: &str) -> Result<T, String> {
+pub(crate) fn from_line<T: for<'de> Deserialize<'de>>(line: &str) -> Result<T, String> {
     serde_json::from_str(line.trim_end()).map_err(|e| format!("malformed bridge message: {e}"))
 }

@@ -36,8 +36,38 @@
 //!   the kernel exempts root's own uid), no core dumps, no new privileges;
 //!   the process dies with its parent. With the PID namespace (Linux 6.14+
 //!   namespaces `pid_max`), at most 2,047 processes and threads at once in
-//!   the cage, root included; so a trial's memory is bounded by 2,047 x 4
-//!   GiB of address space, not by a total of its own (no memory cgroup).
+//!   the cage, root included.
+//! - **Memory across the cage's processes** (`Memory`, where a memory cgroup
+//!   can be made under fencelab's own: cgroup v1's memory controller, or
+//!   v2's where our cgroup delegates it): `MEMORY` (1 GiB) for everything
+//!   the cage runs together, without swap, root included (the limit is set
+//!   outside the cage, and nothing in it can reach `/sys`). The watcher
+//!   writes itself into the cgroup before it makes the namespaces, so every
+//!   process of the cage is in it from its start. The OOM killer kills only
+//!   there (a process of the cage, possibly its watcher or init, which ends
+//!   the cage all the same), and counts it: the trial then fails as "ran out
+//!   of memory", alone. The cgroup is made and removed by fencelab's runner,
+//!   which outlives every judge: a judge killed at its deadline leaves
+//!   nothing behind (`MEMORY_ENV` tells it the cgroup of the implementation
+//!   it starts). Where there is none (an unprivileged user, no controller),
+//!   a trial has 2,047 x 4 GiB of address space, and the run says so.
+//! - **Total space of a trial** (`Space`, where a user namespace, or a mount
+//!   namespace as root, can be made): the trial's directory is a tmpfs of
+//!   its own, `SPACE` (512 MiB) and 16,384 files, mounted by a holder
+//!   process in a namespace that every process of the trial joins before
+//!   anything else: the uncaged judge that writes the test's files, the
+//!   server the runner starts, the cage (whose mount namespace is made from
+//!   it). A write beyond it is refused (ENOSPC), and the runner, which reads
+//!   the tmpfs's own account, fails the trial "wrote more than 512 MiB",
+//!   whatever the code made of the refusal. It costs a fork of the runner
+//!   per trial, and the tmpfs goes with the trial's last process. A memory
+//!   cgroup alone would not do: the pages a cage writes on a tmpfs are
+//!   charged to it, but only where the trial's directory is a tmpfs
+//!   (`/dev/shm`, not a `TMPDIR` on a disk, whose pages are written back and
+//!   freed), only for what the cage itself writes (not the trusted server a
+//!   learner's tests drive), and it ends in the OOM killer, which reads as
+//!   memory, not space. Where there is no space of a trial's own, only each
+//!   file is bounded (256 MiB, `engine::runner`), and the run says so.
 //!
 //! Everything the child needs (paths as C strings, descriptors) is prepared by
 //! the parent in `Cage::new`: between fork and exec only system calls run.
@@ -82,6 +112,22 @@ const PROCESSES: u64 = 8192;
 /// One more than the most processes and threads a cage's PID namespace may
 /// hold at once (its `pid_max`; the kernel's least is 301).
 const PIDS: &std::ffi::CStr = c"2048";
+/// The most memory a cage's processes may use together, without swap (a
+/// memory cgroup of its own, `Memory`), the pages of the files they write
+/// in their trial's tmpfs included. A correct implementation uses a few MiB;
+/// PrairieLearn gives a whole grading job 2 GiB; with the default 4 trials
+/// at once per core, 2 cores hold at most 8 GiB of caged memory.
+pub const MEMORY: u64 = 1 << 30;
+/// The most a trial's directory may hold, every file together (a tmpfs of
+/// its own, `Space`): twice the largest file a trial may write (256 MiB,
+/// `engine::runner`), a hundred times what a test's database needs.
+pub const SPACE: u64 = 512 << 20;
+/// The most files (and directories) a trial's directory may hold.
+const SPACE_FILES: u64 = 16_384;
+/// The variable that tells a judge the memory cgroup (`Memory::adopt`) its
+/// implementation's cage goes in: made and removed by fencelab's runner,
+/// which outlives the judge.
+pub const MEMORY_ENV: &str = "FENCELAB_MEMORY_CGROUP";
 
 /// The system's programs and libraries: what any program needs to start.
 /// Directories that are symbolic links (`/lib` -> `usr/lib`) are made links.
@@ -103,8 +149,8 @@ const SYSTEM_FILES: [&str; 7] = [
 ];
 
 /// The test hook that makes `Layers::probe` report a layer missing, as on a
-/// machine without it: `FENCELAB_CAGE_WITHOUT=namespaces` or `landlock` (or
-/// both, comma-separated). Read here and nowhere else; it changes only what
+/// machine without it: `FENCELAB_CAGE_WITHOUT=namespaces`, `landlock`,
+/// `memory` or `space` (or several, comma-separated). Read here and nowhere else; it changes only what
 /// is reported, never what the child sets up.
 pub const SIMULATE_MISSING_ENV: &str = "FENCELAB_CAGE_WITHOUT";
 
@@ -119,6 +165,443 @@ struct RulesetAttr {
 struct PathBeneathAttr {
     allowed_access: u64,
     parent_fd: i32,
+}
+
+/// A memory cgroup of a cage's own, nested under fencelab's own cgroup: what
+/// every process of the cage uses together (memory, and the pages of files it
+/// writes on a tmpfs, such as its trial's `Space`) is bounded by `MEMORY`,
+/// without swap. Its child writes itself into it before anything untrusted
+/// runs (`enter`); what it starts inherits it. The OOM killer then kills only
+/// in this cgroup, and counts what it killed (`ran_out`). Removed when
+/// dropped, after whatever is still in it has been killed.
+#[derive(Debug)]
+pub struct Memory {
+    dir: PathBuf,
+    /// `cgroup.procs`, opened for writing by the parent (the kernel checks
+    /// the opener's rights), written by the child.
+    procs: OwnedFd,
+    v2: bool,
+    /// Whether dropping it removes it (not when a judge was handed it).
+    owned: bool,
+}
+
+impl Memory {
+    /// A memory cgroup for one cage where this machine has a writable one
+    /// (`Layers::probe`), `None` where it has none; an error where it has
+    /// one and it could not be made.
+    pub fn for_cage() -> std::io::Result<Option<Memory>> {
+        if !Layers::probe().memory {
+            return Ok(None);
+        }
+        Memory::create().map(Some)
+    }
+
+    /// A new memory cgroup under this process's own, limited to `MEMORY`.
+    fn create() -> std::io::Result<Memory> {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static COUNT: AtomicUsize = AtomicUsize::new(0);
+        let (parent, v2) = own_memory_cgroup()
+            .ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, "no memory cgroup"))?;
+        let dir = parent.join(format!(
+            "fencelab-{}-{}",
+            std::process::id(),
+            COUNT.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir(&dir)?;
+        let limits = || -> std::io::Result<OwnedFd> {
+            let limit = MEMORY.to_string();
+            if v2 {
+                std::fs::write(dir.join("memory.max"), &limit)?;
+                let _ = std::fs::write(dir.join("memory.swap.max"), "0");
+                let _ = std::fs::write(dir.join("memory.oom.group"), "1");
+            } else {
+                std::fs::write(dir.join("memory.limit_in_bytes"), &limit)?;
+                // Without swap accounting, there is no swap to bound.
+                let memsw = dir.join("memory.memsw.limit_in_bytes");
+                if memsw.exists() {
+                    std::fs::write(memsw, &limit)?;
+                }
+            }
+            let procs = std::fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join("cgroup.procs"))?;
+            Ok(OwnedFd::from(procs))
+        };
+        match limits() {
+            Ok(procs) => Ok(Memory {
+                dir,
+                procs,
+                v2,
+                owned: true,
+            }),
+            Err(err) => {
+                let _ = std::fs::remove_dir(&dir);
+                Err(err)
+            }
+        }
+    }
+
+    /// The memory cgroup at `dir`, made by fencelab for this process's cage
+    /// (`MEMORY_ENV`): joined, never removed here.
+    pub fn adopt(dir: &Path) -> std::io::Result<Memory> {
+        let procs = std::fs::OpenOptions::new()
+            .write(true)
+            .open(dir.join("cgroup.procs"))?;
+        Ok(Memory {
+            dir: dir.to_path_buf(),
+            procs: OwnedFd::from(procs),
+            v2: dir.join("memory.max").exists(),
+            owned: false,
+        })
+    }
+
+    /// Where it is (for `MEMORY_ENV`).
+    pub fn path(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Whether the OOM killer killed a process of it: the cage ran out of
+    /// memory.
+    pub fn ran_out(&self) -> bool {
+        let (file, field) = if self.v2 {
+            ("memory.events", "oom_kill ")
+        } else {
+            ("memory.oom_control", "oom_kill ")
+        };
+        std::fs::read_to_string(self.dir.join(file))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.strip_prefix(field))
+            .any(|n| n.trim().parse::<u64>().is_ok_and(|n| n > 0))
+    }
+
+    /// Whether `pid` is in it.
+    #[cfg(test)]
+    fn holds(&self, pid: u32) -> bool {
+        std::fs::read_to_string(self.dir.join("cgroup.procs"))
+            .unwrap_or_default()
+            .lines()
+            .any(|l| l.trim() == pid.to_string())
+    }
+}
+
+impl Drop for Memory {
+    /// Removes it once nothing runs in it: what still does (a cage's init
+    /// killed with its watcher is still dying) is killed, for up to 2 s.
+    fn drop(&mut self) {
+        if !self.owned {
+            return;
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let mut pause = std::time::Duration::from_micros(200);
+        loop {
+            match std::fs::remove_dir(&self.dir) {
+                Err(err) if err.raw_os_error() == Some(libc::EBUSY) => {}
+                _ => return,
+            }
+            if std::time::Instant::now() >= deadline {
+                return;
+            }
+            let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
+            for pid in procs
+                .lines()
+                .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+            {
+                // SAFETY: a signal to a process of this cage's cgroup.
+                unsafe {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(std::time::Duration::from_millis(20));
+        }
+    }
+}
+
+/// The directory of this process's own memory cgroup, and whether it is
+/// cgroup v2: v1's memory hierarchy where it is mounted, else v2's where its
+/// memory controller is delegated to our children; `None` where neither.
+fn own_memory_cgroup() -> Option<(PathBuf, bool)> {
+    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
+    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    for line in cgroups.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);
+        if controllers.split(',').any(|c| c == "memory") {
+            let memory = |kind: &str, options: &str| {
+                kind == "cgroup" && options.split(',').any(|o| o == "memory")
+            };
+            return cgroup_dir(&mounts, memory, path).map(|dir| (dir, false));
+        }
+    }
+    let path = cgroups.lines().find_map(|l| l.strip_prefix("0::"))?;
+    let dir = cgroup_dir(&mounts, |kind, _| kind == "cgroup2", path)?;
+    let delegated = std::fs::read_to_string(dir.join("cgroup.subtree_control")).ok()?;
+    delegated
+        .split_whitespace()
+        .any(|c| c == "memory")
+        .then_some((dir, true))
+}
+
+/// Where the cgroup `path` of the hierarchy mounted as `is` (its type and
+/// super options, from `/proc/self/mountinfo`) is.
+fn cgroup_dir(mounts: &str, is: impl Fn(&str, &str) -> bool, path: &str) -> Option<PathBuf> {
+    mounts.lines().find_map(|line| {
+        let (left, right) = line.split_once(" - ")?;
+        let mut fs = right.split_whitespace();
+        let (kind, _source, options) = (fs.next()?, fs.next()?, fs.next().unwrap_or(""));
+        if !is(kind, options) {
+            return None;
+        }
+        let fields: Vec<&str> = left.split_whitespace().collect();
+        let (root, at) = (fields.get(3)?, fields.get(4)?);
+        let inside = Path::new(path).strip_prefix(root).ok()?;
+        Some(Path::new(at).join(inside))
+    })
+}
+
+/// A trial's directory as a tmpfs of its own, at most `SPACE` bytes and
+/// `SPACE_FILES` files, in a user and mount namespace held by a small
+/// process of ours (the holder, which does nothing but wait). Every process
+/// of the trial joins that namespace (`Space::join`): the judge (caged or
+/// not), the server the runner starts; a cage's own mount namespace is then
+/// made from it, so all of them see the same files. Nothing outside sees the
+/// tmpfs; it goes when the last process in the namespace does.
+pub struct Space {
+    holder: libc::pid_t,
+    /// Closed on drop: the holder then ends.
+    keep: Option<OwnedFd>,
+    _user: Option<OwnedFd>,
+    _mount: OwnedFd,
+    /// The tmpfs's root, opened through the holder's `/proc/PID/root`.
+    root: OwnedFd,
+    join: Arc<Join>,
+}
+
+/// What a child does to join a trial's `Space` (descriptors held open by it).
+#[derive(Debug)]
+pub struct Join {
+    user: Option<RawFd>,
+    mount: RawFd,
+    dir: CString,
+}
+
+impl std::fmt::Debug for Space {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Space({}, {:?})", self.holder, self.join)
+    }
+}
+
+impl Space {
+    /// The space of a trial whose directory is `dir` where this machine
+    /// allows it (`Layers::probe`), `None` where it does not; an error where
+    /// it should and could not.
+    pub fn for_trial(dir: &Path) -> std::io::Result<Option<Space>> {
+        if !Layers::probe().space {
+            return Ok(None);
+        }
+        Space::new(dir).map(Some)
+    }
+
+    fn new(dir: &Path) -> std::io::Result<Space> {
+        let dir = absolute(dir);
+        let c_dir = CString::new(dir.as_os_str().as_bytes())?;
+        let options = CString::new(format!("size={SPACE},nr_inodes={SPACE_FILES},mode=755"))?;
+        // SAFETY: plain queries.
+        let (uid, gid, parent) = unsafe { (libc::geteuid(), libc::getegid(), libc::getpid()) };
+        let uid_map = CString::new(format!("{uid} {uid} 1"))?;
+        let gid_map = CString::new(format!("{gid} {gid} 1"))?;
+        let ready = pipe()?;
+        let keep = pipe()?;
+        // SAFETY: the child makes only system calls on what was prepared
+        // above, then waits and exits.
+        let holder = unsafe { libc::fork() };
+        if holder < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if holder == 0 {
+            // SAFETY: the holder: system calls only.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+                if libc::getppid() != parent {
+                    libc::_exit(1);
+                }
+                let (told, kept) = (ready.1.as_raw_fd(), keep.0.as_raw_fd());
+                keep_only(told, kept);
+                let made = hold(&c_dir, &options, &uid_map, &gid_map, uid == 0);
+                libc::write(told, [made].as_ptr().cast(), 1);
+                if made == b'x' {
+                    libc::_exit(1);
+                }
+                let mut byte = 0u8;
+                loop {
+                    let n = libc::read(kept, (&raw mut byte).cast(), 1);
+                    if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
+                        libc::_exit(0);
+                    }
+                }
+            }
+        }
+        drop(ready.1);
+        drop(keep.0);
+        let reap = || {
+            // SAFETY: our own child.
+            unsafe { libc::waitpid(holder, std::ptr::null_mut(), 0) };
+        };
+        let mut made = 0u8;
+        // SAFETY: reads one byte into ours.
+        let n = unsafe { libc::read(ready.0.as_raw_fd(), (&raw mut made).cast(), 1) };
+        if n != 1 || made == b'x' {
+            reap();
+            return Err(std::io::Error::other(
+                "the trial's space could not be mounted",
+            ));
+        }
+        let opened = || -> std::io::Result<(Option<OwnedFd>, OwnedFd, OwnedFd)> {
+            let ns = |kind: &str| {
+                std::fs::File::open(format!("/proc/{holder}/ns/{kind}")).map(OwnedFd::from)
+            };
+            let user = if made == b'u' {
+                Some(ns("user")?)
+            } else {
+                None
+            };
+            let mount = ns("mnt")?;
+            let mut through = PathBuf::from(format!("/proc/{holder}/root"));
+            through.push(dir.strip_prefix("/").unwrap_or(&dir));
+            let root = open_path(&through).ok_or_else(std::io::Error::last_os_error)?;
+            Ok((user, mount, root))
+        };
+        let (user, mount, root) = match opened() {
+            Ok(fds) => fds,
+            Err(err) => {
+                drop(keep.1);
+                reap();
+                return Err(err);
+            }
+        };
+        let join = Arc::new(Join {
+            user: user.as_ref().map(AsRawFd::as_raw_fd),
+            mount: mount.as_raw_fd(),
+            dir: c_dir,
+        });
+        Ok(Space {
+            holder,
+            keep: Some(keep.1),
+            _user: user,
+            _mount: mount,
+            root,
+            join,
+        })
+    }
+
+    /// What a child of the trial does to join it (see `join`).
+    pub fn join(&self) -> Arc<Join> {
+        self.join.clone()
+    }
+
+    /// Whether the trial used up its space (less than 1 MiB, or no file,
+    /// left): it wrote too much, and what it wrote last was refused.
+    pub fn used_up(&self) -> bool {
+        // SAFETY: fills a statvfs of ours from a descriptor of ours.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatvfs(self.root.as_raw_fd(), &mut stat) } != 0 {
+            return false;
+        }
+        let free = stat.f_bavail as u64 * stat.f_frsize as u64;
+        free < (1 << 20) || stat.f_favail == 0
+    }
+}
+
+impl Drop for Space {
+    fn drop(&mut self) {
+        // The holder reads the end of `keep` (closed after this) and exits;
+        // the tmpfs goes with the last process of its namespace.
+        drop(self.keep.take());
+        // SAFETY: our own child.
+        unsafe { libc::waitpid(self.holder, std::ptr::null_mut(), 0) };
+    }
+}
+
+/// The holder's work: a user namespace mapping fencelab's own ids (or, for
+/// root where the kernel refuses one, a mount namespace alone), and the
+/// tmpfs on `dir`. Says which it made: `u`, `m`, or `x` for nothing.
+unsafe fn hold(
+    dir: &std::ffi::CStr,
+    options: &std::ffi::CStr,
+    uid_map: &std::ffi::CStr,
+    gid_map: &std::ffi::CStr,
+    root: bool,
+) -> u8 {
+    unsafe {
+        let none = std::ptr::null();
+        let made = if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == 0 {
+            // Mounts copied into a new user namespace are slaves already:
+            // nothing mounted here reaches the machine's.
+            if write_file(c"/proc/self/setgroups", c"deny").is_err()
+                || write_file(c"/proc/self/uid_map", uid_map).is_err()
+                || write_file(c"/proc/self/gid_map", gid_map).is_err()
+            {
+                return b'x';
+            }
+            b'u'
+        } else if root
+            && libc::unshare(libc::CLONE_NEWNS) == 0
+            && libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                none,
+                libc::MS_REC | libc::MS_SLAVE,
+                none.cast(),
+            ) == 0
+        {
+            b'm'
+        } else {
+            return b'x';
+        };
+        let mounted = libc::mount(
+            c"fencelab".as_ptr(),
+            dir.as_ptr(),
+            c"tmpfs".as_ptr(),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            options.as_ptr().cast(),
+        ) == 0;
+        if mounted { made } else { b'x' }
+    }
+}
+
+/// Joins the trial's space `join` (from `Space::join`), in the trial's
+/// directory. Meant for a child between fork and exec, before `enter`.
+///
+/// # Safety
+/// Call only from a `pre_exec` hook, while the `Space` is alive.
+pub unsafe fn join(join: &Join) -> std::io::Result<()> {
+    unsafe {
+        if let Some(user) = join.user
+            && libc::setns(user, libc::CLONE_NEWUSER) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        // It leaves the root and working directory at the namespace's root.
+        if libc::setns(join.mount, libc::CLONE_NEWNS) != 0 || libc::chdir(join.dir.as_ptr()) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // A change of credentials may have cleared it.
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    }
+    Ok(())
+}
+
+/// A pipe: (read end, write end), both closing on exec.
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fills two descriptors, ours from here on.
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
 }
 
 /// The Landlock ABI version of the running kernel, if it has Landlock.
@@ -142,15 +625,25 @@ pub struct Layers {
     pub namespaces: bool,
     /// The Landlock ABI version, if any.
     pub landlock: Option<i32>,
+    /// A memory cgroup can be made under fencelab's own (`Memory`).
+    pub memory: bool,
+    /// A trial's directory can be a tmpfs of its own (`Space`).
+    pub space: bool,
 }
 
 impl Layers {
     /// The layers of the running kernel, asked once per process.
     pub fn probe() -> Layers {
         static PROBED: OnceLock<Layers> = OnceLock::new();
-        *PROBED.get_or_init(|| Layers {
-            namespaces: namespaces_work(),
-            landlock: available(),
+        *PROBED.get_or_init(|| {
+            let namespaces = namespaces_work();
+            Layers {
+                namespaces,
+                landlock: available(),
+                memory: Memory::create().is_ok(),
+                // SAFETY: a plain query.
+                space: namespaces || (unsafe { libc::geteuid() } == 0 && mount_namespace_works()),
+            }
         })
     }
 
@@ -163,6 +656,8 @@ impl Layers {
             match missing {
                 "namespaces" => layers.namespaces = false,
                 "landlock" => layers.landlock = None,
+                "memory" => layers.memory = false,
+                "space" => layers.space = false,
                 _ => {}
             }
         }
@@ -205,7 +700,44 @@ impl Layers {
             )),
             _ => {}
         }
+        if !self.memory {
+            gaps.push((
+                "memory across a trial's processes: not bounded (no writable memory cgroup)",
+                "試行のプロセス全体のメモリ: 上限なし (書き込めるメモリ cgroup がありません)",
+            ));
+        }
+        if !self.space {
+            gaps.push((
+                "total space per trial: not bounded (no user or mount namespaces), only 256 \
+                 MiB per file",
+                "試行ごとの書き込みの合計: 上限なし (ユーザー名前空間もマウント名前空間も\
+                 使えません)、1 ファイル 256 MiB まで",
+            ));
+        }
         gaps
+    }
+}
+
+/// Whether a child, as root, can make a mount namespace (where user
+/// namespaces are refused): for a trial's `Space`.
+fn mount_namespace_works() -> bool {
+    // SAFETY: the child makes only system calls, then exits.
+    unsafe {
+        let pid = libc::fork();
+        if pid < 0 {
+            return false;
+        }
+        if pid == 0 {
+            libc::_exit(if libc::unshare(libc::CLONE_NEWNS) == 0 {
+                0
+            } else {
+                1
+            });
+        }
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0) == pid
+            && libc::WIFEXITED(status)
+            && libc::WEXITSTATUS(status) == 0
     }
 }
 
@@ -265,6 +797,13 @@ unsafe fn enter_namespaces(maps: &Maps) -> std::io::Result<bool> {
             | libc::CLONE_NEWNET
             | libc::CLONE_NEWIPC
             | libc::CLONE_NEWPID;
+        // The judge makes itself not dumpable (client.rs), and a fork keeps
+        // that; a process that is not dumpable has its /proc/self files owned
+        // by root, so a user other than root could not write its own maps
+        // (EACCES: no cage started for anyone running fencelab unprivileged).
+        // This child's memory is a copy of the judge's only until its exec,
+        // and the namespaces' init makes itself not dumpable again.
+        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
         if libc::unshare(flags) != 0 {
             let err = std::io::Error::last_os_error();
             let refused = [
@@ -310,6 +849,8 @@ pub struct Plan {
     root: Option<Root>,
     /// The Landlock ruleset's descriptor, when the kernel has Landlock.
     ruleset: Option<RawFd>,
+    /// The `cgroup.procs` of the cage's `Memory`, when it has one.
+    cgroup: Option<RawFd>,
 }
 
 /// A mount namespace's new root: a tmpfs mounted on a directory in the
@@ -405,6 +946,34 @@ impl Cage {
         Cage::build(writable, program, also, reads, true)
     }
 
+    /// This cage, for a child that joins the trial's `space` first (its
+    /// writable place is then the space's tmpfs): Landlock's rules hold for
+    /// inodes, and it skips the directory a tmpfs is mounted on, so the
+    /// tmpfs's own root gets the trial's rights.
+    pub fn within(mut self, space: Option<&Space>) -> Cage {
+        if let Some(space) = space
+            && let Ok(root) = space.root.try_clone()
+            && let Some(ruleset) = &self._ruleset
+        {
+            let access = handled_fs(available().unwrap_or(1));
+            if allow(ruleset, &root, access).is_some() {
+                self._sources.push(root);
+            }
+        }
+        self
+    }
+
+    /// This cage, with every process of it in `memory` (see `Memory`),
+    /// which the caller keeps until the child has started, and removes once
+    /// the cage's processes are gone.
+    pub fn bounded(mut self, memory: Option<&Memory>) -> Cage {
+        if let Some(memory) = memory {
+            let plan = Arc::get_mut(&mut self.plan).expect("bounded before it is shared");
+            plan.cgroup = Some(memory.procs.as_raw_fd());
+        }
+        self
+    }
+
     fn build(
         writable: &Path,
         program: &Path,
@@ -463,6 +1032,7 @@ impl Cage {
             plan: Arc::new(Plan {
                 root,
                 ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+                cgroup: None,
             }),
             _ruleset: ruleset,
             _sources: opened.into_iter().filter_map(|(_, _, fd, _)| fd).collect(),
@@ -570,6 +1140,7 @@ fn arguments_and_environment() -> [(usize, usize); 2] {
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
 pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
     unsafe {
+        join_memory(plan.cgroup)?;
         limit();
         if let Some(root) = &plan.root {
             enter_root(root, left)?;
@@ -588,6 +1159,7 @@ pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()>
     let target = super::server::LISTENER_FD;
     let mut ruleset_fd = plan.ruleset;
     unsafe {
+        join_memory(plan.cgroup)?;
         limit();
         // First, while the descriptors of the places are where they were.
         if let Some(root) = &plan.root {
@@ -610,6 +1182,17 @@ pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()>
         }
         restrict(ruleset_fd)
     }
+}
+
+/// Puts this process (the watcher, before anything untrusted runs; all it
+/// starts inherits it) in the cage's memory cgroup.
+unsafe fn join_memory(cgroup: Option<RawFd>) -> std::io::Result<()> {
+    let Some(fd) = cgroup else { return Ok(()) };
+    // SAFETY: writes a byte of ours ("0": the writer itself).
+    if unsafe { libc::write(fd, c"0".as_ptr().cast(), 1) } != 1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// The limits every caged process gets.
@@ -1013,6 +1596,29 @@ fn ruleset(
     abi: i32,
     opened: &[(PathBuf, Place, Option<OwnedFd>, Option<PathBuf>)],
 ) -> Option<OwnedFd> {
+    let fs = handled_fs(abi);
+    let _ = IOCTL_DEV;
+    let net = if abi >= 4 {
+        NET_BIND_TCP | NET_CONNECT_TCP
+    } else {
+        0
+    };
+    let scoped = if abi >= 6 {
+        SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
+    } else {
+        0
+    };
+    let attr = RulesetAttr {
+        handled_access_fs: fs,
+        handled_access_net: net,
+        scoped,
+    };
+    ruleset_with(abi, attr, opened)
+}
+
+/// The file accesses a ruleset handles (all of them: allowed only where a
+/// rule says so), for the kernel's ABI.
+fn handled_fs(abi: i32) -> u64 {
     let mut fs = EXECUTE
         | WRITE_FILE
         | READ_FILE
@@ -1032,22 +1638,15 @@ fn ruleset(
     if abi >= 3 {
         fs |= TRUNCATE;
     }
-    let _ = IOCTL_DEV;
-    let net = if abi >= 4 {
-        NET_BIND_TCP | NET_CONNECT_TCP
-    } else {
-        0
-    };
-    let scoped = if abi >= 6 {
-        SCOPE_ABSTRACT_UNIX_SOCKET | SCOPE_SIGNAL
-    } else {
-        0
-    };
-    let attr = RulesetAttr {
-        handled_access_fs: fs,
-        handled_access_net: net,
-        scoped,
-    };
+    fs
+}
+
+fn ruleset_with(
+    abi: i32,
+    attr: RulesetAttr,
+    opened: &[(PathBuf, Place, Option<OwnedFd>, Option<PathBuf>)],
+) -> Option<OwnedFd> {
+    let fs = attr.handled_access_fs;
     // The attribute grew with the ABI: pass only the fields this kernel knows.
     let size = match abi {
         1..=3 => 8,
@@ -1270,6 +1869,57 @@ mod pid_namespace {
             .collect()
     }
 
+    /// Set when `a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root`
+    /// runs the test below as another user.
+    const NOT_ROOT_ENV: &str = "FENCELAB_SANDBOX_NOT_ROOT";
+
+    /// As a judge does (client.rs): not dumpable, then a cage. Runs only when
+    /// started by the test below, as a user other than root.
+    #[test]
+    fn cages_when_not_dumpable() {
+        let Ok(trial) = std::env::var(NOT_ROOT_ENV) else {
+            return;
+        };
+        // SAFETY: a plain prctl on this test process.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+        let done = caged(Path::new(&trial), "echo $$; exit 7");
+        println!(
+            "CAGED {:?} {}",
+            done.status.and_then(|s| s.code()),
+            done.stdout.trim()
+        );
+    }
+
+    #[test]
+    fn a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root() {
+        use std::os::unix::process::CommandExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 || !Layers::probe().namespaces {
+            eprintln!("skipped: needs root (to become another user) and namespaces");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        std::os::unix::fs::chown(dir.path(), Some(65534), Some(65534)).unwrap();
+        let out = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "bridge::sandbox::pid_namespace::cages_when_not_dumpable",
+            ])
+            .args(["--nocapture", "--test-threads", "1"])
+            .env(NOT_ROOT_ENV, dir.path())
+            .uid(65534)
+            .gid(65534)
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // Its own PID namespace, as for root: process 2, exit status 7.
+        assert!(
+            stdout.contains("CAGED Some(7) 2"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
     #[test]
     fn the_program_ends_as_it_would_uncaged_exit_status_and_signal_alike() {
         if !Layers::probe().namespaces {
@@ -1392,6 +2042,224 @@ mod pid_namespace {
 }
 
 #[cfg(test)]
+mod memory_and_space {
+    use super::*;
+    use crate::engine::process::{Finished, Limits, run};
+    use std::os::unix::process::CommandExt;
+    use std::process::Command;
+    use std::time::{Duration, Instant};
+
+    /// `script` run by sh, caged (in `space` when given) and bounded by `memory`.
+    fn caged(
+        trial: &Path,
+        script: &str,
+        memory: Option<&Memory>,
+        space: Option<&Space>,
+    ) -> Finished {
+        let tmp = trial.join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let sh = &std::fs::canonicalize("/bin/sh").unwrap();
+        let cage = Cage::new(&tmp, sh, &[]).within(space).bounded(memory);
+        let mut command = Command::new(sh);
+        command.args(["-c", script]).current_dir(&tmp).env_clear();
+        let limits = Limits {
+            time: Some(Duration::from_secs(60)),
+            cage: Some(cage.plan()),
+            space: space.map(Space::join),
+            ..Default::default()
+        };
+        run(command, trial, &limits).unwrap()
+    }
+
+    #[test]
+    fn every_process_of_a_cage_is_in_its_memory_cgroup_which_goes_with_it() {
+        if !Layers::probe().memory || !Layers::probe().namespaces {
+            eprintln!("skipped: no writable memory cgroup or no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let memory = Memory::for_cage().unwrap().unwrap();
+        let limit = if memory.v2 {
+            "memory.max"
+        } else {
+            "memory.limit_in_bytes"
+        };
+        let set = std::fs::read_to_string(memory.path().join(limit)).unwrap();
+        assert_eq!(set.trim(), MEMORY.to_string());
+        let cage = Cage::new(dir.path(), &sh, &[]).bounded(Some(&memory));
+        let plan = cage.plan();
+        let mut command = Command::new(&sh);
+        command.args(["-c", "sleep 641 & echo started; exec sleep 642"]);
+        command.stdout(std::process::Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || enter(&plan, None));
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        // The watcher, the init, the program and what it started: all in it.
+        let watcher = child.id();
+        assert!(memory.holds(watcher), "the watcher is not in its cgroup");
+        let procs = std::fs::read_to_string(memory.path().join("cgroup.procs")).unwrap();
+        assert_eq!(procs.lines().count(), 4, "{procs}");
+        assert!(!memory.ran_out());
+        kill_cage(watcher as libc::pid_t);
+        child.wait().unwrap();
+        let path = memory.path().to_path_buf();
+        drop(memory);
+        assert!(!path.exists(), "{} was left behind", path.display());
+    }
+
+    #[test]
+    fn a_memory_bomb_across_processes_is_killed_in_its_cgroup_and_says_so() {
+        if !Layers::probe().memory || !Layers::probe().namespaces {
+            eprintln!("skipped: no writable memory cgroup or no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let memory = Memory::for_cage().unwrap().unwrap();
+        // Eight processes of 256 MiB each, each within its address space:
+        // twice the cage's memory.
+        let bomb = "import time; b = bytearray(256 << 20); time.sleep(20)";
+        let script =
+            format!("for n in 1 2 3 4 5 6 7 8; do python3 -c '{bomb}' & done; wait; echo survived");
+        let start = Instant::now();
+        let done = caged(dir.path(), &script, Some(&memory), None);
+        assert!(memory.ran_out(), "{done:?}");
+        assert!(start.elapsed() < Duration::from_secs(40), "{done:?}");
+        let path = memory.path().to_path_buf();
+        drop(memory);
+        assert!(!path.exists());
+        // A cage without one is not said to have run out.
+        let other = Memory::for_cage().unwrap().unwrap();
+        let fine = caged(dir.path(), "echo fine", Some(&other), None);
+        assert!(fine.success() && !other.ran_out(), "{fine:?}");
+    }
+
+    #[test]
+    fn a_trials_space_is_one_tmpfs_for_all_its_processes_and_bounded_in_total() {
+        if !Layers::probe().space || !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir(&tmp).unwrap();
+        let space = Space::for_trial(&tmp).unwrap().unwrap();
+        // A process of the trial, uncaged (a judge), writes a file; the
+        // cage sees it and writes beside it; outside, the directory is empty.
+        let mut judge = Command::new("sh");
+        judge.args(["-c", "echo from-judge > given; pwd"]);
+        let join = space.join();
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            judge.pre_exec(move || super::join(&join));
+        }
+        let out = judge.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(
+            String::from_utf8_lossy(&out.stdout).trim(),
+            tmp.display().to_string()
+        );
+        let done = caged(
+            dir.path(),
+            "cat given && echo from-cage > mine",
+            None,
+            Some(&space),
+        );
+        // The lighter cage of fencelab's own servers writes there too.
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let trusted = Cage::trusted(&tmp, &sh).within(Some(&space));
+        let mut server = Command::new(&sh);
+        server.args(["-c", "cat mine && echo from-server > theirs"]);
+        let (join, plan) = (space.join(), trusted.plan());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            server.pre_exec(move || {
+                super::join(&join)?;
+                enter(&plan, None)
+            });
+        }
+        let out = server.output().unwrap();
+        assert!(out.status.success(), "{out:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "from-cage");
+        assert_eq!(done.stdout.trim(), "from-judge", "{done:?}");
+        assert!(
+            std::fs::read_dir(&tmp).unwrap().next().is_none(),
+            "seen outside"
+        );
+        assert!(!space.used_up());
+        // Files of 200 MiB each, below the limit of a file, until refused.
+        let fill = "n=0; while [ $n -lt 8 ]; do \
+                    head -c 209715200 /dev/zero > f$n || { echo refused $n; exit 3; }; \
+                    n=$((n+1)); done";
+        let filled = caged(dir.path(), fill, None, Some(&space));
+        assert!(filled.stdout.contains("refused 2"), "{filled:?}");
+        assert!(space.used_up(), "{filled:?}");
+        let holder = space.holder;
+        drop(space);
+        // SAFETY: signal 0 asks only whether it exists.
+        assert_ne!(
+            unsafe { libc::kill(holder, 0) },
+            0,
+            "the holder outlived its space"
+        );
+    }
+
+    #[test]
+    fn a_missing_memory_cgroup_or_space_is_said_in_english_and_japanese() {
+        let all = Layers {
+            namespaces: true,
+            landlock: Some(6),
+            memory: true,
+            space: true,
+        };
+        assert!(all.not_enforced().is_empty());
+        let gaps = Layers {
+            memory: false,
+            space: false,
+            ..all
+        }
+        .not_enforced();
+        assert_eq!(gaps.len(), 2, "{gaps:?}");
+        assert_eq!(
+            gaps[0].0,
+            "memory across a trial's processes: not bounded (no writable memory cgroup)"
+        );
+        assert!(gaps[0].1.contains("cgroup") && gaps[1].1.contains("256 MiB"));
+        assert!(gaps[1].0.starts_with("total space per trial: not bounded"));
+    }
+
+    #[test]
+    fn the_memory_cgroup_is_found_in_v1_and_in_delegated_v2() {
+        let mounts = "30 25 0:26 / /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory\n\
+                      31 25 0:27 / /sys/fs/cgroup/unified rw - cgroup2 cgroup2 rw\n";
+        let memory = |k: &str, o: &str| k == "cgroup" && o.split(',').any(|o| o == "memory");
+        assert_eq!(
+            cgroup_dir(mounts, memory, "/a/b"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/a/b"))
+        );
+        // A container's view: the mount's root is its own cgroup.
+        let inside = "30 25 0:26 /a /sys/fs/cgroup/memory rw - cgroup cgroup rw,memory\n";
+        assert_eq!(
+            cgroup_dir(inside, memory, "/a/b"),
+            Some(PathBuf::from("/sys/fs/cgroup/memory/b"))
+        );
+        assert_eq!(
+            cgroup_dir(mounts, |k, _| k == "cgroup2", "/user.slice"),
+            Some(PathBuf::from("/sys/fs/cgroup/unified/user.slice"))
+        );
+        assert_eq!(cgroup_dir(mounts, |k, _| k == "nothing", "/"), None);
+    }
+}
+
+#[cfg(test)]
 mod cost {
     /// What the cage costs a process: `cargo test --lib cage_cost -- --ignored --nocapture`.
     #[test]
@@ -1402,12 +2270,26 @@ mod cost {
         std::fs::create_dir(&tmp).unwrap();
         let program = std::path::Path::new("/usr/bin/true");
         let _ = super::Layers::probe();
-        for caged in [false, true, false, true] {
+        // Uncaged; caged; caged with a memory cgroup of its own and in a
+        // trial's space (a trial's judge or server now).
+        for mode in [0, 1, 2, 0, 1, 2] {
             let start = std::time::Instant::now();
             for _ in 0..200 {
-                let cage = caged.then(|| super::Cage::new(&tmp, program, &[]));
+                let (memory, space) = match mode {
+                    2 => (
+                        super::Memory::for_cage().unwrap(),
+                        super::Space::for_trial(&tmp).unwrap(),
+                    ),
+                    _ => (None, None),
+                };
+                let cage = (mode > 0).then(|| {
+                    super::Cage::new(&tmp, program, &[])
+                        .within(space.as_ref())
+                        .bounded(memory.as_ref())
+                });
                 let limits = crate::engine::process::Limits {
                     cage: cage.as_ref().map(super::Cage::plan),
+                    space: space.as_ref().map(super::Space::join),
                     ..Default::default()
                 };
                 let mut command = std::process::Command::new(program);
@@ -1415,7 +2297,8 @@ mod cost {
                 let done = crate::engine::process::run(command, dir.path(), &limits).unwrap();
                 assert!(done.success());
             }
-            println!("caged {caged}: {:?} per process", start.elapsed() / 200);
+            let what = ["uncaged", "caged", "caged, memory cgroup, space"][mode];
+            println!("{what}: {:?} per process", start.elapsed() / 200);
         }
         let start = std::time::Instant::now();
         for _ in 0..200 {

@@ -28,15 +28,15 @@ pub struct Hosted {
 }
 
 /// The file descriptor on which the judge hands over the listening socket.
-pub const LISTENER_FD: i32 = 3;
+pub(crate) const LISTENER_FD: i32 = 3;
 /// The argument that makes the server print its build and what it hosts.
-pub const IDENTIFY: &str = "--identify";
+pub(crate) const IDENTIFY: &str = "--identify";
 /// The argument that makes the server serve the implementation named by the
 /// next argument (when fencelab's judge starts it).
-pub const SERVE: &str = "serve";
+pub(crate) const SERVE: &str = "serve";
 /// The argument that makes the server read which implementation to serve from
 /// its standard input (when the runner starts it for an untrusted judge).
-pub const SERVE_STDIN: &str = "serve-stdin";
+pub(crate) const SERVE_STDIN: &str = "serve-stdin";
 
 /// Where the last panic happened (set by the panic hook, read by the thread that
 /// catches the unwind).
@@ -112,7 +112,7 @@ fn exit_when_the_judge_goes() {
 }
 
 /// Answers connections on `listener` forever, one request each.
-pub fn serve(
+pub(crate) fn serve(
     listener: UnixListener,
     dispatch: Dispatch,
     compiled: &'static str,
@@ -153,7 +153,7 @@ pub fn serve(
 }
 
 /// Reads one request from `stream`, calls the implementation and writes the response.
-pub fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &str) {
+pub(crate) fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &str) {
     let mut reader = BufReader::new(&stream);
     let mut line = String::new();
     if reader.read_line(&mut line).is_err() {

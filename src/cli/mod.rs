@@ -106,8 +106,8 @@ fn isolation(required: bool, printer: &mut Printer) -> Result<(), crate::error::
             Lang::Ja => format!("--require-isolation: {}", list.join("。")),
         })
         .with_next(match lang {
-            Lang::En => "run on a machine whose kernel allows unprivileged user namespaces and has Landlock, or drop --require-isolation",
-            Lang::Ja => "特権なしのユーザー名前空間と Landlock が使えるカーネルのマシンで実行するか、--require-isolation を外してください",
+            Lang::En => "run on a machine whose kernel allows unprivileged user namespaces and has Landlock, with a memory cgroup fencelab can write in, or drop --require-isolation",
+            Lang::Ja => "特権なしのユーザー名前空間と Landlock が使え、fencelab が書き込めるメモリ cgroup があるマシンで実行するか、--require-isolation を外してください",
         }));
     }
     // Wrapped as the printer shows it: after its label ("warning: ", "警告: "),
@@ -148,7 +148,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Check(args) => check::cli::main(args, cache, &mut printer),
         Command::Predict(args) => predict::cli::main(args, &mut printer),
         Command::Grade(args) => grade::cli::main(args, cache, &mut printer),
-        Command::Worksheet(args) => Ok(worksheet::main(args)),
+        Command::Worksheet(args) => worksheet::main(args),
         Command::Cache(args) => cache::main(args, cache, &mut printer),
         Command::Autograder(args) => grade::bundle::main(args, &mut printer),
     };

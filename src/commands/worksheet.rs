@@ -6,13 +6,17 @@
 //! cannot disagree about it. It shows the broken code only, as it reads in the
 //! file: the correct code is what the learner works out. Instructors get the
 //! fragment as a diff against the reference too (`--answers`); learners see
-//! it once the step passes (`fencelab check --step N`).
+//! it once the step passes (`fencelab check --step N`). `--python` (or a
+//! Python lab around the current directory) gives the Python edition: the
+//! contract in Python's words, the Python mutants' fragments.
 
 use crate::commands::parse_lang;
+use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::edition::Edition;
 use crate::lab::mutant;
 use crate::lab::worksheet::{Lang, Worksheet};
-use crate::output::worksheet::render_with;
+use crate::output::worksheet::render_edition;
 
 /// `fencelab worksheet`'s arguments.
 #[derive(Debug, clap::Args)]
@@ -23,19 +27,37 @@ pub(crate) struct WorksheetArgs {
     /// Also show each fragment as a diff against the reference (for instructors).
     #[arg(long)]
     pub answers: bool,
+    /// The Python edition: the contract in Python's words and the Python
+    /// fragments, as the original worksheet prints them [default: in a Python lab].
+    #[arg(long)]
+    pub python: bool,
 }
 
 /// Prints the worksheet as Markdown.
-pub(crate) fn main(args: WorksheetArgs) -> ExitCode {
-    let worksheet = Worksheet::builtin();
+pub(crate) fn main(args: WorksheetArgs) -> Result<ExitCode, Error> {
+    let lab = crate::lab::edition::lab_root(&std::env::current_dir().unwrap_or_default());
+    let edition = if args.python {
+        Edition::Python
+    } else {
+        crate::lab::edition::of(&lab)?
+    };
+    let mutants = match edition {
+        Edition::Rust => mutant::builtin(),
+        Edition::Python => crate::lab::python::mutants(),
+    };
+    let lang = args
+        .lang
+        .or_else(|| crate::lab::edition::recorded_lang(&lab))
+        .unwrap_or_else(crate::commands::default_lang);
     print!(
         "{}",
-        render_with(
-            &worksheet,
-            &mutant::builtin(),
-            args.lang.unwrap_or_else(crate::commands::default_lang),
+        render_edition(
+            &Worksheet::of(edition),
+            &mutants,
+            edition,
+            lang,
             args.answers
         )
     );
-    ExitCode::Success
+    Ok(ExitCode::Success)
 }

@@ -7,23 +7,35 @@
 //! least one second). A correct submission's tests end well within it, on
 //! a quiet machine or a loaded one (load slows every trial, and the median
 //! with them), so the budget never touches them and their verdicts stay
+//! exact. Until the run has a median to go by (`MIN_SAMPLES` trials ended),
+//! the grace is `STARTUP_GRACE`: on a loaded machine a run's first trials
+//! (servers started cold, every job at once) take seconds each, and eight
+//! of them at 2 s would otherwise spend a correct submission's 15 s before
+//! any test ended (seen at a load of 60 on 2 cores). A submission whose
+//! every test hangs still loses little: its first trials are slow past
+//! `STARTUP_GRACE` together, and spend its budget then. Verdicts stay
 //! exact: a test that ended on its own keeps its outcome, whatever the
 //! budget. When an implementation's slow tests have taken the budget, those
 //! still running are killed (their processes found by their trial's
 //! directory, as the orphan hunt finds them) and those not started are not
-//! run; both fail with that reason.
+//! run; both fail as `TestOutcome::OverBudget`, never as a crash or a
+//! timeout of their own.
 
 use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use crate::engine::outcome::{FailureKind, TestOutcome};
+use crate::engine::outcome::TestOutcome;
 
 /// The least time a trial runs before it counts as slow.
 const GRACE_FLOOR: Duration = Duration::from_secs(1);
 /// How many times the run's median trial a test runs before it counts as slow.
 const GRACE_FACTOR: u32 = 5;
+/// How many trials must have ended before their median sets the grace.
+const MIN_SAMPLES: usize = 16;
+/// The grace before then: half the default per-test limit.
+const STARTUP_GRACE: Duration = Duration::from_secs(5);
 
 /// The budgets of a run's implementations.
 pub(super) struct Budgets {
@@ -73,7 +85,12 @@ impl Budgets {
     }
 
     fn grace(state: &State) -> Duration {
-        state.grace.unwrap_or(GRACE_FLOOR)
+        let known = state.grace.unwrap_or(GRACE_FLOOR);
+        if state.durations.len() < MIN_SAMPLES {
+            known.max(STARTUP_GRACE)
+        } else {
+            known
+        }
     }
 
     /// Trial `id` of implementation `group` is about to run in `dir`.
@@ -119,25 +136,18 @@ impl Budgets {
         match g.over_at {
             // A test that ended on its own keeps its verdict; one that was
             // still running when the budget ran out was stopped by it.
-            Some(over) if !outcome.passed() && Instant::now() >= over => TestOutcome::Failed {
-                kind: FailureKind::Crashed,
-                message: format!(
-                    "stopped after {:.1} s: the submission's slow tests took its whole budget of {} s (--budget)",
-                    took.as_secs_f64(),
-                    budget.as_secs_f64()
-                ),
+            Some(over) if !outcome.passed() && Instant::now() >= over => TestOutcome::OverBudget {
+                budget_secs: budget.as_secs_f64(),
+                stopped_after_secs: Some(took.as_secs_f64()),
             },
             _ => outcome,
         }
     }
 
     fn not_run(&self) -> TestOutcome {
-        TestOutcome::Failed {
-            kind: FailureKind::Crashed,
-            message: format!(
-                "not run: the submission's slow tests took its whole budget of {} s (--budget)",
-                self.budget.as_secs_f64()
-            ),
+        TestOutcome::OverBudget {
+            budget_secs: self.budget.as_secs_f64(),
+            stopped_after_secs: None,
         }
     }
 
@@ -170,6 +180,39 @@ impl Budgets {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_slow_start_spends_nothing_before_the_run_has_a_median() {
+        // A loaded machine: eight trials at once, none ended yet, each past
+        // the 1 s floor. With a tiny budget they would be killed at once if
+        // the floor were the grace; they are not, until the startup grace.
+        let budgets = Budgets::new(Duration::from_millis(100));
+        for id in 0..8 {
+            assert!(matches!(
+                budgets.start("correct", id, PathBuf::from(format!("/t/{id}")), 0),
+                Start::Go
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(1100));
+        assert!(budgets.overrun().is_empty(), "no median yet: 5 s of grace");
+        // Ended slowly, they do not count either; once the run has its
+        // median, the grace is the median's (here the 1 s floor).
+        for id in 0..8 {
+            let outcome = budgets.end(
+                "correct",
+                id,
+                Duration::from_millis(1100),
+                TestOutcome::Passed,
+            );
+            assert!(outcome.passed());
+        }
+        for id in 8..32 {
+            budgets.end("other", id, Duration::from_millis(50), TestOutcome::Passed);
+        }
+        let state = budgets.state.lock().unwrap();
+        assert_eq!(state.groups["correct"].spent, Duration::ZERO);
+        assert_eq!(Budgets::grace(&state), GRACE_FLOOR);
+    }
 
     #[test]
     fn slow_tests_spend_the_budget_and_quick_ones_never_do() {
@@ -207,11 +250,17 @@ mod tests {
             Duration::from_millis(1200),
             TestOutcome::TimedOut { limit_secs: 10.0 },
         );
-        assert!(
-            stopped.message().unwrap().contains(
-                "stopped after 1.2 s: the submission's slow tests took its whole budget of 1.5 s"
-            ),
-            "{stopped:?}"
+        assert_eq!(
+            stopped,
+            TestOutcome::OverBudget {
+                budget_secs: 1.5,
+                stopped_after_secs: Some(1.2)
+            },
+            "stopped by the budget, not crashed"
+        );
+        assert_eq!(
+            stopped.message().unwrap(),
+            "stopped after 1.2 s: the submission's budget of 1.5 s was spent (--budget)"
         );
         // One that passed as it was killed keeps its verdict.
         assert!(
@@ -222,7 +271,11 @@ mod tests {
         let Start::Spent(not_run) = budgets.start("hangs", 3, PathBuf::new(), 0) else {
             panic!("a spent budget runs nothing more");
         };
-        assert!(not_run.message().unwrap().starts_with("not run: "));
+        assert_eq!(not_run.label(), "over budget");
+        assert_eq!(
+            not_run.message().unwrap(),
+            "not run: the submission's budget of 1.5 s was spent (--budget)"
+        );
         // Another implementation's budget is its own.
         assert!(matches!(
             budgets.start("quick", 9999, PathBuf::new(), 0),

@@ -95,7 +95,7 @@ pub struct Build {
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub duration: Duration,
-    pub pin: Pin,
+    pub(crate) pin: Pin,
 }
 
 /// How a build ended, when fencelab could do its part.

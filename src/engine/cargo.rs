@@ -136,6 +136,7 @@ pub(crate) fn build(
         output_cap: 64 * 1024 * 1024,
         file_size: None,
         cage: None,
+        space: None,
     };
     let done = std::sync::atomic::AtomicBool::new(false);
     let finished = std::thread::scope(|scope| {

@@ -22,7 +22,15 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
     let dir = tempfile::tempdir().map_err(|e| {
         Asked::CannotRun(Error::io("create a directory in", &std::env::temp_dir(), e))
     })?;
-    let cage = caged.then(|| crate::bridge::sandbox::Cage::new(dir.path(), exe, &[]));
+    // Its processes' memory is bounded together too (a constructor runs).
+    let memory = match caged {
+        true => crate::bridge::sandbox::Memory::for_cage().map_err(|e| {
+            Asked::CannotRun(crate::engine::runner::cage_error("a memory cgroup", e))
+        })?,
+        false => None,
+    };
+    let cage = caged
+        .then(|| crate::bridge::sandbox::Cage::new(dir.path(), exe, &[]).bounded(memory.as_ref()));
     let mut command = Command::new(exe);
     command
         .args(args)
@@ -34,6 +42,7 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: cage.as_ref().map(|c| c.plan()),
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Asked::CannotRun(

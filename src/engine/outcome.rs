@@ -22,6 +22,15 @@ pub enum TestOutcome {
     TimedOut {
         limit_secs: f64,
     },
+    /// Not run, or stopped, because its implementation's slow tests had
+    /// spent their budget (`grade --budget`; `engine::budget`). Not a crash:
+    /// the test may well have passed in time of its own.
+    OverBudget {
+        budget_secs: f64,
+        /// How long it had run when it was stopped; none when not started.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        stopped_after_secs: Option<f64>,
+    },
 }
 
 /// Why a test failed.
@@ -58,6 +67,7 @@ impl TestOutcome {
             } => "not started",
             TestOutcome::Failed { .. } => "failed",
             TestOutcome::TimedOut { .. } => "timeout",
+            TestOutcome::OverBudget { .. } => "over budget",
         }
     }
 
@@ -68,6 +78,14 @@ impl TestOutcome {
             TestOutcome::Failed { message, .. } => Some(message.clone()),
             TestOutcome::TimedOut { limit_secs } => Some(format!(
                 "the test did not finish within its limit of {limit_secs:.1} s and was killed"
+            )),
+            TestOutcome::OverBudget {
+                budget_secs,
+                stopped_after_secs,
+            } => Some(over_budget_message(
+                *budget_secs,
+                *stopped_after_secs,
+                crate::lab::lang::Lang::En,
             )),
         }
     }
@@ -115,6 +133,30 @@ impl TestOutcome {
             message = format!("the judge ended with {status} and said nothing");
         }
         TestOutcome::Failed { kind, message }
+    }
+}
+
+/// Why a test is over its implementation's budget, in `lang`: not run, or
+/// stopped after so long.
+pub(crate) fn over_budget_message(
+    budget_secs: f64,
+    stopped_after_secs: Option<f64>,
+    lang: crate::lab::lang::Lang,
+) -> String {
+    use crate::lab::lang::Lang;
+    match (lang, stopped_after_secs) {
+        (Lang::En, None) => {
+            format!("not run: the submission's budget of {budget_secs} s was spent (--budget)")
+        }
+        (Lang::En, Some(secs)) => format!(
+            "stopped after {secs:.1} s: the submission's budget of {budget_secs} s was spent (--budget)"
+        ),
+        (Lang::Ja, None) => {
+            format!("未実行: 提出物の予算 {budget_secs} 秒を使い切りました（--budget）")
+        }
+        (Lang::Ja, Some(secs)) => {
+            format!("{secs:.1} 秒で停止: 提出物の予算 {budget_secs} 秒を使い切りました（--budget）")
+        }
     }
 }
 
@@ -265,7 +307,9 @@ impl MutantOutcome {
                     ..
                 } => crashed = true,
                 TestOutcome::Failed { .. } => failed = true,
-                TestOutcome::TimedOut { .. } => timed_out = true,
+                // Only grade spends budgets; were a mutant over one, time
+                // would have exposed it.
+                TestOutcome::TimedOut { .. } | TestOutcome::OverBudget { .. } => timed_out = true,
             }
         }
         if failed {

@@ -28,6 +28,8 @@ pub(crate) struct Limits {
     pub file_size: Option<u64>,
     /// The cage the child runs in, if it is untrusted (see `bridge::sandbox`).
     pub cage: Option<std::sync::Arc<crate::bridge::sandbox::Plan>>,
+    /// The trial's space the child joins first (`bridge::sandbox::Space`).
+    pub space: Option<std::sync::Arc<crate::bridge::sandbox::Join>>,
 }
 
 impl Default for Limits {
@@ -37,6 +39,7 @@ impl Default for Limits {
             output_cap: 256 * 1024,
             file_size: None,
             cage: None,
+            space: None,
         }
     }
 }
@@ -86,6 +89,7 @@ pub(crate) fn run(
         .process_group(0);
     let file_size = limits.file_size;
     let cage = limits.cage.clone();
+    let space = limits.space.clone();
     // A caged child's PID namespace ends with it, and what it left running
     // with the namespace: the cage says on this pipe whether there was any.
     let left = match cage {
@@ -116,6 +120,9 @@ pub(crate) fn run(
                     rlim_max: bytes,
                 };
                 libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
+            }
+            if let Some(join) = &space {
+                crate::bridge::sandbox::join(join)?;
             }
             match &cage {
                 Some(plan) => crate::bridge::sandbox::enter(plan, left_fd),

@@ -60,16 +60,65 @@ pub(crate) struct Interpreter {
 /// per process; an error in one line saying what to install when it is
 /// missing or older than 3.10.
 pub(crate) fn interpreter() -> Result<Interpreter, Error> {
-    static FOUND: OnceLock<Result<Interpreter, String>> = OnceLock::new();
-    FOUND.get_or_init(find).clone().map_err(|message| {
-        Error::environment(message).with_next(
-            "install Python 3.10 or newer (`apt install python3`, or python.org), \
-                 or set FENCELAB_PYTHON to its interpreter",
-        )
-    })
+    interpreter_in(crate::lab::lang::Lang::En)
 }
 
-fn find() -> Result<Interpreter, String> {
+/// [`interpreter`], its error in `lang`: what a Python command asks first,
+/// so that a learner reads it in the language of the rest.
+pub(crate) fn interpreter_in(lang: crate::lab::lang::Lang) -> Result<Interpreter, Error> {
+    static FOUND: OnceLock<Result<Interpreter, Missing>> = OnceLock::new();
+    FOUND
+        .get_or_init(find)
+        .clone()
+        .map_err(|missing| missing.error(lang))
+}
+
+/// Why no interpreter can host a Python implementation: the name asked for,
+/// and what it did.
+#[derive(Debug, Clone)]
+enum Missing {
+    NotFound(String),
+    NoVersion(String),
+    TooOld(String, (u32, u32, u32)),
+}
+
+impl Missing {
+    fn error(&self, lang: crate::lab::lang::Lang) -> Error {
+        use crate::lab::lang::Lang;
+        let message = match (lang, self) {
+            (Lang::En, Missing::NotFound(name)) => {
+                format!("a Python lab needs Python 3.10 or newer, and `{name}` is not on PATH")
+            }
+            (Lang::En, Missing::NoVersion(name)) => {
+                format!("a Python lab needs Python 3.10 or newer; `{name}` did not say its version")
+            }
+            (Lang::En, Missing::TooOld(name, (major, minor, patch))) => format!(
+                "a Python lab needs Python 3.10 or newer, and `{name}` is Python {major}.{minor}.{patch}"
+            ),
+            (Lang::Ja, Missing::NotFound(name)) => {
+                format!("Python 3.10 以上が必要ですが、PATH に `{name}` が見つかりません")
+            }
+            (Lang::Ja, Missing::NoVersion(name)) => {
+                format!("Python 3.10 以上が必要ですが、`{name}` はバージョンを答えません")
+            }
+            (Lang::Ja, Missing::TooOld(name, (major, minor, patch))) => format!(
+                "Python 3.10 以上が必要ですが、`{name}` は Python {major}.{minor}.{patch} です"
+            ),
+        };
+        Error::environment(message).with_next(match lang {
+            Lang::En => {
+                "install Python 3.10 or newer (`apt install python3`, or python.org), \
+                 or set FENCELAB_PYTHON to its interpreter"
+            }
+            Lang::Ja => {
+                "Python 3.10 以上をインストールするか（`apt install python3`、python.org）、\
+                 FENCELAB_PYTHON で指定してください"
+            }
+        })
+    }
+}
+
+fn find() -> Result<Interpreter, Missing> {
     let name = std::env::var_os(PYTHON_ENV)
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "python3".into());
@@ -81,17 +130,13 @@ fn find() -> Result<Interpreter, String> {
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
         .output()
-        .map_err(|_| {
-            format!("a Python lab needs Python 3.10 or newer, and `{shown}` was not found on PATH")
-        })?;
+        .map_err(|_| Missing::NotFound(shown.clone()))?;
     let text = String::from_utf8_lossy(&output.stdout);
     let parsed: Option<(String, Vec<u32>, String, String)> = serde_json::from_str(text.trim()).ok();
     let Some((executable, version, prefix, exec_prefix)) =
         parsed.filter(|_| output.status.success())
     else {
-        return Err(format!(
-            "a Python lab needs Python 3.10 or newer, and `{shown}` did not say which version it is"
-        ));
+        return Err(Missing::NoVersion(shown));
     };
     let version = (
         version.first().copied().unwrap_or(0),
@@ -99,10 +144,7 @@ fn find() -> Result<Interpreter, String> {
         version.get(2).copied().unwrap_or(0),
     );
     if (version.0, version.1) < OLDEST {
-        return Err(format!(
-            "a Python lab needs Python 3.10 or newer, and `{shown}` is Python {}.{}.{}",
-            version.0, version.1, version.2
-        ));
+        return Err(Missing::TooOld(shown, version));
     }
     let executable = PathBuf::from(executable);
     let mut reads: Vec<PathBuf> = vec![PathBuf::from(prefix), PathBuf::from(exec_prefix)];
@@ -214,6 +256,7 @@ fn compile_errors(
         output_cap: 16 * 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: None,
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run {}: {e}", python.executable.display()))
@@ -293,6 +336,7 @@ fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: None,
+        space: None,
     };
     let finished = process::run(command, dir.path(), &limits)
         .map_err(|e| Error::environment(format!("cannot run the Python server: {e}")))?;
@@ -469,6 +513,7 @@ fn ask_judge(program: &Path, args: &[&str], caged: bool) -> Result<process::Fini
         output_cap: 1024 * 1024,
         file_size: Some(1024 * 1024),
         cage: cage.as_ref().map(Cage::plan),
+        ..Default::default()
     };
     process::run(command, dir.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run {}: {e}", program.display()))

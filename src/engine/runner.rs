@@ -14,7 +14,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use crate::bridge::protocol::SOCKET_ENV;
-use crate::bridge::sandbox::Cage;
+use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, SPACE, Space};
 use crate::engine::budget::{Budgets, Start};
 use crate::engine::builder::Host;
 use crate::engine::outcome::TestOutcome;
@@ -269,6 +269,10 @@ impl Runner {
         // the implementation's reach (it may write only under `tmp`).
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+        // A tmpfs of its own on `tmp`, which every process of the trial
+        // joins: the trial's total space is bounded.
+        let space = Space::for_trial(&tmp).map_err(|e| cage_error("the trial's space", e))?;
+        let joined = space.as_ref().map(Space::join);
         // Whatever the trial starts, starts after this.
         let started = process::boot_ticks();
         let mut command = Command::new(&self.judge);
@@ -282,14 +286,22 @@ impl Runner {
             .env("TMPDIR", &tmp)
             .env("HOME", &tmp)
             .env("RUST_BACKTRACE", "0");
+        // The memory cgroup of the implementation's cage, made here (the
+        // judge that starts the implementation may be killed; this process
+        // outlives it and removes the cgroup).
+        let mut server_memory = None;
         let (server, socket) = match self.launch {
             Launch::ByJudge => {
                 command.envs(trial.host.for_judge());
+                server_memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
+                if let Some(memory) = &server_memory {
+                    command.env(MEMORY_ENV, memory.path());
+                }
                 (None, None)
             }
             Launch::ByRunner => {
                 let socket = dir.join("impl.sock");
-                let server = Served::start(&trial.host, &socket, dir, &tmp)?;
+                let server = Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?;
                 // A path too long for a socket is given relative to the
                 // judge's working directory, `tmp`.
                 if socket.as_os_str().len() > 100 {
@@ -303,9 +315,15 @@ impl Runner {
         // An untrusted judge sees its own program, its directory and the
         // socket of its implementation, nothing else.
         let also: Vec<&std::path::Path> = socket.iter().map(PathBuf::as_path).collect();
-        let cage = self
-            .judge_caged
-            .then(|| Cage::new_reading(&tmp, &self.judge, &also, &self.judge_reads));
+        let judge_memory = match self.judge_caged {
+            true => Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?,
+            false => None,
+        };
+        let cage = self.judge_caged.then(|| {
+            Cage::new_reading(&tmp, &self.judge, &also, &self.judge_reads)
+                .within(space.as_ref())
+                .bounded(judge_memory.as_ref())
+        });
         let limits = Limits {
             time: Some(trial.limit),
             output_cap: self.output_cap,
@@ -313,6 +331,7 @@ impl Runner {
             // fencelab's own judge cages the implementation itself; an
             // untrusted one is caged here.
             cage: cage.as_ref().map(Cage::plan),
+            space: joined,
         };
         let finished = process::run(command, dir, &limits).map_err(|e| {
             Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
@@ -320,6 +339,7 @@ impl Runner {
         });
         // The server goes with the trial, before anything left behind is
         // looked for (it is not the judge's to leave).
+        let server_ran_out = server.as_ref().is_some_and(Served::ran_out);
         drop(server);
         let finished = finished?;
         if finished.status.and_then(|s| s.code()) == Some(NOT_STARTED_STATUS) {
@@ -351,6 +371,38 @@ impl Runner {
                 message: LEFT_BEHIND.to_string(),
             };
         }
+        // A trial that used up its space or its memory fails, with that
+        // reason (its cgroups' and tmpfs's own account, whatever the code
+        // made of the refusal or of a process killed).
+        let who = if self.judge_caged {
+            "the test"
+        } else {
+            "the implementation"
+        };
+        let exhausted = if space.as_ref().is_some_and(Space::used_up) {
+            Some(format!(
+                "fencelab: {who} wrote more than {} MiB (or too many files) in the trial's \
+                 directory; what it wrote beyond that was refused",
+                SPACE >> 20
+            ))
+        } else if judge_memory.as_ref().is_some_and(Memory::ran_out) {
+            Some(out_of_memory("the test"))
+        } else if server_ran_out || server_memory.as_ref().is_some_and(Memory::ran_out) {
+            Some(out_of_memory("the implementation"))
+        } else {
+            None
+        };
+        if let Some(reason) = exhausted {
+            let said = outcome.message().unwrap_or_default();
+            outcome = TestOutcome::Failed {
+                kind: crate::engine::outcome::FailureKind::Crashed,
+                message: if said.is_empty() {
+                    reason
+                } else {
+                    format!("{reason}\n{said}")
+                },
+            };
+        }
         if finished.dropped > 0
             && let TestOutcome::Failed { message, .. } = &mut outcome
         {
@@ -367,6 +419,23 @@ impl Runner {
     }
 }
 
+/// The message of a trial whose `who` ran out of memory.
+fn out_of_memory(who: &str) -> String {
+    format!(
+        "fencelab: {who} ran out of memory: its processes used more than {} MiB together, \
+         and the kernel killed them",
+        MEMORY >> 20
+    )
+}
+
+/// An error of the machine's in setting up the cage's cgroups or space.
+pub(crate) fn cage_error(what: &str, err: std::io::Error) -> Error {
+    Error::environment(format!("cannot make {what} for a trial: {err}")).with_next(
+        "run again; if it happens again, run with FENCELAB_CAGE_WITHOUT=memory,space \
+         to go without (the run then says what is not enforced)",
+    )
+}
+
 /// An implementation's server started by the runner for one trial (an
 /// untrusted judge must not start it, or learn which implementation it
 /// serves): it listens on a socket in the trial's directory, is told its
@@ -375,6 +444,8 @@ impl Runner {
 struct Served {
     child: std::process::Child,
     _stdin: std::process::ChildStdin,
+    /// Its cage's memory cgroup, removed after the server is gone.
+    memory: Option<Memory>,
 }
 
 impl Served {
@@ -383,6 +454,7 @@ impl Served {
         socket: &std::path::Path,
         dir: &std::path::Path,
         tmp: &std::path::Path,
+        space: Option<&Space>,
     ) -> Result<Served, Error> {
         use std::io::Write as _;
         use std::os::fd::AsRawFd;
@@ -407,8 +479,12 @@ impl Served {
         // mutants): the untrusted side is the judge, caged in full.
         // (A Python server also reads its interpreter and its one module.)
         let reads = crate::bridge::client::python_reads(&host.program, &host.key);
-        let cage = Cage::trusted_reading(tmp, &host.program, &reads);
+        let memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
+        let cage = Cage::trusted_reading(tmp, &host.program, &reads)
+            .within(space)
+            .bounded(memory.as_ref());
         let plan = cage.plan();
+        let space = space.map(Space::join);
         let fd = listener.as_raw_fd();
         let (mut command, key_line) = host.serving_stdin();
         command
@@ -422,7 +498,12 @@ impl Served {
         // SAFETY: only system calls between fork and exec: the listening
         // socket becomes fd 3, then the cage is entered.
         unsafe {
-            command.pre_exec(move || crate::bridge::sandbox::enter_serving(fd, &plan));
+            command.pre_exec(move || {
+                if let Some(join) = &space {
+                    crate::bridge::sandbox::join(join)?;
+                }
+                crate::bridge::sandbox::enter_serving(fd, &plan)
+            });
         }
         let mut child = command.spawn().map_err(|e| {
             Error::environment(format!("cannot start {}: {e}", host.program.display())).with_next(
@@ -439,7 +520,13 @@ impl Served {
         Ok(Served {
             child,
             _stdin: stdin,
+            memory,
         })
+    }
+
+    /// Whether the OOM killer killed a process of its cage.
+    fn ran_out(&self) -> bool {
+        self.memory.as_ref().is_some_and(Memory::ran_out)
     }
 }
 

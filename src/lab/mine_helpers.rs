@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 /// A path for a fresh database in a temporary directory of its own, removed
 /// when the value is dropped. Pass `&db` wherever the API takes a path.
-pub struct FreshDb {
+pub(crate) struct FreshDb {
     _dir: tempfile::TempDir,
     path: PathBuf,
 }
@@ -28,7 +28,7 @@ impl AsRef<Path> for FreshDb {
 }
 
 /// A fresh database path (no file yet: `init_db` creates it).
-pub fn fresh_db() -> FreshDb {
+pub(crate) fn fresh_db() -> FreshDb {
     let dir = tempfile::tempdir().expect("create a temporary directory");
     let path = dir.path().join("jobs.db");
     FreshDb { _dir: dir, path }
@@ -36,7 +36,7 @@ pub fn fresh_db() -> FreshDb {
 
 /// A row of the `jobs` table as stored.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Stored {
+pub(crate) struct Stored {
     pub owner: Option<String>,
     pub until: f64,
     pub fence: i64,

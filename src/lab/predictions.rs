@@ -42,7 +42,7 @@ struct Entry {
 /// " (did you mean `x`?)" for the name of `known` nearest to `name`, when one
 /// is near: by edit distance, or the one test whose name ends with it (a test
 /// named without its `stepN::`).
-pub fn did_you_mean(name: &str, known: &BTreeSet<String>) -> String {
+pub(crate) fn did_you_mean(name: &str, known: &BTreeSet<String>) -> String {
     let suffix: Vec<&String> = known
         .iter()
         .filter(|k| k.ends_with(&format!("::{name}")))

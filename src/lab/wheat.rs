@@ -31,7 +31,6 @@ pub struct Wheat {
     pub title: Text,
     /// The freedoms (ids of the catalogue) it takes.
     pub freedoms: Vec<String>,
-    pub explanation: Text,
     pub(crate) source: WheatSource,
     /// The TOML file it was read from.
     pub path: PathBuf,
@@ -80,6 +79,9 @@ pub struct Wheats {
 struct WheatFile {
     title: Spanned<Title>,
     freedoms: Spanned<Vec<Spanned<String>>>,
+    /// Required in every wheat file (the instructor's account of it); no
+    /// report shows it.
+    #[allow(dead_code)]
     explanation: Text,
     find: Option<String>,
     replace: Option<String>,
@@ -245,7 +247,6 @@ fn parse_all(dir: &Path, files: &BTreeMap<String, String>) -> Result<Wheats, Err
                 .into_iter()
                 .map(Spanned::into_inner)
                 .collect(),
-            explanation: file.explanation,
             source,
             path,
         });

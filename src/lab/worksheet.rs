@@ -14,6 +14,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::error::Location;
+use crate::lab::edition::Edition;
 pub use crate::lab::lang::{Lang, Text};
 
 /// The file holding the framing sections, inside a worksheet directory.
@@ -36,6 +37,9 @@ pub const SLUGS: [&str; 8] = [
 const BUILTIN_DIR: &str = "worksheet";
 const BUILTIN_LAB: &str = include_str!("../../worksheet/lab.toml");
 const BUILTIN_STEPS: &str = include_str!("../../worksheet/steps.toml");
+/// The file holding the Python edition's texts, inside a worksheet directory.
+pub(crate) const PYTHON_FILE: &str = "python.toml";
+const BUILTIN_PYTHON: &str = include_str!("../../worksheet/python.toml");
 
 /// One step of the worksheet: a function of the contract and what to think
 /// about before running its tests.
@@ -107,6 +111,29 @@ pub struct Worksheet {
     pub steps: Vec<Step>,
 }
 
+/// The shape of `python.toml`: the Python edition's own texts, put in place
+/// of the shared ones that speak Rust.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PythonFile {
+    summary: Text,
+    in_the_field: Text,
+    #[serde(default)]
+    step: Vec<PythonStep>,
+}
+
+/// One step's texts in `python.toml`: its contract always, its rationale and
+/// question where the shared ones speak Rust.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PythonStep {
+    number: u32,
+    slug: String,
+    contract: Text,
+    rationale: Option<Text>,
+    question: Option<Text>,
+}
+
 /// The shape of `steps.toml`: an array of `[[step]]` tables.
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -131,8 +158,83 @@ impl Worksheet {
         }
     }
 
-    /// Reads `lab.toml` and `steps.toml` from `dir` and checks them.
-    pub fn load(dir: &Path) -> Result<Worksheet, WorksheetError> {
+    /// The worksheet of the Python edition, compiled into the binary: the
+    /// shared texts, with `python.toml`'s in place of those that speak Rust.
+    ///
+    /// # Panics
+    ///
+    /// Only if the built-in files are broken, which a unit test rules out.
+    pub fn python() -> Worksheet {
+        let path = Path::new(BUILTIN_DIR).join(PYTHON_FILE);
+        match Worksheet::builtin().in_python(&path, BUILTIN_PYTHON) {
+            Ok(worksheet) => worksheet,
+            Err(err) => panic!("the built-in Python worksheet is broken: {err}"),
+        }
+    }
+
+    /// The built-in worksheet of `edition`.
+    pub(crate) fn of(edition: Edition) -> Worksheet {
+        match edition {
+            Edition::Rust => Worksheet::builtin(),
+            Edition::Python => Worksheet::python(),
+        }
+    }
+
+    /// This worksheet with the texts of `src` (a `python.toml`) in place:
+    /// one entry per step, in order, none empty.
+    fn in_python(mut self, path: &Path, src: &str) -> Result<Worksheet, WorksheetError> {
+        let file: PythonFile = from_toml(path, src)?;
+        let invalid = |key: Vec<Key>, message: String| WorksheetError::Invalid {
+            path: path.to_owned(),
+            at: locate_key(src, &key),
+            message,
+        };
+        if file.step.len() != self.steps.len() {
+            return Err(invalid(
+                vec![Key::Name("step")],
+                format!(
+                    "found {} steps, expected {}: one [[step]] per step, in order",
+                    file.step.len(),
+                    self.steps.len()
+                ),
+            ));
+        }
+        self.lab.summary = file.summary;
+        self.lab.in_the_field = file.in_the_field;
+        for (index, (step, python)) in self.steps.iter_mut().zip(file.step).enumerate() {
+            if python.number != step.number || python.slug != step.slug {
+                return Err(invalid(
+                    vec![Key::Name("step"), Key::Index(index), Key::Name("number")],
+                    format!(
+                        "entry {} is step {} ({}), expected step {} ({}): the steps in order",
+                        index + 1,
+                        python.number,
+                        python.slug,
+                        step.number,
+                        step.slug
+                    ),
+                ));
+            }
+            step.contract = python.contract;
+            if let Some(rationale) = python.rationale {
+                step.rationale = rationale;
+            }
+            if let Some(question) = python.question {
+                step.question = question;
+            }
+        }
+        self.validate().map_err(|problem| {
+            // Every text in the Python file is checked here (the shared ones
+            // were before); the key names the entry.
+            invalid(problem.key, problem.message)
+        })?;
+        Ok(self)
+    }
+
+    /// Reads `lab.toml` and `steps.toml` from `dir` and checks them (the
+    /// unit tests' way to try a worksheet's files; the binary uses the built-in one).
+    #[cfg(test)]
+    fn load(dir: &Path) -> Result<Worksheet, WorksheetError> {
         let read = |name: &str| {
             let path = dir.join(name);
             std::fs::read_to_string(&path).map_err(|source| WorksheetError::Read { path, source })
@@ -318,8 +420,9 @@ fn locate_key(src: &str, key: &[Key]) -> Option<Location> {
 
 /// Why a worksheet directory could not be loaded.
 #[derive(Debug)]
-pub enum WorksheetError {
+pub(crate) enum WorksheetError {
     /// A file could not be read.
+    #[cfg(test)]
     Read {
         path: PathBuf,
         source: std::io::Error,
@@ -341,6 +444,7 @@ pub enum WorksheetError {
 impl fmt::Display for WorksheetError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (path, at, message, next) = match self {
+            #[cfg(test)]
             WorksheetError::Read { path, source } => {
                 return write!(
                     f,
@@ -380,6 +484,7 @@ impl From<WorksheetError> for crate::error::Error {
 impl std::error::Error for WorksheetError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
+            #[cfg(test)]
             WorksheetError::Read { source, .. } => Some(source),
             _ => None,
         }
@@ -476,6 +581,79 @@ mod tests {
             }
         }
         assert!(blocks >= 2, "the code blocks are found: {blocks}");
+    }
+
+    #[test]
+    fn the_python_edition_says_the_contract_in_pythons_words_only() {
+        let python = Worksheet::python();
+        let rust = Worksheet::builtin();
+        assert_eq!(python.steps.len(), 8);
+        let mut texts = vec![
+            &python.lab.title,
+            &python.lab.summary,
+            &python.lab.why,
+            &python.lab.how,
+            &python.lab.exercise,
+            &python.lab.in_the_field,
+            &python.lab.next,
+        ];
+        for (step, shared) in python.steps.iter().zip(&rust.steps) {
+            assert_eq!((step.number, &step.slug), (shared.number, &shared.slug));
+            assert_ne!(step.contract, shared.contract, "step {}", step.number);
+            texts.extend([&step.title, &step.contract, &step.rationale, &step.question]);
+        }
+        for lang in Lang::ALL {
+            for text in &texts {
+                let text = text.get(lang);
+                for rust_word in [
+                    "Ok(",
+                    "Err(",
+                    "Some(",
+                    "Result<",
+                    "LeaseError",
+                    "Vec",
+                    "&str",
+                    "f64",
+                    "i64",
+                    "Rust",
+                    "todo!",
+                    "`true`",
+                    "`false`",
+                    "Job",
+                ] {
+                    assert!(!text.contains(rust_word), "{lang}: `{rust_word}` in {text}");
+                }
+            }
+        }
+        let claim = python.step_by_slug("claim").expect("claim");
+        assert!(claim.contract.en.contains("raises `ValueError`"));
+        assert!(claim.contract.ja.contains("`ValueError` を上げます"));
+        assert_eq!(Worksheet::of(Edition::Python), python);
+        assert_eq!(Worksheet::of(Edition::Rust), rust);
+    }
+
+    #[test]
+    fn a_python_file_out_of_step_is_refused_where_it_goes_wrong() {
+        let path = Path::new(PYTHON_FILE);
+        let src = BUILTIN_PYTHON.replacen("slug = \"state\"", "slug = \"status\"", 1);
+        let err = Worksheet::builtin().in_python(path, &src).unwrap_err();
+        let WorksheetError::Invalid { at, message, .. } = &err else {
+            panic!("expected a validation error, got {err:?}");
+        };
+        assert!(message.contains("entry 3 is step 3 (status)"), "{message}");
+        assert_eq!(
+            at.as_ref().map(|at| at.line),
+            Some(line_of(&src, "number = 3"))
+        );
+        let src = BUILTIN_PYTHON.replacen(&Worksheet::python().lab.summary.ja, "", 1);
+        let err = Worksheet::builtin().in_python(path, &src).unwrap_err();
+        assert!(
+            err.to_string().contains("[summary] has no ja text"),
+            "{err}"
+        );
+        let src = BUILTIN_PYTHON.replacen("[[step]]\nnumber = 8", "[[stop]]\nnumber = 8", 1);
+        let err = Worksheet::builtin().in_python(path, &src).unwrap_err();
+        assert!(matches!(err, WorksheetError::Parse { .. }), "{err}");
     }
 
     #[test]

@@ -252,6 +252,132 @@ fn flatten(
     }
 }
 
+/// The value `text` (a derived `Debug` text, as the suite writes what it
+/// expected and what came back) as a Python learner reads it: an `Ok` or a
+/// `Some` is its value, `None`, `True` and `False` are Python's, `()` is
+/// `None`, a struct is a `dict` (`{'id': 'job-1', ...}`), a string has
+/// Python's quotes, and the contract's errors are what the Python contract
+/// raises (`ValueError`, `sqlite3.Error`; python/CONTRACT.md). `None` when it
+/// is not a derived `Debug` text.
+pub(crate) fn python(text: &str) -> Option<String> {
+    let tokens = tokenize(text)?;
+    let mut parser = Parser { tokens, at: 0 };
+    let value = parser.value()?;
+    if parser.at != parser.tokens.len() {
+        return None;
+    }
+    Some(python_value(&value))
+}
+
+/// A leaf of [`fields`] (an atom: a number, a string, `None`, `true`) as
+/// Python writes it.
+pub(crate) fn python_atom(text: &str) -> String {
+    match text {
+        "true" => "True".to_string(),
+        "false" => "False".to_string(),
+        "NaN" => "nan".to_string(),
+        "()" => "None".to_string(),
+        _ if text.starts_with('"') => python_str(text),
+        _ => text.to_string(),
+    }
+}
+
+fn python_value(value: &Value) -> String {
+    let list = |items: &[Value]| -> Vec<String> { items.iter().map(python_value).collect() };
+    match value {
+        Value::Atom(text) => python_atom(text),
+        Value::Struct(_, fields) => {
+            let fields: Vec<String> = fields
+                .iter()
+                .map(|(name, value)| format!("'{name}': {}", python_value(value)))
+                .collect();
+            format!("{{{}}}", fields.join(", "))
+        }
+        Value::List(items) => format!("[{}]", list(items).join(", ")),
+        Value::Tuple(name, items) => match (name.as_str(), &items[..]) {
+            ("Ok" | "Some", [inner]) => python_value(inner),
+            ("Err", [error]) => python_error(error),
+            ("", []) => "None".to_string(),
+            ("", [one]) => format!("({},)", python_value(one)),
+            ("", items) => format!("({})", list(items).join(", ")),
+            (name, items) => format!("{name}({})", list(items).join(", ")),
+        },
+    }
+}
+
+/// The contract's error as the Python contract raises it.
+fn python_error(error: &Value) -> String {
+    let (variant, payload) = match error {
+        Value::Tuple(name, items) => (name.as_str(), items.first()),
+        Value::Atom(name) | Value::Struct(name, _) => (name.as_str(), None),
+        Value::List(_) => ("", None),
+    };
+    match (variant, payload) {
+        ("InvalidTtl" | "InvalidNow", _) => "ValueError".to_string(),
+        ("Db", Some(Value::Atom(message))) if message.starts_with('"') => {
+            format!("sqlite3.Error({})", python_str(message))
+        }
+        ("Db", _) => "sqlite3.Error".to_string(),
+        _ => format!("Err({})", python_value(error)),
+    }
+}
+
+/// A string as Rust's `Debug` writes it (`"a \"b\""`), as Python's `repr`
+/// writes it (`'a "b"'`).
+fn python_str(debug: &str) -> String {
+    let inner = debug
+        .strip_prefix('"')
+        .and_then(|s| s.strip_suffix('"'))
+        .unwrap_or(debug);
+    let mut text = String::new();
+    let mut chars = inner.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            text.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => text.push('\n'),
+            Some('t') => text.push('\t'),
+            Some('r') => text.push('\r'),
+            Some('0') => text.push('\0'),
+            Some('u') => {
+                let code: String = chars
+                    .by_ref()
+                    .skip_while(|&c| c == '{')
+                    .take_while(|&c| c != '}')
+                    .collect();
+                let decoded = u32::from_str_radix(&code, 16).ok().and_then(char::from_u32);
+                text.push(decoded.unwrap_or('\u{fffd}'));
+            }
+            Some(other) => text.push(other),
+            None => text.push('\\'),
+        }
+    }
+    let quote = if text.contains('\'') && !text.contains('"') {
+        '"'
+    } else {
+        '\''
+    };
+    let mut out = String::from(quote);
+    for c in text.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\x00"),
+            c if c == quote => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push(quote);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -299,5 +425,49 @@ mod tests {
         assert_eq!(fields("Job { id: \"a\", .. }"), None);
         assert_eq!(fields("Ok(Some(1)) trailing"), None);
         assert_eq!(fields("\"unclosed"), None);
+    }
+
+    #[test]
+    fn values_read_as_python_writes_them() {
+        let cases = [
+            ("Ok(Some(1))", "1"),
+            ("Ok(None)", "None"),
+            ("Ok(true)", "True"),
+            ("Ok(false)", "False"),
+            ("Ok(())", "None"),
+            ("Ok([Some(2), None, None])", "[2, None, None]"),
+            ("Err(InvalidTtl(_))", "ValueError"),
+            ("Err(InvalidNow(_))", "ValueError"),
+            ("Err(Db(_))", "sqlite3.Error"),
+            (
+                r#"Err(Db("table jobs already exists"))"#,
+                "sqlite3.Error('table jobs already exists')",
+            ),
+            (
+                r#"Ok(Some(Job { id: "job-1", owner: Some("a"), until: 0.0, fence: 0, result: None, done: false }))"#,
+                "{'id': 'job-1', 'owner': 'a', 'until': 0.0, 'fence': 0, 'result': None, 'done': False}",
+            ),
+            (
+                r#"[("job-1", Row { owner: None, until: 0.0, fence: 1, result: None, done: 0 })]"#,
+                "[('job-1', {'owner': None, 'until': 0.0, 'fence': 1, 'result': None, 'done': 0})]",
+            ),
+            (r#"Some("it's \"done\"\n")"#, r#"'it\'s "done"\n'"#),
+            (r#"Some("it's")"#, r#""it's""#),
+            ("Some(NaN)", "nan"),
+        ];
+        for (debug, python_text) in cases {
+            assert_eq!(python(debug).as_deref(), Some(python_text), "{debug}");
+        }
+        let pretty = "Ok(\n    Some(\n        Job {\n            id: \"a\",\n            owner: None,\n            until: 1.5,\n            fence: 2,\n            result: Some(\n                \"x, y\",\n            ),\n            done: true,\n        },\n    ),\n)";
+        assert_eq!(
+            python(pretty).as_deref(),
+            Some(
+                "{'id': 'a', 'owner': None, 'until': 1.5, 'fence': 2, 'result': 'x, y', 'done': True}"
+            )
+        );
+        assert_eq!(python("not debug at all ("), None);
+        assert_eq!(python_atom("\"a\""), "'a'");
+        assert_eq!(python_atom("false"), "False");
+        assert_eq!(python_atom("130.75"), "130.75");
     }
 }

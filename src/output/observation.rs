@@ -7,9 +7,11 @@
 
 use std::fmt::Write as _;
 
+use crate::bridge::protocol::IMPL_PANICKED;
+use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::lab::observation::{Observation, translate};
-use crate::output::debug_value::{Leaf, fields};
+use crate::output::debug_value::{Leaf, fields, python, python_atom};
 use crate::output::printer::indent;
 use crate::output::style::Style;
 use crate::output::width::{display_width, pad_right, wrap};
@@ -48,28 +50,107 @@ fn words(lang: Lang) -> Words {
 /// `message` (a failing test's, as the suite writes it) rendered for people,
 /// every line indented by `n`, long lines wrapped to `width`.
 pub(crate) fn render(message: &str, style: Style, lang: Lang, n: usize, width: usize) -> String {
-    wrap(&render_unwrapped(message, style, lang, n), width)
+    render_for(Edition::Rust, message, style, lang, n, width)
 }
 
-fn render_unwrapped(message: &str, style: Style, lang: Lang, n: usize) -> String {
-    let w = words(lang);
+/// `message` rendered for a learner of `edition`: in the Python edition,
+/// expected and actual are in Python's terms (`None`, `True`, a `dict`,
+/// `ValueError`: `debug_value::python`), a struct's fields are a dict's keys,
+/// and the suite's own file (not in a Python lab) is not named.
+pub(crate) fn render_for(
+    edition: Edition,
+    message: &str,
+    style: Style,
+    lang: Lang,
+    n: usize,
+    width: usize,
+) -> String {
+    wrap(&render_unwrapped(edition, message, style, lang, n), width)
+}
+
+/// A sentence of the suite's (`exactly one Some(1), None for every other
+/// owner`) in Python's words: each `Ok(..)` and `Some(..)` is its value.
+fn python_prose(text: &str) -> String {
+    let mut out = text.to_string();
+    loop {
+        let found = ["Ok(", "Some("].iter().find_map(|wrapper| {
+            out.match_indices(wrapper)
+                .find(|(at, _)| {
+                    !out[..*at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(|c| c.is_alphanumeric() || c == '_')
+                })
+                .map(|(at, _)| (at, wrapper.len()))
+        });
+        let Some((at, len)) = found else {
+            return out;
+        };
+        let inner_start = at + len;
+        let mut depth = 1;
+        let close = out[inner_start..].char_indices().find_map(|(i, c)| {
+            match c {
+                '(' => depth += 1,
+                ')' => depth -= 1,
+                _ => {}
+            }
+            (depth == 0).then_some(inner_start + i)
+        });
+        let Some(close) = close else {
+            return out;
+        };
+        let inner = out[inner_start..close].to_string();
+        out.replace_range(at..=close, &inner);
+    }
+}
+
+fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n: usize) -> String {
+    let mut w = words(lang);
+    if edition == Edition::Python {
+        w.field = match lang {
+            Lang::Ja => "キー",
+            Lang::En => "key",
+        };
+    }
     let mut out = String::new();
     let Some(o) = Observation::parse(message) else {
         let lines: Vec<&str> = message
             .lines()
             .filter(|l| !l.starts_with("panicked at "))
             .collect();
-        return indent(lines.join("\n").trim(), n);
+        let text = lines.join("\n");
+        // Python has no panics: an exception (or a wrong type) fails the call.
+        let text = match edition {
+            Edition::Rust => text,
+            Edition::Python => text.replace(IMPL_PANICKED, "fencelab: the implementation failed"),
+        };
+        return indent(text.trim(), n);
     };
     // The suite writes in English; a learner reading Japanese reads its
     // observations in Japanese too.
     let _ = writeln!(out, "{}: {}", w.observed, translate(&o.what, lang));
-    match field_table(&o.expected, &o.actual, &w, style) {
+    let (expected, actual) = match edition {
+        // The expected text may be a sentence of the suite's, in English.
+        Edition::Rust => (o.expected.clone(), o.actual.clone()),
+        Edition::Python => {
+            let expected =
+                python(&o.expected).unwrap_or_else(|| python_prose(&translate(&o.expected, lang)));
+            let actual = python(&o.actual).unwrap_or_else(|| python_prose(&o.actual));
+            // Two values that read alike in Python but differ (`Ok(None)`
+            // and `Ok(())`) are shown as they are, so that the difference shows.
+            if expected == actual {
+                (o.expected.clone(), o.actual.clone())
+            } else {
+                (expected, actual)
+            }
+        }
+    };
+    match field_table(edition, &o.expected, &o.actual, &w, style) {
         Some(table) => out.push_str(&table),
-        None if o.expected.contains('\n') || o.actual.contains('\n') => {
+        None if expected.contains('\n') || actual.contains('\n') => {
             let diff = crate::output::diff::unified(
-                &(o.expected.clone() + "\n"),
-                &(o.actual.clone() + "\n"),
+                &(expected.clone() + "\n"),
+                &(actual.clone() + "\n"),
                 w.expected,
                 w.actual,
                 style,
@@ -82,17 +163,20 @@ fn render_unwrapped(message: &str, style: Style, lang: Lang, n: usize) -> String
                 out,
                 "{} {}",
                 pad_right(&format!("{}:", w.expected), width),
-                style.green(&translate(&o.expected, lang))
+                style.green(&match edition {
+                    Edition::Rust => translate(&expected, lang),
+                    Edition::Python => expected.clone(),
+                })
             );
             let _ = writeln!(
                 out,
                 "{} {}",
                 pad_right(&format!("{}:", w.actual), width),
-                style.red(&o.actual)
+                style.red(&actual)
             );
         }
     }
-    if let Some(at) = &o.location {
+    if let Some(at) = o.location.as_ref().filter(|_| edition == Edition::Rust) {
         let _ = writeln!(out, "{}", style.dim(&format!("{} {at}", w.at)));
     }
     // What the implementation printed during the test (a learner's own
@@ -112,9 +196,20 @@ fn render_unwrapped(message: &str, style: Style, lang: Lang, n: usize) -> String
 /// Expected and actual field by field, when both are values of the same
 /// shape with named fields (a `Job`, a `Row`, in an `Ok(Some(..))` or not):
 /// one line per field, the ones that differ marked.
-fn field_table(expected: &str, actual: &str, w: &Words, style: Style) -> Option<String> {
-    let (expected, named_e) = fields(expected)?;
-    let (actual, named_a) = fields(actual)?;
+fn field_table(
+    edition: Edition,
+    expected: &str,
+    actual: &str,
+    w: &Words,
+    style: Style,
+) -> Option<String> {
+    let (mut expected, named_e) = fields(expected)?;
+    let (mut actual, named_a) = fields(actual)?;
+    if edition == Edition::Python {
+        for leaf in expected.iter_mut().chain(actual.iter_mut()) {
+            leaf.text = python_atom(&leaf.text);
+        }
+    }
     let same_shape = expected.len() == actual.len()
         && expected
             .iter()
@@ -267,6 +362,54 @@ mod tests {
                 100
             ),
             "    fencelab: the implementation panicked in claim()"
+        );
+    }
+
+    #[test]
+    fn a_python_learner_reads_python_values_keys_and_no_panic() {
+        let py = |message: &str, lang: Lang| {
+            render_for(Edition::Python, message, Style::plain(), lang, 0, 100)
+        };
+        let text = py(&message("Ok(Some(2))", "Ok(None)"), Lang::En);
+        assert_eq!(
+            text,
+            "observed: stored row after release\nexpected: 2\nactual:   None"
+        );
+        let text = py(&message("Err(InvalidTtl(_))", "Ok(true)"), Lang::Ja);
+        assert!(text.ends_with("期待: ValueError\n実際: True"), "{text}");
+        let expected = "Some(\n    Row {\n        owner: Some(\n            \"a\",\n        ),\n        until: 0.0,\n        fence: 2,\n        result: None,\n        done: 0,\n    },\n)";
+        let actual = expected.replace("fence: 2", "fence: 0");
+        let text = py(&message(expected, &actual), Lang::En);
+        assert!(
+            text.contains("\n  key    expected actual\n  owner  'a'      'a'\n"),
+            "{text}"
+        );
+        assert!(text.contains("\n✗ fence  2        0\n"), "{text}");
+        // A sentence of the suite's, in Japanese and in Python's words.
+        let sentence = "observation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: [None, None, None, None]\n";
+        let text = py(sentence, Lang::Ja);
+        assert!(
+            text.contains("期待: 1 がちょうど 1 つ、ほかの owner にはすべて None"),
+            "{text}"
+        );
+        assert!(text.contains("実際: [None, None, None, None]"), "{text}");
+        assert_eq!(
+            python_prose("exactly one Ok(Some(1)) and three Ok(None)"),
+            "exactly one 1 and three None"
+        );
+        // Values that read alike in Python keep their difference.
+        let text = py(&message("Ok(None)", "Ok(())"), Lang::En);
+        assert!(
+            text.ends_with("expected: Ok(None)\nactual:   Ok(())"),
+            "{text}"
+        );
+        let text = py(
+            "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation panicked in claim() at lease.py:3:\nTypeError: x",
+            Lang::En,
+        );
+        assert_eq!(
+            text,
+            "fencelab: the implementation failed in claim() at lease.py:3:\nTypeError: x"
         );
     }
 }

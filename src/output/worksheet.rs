@@ -4,6 +4,7 @@
 
 use std::fmt::Write as _;
 
+use crate::lab::edition::Edition;
 use crate::lab::mutant::{self, Mutant};
 use crate::lab::worksheet::{Lang, Worksheet};
 
@@ -60,7 +61,58 @@ pub(crate) fn render_with(
     lang: Lang,
     answers: bool,
 ) -> String {
-    let reference = crate::lab::reference::REFERENCE;
+    render_edition(worksheet, mutants, Edition::Rust, lang, answers)
+}
+
+/// The worksheet of the Python edition in `lang` (`Worksheet::python`), with
+/// the Python mutants' fragments.
+pub fn render_python(lang: Lang) -> String {
+    render_edition(
+        &Worksheet::python(),
+        &crate::lab::python::mutants(),
+        Edition::Python,
+        lang,
+        false,
+    )
+}
+
+/// A step's broken fragment as the worksheet shows it: in the Rust edition
+/// the whole lines of the reference it touches ([`Mutant::broken_code`]); in
+/// the Python edition the fragment alone, as the original worksheet prints
+/// it (`row[0] >= now`), less its indentation.
+pub(crate) fn fragment(m: &Mutant, edition: Edition) -> String {
+    match edition {
+        Edition::Rust => m.broken_code(crate::lab::reference::REFERENCE),
+        Edition::Python => {
+            let text = m.replace.trim_matches('\n');
+            let common = text
+                .lines()
+                .filter(|l| !l.trim().is_empty())
+                .map(|l| l.len() - l.trim_start().len())
+                .min()
+                .unwrap_or(0);
+            text.lines()
+                .map(|l| l.get(common..).unwrap_or("").trim_end())
+                .collect::<Vec<_>>()
+                .join("\n")
+        }
+    }
+}
+
+/// The worksheet of `edition` in `lang`, with each step's fragment taken
+/// from `mutants` (and, with `answers`, each fragment's diff against the
+/// edition's reference).
+pub(crate) fn render_edition(
+    worksheet: &Worksheet,
+    mutants: &[Mutant],
+    edition: Edition,
+    lang: Lang,
+    answers: bool,
+) -> String {
+    let (reference, fence) = match edition {
+        Edition::Rust => (crate::lab::reference::REFERENCE, "rust"),
+        Edition::Python => (crate::lab::python::REFERENCE, "python"),
+    };
     let l = labels(lang);
     let lab = &worksheet.lab;
     let mut out = String::new();
@@ -96,7 +148,7 @@ pub(crate) fn render_with(
                 m.id,
                 m.titles.get(lang)
             );
-            let _ = writeln!(out, "```rust\n{}\n```\n", m.broken_code(reference));
+            let _ = writeln!(out, "```{fence}\n{}\n```\n", fragment(m, edition));
             if answers && let Ok(broken) = m.apply(reference) {
                 let diff = super::diff::patch(reference, &broken, "reference", &m.id);
                 let _ = writeln!(out, "**{}**\n\n```diff\n{}```\n", l.answer, diff);
@@ -218,5 +270,43 @@ mod tests {
         }
         assert!(render(&worksheet, Lang::Ja).contains("判断の根拠"));
         assert!(render(&worksheet, Lang::En).contains("The broken fragment to review"));
+    }
+
+    /// The original worksheet's eight broken fragments, as it prints them
+    /// (its "レビューする誤った変更の断片"), step by step.
+    const SEED_FRAGMENTS: [&str; 8] = [
+        "CREATE TABLE jobs",
+        "INSERT OR REPLACE INTO jobs",
+        "if row else {}",
+        "row[0] >= now",
+        "AND until>=?\", (now+ttl",
+        "AND done>=0 AND until>?\", (result",
+        "SET owner=NULL,until=0,fence=0 WHERE",
+        "return [claim(path,job_id,owners[0],now,ttl)]",
+    ];
+
+    #[test]
+    fn the_python_worksheet_prints_the_original_fragments_exactly() {
+        for lang in Lang::ALL {
+            let md = render_python(lang);
+            let blocks: Vec<&str> = md
+                .split("```python\n")
+                .skip(1)
+                .map(|b| b.split("\n```").next().unwrap())
+                .collect();
+            assert_eq!(blocks, SEED_FRAGMENTS, "{lang:?}");
+            assert_eq!(md.matches("```rust").count(), 0, "{lang:?}");
+            assert_eq!(md.matches("\n### ").count(), 8, "{lang:?}");
+            assert!(md.contains("`ValueError`"), "{lang:?}");
+        }
+        let answers = render_edition(
+            &Worksheet::python(),
+            &crate::lab::python::mutants(),
+            Edition::Python,
+            Lang::En,
+            true,
+        );
+        assert_eq!(answers.matches("```diff").count(), 8);
+        assert!(answers.contains("-            if row is None or row[2] or row[0] > now:"));
     }
 }

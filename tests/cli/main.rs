@@ -14,6 +14,7 @@ mod common;
 
 mod batch;
 mod cache;
+mod examples;
 mod grade;
 mod instructor_content;
 mod interrupt;
@@ -21,6 +22,7 @@ mod learner;
 mod learner_tests;
 mod predictions;
 mod python;
+mod python_lab;
 mod python_mine;
 mod shards;
 mod verify_outcomes;

@@ -4,9 +4,10 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::commands::{default_lang, jobs, parse_lang, project_root, scratch, seconds};
+use crate::commands::{default_lang, jobs, parse_lang, scratch, seconds};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::lab::worksheet::Worksheet;
 use crate::output::paths::normalize;
@@ -14,7 +15,7 @@ use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
 pub(crate) struct CheckArgs {
-    /// The learner's crate [default: the crate around the current directory].
+    /// The learner's lab, a crate or a Python lab [default: the lab around the current directory].
     pub dir: Option<PathBuf>,
     /// Only this step (1 to 8).
     #[arg(long, value_name = "N")]
@@ -45,6 +46,9 @@ pub(crate) struct CheckArgs {
     /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
     #[arg(long)]
     pub github: bool,
+    /// List the suite's tests (with --step, that step's) and stop: nothing is built or run.
+    #[arg(long, conflicts_with = "mine")]
+    pub list: bool,
 }
 
 pub(crate) fn main(
@@ -54,13 +58,25 @@ pub(crate) fn main(
 ) -> Result<ExitCode, Error> {
     let dir = match args.dir {
         Some(dir) => dir,
-        None => project_root(),
+        None => crate::lab::edition::lab_root(&std::env::current_dir().unwrap_or_default()),
     };
+    let edition = crate::lab::edition::of(&dir)?;
     let lang = args
         .lang
         .or_else(|| crate::commands::check::crate_lang(&dir))
+        .or_else(|| crate::lab::edition::recorded_lang(&dir))
         .unwrap_or_else(default_lang);
     let jobs = jobs(args.jobs);
+    if args.list {
+        // What a predictions form names, in a lab with the suite or without.
+        let names: Vec<String> = crate::lab::suite::tests()
+            .into_iter()
+            .filter(|t| args.step.is_none_or(|s| s == t.step))
+            .map(|t| t.name)
+            .collect();
+        printer.line(&names.join("\n"));
+        return Ok(ExitCode::Success);
+    }
     if args.mine {
         let mine = super::mine::MineArgs {
             dir,
@@ -80,35 +96,39 @@ pub(crate) fn main(
         jobs,
     };
     printer.lang = lang;
+    if edition == Edition::Python {
+        crate::engine::python::interpreter_in(lang)?;
+    }
     let scratch = scratch(cache, &dir)?;
     // The crate's own path when inside it, as the learner knows the file.
     let cwd = std::env::current_dir().unwrap_or_default();
-    let file = crate::commands::check::learner_file(&dir);
+    let file = crate::commands::check::learner_file_of(&dir, edition);
     let shown = if normalize(&cwd).starts_with(normalize(&dir)) {
-        "src/lib.rs".to_string()
+        edition.learner_file().to_string()
     } else {
         file.display().to_string()
     };
     printer.status(Verb::Checking, &shown);
     let checked = crate::commands::check::run(&options, &scratch, printer)?;
-    let text = crate::commands::check::render_check(
+    let text = crate::commands::check::render_check_of(
         &printer.layout(),
         &checked,
-        &Worksheet::builtin(),
+        &Worksheet::of(edition),
+        edition,
         lang,
     );
     printer.line(text.trim_end());
     if crate::output::github::enabled(args.github) {
-        let file = crate::commands::check::learner_file(&dir);
         let source = std::fs::read_to_string(&file).unwrap_or_default();
         let shown =
             crate::output::paths::shown_path(&file, &std::env::current_dir().unwrap_or_default());
         crate::output::github::print(&crate::commands::check::github::annotations(
-            &checked, &shown, &source,
+            &checked, edition, &shown, &source,
         ));
         crate::output::github::append_summary(&crate::commands::check::github::summary(
             &checked,
-            &Worksheet::builtin(),
+            &Worksheet::of(edition),
+            edition,
             lang,
         ))?;
     }

@@ -6,23 +6,32 @@
 use std::fmt::Write as _;
 
 use crate::commands::check::Checked;
+use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::lab::worksheet::Worksheet;
 use crate::output::github::{Annotation, Level, cell, first_compiler_location, line_of_fn};
 
-/// The annotations for `checked`, where `file` is the learner's file as the
-/// repository names it and `source` its text.
-pub(crate) fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<Annotation> {
+/// The annotations for `checked`, where `file` is the learner's file (of a
+/// lab of `edition`) as the repository names it and `source` its text.
+pub(crate) fn annotations(
+    checked: &Checked,
+    edition: Edition,
+    file: &str,
+    source: &str,
+) -> Vec<Annotation> {
     match checked {
         Checked::DoesNotCompile { errors } => {
-            let line = first_compiler_location(errors).map_or(1, |(_, line)| line);
+            let line = match edition {
+                Edition::Rust => first_compiler_location(errors).map(|(_, line)| line),
+                Edition::Python => python_error_line(errors),
+            };
             vec![
                 Annotation::new(
                     Level::Error,
-                    "src/lib.rs does not compile",
+                    format!("{} does not compile", edition.learner_file()),
                     errors.lines().take(12).collect::<Vec<_>>().join("\n"),
                 )
-                .at(file, line),
+                .at(file, line.unwrap_or(1)),
             ]
         }
         Checked::Ran { .. } => {
@@ -30,12 +39,20 @@ pub(crate) fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<An
                 return Vec::new();
             };
             let slug = crate::lab::worksheet::SLUGS[step.step as usize - 1];
-            let line = line_of_fn(source, slug).unwrap_or(1);
+            let line = match edition {
+                Edition::Rust => line_of_fn(source, slug),
+                Edition::Python => line_of_def(source, slug),
+            }
+            .unwrap_or(1);
+            let unwritten = match edition {
+                Edition::Rust => "todo!()",
+                Edition::Python => "raise NotImplementedError",
+            };
             let (title, message) = if step.not_started {
                 (
                     format!("step {} {slug} is not started", step.step),
                     format!(
-                        "replace its `todo!()` with an implementation of the contract; then: fencelab check --step {}",
+                        "replace its `{unwritten}` with an implementation of the contract; then: fencelab check --step {}",
                         step.step
                     ),
                 )
@@ -67,14 +84,46 @@ pub(crate) fn annotations(checked: &Checked, file: &str, source: &str) -> Vec<An
     }
 }
 
-/// The Markdown summary of `checked`.
-pub(crate) fn summary(checked: &Checked, worksheet: &Worksheet, lang: Lang) -> String {
+/// The line of Python's "does not compile" message (`File "lease.py", line 71`).
+fn python_error_line(errors: &str) -> Option<usize> {
+    errors.lines().find_map(|l| {
+        let (_, rest) = l
+            .trim_start()
+            .strip_prefix("File ")?
+            .split_once(", line ")?;
+        rest.split(|c: char| !c.is_ascii_digit())
+            .next()?
+            .parse()
+            .ok()
+    })
+}
+
+/// The line of `def name(` at the top level of a Python module.
+fn line_of_def(source: &str, name: &str) -> Option<usize> {
+    source
+        .lines()
+        .position(|l| {
+            l.strip_prefix("def ")
+                .and_then(|rest| rest.trim_start().strip_prefix(name))
+                .is_some_and(|rest| rest.trim_start().starts_with('('))
+        })
+        .map(|i| i + 1)
+}
+
+/// The Markdown summary of `checked`, in a lab of `edition`.
+pub(crate) fn summary(
+    checked: &Checked,
+    worksheet: &Worksheet,
+    edition: Edition,
+    lang: Lang,
+) -> String {
     let mut out = String::new();
     let steps = match checked {
         Checked::DoesNotCompile { errors } => {
             let _ = writeln!(
                 out,
-                "## fencelab check: src/lib.rs does not compile ❌\n\n```text\n{}\n```\n",
+                "## fencelab check: {} does not compile ❌\n\n```text\n{}\n```\n",
+                edition.learner_file(),
                 errors.lines().take(60).collect::<Vec<_>>().join("\n")
             );
             return out;
@@ -162,7 +211,7 @@ mod tests {
     #[test]
     fn the_annotation_points_at_the_first_failing_steps_function() {
         let source = "pub fn init_db() {}\n\npub fn claim(x: u8) {}\n";
-        let a = annotations(&checked(), "src/lib.rs", source);
+        let a = annotations(&checked(), Edition::Rust, "src/lib.rs", source);
         assert_eq!(a.len(), 1);
         assert_eq!(
             a[0].command(),
@@ -172,6 +221,37 @@ mod tests {
 
     #[test]
     fn the_summary_shows_each_step_and_what_failed() {
-        insta::assert_snapshot!(summary(&checked(), &Worksheet::builtin(), Lang::En));
+        insta::assert_snapshot!(summary(
+            &checked(),
+            &Worksheet::builtin(),
+            Edition::Rust,
+            Lang::En
+        ));
+    }
+
+    #[test]
+    fn a_python_lab_is_annotated_at_its_def_and_at_pythons_line() {
+        let source = "import sqlite3\n\ndef init_db(path):\n    pass\n\ndef claim(path, job_id, owner, now, ttl):\n    raise NotImplementedError\n";
+        let a = annotations(&checked(), Edition::Python, "lease.py", source);
+        assert!(
+            a[0].command().starts_with("::error file=lease.py,line=6,"),
+            "{}",
+            a[0].command()
+        );
+        let unviable = Checked::DoesNotCompile {
+            errors: "  File \"lease.py\", line 71\n    def state(path, job_id)\n                           ^\nSyntaxError: expected ':'".into(),
+        };
+        let a = annotations(&unviable, Edition::Python, "lab/lease.py", "");
+        assert!(
+            a[0].command()
+                .starts_with("::error file=lab/lease.py,line=71,title=lease.py does not compile::"),
+            "{}",
+            a[0].command()
+        );
+        let text = summary(&unviable, &Worksheet::python(), Edition::Python, Lang::En);
+        assert!(
+            text.starts_with("## fencelab check: lease.py does not compile"),
+            "{text}"
+        );
     }
 }

@@ -1,7 +1,8 @@
 //! `fencelab check`: a learner's progress, step by step. Builds the learner's
-//! `src/lib.rs` against the suite with the same engine as `verify` and
-//! `grade`, runs the tests (all of them, or one step's), and says per step how
-//! many pass or that it is not started yet; for the first step that fails, what
+//! `src/lib.rs` (in a Python lab, hosts its `lease.py`: `lab::edition` says
+//! which) against the suite with the same engine as `verify` and `grade`,
+//! runs the tests (all of them, or one step's), and says per step how many
+//! pass or that it is not started yet; for the first step that fails, what
 //! its contract asks and what each failing test observed.
 
 pub(crate) mod cli;
@@ -11,7 +12,7 @@ mod mine_render;
 mod render;
 
 pub use mine_render::render_mine;
-pub use render::render_check;
+pub use render::{render_check, render_check_of};
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -22,6 +23,7 @@ use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
+use crate::lab::edition::Edition;
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::Lang;
@@ -30,7 +32,8 @@ use crate::output::progress::Progress;
 /// What to check.
 #[derive(Debug, Clone)]
 pub struct Options {
-    /// The learner's crate.
+    /// The learner's lab (a crate, or a Python lab's directory; which one,
+    /// `lab::edition::of` says).
     pub dir: PathBuf,
     /// Only this step's tests.
     pub step: Option<u32>,
@@ -61,9 +64,12 @@ impl Checked {
 /// What to do when `check` is not run in a lab crate.
 const NOT_A_LAB: &str = "run `fencelab check` inside the crate `fencelab new` made, or give its directory: `fencelab check DIR` (a new one: `fencelab new my-lab`)";
 
-/// The learner's file in `dir`.
-pub(crate) fn learner_file(dir: &Path) -> PathBuf {
-    dir.join("src").join("lib.rs")
+/// What to do when `check` is not run in a Python lab.
+const NOT_A_PYTHON_LAB: &str = "run `fencelab check` inside the directory `fencelab new --python` made, or give its directory: `fencelab check DIR` (a new one: `fencelab new my-lab --python`)";
+
+/// The learner's file in the lab `dir` of `edition`.
+pub(crate) fn learner_file_of(dir: &Path, edition: Edition) -> PathBuf {
+    dir.join(edition.learner_file())
 }
 
 /// The language a learner's crate asked for when it was made
@@ -88,19 +94,30 @@ pub fn run(
     scratch: &Scratch,
     progress: &mut dyn Progress,
 ) -> Result<Checked, Error> {
-    let file = learner_file(&options.dir);
+    let edition = crate::lab::edition::of(&options.dir)?;
+    let file = learner_file_of(&options.dir, edition);
+    let (not_a_lab, what) = match edition {
+        Edition::Rust => (NOT_A_LAB, "lab crate"),
+        Edition::Python => (NOT_A_PYTHON_LAB, "Python lab"),
+    };
     let source = std::fs::read_to_string(&file)
-        .map_err(|e| Error::io("read", &file, e).with_next(NOT_A_LAB))?;
+        .map_err(|e| Error::io("read", &file, e).with_next(not_a_lab))?;
     // The same check as `grade`'s, before anything is built: a crate that is
     // not a lab gets one sentence, not pages of compiler errors.
-    let missing = crate::lab::api::missing_api(&source);
+    let missing = match edition {
+        Edition::Rust => crate::lab::api::missing_api(&source),
+        Edition::Python => crate::lab::python::missing_api(&source)
+            .into_iter()
+            .map(str::to_string)
+            .collect(),
+    };
     if !missing.is_empty() {
         return Err(Error::input(format!(
-            "{} does not have the contract's API, so this is not a lab crate: missing {}",
+            "{} does not have the contract's API, so this is not a {what}: missing {}",
             file.display(),
             missing.join(", ")
         ))
-        .with_next(NOT_A_LAB));
+        .with_next(not_a_lab));
     }
     if let Some(step) = options.step
         && !(1..=8).contains(&step)
@@ -115,7 +132,7 @@ pub fn run(
         suite: SuiteFiles::builtin(),
         policy: Policy::of(Trust::Learner).with_limits(options.timeout, None),
         implementations: vec![Implementation {
-            shown_path: "src/lib.rs".to_string(),
+            shown_path: edition.learner_file().to_string(),
             source,
         }],
         scenarios: vec![Scenario {

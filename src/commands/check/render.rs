@@ -1,5 +1,6 @@
 //! What `check` prints: progress per step, then what the first failing step
-//! needs, in the learner's language, wrapped to the terminal. A step run on
+//! needs, in the learner's language and the lab's edition (a Python lab's
+//! observations in Python's terms), wrapped to the terminal. A step run on
 //! its own (`--step N`) that passes says what was not checked, and shows the
 //! worksheet's broken fragment against the reference: the answer, now that
 //! it is earned.
@@ -7,6 +8,7 @@
 use std::fmt::Write as _;
 
 use crate::commands::check::Checked;
+use crate::lab::edition::Edition;
 use crate::lab::worksheet::{Lang, Worksheet};
 use crate::output::observation;
 use crate::output::printer::{Layout, indent};
@@ -26,6 +28,25 @@ struct CheckWords {
     done: &'static str,
     start_here: &'static str,
     fragment: &'static str,
+}
+
+/// The words of `check` in a lab of `edition`: a Python lab's file, its
+/// compiler and its unwritten step are Python's.
+fn check_words_of(lang: Lang, edition: Edition) -> CheckWords {
+    let mut w = check_words(lang);
+    if edition == Edition::Python {
+        (w.compile, w.start_here) = match lang {
+            Lang::Ja => (
+                "lease.py をコンパイルできません。Python のメッセージ:",
+                "は未着手です。`raise NotImplementedError` を契約どおりの実装に置き換えてください。",
+            ),
+            Lang::En => (
+                "lease.py does not compile. Python says:",
+                "is not started: replace its `raise NotImplementedError` with an implementation of the contract.",
+            ),
+        };
+    }
+    w
 }
 
 fn check_words(lang: Lang) -> CheckWords {
@@ -69,7 +90,19 @@ pub fn render_check(
     worksheet: &Worksheet,
     lang: Lang,
 ) -> String {
-    let w = check_words(lang);
+    render_check_of(layout, checked, worksheet, Edition::Rust, lang)
+}
+
+/// What `check` prints in a lab of `edition` (its worksheet is
+/// `Worksheet::of(edition)`).
+pub fn render_check_of(
+    layout: &Layout,
+    checked: &Checked,
+    worksheet: &Worksheet,
+    edition: Edition,
+    lang: Lang,
+) -> String {
+    let w = check_words_of(lang, edition);
     let s = &layout.out;
     let mut out = String::new();
     let steps = match checked {
@@ -97,7 +130,7 @@ pub fn render_check(
         );
     }
     let Some(first) = checked.first_failing() else {
-        out.push_str(&render_all_passed(layout, steps, lang));
+        out.push_str(&render_all_passed(layout, steps, edition, lang));
         return out;
     };
     let Some(step) = worksheet.step(first.step) else {
@@ -141,15 +174,19 @@ pub fn render_check(
             let _ = writeln!(
                 out,
                 "{}",
-                observation::render(&message, *s, lang, 4, layout.width)
+                observation::render_for(edition, &message, *s, lang, 4, layout.width)
             );
         }
     }
-    let _ = writeln!(
-        out,
-        "\n{}: fencelab check --step {}\n{}: cargo test --test behaviour step{}::",
-        w.rerun, step.number, w.or_tests, step.number
-    );
+    let _ = writeln!(out, "\n{}: fencelab check --step {}", w.rerun, step.number);
+    // A Python lab has no cargo: `check --step` is the one way to rerun.
+    if edition == Edition::Rust {
+        let _ = writeln!(
+            out,
+            "{}: cargo test --test behaviour step{}::",
+            w.or_tests, step.number
+        );
+    }
     out
 }
 
@@ -159,6 +196,7 @@ pub fn render_check(
 fn render_all_passed(
     layout: &Layout,
     steps: &[crate::engine::outcome::StepTally],
+    edition: Edition,
     lang: Lang,
 ) -> String {
     let w = check_words(lang);
@@ -188,7 +226,7 @@ fn render_all_passed(
     };
     let _ = writeln!(out, "\n{}", s.green(&wrap(&text, layout.width)));
     for &number in &ran {
-        if let Some(diff) = fragment_diff(number, *s, lang) {
+        if let Some(diff) = fragment_diff(number, edition, *s, lang) {
             let _ = writeln!(
                 out,
                 "\n{}\n{}",
@@ -202,9 +240,20 @@ fn render_all_passed(
 
 /// The worksheet's broken fragment of step `number` as a diff against the
 /// reference.
-fn fragment_diff(number: u32, style: crate::output::style::Style, lang: Lang) -> Option<String> {
-    let reference = crate::lab::reference::REFERENCE;
-    let mutant = crate::lab::mutant::builtin()
+fn fragment_diff(
+    number: u32,
+    edition: Edition,
+    style: crate::output::style::Style,
+    lang: Lang,
+) -> Option<String> {
+    let (reference, mutants) = match edition {
+        Edition::Rust => (
+            crate::lab::reference::REFERENCE,
+            crate::lab::mutant::builtin(),
+        ),
+        Edition::Python => (crate::lab::python::REFERENCE, crate::lab::python::mutants()),
+    };
+    let mutant = mutants
         .into_iter()
         .find(|m| m.step == number && m.worksheet)?;
     let broken = mutant.apply(reference).ok()?;

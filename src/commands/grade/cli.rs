@@ -52,7 +52,7 @@ pub(crate) struct GradeArgs {
     /// A time limit per test, in seconds [default: 10]
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// How long one submission's slow tests (those running past five times the median test, at least 1 s) may take in total, in seconds; past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
+    /// How long one submission's slow tests (those running past five times the median test, at least 1 s; 5 s until 16 tests have ended) may take in total, in seconds; past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
     #[arg(long, value_name = "SECS")]
     pub budget: Option<f64>,
     /// A time limit for the build, in seconds [default: 600]
@@ -151,6 +151,13 @@ fn grade(
         return super::learner_tests::grade(args, &paths, shard, cache, printer);
     }
     refuse_mixed_editions(&args.paths)?;
+    if paths
+        .iter()
+        .any(|p| crate::engine::python::is_python_path(&p.to_string_lossy()))
+    {
+        // Said first, and in the reader's language.
+        crate::engine::python::interpreter_in(printer.lang)?;
+    }
     // Every input is read and checked before anything is built; one that
     // cannot be used scores 0 with its reason, and the others are graded.
     let inputs = crate::commands::grade::read_all(&paths);

@@ -102,6 +102,8 @@ pub(crate) fn grade(
         min_score: args.min_score,
         test_limit_secs: test_limit.as_secs_f64(),
         build_limit_secs: 0.0,
+        // The learner's tests run against trusted implementations: no budget.
+        budget_secs: None,
         shard,
         submissions,
         exit_code,

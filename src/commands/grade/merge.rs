@@ -7,7 +7,7 @@
 //!
 //! Shards are merged only when they were graded alike: the same fencelab
 //! version, the same suite (a digest of its sources), the same options
-//! (minimum score, test and build limits) and the same N, with every K there
+//! (minimum score, test and build limits, budget) and the same N, with every K there
 //! and no submission with two different results. A shard or submission given
 //! twice with the same results (a retried or duplicated runner) counts once.
 //! Anything else is refused with the file and what differs, since a
@@ -60,6 +60,12 @@ fn identity(report: &GradeReport) -> Vec<(&'static str, String)> {
         ("--min-score", report.min_score.to_string()),
         ("--timeout", report.test_limit_secs.to_string()),
         ("--build-timeout", report.build_limit_secs.to_string()),
+        (
+            "--budget",
+            report
+                .budget_secs
+                .map_or("none".to_string(), |b| b.to_string()),
+        ),
         (
             "number of shards",
             report
@@ -245,6 +251,7 @@ mod tests {
             min_score: 80.0,
             test_limit_secs: 10.0,
             build_limit_secs: 600.0,
+            budget_secs: Some(15.0),
             shard: Some((k, n)),
             exit_code: exit_code_of(&submissions),
             submissions,
@@ -302,6 +309,20 @@ mod tests {
         let b = write(dir.path(), "shard-2.json", &other);
         let err = merge(&[a.clone(), b]).unwrap_err();
         assert!(err.message.contains("--min-score 50"), "{}", err.message);
+        // The budget changes scores: shards graded under two do not merge.
+        for (budget, shown) in [(Some(30.0), "--budget 30"), (None, "--budget none")] {
+            let mut other = shard(2, 2, &["b.rs"]);
+            other.budget_secs = budget;
+            let b = write(dir.path(), "shard-2.json", &other);
+            let err = merge(&[a.clone(), b]).unwrap_err();
+            assert!(
+                err.message
+                    .contains(&format!("shard-2.json: graded with {shown}, but"))
+                    && err.message.contains("with --budget 15"),
+                "{}",
+                err.message
+            );
+        }
     }
 
     #[test]

@@ -24,7 +24,8 @@ pub(crate) mod results;
 pub mod shard;
 mod submission;
 
-pub use render::{Live, render_grade};
+pub use render::Live;
+pub(crate) use render::render_grade;
 pub(crate) use submission::{Submission, read_submission};
 
 use std::collections::BTreeMap;
@@ -71,6 +72,11 @@ pub struct GradeReport {
     pub test_limit_secs: f64,
     #[serde(default)]
     pub build_limit_secs: f64,
+    /// What one submission's slow tests may take in total (`--budget`;
+    /// `engine::budget`), if there was a bound: it changes scores, so
+    /// reports record it and shards graded under two budgets do not merge.
+    #[serde(default)]
+    pub budget_secs: Option<f64>,
     /// With `--shard K/N`: `[K, N]`.
     #[serde(default)]
     pub shard: Option<(usize, usize)>,
@@ -257,6 +263,7 @@ pub(crate) fn run(
         min_score: options.min_score,
         test_limit_secs: options.policy.limit_after(None).as_secs_f64(),
         build_limit_secs: options.policy.build_limit.unwrap_or_default().as_secs_f64(),
+        budget_secs: options.policy.budget.map(|b| b.as_secs_f64()),
         shard: options.shard,
         exit_code: exit_code_of(&reports),
         submissions: reports,
@@ -275,6 +282,7 @@ impl GradeReport {
             min_score,
             test_limit_secs: 10.0,
             build_limit_secs: 600.0,
+            budget_secs: Some(15.0),
             shard: None,
             exit_code: exit_code_of(&submissions),
             submissions,

@@ -218,6 +218,7 @@ mod tests {
             min_score: 0.0,
             test_limit_secs: 10.0,
             build_limit_secs: 600.0,
+            budget_secs: Some(15.0),
             shard: None,
             submissions: vec![u],
             exit_code: crate::exit::ExitCode::UnusableInput,

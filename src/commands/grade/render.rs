@@ -7,7 +7,8 @@ use std::fmt::Write as _;
 
 use crate::commands::grade::{GradeReport, GradedTest, SubmissionReport, points};
 use crate::engine::Event;
-use crate::engine::outcome::{FailureKind, TestOutcome};
+use crate::engine::outcome::{FailureKind, TestOutcome, over_budget_message};
+use crate::lab::lang::Lang;
 use crate::output::observation;
 use crate::output::printer::{Layout, Printer, Verb, indent};
 use crate::output::progress::Progress;
@@ -18,7 +19,7 @@ use crate::output::width::{display_width, pad_left, pad_right, wrap};
 const FAILURES_SHOWN: usize = 5;
 
 /// What `grade` prints on stdout at the end.
-pub fn render_grade(layout: &Layout, report: &GradeReport) -> String {
+pub(crate) fn render_grade(layout: &Layout, report: &GradeReport) -> String {
     let s = &layout.out;
     let mut out = String::new();
     if !layout.quiet() {
@@ -122,8 +123,9 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
         }
         let _ = writeln!(out, "{head}: {}/{}", st.passed, st.total);
         for t in failing.iter().take(FAILURES_SHOWN) {
-            let _ = writeln!(out, "    {} {} ({})", s.red("✗"), t.test, t.outcome.label());
-            if let Some(message) = t.outcome.message() {
+            let (label, message) = outcome_words(&t.outcome, layout.lang);
+            let _ = writeln!(out, "    {} {} ({label})", s.red("✗"), t.test);
+            if let Some(message) = message {
                 let _ = writeln!(
                     out,
                     "{}",
@@ -270,6 +272,35 @@ fn keep_end(name: &str, width: usize) -> String {
     std::iter::once('…').chain(kept.into_iter().rev()).collect()
 }
 
+/// A failing test's label and message as the screen says them in `lang`:
+/// the suite's messages are translated where they are observations
+/// (`observation::render`), the budget's reason here.
+fn outcome_words(outcome: &TestOutcome, lang: Lang) -> (&'static str, Option<String>) {
+    if let TestOutcome::OverBudget {
+        budget_secs,
+        stopped_after_secs,
+    } = outcome
+    {
+        let label = match lang {
+            Lang::En => outcome.label(),
+            Lang::Ja => "予算切れ",
+        };
+        return (
+            label,
+            Some(over_budget_message(*budget_secs, *stopped_after_secs, lang)),
+        );
+    }
+    let label = match (lang, outcome.label()) {
+        (Lang::Ja, "passed") => "合格",
+        (Lang::Ja, "crashed") => "クラッシュ",
+        (Lang::Ja, "not started") => "未着手",
+        (Lang::Ja, "failed") => "失敗",
+        (Lang::Ja, "timeout") => "タイムアウト",
+        (_, label) => label,
+    };
+    (label, outcome.message())
+}
+
 /// Whether a test failed by reaching a `todo!()`.
 fn reached_todo(outcome: &TestOutcome) -> bool {
     matches!(
@@ -367,6 +398,75 @@ mod tests {
             text.ends_with(
                 "fencelab grade: 3 of 6 at the gate (80); 1 did not compile;\n  1 could not be graded\n"
             ),
+            "{text}"
+        );
+        insta::assert_snapshot!(text);
+    }
+
+    /// A submission whose claim_many hangs: of step 8's three tests, one
+    /// passed, one was stopped by the budget and one not run.
+    pub(crate) fn over_budget() -> GradeReport {
+        let mut s = submission(&[2, 2, 2, 2, 2, 2, 2, 3], &[2, 2, 2, 2, 2, 2, 2, 1]);
+        s.name = "spins.rs".into();
+        s.file = s.name.clone();
+        s.tests[15].outcome = TestOutcome::OverBudget {
+            budget_secs: 15.0,
+            stopped_after_secs: Some(7.46),
+        };
+        s.tests[15].secs = 7.46;
+        s.tests[16].outcome = TestOutcome::OverBudget {
+            budget_secs: 15.0,
+            stopped_after_secs: None,
+        };
+        s.tests[16].secs = 0.0;
+        GradeReport::of_test(vec![s], 80.0)
+    }
+
+    #[test]
+    fn the_json_and_junit_record_the_budget_and_why_tests_were_not_run() {
+        let report = over_budget();
+        let json = crate::output::report_file::json(&report);
+        let value: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(value["budget_secs"], 15.0);
+        let tests = &value["submissions"][0]["tests"];
+        assert_eq!(tests[15]["outcome"], "over_budget");
+        assert_eq!(tests[16]["outcome"], "over_budget");
+        // Read back (`--merge`, `--results`) as written.
+        let back: GradeReport = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.budget_secs, Some(15.0));
+        assert_eq!(
+            back.submissions[0].tests[16].outcome,
+            report.submissions[0].tests[16].outcome
+        );
+        let header: Vec<&str> = json.lines().take(9).collect();
+        let step8: Vec<String> = tests.as_array().unwrap()[14..]
+            .iter()
+            .map(|t| t.to_string())
+            .collect();
+        let junit = crate::commands::grade::junit::render(&report);
+        let failures: Vec<&str> = junit.lines().filter(|l| l.contains("<failure")).collect();
+        insta::assert_snapshot!(format!(
+            "{}\n...\n{}\n\n{}",
+            header.join("\n"),
+            step8.join("\n"),
+            failures.join("\n")
+        ));
+    }
+
+    #[test]
+    fn tests_over_the_budget_say_so_not_crashed_in_both_languages() {
+        let report = over_budget();
+        let text: String = [Lang::En, Lang::Ja]
+            .into_iter()
+            .map(|lang| {
+                let layout = Layout::plain().with_width(80).in_lang(lang);
+                format!("--- {lang}\n{}", render_grade(&layout, &report))
+            })
+            .collect();
+        assert!(!text.contains("crashed"), "{text}");
+        assert!(
+            text.contains("not run: the submission's budget of 15 s was spent")
+                && text.contains("未実行: 提出物の予算 15 秒を使い切りました"),
             "{text}"
         );
         insta::assert_snapshot!(text);

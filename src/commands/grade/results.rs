@@ -131,6 +131,7 @@ impl Results {
             &report.min_score.to_string(),
             &report.test_limit_secs.to_string(),
             &report.build_limit_secs.to_string(),
+            &budget_text(report.budget_secs),
         ]);
         let path = self
             .dir
@@ -154,6 +155,15 @@ fn build_limit_secs(options: &Options) -> f64 {
     options.policy.build_limit.unwrap_or_default().as_secs_f64()
 }
 
+fn budget_secs(options: &Options) -> Option<f64> {
+    options.policy.budget.map(|b| b.as_secs_f64())
+}
+
+/// The budget as keys and report names take it ("none" without one).
+fn budget_text(budget: Option<f64>) -> String {
+    budget.map_or("none".to_string(), |b| b.to_string())
+}
+
 /// The key of a submission's result under `options` (see the module header).
 pub(crate) fn key(source: &str, options: &Options) -> String {
     use sha2::{Digest, Sha256};
@@ -164,11 +174,7 @@ pub(crate) fn key(source: &str, options: &Options) -> String {
         &suite::digest(),
         &test_limit_secs(options).to_string(),
         &build_limit_secs(options).to_string(),
-        &options
-            .policy
-            .budget
-            .map_or(0.0, |b| b.as_secs_f64())
-            .to_string(),
+        &budget_text(budget_secs(options)),
     ] {
         hasher.update(part.len().to_le_bytes());
         hasher.update(part.as_bytes());
@@ -289,6 +295,7 @@ pub(crate) fn run(
         min_score: options.min_score,
         test_limit_secs: test_limit_secs(options),
         build_limit_secs: build_limit_secs(options),
+        budget_secs: budget_secs(options),
         shard: options.shard,
         exit_code: exit_code_of(&submissions),
         submissions,
@@ -423,5 +430,22 @@ mod tests {
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
         assert_eq!(names, ["k.json"]);
+    }
+
+    #[test]
+    fn runs_under_two_budgets_leave_two_reports_not_one_overwritten() {
+        let dir = tempfile::tempdir().unwrap();
+        let results = Results::open(dir.path(), Lang::En).unwrap();
+        let mut report = GradeReport::of_test(Vec::new(), 60.0);
+        report.shard = Some((1, 2));
+        let first = results.write_report(&report).unwrap();
+        report.budget_secs = Some(30.0);
+        let second = results.write_report(&report).unwrap();
+        assert_ne!(first, second);
+        report.budget_secs = None;
+        let third = results.write_report(&report).unwrap();
+        assert!(third != first && third != second);
+        let name = first.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(name.starts_with("1-of-2-"), "{name}");
     }
 }

@@ -21,7 +21,9 @@ use crate::lab::worksheet::{Lang, Worksheet};
 use crate::output::printer::{Printer, Verb};
 
 mod name;
+pub(crate) mod python;
 pub(crate) use name::{check_name, crate_name};
+pub use python::files as python_files;
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and
@@ -91,6 +93,8 @@ pub(crate) enum Mode {
     /// suite, so that the tests the learner writes are their own
     /// (`fencelab check --mine` judges them).
     TestsFirst,
+    /// The Python edition: a `lease.py` to implement (`new/python.rs`).
+    Python,
 }
 
 /// Every file of a learner's crate named `name`, as (path, contents).
@@ -105,6 +109,9 @@ pub(crate) fn files_for(
     lang: Lang,
     mode: Mode,
 ) -> Vec<(PathBuf, String)> {
+    if mode == Mode::Python {
+        return python::files(name, lang);
+    }
     let ident = name.replace('-', "_");
     let manifest = format!(
         "[package]\nname = \"{name}\"\nversion = \"0.1.0\"\nedition = \"2024\"\n\n\
@@ -244,6 +251,7 @@ fn readme(name: &str, lang: Lang, mode: Mode) -> String {
              ```sh\nfencelab check --mine   # your tests, judged against correct and broken implementations\n```\n\n\
              The implementation (the `todo!()`s of `src/lib.rs`) comes after.\n"
         ),
+        (_, Mode::Python) => unreachable!("a Python lab's README is new/python.rs's"),
     };
     body + mine
 }
@@ -276,8 +284,15 @@ pub(crate) fn create_for(
                 .with_next("give a new directory, e.g. `fencelab new my-lease-lab`"),
         );
     }
-    let name = crate_name(dir);
-    check_name(&name, dir)?;
+    let name = if mode == Mode::Python {
+        // No crate: the lab is named as its directory.
+        dir.file_name()
+            .map_or_else(|| crate_name(dir), |n| n.to_string_lossy().into_owned())
+    } else {
+        let name = crate_name(dir);
+        check_name(&name, dir)?;
+        name
+    };
     for (path, contents) in files_for(&name, worksheet, lang, mode) {
         let path = dir.join(path);
         if let Some(parent) = path.parent() {
@@ -300,30 +315,64 @@ pub(crate) struct NewArgs {
     /// are your own (`fencelab check --mine` judges them).
     #[arg(long)]
     pub tests_first: bool,
+    /// The Python edition: a lease.py to implement (Python 3.10 or newer),
+    /// as the original worksheet is written, instead of a Rust crate.
+    #[arg(long, conflicts_with = "tests_first")]
+    pub python: bool,
 }
 
 pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
     let lang = args.lang.unwrap_or_else(default_lang);
     printer.lang = lang;
-    let mode = if args.tests_first {
+    let mode = if args.python {
+        Mode::Python
+    } else if args.tests_first {
         Mode::TestsFirst
     } else {
         Mode::Full
     };
     let name = create_for(&args.dir, &Worksheet::builtin(), lang, mode)?;
-    let created = match lang {
-        Lang::Ja => format!("ラボのクレート `{name}`（{}）", args.dir.display()),
-        Lang::En => format!("the lab crate `{name}` in {}", args.dir.display()),
+    let created = match (lang, mode) {
+        (Lang::Ja, Mode::Python) => format!("Python 版のラボ `{name}`（{}）", args.dir.display()),
+        (Lang::En, Mode::Python) => format!("the Python lab `{name}` in {}", args.dir.display()),
+        (Lang::Ja, _) => format!("ラボのクレート `{name}`（{}）", args.dir.display()),
+        (Lang::En, _) => format!("the lab crate `{name}` in {}", args.dir.display()),
     };
     printer.status(Verb::Created, &created);
-    let dir = args.dir.display();
-    let first = match lang {
-        Lang::Ja => {
+    let next = next_steps(&args.dir.display().to_string(), lang, mode);
+    let width = crate::output::width::terminal_width();
+    printer.line(crate::output::width::wrap(&next, width).trim_end());
+    if mode == Mode::Python
+        && let Err(err) = crate::engine::python::interpreter_in(lang)
+    {
+        // The lab is written; what it needs to run is said once, now.
+        printer.warning(&err.to_string());
+    }
+    Ok(ExitCode::Success)
+}
+
+/// What `new --python` says to do next in the Python lab it made at `dir`.
+pub fn python_next_steps(dir: &str, lang: Lang) -> String {
+    next_steps(dir, lang, Mode::Python)
+}
+
+/// What `new` says to do next in the lab it made at `dir`.
+pub(crate) fn next_steps(dir: &str, lang: Lang, mode: Mode) -> String {
+    let first = match (lang, mode) {
+        (Lang::Ja, Mode::Python) => {
+            "最初の `fencelab check`（この機械で1回だけ）は fencelab のテストと SQLite をコンパイルするので 1、2 分かかります。"
+        }
+        (Lang::En, Mode::Python) => {
+            "The first `fencelab check` (once per machine) compiles fencelab's tests and SQLite, and takes a minute or two."
+        }
+        (Lang::Ja, _) => {
             "最初のビルド（この機械で1回だけ）は SQLite をコンパイルするので 1、2 分かかります。"
         }
-        Lang::En => "The first build (once per machine) compiles SQLite and takes a minute or two.",
+        (Lang::En, _) => {
+            "The first build (once per machine) compiles SQLite and takes a minute or two."
+        }
     };
-    let next = match (lang, mode) {
+    match (lang, mode) {
         (Lang::Ja, Mode::Full) => format!(
             "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
         ),
@@ -336,9 +385,13 @@ pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Err
         (Lang::En, Mode::TestsFirst) => format!(
             "Next:\n  cd {dir}\n  write your tests in tests/mine/main.rs\n  fencelab check --mine  # your tests, judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
         ),
-    };
-    printer.line(&next);
-    Ok(ExitCode::Success)
+        (Lang::Ja, Mode::Python) => format!(
+            "次に:\n  cd {dir}\n  lease.py の関数をステップ 1 から実装する\n  fencelab check      # ステップごとの進み具合\n課題は {dir}/WORKSHEET.md にあります。{first}"
+        ),
+        (Lang::En, Mode::Python) => format!(
+            "Next:\n  cd {dir}\n  implement the functions of lease.py, step 1 first\n  fencelab check      # progress per step\nThe worksheet is {dir}/WORKSHEET.md. {first}"
+        ),
+    }
 }
 
 #[cfg(test)]

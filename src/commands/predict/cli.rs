@@ -8,6 +8,7 @@ use super::Selection;
 use crate::commands::{default_lang, has_own_mutants, parse_lang, project_root};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::output::printer::{Printer, Verb};
 
@@ -28,24 +29,44 @@ pub(crate) struct PredictArgs {
     /// Write the form to FILE (which must not exist) instead of stdout.
     #[arg(long, short, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// The Python edition's mutants and fragments [default: in a Python lab].
+    #[arg(long)]
+    pub python: bool,
 }
 
 pub(crate) fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    // In a Python lab (`lab::edition`), the Python edition without a flag.
+    let lab = crate::lab::edition::lab_root(&std::env::current_dir().unwrap_or_default());
+    let edition = if args.python {
+        Edition::Python
+    } else {
+        crate::lab::edition::of(&lab)?
+    };
     let root = project_root();
-    let dir = args
-        .mutants
-        .or_else(|| Some(root.join("mutants")).filter(|_| has_own_mutants(&root)));
-    let (all, dir_name) = match &dir {
-        Some(dir) => (
+    let dir = match edition {
+        Edition::Rust => args
+            .mutants
+            .or_else(|| Some(root.join("mutants")).filter(|_| has_own_mutants(&root))),
+        Edition::Python => args.mutants,
+    };
+    let (all, dir_name) = match (&dir, edition) {
+        (Some(dir), _) => (
             crate::lab::mutant::load_dir(dir, &crate::lab::suite::test_names())?,
             dir.display().to_string(),
         ),
-        None => (
+        (None, Edition::Rust) => (
             crate::lab::mutant::builtin(),
             crate::lab::mutant::BUILTIN_MUTANTS.to_string(),
         ),
+        (None, Edition::Python) => (
+            crate::lab::python::mutants(),
+            crate::lab::python::MUTANTS_DIR.to_string(),
+        ),
     };
-    printer.lang = args.lang.unwrap_or_else(default_lang);
+    printer.lang = args
+        .lang
+        .or_else(|| crate::lab::edition::recorded_lang(&lab))
+        .unwrap_or_else(default_lang);
     let selection = if args.all {
         Selection::All
     } else if args.names.is_empty() {
@@ -54,7 +75,7 @@ pub(crate) fn main(args: PredictArgs, printer: &mut Printer) -> Result<ExitCode,
         Selection::Named(args.names.clone())
     };
     let form = super::select(&all, &selection, &dir_name)?;
-    let text = super::template(&form, &all, &selection, printer.lang);
+    let text = super::template_of(&form, &all, &selection, edition, printer.lang);
     match &args.output {
         None => print!("{text}"),
         Some(path) => {

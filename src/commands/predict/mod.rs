@@ -17,11 +17,13 @@ pub(crate) mod cli;
 use std::collections::BTreeSet;
 
 use crate::error::Error;
+use crate::lab::edition::Edition;
 use crate::lab::mutant::Mutant;
 use crate::lab::worksheet::{Lang, Worksheet};
 
 pub use crate::lab::observation::ObservationKind;
-pub use crate::lab::predictions::{Prediction, did_you_mean, load};
+pub(crate) use crate::lab::predictions::did_you_mean;
+pub use crate::lab::predictions::{Prediction, load};
 
 /// Which mutants a form holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -87,15 +89,18 @@ pub fn select(all: &[Mutant], selection: &Selection, dir: &str) -> Result<Vec<Mu
 }
 
 /// The blank predictions form holding `form` (picked from `all` by
-/// `selection`), with comments in `lang`. Each mutant shows its broken code
-/// only, less the reference's lines the worksheet has not shown by its step.
-pub(crate) fn template(
+/// `selection`), for a lab of `edition`, with comments in `lang`. Each
+/// mutant shows its broken code only (in the Python edition the Python
+/// worksheet's fragment), less the reference's lines the worksheet has not
+/// shown by its step; the commands it names are the edition's.
+pub(crate) fn template_of(
     form: &[Mutant],
     all: &[Mutant],
     selection: &Selection,
+    edition: Edition,
     lang: Lang,
 ) -> String {
-    let shown = Shown::new(all, lang);
+    let shown = Shown::of(all, edition, lang);
     let n = form.len();
     let mut out = match (lang, selection) {
         (Lang::Ja, Selection::Worksheet) => format!(
@@ -113,23 +118,35 @@ pub(crate) fn template(
              # （\"return value\" 戻り値、\"error\" エラー、\"state\" 保存された状態）と、\n\
              # それを捕まえるテストを予想して書き込みます。テストは、失敗するものを\n\
              # すべて書きます。1 つ当たるごとに得点が上がり、失敗しないテストを書くと\n\
-             # 得点が下がります（適合率と再現率で採点します）。テストの名前は\n\
-             #   cargo test --test behaviour -- --list\n\
-             # で一覧できます。書き終えたら\n\
-             #   fencelab verify --predictions このファイル\n\
-             # を実行して、実際の結果と比べます。\n"
+             # 得点が下がります（適合率と再現率で採点します）。テストの名前は\n"
         }
         Lang::En => {
             "# Before you run the tests, predict for each broken fragment the\n\
              # observation that exposes it (\"return value\", \"error\" or \"state\", the\n\
              # stored state) and the tests that will catch it. Name all the tests that\n\
              # will fail under it: each one right raises the score, each one that does\n\
-             # not fail lowers it (precision and recall). The tests' names are listed by\n\
-             #   cargo test --test behaviour -- --list\n\
-             # When you are done, run\n\
-             #   fencelab verify --predictions THIS-FILE\n\
-             # and compare with what happened.\n"
+             # not fail lowers it (precision and recall). The tests' names are listed by\n"
         }
+    });
+    let (list, verify) = match edition {
+        Edition::Rust => (
+            "cargo test --test behaviour -- --list",
+            "fencelab verify --predictions",
+        ),
+        Edition::Python => (
+            "fencelab check --list",
+            "fencelab verify --python --predictions",
+        ),
+    };
+    out.push_str(&match lang {
+        Lang::Ja => format!(
+            "#   {list}\n# で一覧できます。書き終えたら\n#   {verify} このファイル\n\
+             # を実行して、実際の結果と比べます。\n"
+        ),
+        Lang::En => format!(
+            "#   {list}\n# When you are done, run\n#   {verify} THIS-FILE\n\
+             # and compare with what happened.\n"
+        ),
     });
     if *selection == Selection::Worksheet {
         out.push_str(match lang {
@@ -162,6 +179,7 @@ pub(crate) fn template(
 /// What the worksheet has shown by each step, to keep the form from showing
 /// more of the reference.
 pub(crate) struct Shown {
+    edition: Edition,
     /// The worksheet as rendered, cut after each step (index 0: step 1).
     through: Vec<String>,
     /// The reference's lines that say something (trimmed, with a letter or
@@ -170,10 +188,10 @@ pub(crate) struct Shown {
 }
 
 impl Shown {
-    /// The worksheet with the fragments of `all`, in `lang`.
-    pub(crate) fn new(all: &[Mutant], lang: Lang) -> Shown {
-        let worksheet = Worksheet::builtin();
-        let text = crate::output::worksheet::render_with(&worksheet, all, lang, false);
+    /// The worksheet of `edition` with the fragments of `all`, in `lang`.
+    pub(crate) fn of(all: &[Mutant], edition: Edition, lang: Lang) -> Shown {
+        let worksheet = Worksheet::of(edition);
+        let text = crate::output::worksheet::render_edition(&worksheet, all, edition, lang, false);
         let through = (1..=worksheet.steps.len() as u32)
             .map(|step| {
                 let next = format!("\n### {}. ", step + 1);
@@ -181,13 +199,21 @@ impl Shown {
                     .map_or(text.clone(), |at| text[..at].to_string())
             })
             .collect();
-        let reference = crate::lab::reference::REFERENCE
+        let reference = match edition {
+            Edition::Rust => crate::lab::reference::REFERENCE,
+            Edition::Python => crate::lab::python::REFERENCE,
+        };
+        let reference = reference
             .lines()
             .map(str::trim)
             .filter(|l| telling(l))
             .map(str::to_string)
             .collect();
-        Shown { through, reference }
+        Shown {
+            edition,
+            through,
+            reference,
+        }
     }
 
     /// Whether `line` is a line of the reference that the worksheet has not
@@ -207,7 +233,7 @@ impl Shown {
     pub(crate) fn code(&self, m: &Mutant) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
         let mut elided = false;
-        for line in m.broken_code(crate::lab::reference::REFERENCE).lines() {
+        for line in crate::output::worksheet::fragment(m, self.edition).lines() {
             if self.hidden(line, m.step) {
                 if !elided {
                     let indent = &line[..line.len() - line.trim_start().len()];
@@ -239,7 +265,7 @@ mod tests {
     fn form(selection: &Selection, lang: Lang) -> (Vec<Mutant>, String) {
         let all = builtin();
         let chosen = select(&all, selection, "mutants").unwrap();
-        let text = template(&chosen, &all, selection, lang);
+        let text = template_of(&chosen, &all, selection, Edition::Rust, lang);
         (chosen, text)
     }
 
@@ -508,5 +534,37 @@ mod tests {
             "{}",
             err.message
         );
+    }
+
+    #[test]
+    fn a_python_form_quotes_the_python_worksheet_and_names_python_commands() {
+        let all = crate::lab::python::mutants();
+        for lang in Lang::ALL {
+            let chosen = select(&all, &Selection::Worksheet, "mutants-python").unwrap();
+            assert_eq!(chosen.len(), 8);
+            let text = template_of(&chosen, &all, &Selection::Worksheet, Edition::Python, lang);
+            let worksheet = crate::output::worksheet::render_python(lang);
+            for (step, block) in entries(&text) {
+                let code: Vec<&str> = block
+                    .lines()
+                    .filter_map(|l| l.strip_prefix("#     "))
+                    .collect();
+                let shown = format!("```python\n{}\n```", code.join("\n"));
+                assert!(worksheet.contains(&shown), "step {step}:\n{shown}");
+            }
+            assert!(text.contains("#   fencelab check --list\n"), "{text}");
+            assert!(
+                text.contains("#   fencelab verify --python --predictions "),
+                "{text}"
+            );
+            assert!(!text.contains("cargo"), "{text}");
+            // Every mutant's form shows no line of the Python reference
+            // before the Python worksheet does.
+            let every = template_of(&all, &all, &Selection::All, Edition::Python, lang);
+            assert!(
+                !every.contains("BUSY_TIMEOUT = 10.0"),
+                "a hidden line shown"
+            );
+        }
     }
 }

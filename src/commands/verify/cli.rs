@@ -141,6 +141,10 @@ pub(crate) fn main(
         printer.line(text.trim_end());
         return Ok(ExitCode::Success);
     }
+    if options.python {
+        // Said first, and in the reader's language.
+        crate::engine::python::interpreter_in(printer.lang)?;
+    }
     let scratch = scratch(cache, &root)?;
     let mut report = verify::run(
         &options,

@@ -151,7 +151,7 @@ pub fn render_mutant_details(layout: &Layout, m: &MutantReport) -> String {
 
 /// A baseline that failed: the implementation does not compile, or tests
 /// fail on it. A step that is not started is one line; a summary comes last.
-pub fn render_baseline_failure(layout: &Layout, report: &Report) -> String {
+pub(crate) fn render_baseline_failure(layout: &Layout, report: &Report) -> String {
     let w = words(layout.lang);
     let s = &layout.out;
     let mut out = String::new();

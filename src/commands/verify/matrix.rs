@@ -32,7 +32,7 @@ pub fn render_kill_matrix(layout: &Layout, report: &Report) -> String {
 /// The kill matrix of the mutants `columns` (indices into the report's),
 /// save those that ran no test (stale or unviable: a column of `-` says
 /// nothing their details do not); nothing when no column is left.
-pub fn render_kill_matrix_of(layout: &Layout, report: &Report, columns: &[usize]) -> String {
+pub(crate) fn render_kill_matrix_of(layout: &Layout, report: &Report, columns: &[usize]) -> String {
     let w = words(layout.lang);
     let s = &layout.out;
     let mut out = String::new();
@@ -158,7 +158,7 @@ fn cell(
 }
 
 /// The tests that kill none of the report's mutants, wrapped to the width.
-pub fn render_killing_nothing(layout: &Layout, report: &Report) -> String {
+pub(crate) fn render_killing_nothing(layout: &Layout, report: &Report) -> String {
     let w = words(layout.lang);
     let nothing: Vec<String> = suite::tests()
         .into_iter()

@@ -20,17 +20,19 @@ pub mod stryker;
 mod wheats;
 mod words;
 
-pub use details::{render_baseline_failure, render_mutant_details};
-pub use matrix::{render_kill_matrix, render_kill_matrix_of, render_killing_nothing};
-pub use render::{Live, render_mutant_list, render_verify_report};
+pub use details::render_mutant_details;
+pub use matrix::render_kill_matrix;
+pub(crate) use render::render_mutant_list;
+pub use render::{Live, render_verify_report};
 pub use render_predictions::render_predictions;
+pub(crate) use report::LimitInfo;
 pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
 use crate::output::paths::shown_path;
 pub use report::{
-    Baseline, BaselineTest, Kill, KillObservation, LimitInfo, MutantReport, Report, Summary,
-    WheatFailure, WheatsChecked,
+    Baseline, BaselineTest, Kill, KillObservation, MutantReport, Report, Summary, WheatFailure,
+    WheatsChecked,
 };
 use report::{baseline_of, finish, summarize};
 

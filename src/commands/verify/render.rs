@@ -252,7 +252,7 @@ fn mutant_line(layout: &Layout, m: &MutantReport) -> String {
 /// `fencelab verify --list`: every mutant's id, step and title, without
 /// building anything. Titles are cut to the width only on a terminal
 /// (`cut`): piped, into `grep` say, every title is whole.
-pub fn render_mutant_list(layout: &Layout, mutants: &[Mutant], cut: bool) -> String {
+pub(crate) fn render_mutant_list(layout: &Layout, mutants: &[Mutant], cut: bool) -> String {
     let w = words(layout.lang);
     let id_width = mutants.iter().map(|m| m.id.len()).max().unwrap_or(0);
     let mut out = String::new();

@@ -23,7 +23,7 @@ pub struct Report {
     pub mutants_dir: String,
     pub build_secs: f64,
     pub baseline: Baseline,
-    pub limit: LimitInfo,
+    pub(crate) limit: LimitInfo,
     pub mutants: Vec<MutantReport>,
     /// Whether only some of the directory's mutants were run.
     pub filtered: bool,
@@ -69,7 +69,7 @@ pub struct BaselineTest {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct LimitInfo {
+pub(crate) struct LimitInfo {
     /// The fixed limit given with `--timeout`, if any.
     pub fixed_secs: Option<f64>,
     /// Otherwise each test's limit is max(floor, factor x its slower baseline run).

@@ -254,7 +254,7 @@ const LIVE_DIR: &str = "live";
 /// A live run's hold on the crates it uses (see `Scratch::pin`). Dropping it
 /// releases them and then collects the garbage, unless another run is
 /// building (that run collects when it is done).
-pub struct Pin {
+pub(crate) struct Pin {
     scratch: Scratch,
     path: PathBuf,
     _file: File,

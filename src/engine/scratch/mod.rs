@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 
 mod collector;
-pub use collector::{KEEP_ENV, Keep, Pin};
+pub(crate) use collector::Pin;
+pub use collector::{KEEP_ENV, Keep};
 
 /// The project's lock file, so that scratch builds resolve to exactly the
 /// versions fencelab itself was built with, and need nothing from the network.

@@ -241,6 +241,7 @@ fn one_report(dir: &Path) -> PathBuf {
         min_score: 0.0,
         test_limit_secs: 10.0,
         build_limit_secs: 600.0,
+        budget_secs: Some(15.0),
         shard: None,
         exit_code: exit_code_of(&submissions),
         submissions,

@@ -208,6 +208,18 @@ mod tests {
         }
         assert!(DOCKERFILE.contains("&& /fencelab/prebuild.sh"));
         assert!(DOCKERFILE.starts_with("# ") && DOCKERFILE.contains("\nFROM rust:1.95"));
+        // Run as is (the Kubernetes example), it finds fencelab and the cache
+        // the RUN filled: env.sh's "$HERE/cache", HERE being /fencelab.
+        assert!(
+            DOCKERFILE.contains("\nENV PATH=\"/fencelab:$PATH\" FENCELAB_CACHE=/fencelab/cache\n"),
+            "{DOCKERFILE}"
+        );
+        assert!(ENV.contains("export FENCELAB_CACHE=\"$HERE/cache\""));
+        let env_at = DOCKERFILE.find("\nENV ").unwrap();
+        assert!(
+            env_at < DOCKERFILE.find("\nRUN ").unwrap(),
+            "set before the pre-build"
+        );
         let info: serde_json::Value = serde_json::from_str(&question_info()).unwrap();
         assert_eq!(
             info["externalGradingOptions"]["entrypoint"],

@@ -13,7 +13,9 @@ fn mark(outcome: Option<&TestOutcome>) -> (&'static str, &'static str) {
     match outcome {
         None => ("–", "n"),
         Some(TestOutcome::Passed) => ("·", "p"),
-        Some(TestOutcome::TimedOut { .. }) => ("T", "t"),
+        // Only grade spends budgets; a budget spent is time, as for
+        // `MutantOutcome::from_tests`.
+        Some(TestOutcome::TimedOut { .. } | TestOutcome::OverBudget { .. }) => ("T", "t"),
         Some(TestOutcome::Failed {
             kind: FailureKind::Crashed,
             ..

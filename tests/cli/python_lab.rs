@@ -1,0 +1,360 @@
+//! The Python lab as a learner meets it: `fencelab new --python` writes it,
+//! `fencelab check` (no flag: the lab says it is Python) runs the suite
+//! against its `lease.py` step by step, in Python's terms; `fencelab
+//! worksheet --python` and `fencelab predict` give the Python fragments; a
+//! machine without Python 3.10 is told what to install. Snapshots of what a
+//! Python learner reads, in both languages.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use fencelab::commands::check::{self, Checked};
+use fencelab::commands::new as starter;
+use fencelab::lab::edition::{self, Edition};
+use fencelab::lab::python;
+use fencelab::lab::worksheet::{Lang, Worksheet};
+use fencelab::output::printer::Layout;
+
+use crate::common::scratch;
+
+fn fencelab() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_fencelab"))
+}
+
+/// Runs fencelab in `dir` with `args`, its scratch builds in this checkout's
+/// target directory (as the other tests').
+fn run_in(dir: &Path, args: &[&str]) -> Output {
+    fencelab()
+        .args(args)
+        .current_dir(dir)
+        .env("NO_COLOR", "1")
+        .env("CARGO_TARGET_DIR", crate::common::root().join("target"))
+        .env_remove("GITHUB_ACTIONS")
+        .output()
+        .unwrap()
+}
+
+/// A Python lab made by `fencelab new --python` in a fresh directory.
+fn new_lab(lang: Lang) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run_in(
+        dir.path(),
+        &["new", "my-lab", "--python", "--lang", lang.code()],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let lab = dir.path().join("my-lab");
+    (dir, lab)
+}
+
+fn check_lab(dir: &Path, step: Option<u32>) -> Checked {
+    let options = check::Options {
+        dir: dir.to_path_buf(),
+        step,
+        // What is pinned is what check says, not how fast a loaded machine
+        // runs the race across processes (a Python server each).
+        timeout: Some(std::time::Duration::from_secs(120)),
+        jobs: 4,
+    };
+    check::run(
+        &options,
+        &scratch(),
+        &mut fencelab::output::progress::Silent,
+    )
+    .unwrap()
+}
+
+fn render(checked: &Checked, lang: Lang) -> String {
+    check::render_check_of(
+        &Layout::plain(),
+        checked,
+        &Worksheet::python(),
+        Edition::Python,
+        lang,
+    )
+}
+
+/// The Python reference with the functions of the steps after `step` back
+/// to `raise NotImplementedError`, as a learner who has written that far.
+fn written_through(step: usize) -> String {
+    let later = &fencelab::lab::worksheet::SLUGS[step..];
+    let mut out = String::new();
+    for (i, part) in python::REFERENCE.split("\ndef ").enumerate() {
+        let name = part.split('(').next().unwrap_or("");
+        if i > 0 && later.contains(&name) {
+            let signature = part.lines().next().unwrap();
+            out.push_str(&format!(
+                "\ndef {signature}\n    raise NotImplementedError\n\n"
+            ));
+        } else if i > 0 {
+            out.push_str(&format!("\ndef {part}"));
+        } else {
+            out.push_str(part);
+        }
+    }
+    out
+}
+
+/// The Python reference with its mutant `id` applied.
+fn mutated(id: &str) -> String {
+    let m = python::mutants().into_iter().find(|m| m.id == id).unwrap();
+    m.apply(python::REFERENCE).unwrap()
+}
+
+macro_rules! snapshot {
+    ($name:expr, $text:expr) => {
+        insta::assert_snapshot!($name, $text);
+    };
+}
+
+#[test]
+fn new_python_writes_a_lab_that_remembers_its_edition_in_both_languages() {
+    for lang in Lang::ALL {
+        let files = starter::python_files("my-lab", lang);
+        let get = |name: &str| {
+            files
+                .iter()
+                .find(|(p, _)| p == Path::new(name))
+                .map(|(_, c)| c.clone())
+                .unwrap_or_else(|| panic!("no {name}"))
+        };
+        snapshot!(format!("python_new_lease_{}", lang.code()), get("lease.py"));
+        snapshot!(
+            format!("python_new_readme_{}", lang.code()),
+            get("README.md")
+        );
+        // What the command says once it has written the lab.
+        snapshot!(
+            format!("python_new_next_{}", lang.code()),
+            starter::python_next_steps("my-lab", lang)
+        );
+        assert_eq!(
+            get("WORKSHEET.md"),
+            fencelab::output::worksheet::render_python(lang)
+        );
+        assert!(
+            !files.iter().any(|(p, _)| p == Path::new("Cargo.toml")),
+            "no crate"
+        );
+    }
+    // Written by the command: the lab says it is Python, in its language.
+    let (_dir, lab) = new_lab(Lang::Ja);
+    assert_eq!(edition::of(&lab).unwrap(), Edition::Python);
+    assert_eq!(edition::recorded_lang(&lab), Some(Lang::Ja));
+    // What Python reads: the skeleton compiles (where there is a python3).
+    if let Ok(out) = Command::new("python3")
+        .args(["-c", "import ast, sys; ast.parse(open(sys.argv[1]).read())"])
+        .arg(lab.join("lease.py"))
+        .output()
+    {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn check_of_a_python_lab_goes_step_by_step_in_pythons_terms() {
+    let (_dir, lab) = new_lab(Lang::En);
+    // Nothing written yet: every step is not started (NotImplementedError).
+    let checked = check_lab(&lab, None);
+    let Checked::Ran { steps } = &checked else {
+        panic!("{checked:?}");
+    };
+    assert_eq!(steps.len(), 8);
+    assert!(
+        steps.iter().all(|s| s.not_started && s.passed == 0),
+        "{steps:?}"
+    );
+    for lang in Lang::ALL {
+        snapshot!(
+            format!("python_check_not_started_{}", lang.code()),
+            render(&checked, lang)
+        );
+    }
+    // The worksheet's step 4 fragment: step 4 fails, in Python's terms.
+    std::fs::write(lab.join("lease.py"), mutated("claim-expiry-inclusive")).unwrap();
+    let checked = check_lab(&lab, Some(4));
+    let first = checked.first_failing().expect("step 4 fails");
+    assert_eq!(first.step, 4);
+    assert!(!first.not_started);
+    let failing: Vec<&str> = first.failures.iter().map(|(t, _)| t.as_str()).collect();
+    assert!(
+        failing.contains(&"step4::reclaims_at_exact_expiry"),
+        "{failing:?}"
+    );
+    for lang in Lang::ALL {
+        let text = render(&checked, lang);
+        for rust in ["Some(", "Ok(", "todo!", "cargo test", "tests/behaviour/"] {
+            assert!(!text.contains(rust), "{lang:?}: `{rust}` in\n{text}");
+        }
+        assert!(text.contains("None"), "{text}");
+        snapshot!(format!("python_check_failing_step_{}", lang.code()), text);
+    }
+}
+
+/// The command itself, in a Python lab, with no flag: the edition and the
+/// language come from the lab; the reference passes, a broken step fails.
+#[test]
+fn the_check_command_needs_no_flag_in_a_python_lab() {
+    let (_dir, lab) = new_lab(Lang::Ja);
+    // Steps 1 and 2 written, the others still raising NotImplementedError.
+    std::fs::write(lab.join("lease.py"), written_through(2)).unwrap();
+    let out = run_in(&lab, &["check", "--step", "3", "-q"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(
+        stdout.contains("ステップ 3  state       未着手"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("`raise NotImplementedError` を"),
+        "{stdout}"
+    );
+    let out = run_in(&lab, &["check", "--step", "2"]);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
+    assert!(
+        stdout.contains("ステップ 2  enqueue     6/6 合格"),
+        "{stdout}"
+    );
+    // The answer, now earned, is the Python fragment against the Python reference.
+    assert!(
+        stdout.contains("+++ enqueue-insert-or-replace")
+            && stdout.contains("+|        cursor = conn.execute(\"INSERT OR REPLACE INTO jobs"),
+        "{stdout}"
+    );
+    std::fs::write(
+        lab.join("lease.py"),
+        mutated("state-default-for-missing-row"),
+    )
+    .unwrap();
+    // From a directory inside the lab, as from inside a crate.
+    std::fs::create_dir(lab.join("notes")).unwrap();
+    let out = run_in(
+        &lab.join("notes"),
+        &["check", "--step", "3", "--lang", "en"],
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{stdout}");
+    assert!(stdout.contains("step 3  state"), "{stdout}");
+    assert!(
+        stdout.contains("fencelab: the implementation failed in state()"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn worksheet_python_prints_the_python_worksheet_in_both_languages() {
+    for lang in Lang::ALL {
+        let md = fencelab::output::worksheet::render_python(lang);
+        snapshot!(format!("python_worksheet_{}", lang.code()), md.clone());
+        let out = run_in(
+            crate::common::root(),
+            &["worksheet", "--python", "--lang", lang.code()],
+        );
+        assert!(out.status.success());
+        assert_eq!(String::from_utf8_lossy(&out.stdout), md);
+    }
+    // In a Python lab, without the flag.
+    let (_dir, lab) = new_lab(Lang::Ja);
+    let out = run_in(&lab, &["worksheet"]);
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        fencelab::output::worksheet::render_python(Lang::Ja)
+    );
+}
+
+#[test]
+fn predict_in_a_python_lab_asks_about_the_python_fragments() {
+    let (_dir, lab) = new_lab(Lang::En);
+    let out = run_in(&lab, &["predict"]);
+    let form = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{form}");
+    assert_eq!(form.matches("\n[[prediction]]\n").count(), 8, "{form}");
+    assert!(
+        form.contains("mutant = \"claim-expiry-inclusive\"\n"),
+        "{form}"
+    );
+    assert!(form.contains("#     row[0] >= now\n"), "{form}");
+    assert!(
+        form.contains("fencelab verify --python --predictions"),
+        "{form}"
+    );
+    // Every test the form may name is listed without building anything.
+    let out = run_in(&lab, &["check", "--list", "--step", "4"]);
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        list.lines().any(|l| l == "step4::reclaims_at_exact_expiry"),
+        "{list}"
+    );
+    assert!(list.lines().all(|l| l.starts_with("step4::")), "{list}");
+}
+
+/// Without Python 3.10 or newer, a Python command says so in one line (and
+/// its next step), in the learner's language; `new --python` still writes
+/// the lab and warns.
+#[test]
+fn without_python_a_python_lab_says_what_to_install_in_both_languages() {
+    let (_dir, lab) = new_lab(Lang::Ja);
+    let empty = tempfile::tempdir().unwrap();
+    let without_python = |dir: &Path, args: &[&str]| {
+        fencelab()
+            .args(args)
+            .current_dir(dir)
+            .env("PATH", empty.path())
+            .env_remove("FENCELAB_PYTHON")
+            .output()
+            .unwrap()
+    };
+    for (lang, words, install) in [
+        (
+            "ja",
+            "Python 3.10 以上が必要ですが、PATH に `python3` が見つかりません",
+            "Python 3.10 以上をインストールする",
+        ),
+        (
+            "en",
+            "needs Python 3.10 or newer, and `python3` is not on PATH",
+            "install Python 3.10 or newer",
+        ),
+    ] {
+        let out = without_python(&lab, &["check", "--lang", lang]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{stderr}");
+        let errors: Vec<&str> = stderr.lines().filter(|l| l.contains("error")).collect();
+        assert_eq!(errors.len(), 1, "{stderr}");
+        assert!(errors[0].contains(words), "{stderr}");
+        assert!(stderr.contains(install), "{stderr}");
+        assert!(out.stdout.is_empty(), "nothing built or run");
+        // verify --python too, which says it before anything is built.
+        let out = without_python(
+            empty.path(),
+            &[
+                "verify",
+                "--python",
+                "--lang",
+                lang,
+                "claim-expiry-inclusive",
+            ],
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(4), "{stderr}");
+        assert!(
+            stderr.contains(words) && stderr.contains(install),
+            "{stderr}"
+        );
+        let out = without_python(empty.path(), &["new", "lab", "--python", "--lang", lang]);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(0), "{stderr}");
+        assert!(stderr.contains(words), "{stderr}");
+        assert!(empty.path().join("lab/lease.py").is_file());
+        std::fs::remove_dir_all(empty.path().join("lab")).unwrap();
+    }
+}
