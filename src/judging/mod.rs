@@ -53,12 +53,16 @@ pub struct LearnerTests {
 }
 
 /// Reads a learner's tests: a lab crate (its `tests/mine/main.rs` and what is under
-/// `tests/mine/`) or a single `.rs` file. The root must bind the
+/// `tests/mine/`) or a single `.rs` file; a Python lab (its `test_lease.py`) or
+/// a single `.py` file. The root must bind the
 /// implementation in one line, `use <crate> as lease;`, which fencelab replaces
 /// to run the tests against other implementations.
 pub fn read(path: &Path) -> Result<LearnerTests, Error> {
     if path.is_file() && crate::engine::python::is_python_path(&path.to_string_lossy()) {
         return python::read(path);
+    }
+    if path.is_dir() && crate::lab::edition::of(path)? == crate::lab::edition::Edition::Python {
+        return python::read_lab(path);
     }
     let name = path.display().to_string();
     let (root, dir) = if path.is_dir() {

@@ -62,6 +62,33 @@ pub(crate) fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
     apply(source, find, &replace)
 }
 
+/// Where a Python lab's own tests are, beside its `lease.py` (where pytest
+/// would find them too, importing the learner's own `lease`).
+pub(crate) const LAB_TESTS: &str = "test_lease.py";
+
+/// Reads the tests of the Python lab at `dir` (its `test_lease.py`), named
+/// as the learner knows the file.
+pub(crate) fn read_lab(dir: &Path) -> Result<LearnerTests, Error> {
+    let file = dir.join(LAB_TESTS);
+    if !file.is_file() {
+        return Err(Error::input(format!(
+            "{} has no {LAB_TESTS}: that is where your own tests go",
+            dir.display()
+        ))
+        .with_next(format!(
+            "create {LAB_TESTS} beside lease.py: `import lease`, then `def test_...():` \
+             functions with assert (or unittest.TestCase classes)"
+        )));
+    }
+    let mut tests = read(&file)?;
+    let text = tests.suite.files.remove(0).1;
+    tests.name = dir.display().to_string();
+    tests.shown = LAB_TESTS.to_string();
+    tests.suite.root = LAB_TESTS.to_string();
+    tests.suite.files = vec![(LAB_TESTS.to_string(), text)];
+    Ok(tests)
+}
+
 /// Reads a learner's Python test file. Its tests reach the implementation as
 /// the module `lease` (`import lease`, `from lease import ...`).
 pub(crate) fn read(path: &Path) -> Result<LearnerTests, Error> {
@@ -129,5 +156,27 @@ mod tests {
         let tests = read(&file).unwrap();
         assert_eq!(tests.suite.root, file.display().to_string());
         assert!(tests.python());
+    }
+
+    #[test]
+    fn a_python_labs_tests_are_its_test_lease_py_named_as_the_learner_knows_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("lease.py"), "").unwrap();
+        let err = super::super::read(dir.path()).unwrap_err();
+        assert!(
+            err.message.contains("has no test_lease.py"),
+            "{}",
+            err.message
+        );
+        std::fs::write(
+            dir.path().join(LAB_TESTS),
+            "import lease
+",
+        )
+        .unwrap();
+        let tests = super::super::read(dir.path()).unwrap();
+        assert!(tests.python());
+        assert_eq!(tests.shown, LAB_TESTS);
+        assert_eq!(tests.suite.files[0].0, LAB_TESTS);
     }
 }

@@ -138,7 +138,9 @@ fn every_python_wheat_is_graded_100() {
         command.arg(format!("wheats-python/{id}.py"));
     }
     let output = command
-        .args(["--min-score", "100", "--json"])
+        // A correct implementation is what is graded, not how fast a loaded
+        // machine runs five Python servers side by side: no budget to spend.
+        .args(["--min-score", "100", "--budget", "3600", "--json"])
         .arg(json.path())
         .current_dir(root())
         .output()
@@ -423,4 +425,62 @@ fn a_python_test_file_that_does_not_compile_or_mixes_editions_is_refused() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("one edition of the lab"), "{stderr}");
+}
+
+/// `check --mine FILE.py` judges a Python test file where it lies, against
+/// the wheats and mutants given, in the learner's language.
+#[test]
+fn check_mine_judges_a_python_file() {
+    let dir = tempfile::tempdir().unwrap();
+    for (sub, from, name) in [
+        ("w", "wheats-python", "freedoms.toml"),
+        ("w", "wheats-python", "variant-done-type.toml"),
+        ("m", "mutants-python", "claim-ignores-until.toml"),
+    ] {
+        std::fs::create_dir_all(dir.path().join(sub)).unwrap();
+        std::fs::copy(
+            root().join(from).join(name),
+            dir.path().join(sub).join(name),
+        )
+        .unwrap();
+    }
+    std::fs::write(
+        dir.path().join("test_mine.py"),
+        "import lease\n\n\ndef test_claim(tmp_path):\n    db = tmp_path / \"jobs.db\"\n    \
+         lease.init_db(db)\n    lease.enqueue(db, \"j\")\n    \
+         assert lease.claim(db, \"j\", \"a\", 1.0, 5.0) == 1\n    \
+         assert lease.claim(db, \"j\", \"b\", 2.0, 5.0) is None\n",
+    )
+    .unwrap();
+    for (lang, said) in [
+        ("en", "1 test, 1 valid"),
+        ("ja", "テスト 1 件のうち 1 件が妥当"),
+    ] {
+        let output = fencelab()
+            .args([
+                "check",
+                "--mine",
+                "test_mine.py",
+                "--wheats",
+                "w",
+                "--mutants",
+                "m",
+            ])
+            .args(["--lang", lang])
+            .current_dir(dir.path())
+            .output()
+            .unwrap();
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert_eq!(
+            output.status.code(),
+            Some(0),
+            "{stdout}{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        assert!(stdout.contains(said), "{stdout}");
+        assert!(
+            stdout.contains("fencelab check --mine test_mine.py"),
+            "{stdout}"
+        );
+    }
 }
