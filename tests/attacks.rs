@@ -332,7 +332,18 @@ fn graded() -> &'static Graded {
         let child = Command::new(env!("CARGO_BIN_EXE_fencelab"))
             .arg("grade")
             .args(&paths)
-            .args(["--timeout", "10", "--jobs", "2", "--json"])
+            // No budget: what stops each attack is the cage's to say (out of
+            // space, of memory, a timeout), whatever the machine's load; a
+            // budget would stop a slow one first, with no reason to read.
+            .args([
+                "--timeout",
+                "10",
+                "--budget",
+                "100000",
+                "--jobs",
+                "2",
+                "--json",
+            ])
             .arg(&json)
             .env("TMPDIR", tmp.path())
             .env("FENCELAB_ATTACK_TOKEN", TOKEN)
