@@ -25,7 +25,7 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
     // Its processes' memory is bounded together too (a constructor runs).
     let memory = match caged {
         true => crate::bridge::sandbox::Memory::for_cage().map_err(|e| {
-            Asked::CannotRun(crate::engine::runner::cage_error("a memory cgroup", e))
+            Asked::CannotRun(crate::engine::process::cage_error("a memory cgroup", e))
         })?,
         false => None,
     };

@@ -341,6 +341,12 @@ fn read_capped(path: &Path, cap: usize) -> (String, u64) {
     (String::from_utf8_lossy(&kept).into_owned(), dropped)
 }
 
+/// An error of the machine's in setting up the cage's cgroups or space.
+pub(crate) fn cage_error(what: &str, err: std::io::Error) -> crate::error::Error {
+    crate::error::Error::environment(format!("cannot make {what} for a trial: {err}"))
+        .with_next("run again; if it happens again, report it with the command you ran")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -18,7 +18,7 @@ use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, SPACE, Space};
 use crate::engine::budget::{Budgets, Start};
 use crate::engine::builder::Host;
 use crate::engine::outcome::TestOutcome;
-use crate::engine::process::{self, Limits};
+use crate::engine::process::{self, Limits, cage_error};
 use crate::error::Error;
 
 /// One test of one implementation.
@@ -426,12 +426,6 @@ fn out_of_memory(who: &str) -> String {
          and the kernel killed them",
         MEMORY >> 20
     )
-}
-
-/// An error of the machine's in setting up the cage's cgroups or space.
-pub(crate) fn cage_error(what: &str, err: std::io::Error) -> Error {
-    Error::environment(format!("cannot make {what} for a trial: {err}"))
-        .with_next("run again; if it happens again, report it with the command you ran")
 }
 
 /// An implementation's server started by the runner for one trial (an
