@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use crate::commands::grade::{GradeReport, GradedTest, SubmissionReport, points};
 use crate::engine::Event;
 use crate::engine::outcome::{FailureKind, TestOutcome, over_budget_message};
+use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::output::observation;
 use crate::output::printer::{Layout, Printer, Verb, indent};
@@ -112,6 +113,13 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
         );
         return out;
     }
+    // A Python submission's failures read in Python's terms (None, True, a
+    // dict, ValueError), as `check` shows them in a Python lab.
+    let edition = if r.file.ends_with(".py") {
+        Edition::Python
+    } else {
+        Edition::Rust
+    };
     for st in r.steps.iter().filter(|st| st.passed < st.total) {
         let tests: Vec<&GradedTest> = r.tests.iter().filter(|t| t.step == st.step).collect();
         let failing: Vec<&&GradedTest> = tests.iter().filter(|t| !t.outcome.passed()).collect();
@@ -129,7 +137,7 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
                 let _ = writeln!(
                     out,
                     "{}",
-                    observation::render(&message, *s, layout.lang, 6, layout.width)
+                    observation::render_for(edition, &message, *s, layout.lang, 6, layout.width)
                 );
             }
         }
@@ -474,6 +482,33 @@ mod tests {
             "{text}"
         );
         insta::assert_snapshot!(text);
+    }
+
+    #[test]
+    fn a_python_submissions_failures_read_in_pythons_terms() {
+        let failing = |name: &str| {
+            let mut s = submission(&[8, 6, 7, 25, 16, 12, 11, 9], &[8, 6, 7, 25, 16, 12, 10, 9]);
+            s.name = name.to_string();
+            s.file = name.to_string();
+            let t = s.tests.iter_mut().find(|t| t.step == 7).unwrap();
+            t.outcome = TestOutcome::Failed {
+                kind: FailureKind::Assertion,
+                message: "panicked at tests/behaviour/step7.rs:10:5:\n\
+                          observation: what release returned\n\
+                          expected: Ok(true)\nactual: Ok(false)\n"
+                    .to_string(),
+            };
+            s
+        };
+        let report = GradeReport::of_test(vec![failing("alice.py"), failing("bob.rs")], 80.0);
+        let text = render_grade(&Layout::plain().with_width(80), &report);
+        let (python, rust) = text.split_once("bob.rs").unwrap();
+        assert!(
+            python.contains("expected: True") && python.contains("actual:   False"),
+            "{text}"
+        );
+        assert!(!python.contains("Ok("), "{text}");
+        assert!(rust.contains("expected: Ok(true)"), "{text}");
     }
 
     #[test]
