@@ -17,10 +17,7 @@ use super::LearnerTests;
 use crate::error::Error;
 use crate::lab::mutant::{Stale, apply};
 use crate::lab::suite::SuiteFiles;
-use crate::lab::wheat::{WheatSource, Wheats};
-
-/// The Python wheat whose gate the reference's runs reuse.
-const GATED: &str = "variant-claim-many-winner";
+use crate::lab::wheat::Wheats;
 
 /// The line of that wheat that chooses the last owner as the leader.
 const LAST_LEADS: &str = "    leader = len(owners) - 1\n";
@@ -29,18 +26,7 @@ const LAST_LEADS: &str = "    leader = len(owners) - 1\n";
 /// `(find, replace)`: read from the built-in Python wheats once per process.
 fn gated() -> &'static (String, String) {
     static GATE: OnceLock<(String, String)> = OnceLock::new();
-    GATE.get_or_init(|| {
-        let wheats = Wheats::builtin_python();
-        let gated = wheats
-            .wheats
-            .iter()
-            .find(|w| w.id == GATED)
-            .expect("the built-in Python wheats include variant-claim-many-winner");
-        let WheatSource::Change { find, replace } = &gated.source else {
-            unreachable!("{GATED} is a change of the reference");
-        };
-        (find.clone(), replace.clone())
-    })
+    GATE.get_or_init(|| crate::lab::schedule::gated_in(&Wheats::builtin_python()))
 }
 
 /// `source` (the Python reference, or a change of it that keeps its
@@ -123,6 +109,8 @@ pub(crate) fn read(path: &Path) -> Result<LearnerTests, Error> {
 mod tests {
     use super::*;
     use crate::lab::python::REFERENCE;
+    /// The Python wheat whose gate the reference's runs reuse.
+    const GATED: &str = "variant-claim-many-winner";
 
     #[test]
     fn every_run_is_the_python_reference_but_for_claim_manys_leader() {

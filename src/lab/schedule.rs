@@ -46,18 +46,21 @@ const LAST_LEADS: &str = "    let Some(leader) = owners.len().checked_sub(1) els
 /// replace)`: read from the built-in wheats once per process.
 fn gated() -> &'static (String, String) {
     static GATE: OnceLock<(String, String)> = OnceLock::new();
-    GATE.get_or_init(|| {
-        let wheats = Wheats::builtin();
-        let gated = wheats
-            .wheats
-            .iter()
-            .find(|w| w.id == GATED)
-            .expect("the built-in wheats include variant-claim-many-winner");
-        let WheatSource::Change { find, replace } = &gated.source else {
-            unreachable!("{GATED} is a change of the reference");
-        };
-        (find.clone(), replace.clone())
-    })
+    GATE.get_or_init(|| gated_in(&Wheats::builtin()))
+}
+
+/// The change of `variant-claim-many-winner` among `wheats` (the Rust or
+/// the Python edition's built-in ones), as `(find, replace)`.
+pub(crate) fn gated_in(wheats: &Wheats) -> (String, String) {
+    let gated = wheats
+        .wheats
+        .iter()
+        .find(|w| w.id == GATED)
+        .expect("the built-in wheats include variant-claim-many-winner");
+    let WheatSource::Change { find, replace } = &gated.source else {
+        unreachable!("{GATED} is a change of the reference");
+    };
+    (find.clone(), replace.clone())
 }
 
 /// `source` (the reference, or a change of it that keeps its `claim_many`)
