@@ -118,7 +118,16 @@ fn read(lab_dir: &Path) -> Result<Option<(PathBuf, String, Record)>, Error> {
     let path = lab_dir.join(FILE);
     let text = match std::fs::read_to_string(&path) {
         Ok(text) => text,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        // No record: none written, or `lab_dir` is a file (`check --mine
+        // test_mine.py` names the learner's test file, not a lab).
+        Err(e)
+            if matches!(
+                e.kind(),
+                std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+            ) =>
+        {
+            return Ok(None);
+        }
         Err(e) => return Err(Error::io("read", &path, e)),
     };
     let fix = "fix fencelab.toml at that line (a new lab's holds `edition = \"python\"` and `lang = \"en\"`)";
