@@ -83,19 +83,7 @@ pub fn render_python(lang: Lang) -> String {
 pub(crate) fn fragment(m: &Mutant, edition: Edition) -> String {
     match edition {
         Edition::Rust => m.broken_code(crate::lab::reference::REFERENCE),
-        Edition::Python => {
-            let text = m.replace.trim_matches('\n');
-            let common = text
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .map(|l| l.len() - l.trim_start().len())
-                .min()
-                .unwrap_or(0);
-            text.lines()
-                .map(|l| l.get(common..).unwrap_or("").trim_end())
-                .collect::<Vec<_>>()
-                .join("\n")
-        }
+        Edition::Python => crate::lab::mutant::dedent(m.replace.trim_matches('\n')),
     }
 }
 

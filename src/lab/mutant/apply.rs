@@ -110,7 +110,7 @@ impl Mutant {
 }
 
 /// `text` less the leading whitespace all its non-blank lines share.
-fn dedent(text: &str) -> String {
+pub(crate) fn dedent(text: &str) -> String {
     let common = text
         .lines()
         .filter(|l| !l.trim().is_empty())

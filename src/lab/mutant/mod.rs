@@ -18,6 +18,7 @@ use crate::lab::observation::ObservationKind;
 use crate::lab::worksheet::Text;
 
 pub use crate::lab::reference::DEFAULT_FILE;
+pub(crate) use apply::dedent;
 pub use apply::{Stale, apply};
 
 mod apply;
