@@ -1572,12 +1572,18 @@ pub fn kill_cage(watcher: libc::pid_t) -> bool {
     init.is_some()
 }
 
-/// Whether `pid` is in another PID namespace than this process (false when
-/// either cannot be read: the caller then looks further).
+/// Whether `pid` is in a PID namespace nested in this process's: its
+/// `NSpid` names more than one pid (false when it cannot be read: the caller
+/// then looks further). Its status, not its `ns/pid` link: the init makes
+/// itself not dumpable, and a user other than root may not read the link
+/// of a process that is not dumpable.
 fn in_a_pid_namespace_of_its_own(pid: libc::pid_t) -> bool {
-    let theirs = std::fs::read_link(format!("/proc/{pid}/ns/pid"));
-    let ours = std::fs::read_link("/proc/self/ns/pid");
-    matches!((theirs, ours), (Ok(theirs), Ok(ours)) if theirs != ours)
+    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("NSpid:"))
+            .is_some_and(|pids| pids.split_whitespace().count() > 1)
+    })
 }
 
 /// How many live processes a cage whose watcher is `watcher` holds besides
@@ -1925,6 +1931,35 @@ mod pid_namespace {
             done.status.and_then(|s| s.code()),
             done.stdout.trim()
         );
+        // A judge kills its server's cage by its init, which it must find
+        // as this user too (the init is not dumpable: its ns links are
+        // not this user's to read).
+        let tmp = Path::new(&trial).join("tmp");
+        let sh = std::fs::canonicalize("/bin/sh").unwrap();
+        let cage = Cage::new(&tmp, &sh, &[]);
+        let plan = cage.plan();
+        let mut command = Command::new(&sh);
+        command
+            .args(["-c", "sleep 651 & echo started; exec sleep 652"])
+            .stdout(std::process::Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || enter(&plan, None));
+        }
+        use std::os::unix::process::CommandExt;
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        let namespaced = kill_cage(child.id() as libc::pid_t);
+        child.wait().unwrap();
+        println!(
+            "KILLED namespaced={namespaced} left={}",
+            live("sleep 65").len()
+        );
     }
 
     #[test]
@@ -1952,6 +1987,12 @@ mod pid_namespace {
         // Its own PID namespace, as for root: process 2, exit status 7.
         assert!(
             stdout.contains("CAGED Some(7) 2"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        // Its cage is killed by its init, and nothing of it is left.
+        assert!(
+            stdout.contains("KILLED namespaced=true left=0"),
             "{stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
