@@ -21,7 +21,7 @@ pub(crate) mod points;
 pub(crate) mod prairielearn;
 mod render;
 pub(crate) mod results;
-pub mod shard;
+pub(crate) mod shard;
 mod submission;
 
 pub use render::Live;
