@@ -155,6 +155,21 @@ impl Budgets {
         }
     }
 
+    /// How many trials are running past the grace: slow, most likely
+    /// hanging, and no longer counted among the trials that run at once
+    /// (`Runner::run` starts others beside them, up to as many again).
+    pub(super) fn slow(&self) -> usize {
+        let state = self.state.lock().unwrap();
+        let grace = Self::grace(&state);
+        let now = Instant::now();
+        state
+            .groups
+            .values()
+            .flat_map(|g| &g.running)
+            .filter(|r| now - r.started > grace)
+            .count()
+    }
+
     /// Looks at every implementation's running trials: the trials of one
     /// whose budget has just run out are returned, to be killed.
     pub(super) fn overrun(&self) -> Vec<(PathBuf, u64)> {

@@ -8,9 +8,9 @@
 
 use std::path::PathBuf;
 use std::process::Command;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
+use std::sync::{Condvar, Mutex};
 use std::time::Duration;
 
 use crate::bridge::protocol::SOCKET_ENV;
@@ -126,6 +126,54 @@ fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>
     })
 }
 
+/// How many trials are running, for the gate that keeps `jobs` of them at
+/// once (`Runner::run`).
+struct Working {
+    jobs: usize,
+    running: Mutex<usize>,
+    changed: Condvar,
+}
+
+/// A running trial's place among the `jobs`, given up when dropped.
+struct Slot<'a>(&'a Working);
+
+impl Working {
+    fn new(jobs: usize) -> Working {
+        Working {
+            jobs,
+            running: Mutex::new(0),
+            changed: Condvar::new(),
+        }
+    }
+
+    /// Waits until fewer than `jobs` trials run that are not slow (past their
+    /// grace, by `budgets`), then counts one more until the slot is dropped.
+    fn enter(&self, budgets: Option<&Budgets>) -> Slot<'_> {
+        let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            let slow = budgets.map_or(0, Budgets::slow);
+            if running.saturating_sub(slow) < self.jobs {
+                break;
+            }
+            // Trials turn slow as time passes, not only when one ends.
+            running = self
+                .changed
+                .wait_timeout(running, Duration::from_millis(20))
+                .unwrap_or_else(|e| e.into_inner())
+                .0;
+        }
+        *running += 1;
+        Slot(self)
+    }
+}
+
+impl Drop for Slot<'_> {
+    fn drop(&mut self) {
+        *self.0.running.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
+        self.0.changed.notify_one();
+    }
+}
+
 /// The default number of trials at once: tests spend most of their time
 /// waiting (on locks held for a window, on child processes, on the bridge),
 /// so four per core. (Measured on 2 cores, warm verify of 75 mutants: 57 s
@@ -180,6 +228,7 @@ impl Runner {
         let (tx, rx) = mpsc::channel();
         let budgets = self.budget.map(Budgets::new);
         let ended = std::sync::atomic::AtomicBool::new(false);
+        let working = Working::new(self.jobs.max(1));
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
                 let ended = &ended;
@@ -192,12 +241,23 @@ impl Runner {
                     }
                 });
             }
-            for _ in 0..self.jobs.max(1).min(trials.len().max(1)) {
+            let jobs = self.jobs.max(1);
+            // Under a budget, a trial past its grace (hanging, most likely)
+            // stops counting among the `jobs` at once: another starts
+            // beside it, up to as many again, so that hanging submissions
+            // cost the batch their budget, not its parallelism.
+            let workers = if budgets.is_some() { 2 * jobs } else { jobs };
+            for _ in 0..workers.min(trials.len().max(1)) {
                 let tx = tx.clone();
                 let (next, failure, base, order) = (&next, &failure, base.path(), &order);
                 let budgets = budgets.as_ref();
+                let working = &working;
                 scope.spawn(move || {
-                    while let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    loop {
+                        let _slot = working.enter(budgets);
+                        let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
+                            break;
+                        };
                         let trial = &trials[index];
                         let dir = match self.trial_dir(base, index) {
                             Ok(dir) => dir,
@@ -533,5 +593,59 @@ impl Drop for Served {
     fn drop(&mut self) {
         process::kill_group(self.child.id() as libc::pid_t, libc::SIGKILL);
         let _ = self.child.wait();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::outcome::TestOutcome;
+    use std::time::Instant;
+
+    #[test]
+    fn under_a_budget_a_trial_past_its_grace_lets_another_start() {
+        let budgets = Budgets::new(Duration::from_secs(60));
+        // A median of quick trials: the grace is its floor, one second.
+        for id in 0..16 {
+            budgets.start("quick", id, PathBuf::from("/t"), 0);
+            budgets.end("quick", id, Duration::from_millis(10), TestOutcome::Passed);
+        }
+        let working = Working::new(1);
+        let _hanging = working.enter(Some(&budgets));
+        let started = Instant::now();
+        budgets.start("hangs", 100, PathBuf::from("/t/100"), 0);
+        // The one job is taken: a second trial waits until the first is
+        // slow, then starts beside it (a gate that ignored slowness would
+        // never let it start).
+        let (tx, rx) = mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _second = working.enter(Some(&budgets));
+                tx.send((started.elapsed(), budgets.slow())).unwrap();
+            });
+            let (waited, slow) = rx
+                .recv_timeout(Duration::from_secs(60))
+                .expect("a second trial starts once the first is past its grace");
+            assert!(waited >= Duration::from_secs(1), "{waited:?}");
+            assert_eq!(slow, 1);
+        });
+    }
+
+    #[test]
+    fn without_a_budget_a_trial_keeps_its_job_however_long_it_runs() {
+        let working = Working::new(1);
+        let first = working.enter(None);
+        let second_started = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let _second = working.enter(None);
+                second_started.store(true, Ordering::SeqCst);
+            });
+            std::thread::sleep(Duration::from_millis(1200));
+            assert!(!second_started.load(Ordering::SeqCst));
+            drop(first);
+        });
+        assert!(second_started.load(Ordering::SeqCst));
+        assert_eq!(*working.running.lock().unwrap(), 0);
     }
 }
