@@ -93,7 +93,7 @@ impl std::error::Error for Error {}
 /// A position in a file, as people count: lines and columns from 1, columns
 /// in characters (not bytes).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Location {
+pub(crate) struct Location {
     pub line: usize,
     pub column: usize,
     /// The whole line, to show next to the message.
@@ -102,7 +102,7 @@ pub struct Location {
 
 impl Location {
     /// The location of the byte `offset` in `src`.
-    pub fn at(src: &str, offset: usize) -> Location {
+    pub(crate) fn at(src: &str, offset: usize) -> Location {
         let mut offset = offset.min(src.len());
         while !src.is_char_boundary(offset) {
             offset -= 1;

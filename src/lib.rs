@@ -8,7 +8,7 @@ pub mod bridge;
 pub mod cli;
 pub mod commands;
 pub mod engine;
-pub mod error;
+pub(crate) mod error;
 pub mod exit;
 pub mod judging;
 pub mod lab;

@@ -21,9 +21,9 @@ pub mod server;
 /// against every implementation.
 #[cfg(test)]
 mod hosted_reference {
-    pub use crate::lease::*;
+    pub(crate) use crate::lease::*;
 
-    pub mod dispatch {
+    pub(crate) mod dispatch {
         use crate::bridge;
         include!("dispatch.rs");
     }

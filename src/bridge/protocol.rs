@@ -88,7 +88,7 @@ pub enum Request {
 
 impl Request {
     /// The API function this request calls.
-    pub fn function(&self) -> &'static str {
+    pub(crate) fn function(&self) -> &'static str {
         match self {
             Request::InitDb { .. } => "init_db",
             Request::Enqueue { .. } => "enqueue",
@@ -151,7 +151,7 @@ pub enum ErrorValue {
 impl Failure {
     /// A failure of the bridge itself (a malformed message), not of the
     /// implementation.
-    pub fn other(text: String) -> Failure {
+    pub(crate) fn other(text: String) -> Failure {
         Failure {
             display: text.clone(),
             error: ErrorValue::Other(text),

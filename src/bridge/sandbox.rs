@@ -119,17 +119,17 @@ const PIDS: &std::ffi::CStr = c"2048";
 /// in their trial's tmpfs included. A correct implementation uses a few MiB;
 /// PrairieLearn gives a whole grading job 2 GiB; with the default 4 trials
 /// at once per core, 2 cores hold at most 8 GiB of caged memory.
-pub const MEMORY: u64 = 1 << 30;
+pub(crate) const MEMORY: u64 = 1 << 30;
 /// The most a trial's directory may hold, every file together (a tmpfs of
 /// its own, `Space`): twice the largest file a trial may write (256 MiB,
 /// `engine::runner`), a hundred times what a test's database needs.
-pub const SPACE: u64 = 512 << 20;
+pub(crate) const SPACE: u64 = 512 << 20;
 /// The most files (and directories) a trial's directory may hold.
 const SPACE_FILES: u64 = 16_384;
 /// The variable that tells a judge the memory cgroup (`Memory::adopt`) its
 /// implementation's cage goes in: made and removed by fencelab's runner,
 /// which outlives the judge.
-pub const MEMORY_ENV: &str = "FENCELAB_MEMORY_CGROUP";
+pub(crate) const MEMORY_ENV: &str = "FENCELAB_MEMORY_CGROUP";
 
 /// The system's programs and libraries: what any program needs to start.
 /// Directories that are symbolic links (`/lib` -> `usr/lib`) are made links.
@@ -154,7 +154,7 @@ const SYSTEM_FILES: [&str; 7] = [
 /// machine without it: `FENCELAB_CAGE_WITHOUT=namespaces`, `landlock`,
 /// `memory` or `space` (or several, comma-separated). Read here and nowhere else; it changes only what
 /// is reported, never what the child sets up.
-pub const SIMULATE_MISSING_ENV: &str = "FENCELAB_CAGE_WITHOUT";
+pub(crate) const SIMULATE_MISSING_ENV: &str = "FENCELAB_CAGE_WITHOUT";
 
 #[repr(C)]
 struct RulesetAttr {
@@ -177,7 +177,7 @@ struct PathBeneathAttr {
 /// in this cgroup, and counts what it killed (`ran_out`). Removed when
 /// dropped, after whatever is still in it has been killed.
 #[derive(Debug)]
-pub struct Memory {
+pub(crate) struct Memory {
     dir: PathBuf,
     /// `cgroup.procs`, opened for writing by the parent (the kernel checks
     /// the opener's rights), written by the child.
@@ -191,7 +191,7 @@ impl Memory {
     /// A memory cgroup for one cage where this machine has a writable one
     /// (`Layers::probe`), `None` where it has none; an error where it has
     /// one and it could not be made.
-    pub fn for_cage() -> std::io::Result<Option<Memory>> {
+    pub(crate) fn for_cage() -> std::io::Result<Option<Memory>> {
         if !Layers::probe().memory {
             return Ok(None);
         }
@@ -247,7 +247,7 @@ impl Memory {
 
     /// The memory cgroup at `dir`, made by fencelab for this process's cage
     /// (`MEMORY_ENV`): joined, never removed here.
-    pub fn adopt(dir: &Path) -> std::io::Result<Memory> {
+    pub(crate) fn adopt(dir: &Path) -> std::io::Result<Memory> {
         let procs = std::fs::OpenOptions::new()
             .write(true)
             .open(dir.join("cgroup.procs"))?;
@@ -260,13 +260,13 @@ impl Memory {
     }
 
     /// Where it is (for `MEMORY_ENV`).
-    pub fn path(&self) -> &Path {
+    pub(crate) fn path(&self) -> &Path {
         &self.dir
     }
 
     /// Whether the OOM killer killed a process of it: the cage ran out of
     /// memory.
-    pub fn ran_out(&self) -> bool {
+    pub(crate) fn ran_out(&self) -> bool {
         let (file, field) = if self.v2 {
             ("memory.events", "oom_kill ")
         } else {
@@ -393,7 +393,7 @@ fn cgroup_dir(mounts: &str, is: impl Fn(&str, &str) -> bool, path: &str) -> Opti
 /// not), the server the runner starts; a cage's own mount namespace is then
 /// made from it, so all of them see the same files. Nothing outside sees the
 /// tmpfs; it goes when the last process in the namespace does.
-pub struct Space {
+pub(crate) struct Space {
     holder: libc::pid_t,
     /// Closed on drop: the holder then ends.
     keep: Option<OwnedFd>,
@@ -406,7 +406,7 @@ pub struct Space {
 
 /// What a child does to join a trial's `Space` (descriptors held open by it).
 #[derive(Debug)]
-pub struct Join {
+pub(crate) struct Join {
     user: Option<RawFd>,
     mount: RawFd,
     dir: CString,
@@ -422,7 +422,7 @@ impl Space {
     /// The space of a trial whose directory is `dir` where this machine
     /// allows it (`Layers::probe`), `None` where it does not; an error where
     /// it should and could not.
-    pub fn for_trial(dir: &Path) -> std::io::Result<Option<Space>> {
+    pub(crate) fn for_trial(dir: &Path) -> std::io::Result<Option<Space>> {
         if !Layers::probe().space {
             return Ok(None);
         }
@@ -522,13 +522,13 @@ impl Space {
     }
 
     /// What a child of the trial does to join it (see `join`).
-    pub fn join(&self) -> Arc<Join> {
+    pub(crate) fn join(&self) -> Arc<Join> {
         self.join.clone()
     }
 
     /// Whether the trial used up its space (less than 1 MiB, or no file,
     /// left): it wrote too much, and what it wrote last was refused.
-    pub fn used_up(&self) -> bool {
+    pub(crate) fn used_up(&self) -> bool {
         // SAFETY: fills a statvfs of ours from a descriptor of ours.
         let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
         if unsafe { libc::fstatvfs(self.root.as_raw_fd(), &mut stat) } != 0 {
@@ -601,7 +601,7 @@ unsafe fn hold(
 ///
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Space` is alive.
-pub unsafe fn join(join: &Join) -> std::io::Result<()> {
+pub(crate) unsafe fn join(join: &Join) -> std::io::Result<()> {
     unsafe {
         if let Some(user) = join.user
             && libc::setns(user, libc::CLONE_NEWUSER) != 0
@@ -631,7 +631,7 @@ fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// The Landlock ABI version of the running kernel, if it has Landlock.
-pub fn available() -> Option<i32> {
+pub(crate) fn available() -> Option<i32> {
     // SAFETY: asks the version; no memory is passed.
     let abi = unsafe {
         libc::syscall(
@@ -675,7 +675,7 @@ impl Layers {
 
     /// What this machine has, less what `SIMULATE_MISSING_ENV` pretends is
     /// missing: for fencelab's report of what is not enforced.
-    pub fn reported() -> Layers {
+    pub(crate) fn reported() -> Layers {
         let mut layers = Layers::probe();
         let hook = std::env::var(SIMULATE_MISSING_ENV).unwrap_or_default();
         for missing in hook.split(',').map(str::trim) {
@@ -693,7 +693,7 @@ impl Layers {
     /// What untrusted code can do here that it could not on a machine with
     /// every layer: one sentence each, in English and in Japanese; empty when
     /// everything holds.
-    pub fn not_enforced(&self) -> Vec<(&'static str, &'static str)> {
+    pub(crate) fn not_enforced(&self) -> Vec<(&'static str, &'static str)> {
         let mut gaps = Vec::new();
         if !self.namespaces {
             gaps.push((
@@ -870,7 +870,7 @@ unsafe fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::R
 /// What the child does to enter a cage, prepared by the parent: C strings and
 /// descriptor numbers only, so that the child allocates nothing.
 #[derive(Debug)]
-pub struct Plan {
+pub(crate) struct Plan {
     /// The new root, when namespaces are there.
     root: Option<Root>,
     /// The Landlock ruleset's descriptor, when the kernel has Landlock.
@@ -917,7 +917,7 @@ impl std::fmt::Debug for Maps {
 
 /// A prepared cage: what the child enters, and the descriptors it refers to,
 /// held open by the parent until the child has started.
-pub struct Cage {
+pub(crate) struct Cage {
     plan: Arc<Plan>,
     _ruleset: Option<OwnedFd>,
     _sources: Vec<OwnedFd>,
@@ -941,14 +941,14 @@ impl Cage {
     /// /dev/null), which sees nothing of the machine but the system's
     /// programs and libraries, `program`, `writable` and `also` (a socket to
     /// connect to, say).
-    pub fn new(writable: &Path, program: &Path, also: &[&Path]) -> Cage {
+    pub(crate) fn new(writable: &Path, program: &Path, also: &[&Path]) -> Cage {
         Cage::build(writable, program, also, &[], true)
     }
 
     /// The cage of `new`, which also reads (and executes) beneath `reads`:
     /// a Python server's interpreter, its standard library and the one
     /// module it serves.
-    pub fn reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
+    pub(crate) fn reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
         Cage::build(writable, program, &[], reads, true)
     }
 
@@ -956,19 +956,25 @@ impl Cage {
     /// implementations a learner's tests are judged against): Landlock and
     /// the limits, no namespaces (they cost about 5 ms a process, and this
     /// code neither reads nor sends anything it is not asked to).
-    pub fn trusted(writable: &Path, program: &Path) -> Cage {
+    #[cfg(test)] // fencelab's own servers are caged by `trusted_reading`
+    pub(crate) fn trusted(writable: &Path, program: &Path) -> Cage {
         Cage::build(writable, program, &[], &[], false)
     }
 
     /// The cage of `trusted`, which also reads beneath `reads` (a Python
     /// server's interpreter and the one module it serves).
-    pub fn trusted_reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
+    pub(crate) fn trusted_reading(writable: &Path, program: &Path, reads: &[PathBuf]) -> Cage {
         Cage::build(writable, program, &[], reads, false)
     }
 
     /// The cage of `new`, which also reads beneath `reads`: a learner's
     /// Python tests' interpreter and their judge's own directory.
-    pub fn new_reading(writable: &Path, program: &Path, also: &[&Path], reads: &[PathBuf]) -> Cage {
+    pub(crate) fn new_reading(
+        writable: &Path,
+        program: &Path,
+        also: &[&Path],
+        reads: &[PathBuf],
+    ) -> Cage {
         Cage::build(writable, program, also, reads, true)
     }
 
@@ -976,7 +982,7 @@ impl Cage {
     /// writable place is then the space's tmpfs): Landlock's rules hold for
     /// inodes, and it skips the directory a tmpfs is mounted on, so the
     /// tmpfs's own root gets the trial's rights.
-    pub fn within(mut self, space: Option<&Space>) -> Cage {
+    pub(crate) fn within(mut self, space: Option<&Space>) -> Cage {
         if let Some(space) = space
             && let Ok(root) = space.root.try_clone()
             && let Some(ruleset) = &self._ruleset
@@ -992,7 +998,7 @@ impl Cage {
     /// This cage, with every process of it in `memory` (see `Memory`),
     /// which the caller keeps until the child has started, and removes once
     /// the cage's processes are gone.
-    pub fn bounded(mut self, memory: Option<&Memory>) -> Cage {
+    pub(crate) fn bounded(mut self, memory: Option<&Memory>) -> Cage {
         if let Some(memory) = memory {
             let plan = Arc::get_mut(&mut self.plan).expect("bounded before it is shared");
             plan.cgroup = Some(memory.procs.as_raw_fd());
@@ -1066,7 +1072,7 @@ impl Cage {
     }
 
     /// What the child enters (see `enter`).
-    pub fn plan(&self) -> Arc<Plan> {
+    pub(crate) fn plan(&self) -> Arc<Plan> {
         self.plan.clone()
     }
 }
@@ -1164,7 +1170,7 @@ fn arguments_and_environment() -> [(usize, usize); 2] {
 ///
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
-pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
+pub(crate) unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
     unsafe {
         join_memory(plan.cgroup)?;
         limit();
@@ -1181,7 +1187,7 @@ pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
 ///
 /// # Safety
 /// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
-pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
+pub(crate) unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
     let target = super::server::LISTENER_FD;
     let mut ruleset_fd = plan.ruleset;
     unsafe {
@@ -1560,7 +1566,7 @@ unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
 /// namespace, then the watcher ends). Where there is no init, the watcher
 /// itself is the program: it gets SIGKILL. True if the cage had a PID
 /// namespace of its own: then nothing the program started is anywhere else.
-pub fn kill_cage(watcher: libc::pid_t) -> bool {
+pub(crate) fn kill_cage(watcher: libc::pid_t) -> bool {
     let init = std::fs::read_to_string(format!("/proc/{watcher}/task/{watcher}/children"))
         .ok()
         .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok())
@@ -1590,7 +1596,7 @@ fn in_a_pid_namespace_of_its_own(pid: libc::pid_t) -> bool {
 /// its init and its program (found by descent, from /proc): what the program
 /// started and has not ended. For a process the cage is about to kill; 0
 /// where it has no PID namespace.
-pub fn others_in_cage(watcher: libc::pid_t) -> usize {
+pub(crate) fn others_in_cage(watcher: libc::pid_t) -> usize {
     // The children of every thread of a process.
     let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))

@@ -4,7 +4,7 @@
 
 pub(crate) mod cache;
 pub mod check;
-pub mod grade;
+pub(crate) mod grade;
 pub mod new;
 pub mod predict;
 pub mod verify;

@@ -15,7 +15,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::process::Command;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use super::crates::{
     key_of, shown_errors, write_bridge, write_implementation, write_judge, write_server,
@@ -24,7 +24,7 @@ use super::identity::{ServerProblem, check_judge, check_server};
 use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV};
 use crate::bridge::server::SERVE_STDIN;
 use crate::engine::cargo;
-pub use crate::engine::policy::Servers;
+use crate::engine::policy::Servers;
 use crate::engine::scratch::{CrateDir, Pin, Scratch};
 use crate::error::{Error, ErrorKind};
 use crate::lab::suite::{SuiteFiles, SuiteTest};
@@ -40,7 +40,7 @@ pub struct Implementation {
 
 /// What became of one implementation.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Hosting {
+pub(crate) enum Hosting {
     /// Built, and served by `Host`.
     Hosted(Host),
     /// Did not compile; the compiler's messages, with its paths as shown paths.
@@ -56,7 +56,7 @@ pub enum Hosting {
 /// and the program is all its cage shows of the system besides the system's
 /// own directories (`bridge::sandbox`).
 #[derive(Debug, Clone, PartialEq)]
-pub struct Host {
+pub(crate) struct Host {
     /// The server's executable.
     pub program: PathBuf,
     /// The implementation's key in it.
@@ -87,20 +87,19 @@ impl Host {
 /// The executables of a build, pinned in the scratch workspace for as long as
 /// the build is kept (the garbage collector removes nothing of it before).
 #[derive(Debug)]
-pub struct Build {
+pub(crate) struct Build {
     /// The suite, one libtest binary.
     pub judge: PathBuf,
     /// The suite's tests, as the judge lists them (its helpers left out).
     pub tests: Vec<SuiteTest>,
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
-    pub duration: Duration,
     pub(crate) pin: Pin,
 }
 
 /// How a build ended, when fencelab could do its part.
 #[derive(Debug)]
-pub enum Built {
+pub(crate) enum Built {
     Done(Build),
     /// It ran out of time and was stopped.
     TimedOut(Duration),
@@ -143,7 +142,7 @@ fn hosted_crates(
 /// take, and whether the judge is untrusted (it is then caged even while it
 /// says who it is).
 #[derive(Debug, Clone)]
-pub struct Plan<'a> {
+pub(crate) struct Plan<'a> {
     pub suite: &'a SuiteFiles,
     pub implementations: &'a [Implementation],
     pub time_limit: Option<Duration>,
@@ -154,7 +153,7 @@ pub struct Plan<'a> {
 }
 
 /// Builds the judge and servers of `plan`.
-pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
+pub(crate) fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
     let Plan {
         suite,
         implementations,
@@ -163,7 +162,6 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         judge_caged,
         detail,
     } = *plan;
-    let start = Instant::now();
     // Under the lock from the first file written: another run's garbage
     // collector cannot remove a crate between its writing and its build.
     let lock = scratch.lock()?;
@@ -295,7 +293,6 @@ pub fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         judge: judge_exe,
         tests,
         hosting,
-        duration: start.elapsed(),
         pin,
     }))
 }
@@ -328,4 +325,54 @@ fn build_failure(built: &cargo::Built) -> Error {
         format!("the scratch build failed:\n{}", detail.trim()),
     )
     .with_next(next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::policy::{Policy, Trust};
+    use crate::engine::runner::{Runner, Trial};
+    use crate::exit::ExitCode;
+
+    #[test]
+    fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+        let source = format!("{}\n// lost server\n", crate::lab::reference::REFERENCE);
+        let policy = Policy::of(Trust::Submissions);
+        let plan = Plan {
+            suite: &SuiteFiles::builtin(),
+            implementations: &[Implementation {
+                shown_path: "lost.rs".into(),
+                source,
+            }],
+            time_limit: None,
+            servers: policy.servers,
+            judge_caged: policy.judge_caged,
+            detail: None,
+        };
+        let Built::Done(build) = build(&scratch, &plan).unwrap() else {
+            panic!("no build limit, a correct suite");
+        };
+        let Hosting::Hosted(host) = &build.hosting[0] else {
+            panic!("the reference builds");
+        };
+        // Its program goes away (a bug, or someone cleaning the target directory).
+        std::fs::remove_file(&host.program).unwrap();
+        let runner = Runner::new(build.judge.clone(), 1, &policy);
+        let trial = Trial {
+            host: host.clone(),
+            test: "step1::creates_the_six_columns".into(),
+            limit: Duration::from_secs(60),
+        };
+        let err = runner
+            .run(&[trial], |_, r| panic!("no outcome: {r:?}"))
+            .unwrap_err();
+        assert_eq!(err.exit_code(), ExitCode::ToolFailed);
+        assert!(
+            err.message.contains("could not start") && err.message.contains("No such file"),
+            "{}",
+            err.message
+        );
+    }
 }

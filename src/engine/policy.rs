@@ -66,7 +66,7 @@ pub(crate) enum Launch {
 
 /// How implementations share server programs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Servers {
+pub(crate) enum Servers {
     /// One server program hosts them all: one link for the reference and
     /// every mutant.
     Shared,
@@ -107,7 +107,7 @@ pub(crate) const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
 #[derive(Debug, Clone, PartialEq)]
 pub struct Policy {
     pub trust: Trust,
-    pub servers: Servers,
+    pub(crate) servers: Servers,
     /// How many bytes of a judge's output (each stream) are kept.
     pub judge_output_cap: usize,
     /// Whether to look for processes that escaped a trial's process group

@@ -20,7 +20,8 @@ use std::process::Command;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use super::builder::{Host, Hosting, Implementation, Servers};
+use super::builder::{Host, Hosting, Implementation};
+use super::policy::Servers;
 use super::process::{self, Limits};
 use super::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::bridge::sandbox::Cage;

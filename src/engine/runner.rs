@@ -23,7 +23,7 @@ use crate::error::Error;
 
 /// One test of one implementation.
 #[derive(Debug, Clone)]
-pub struct Trial {
+pub(crate) struct Trial {
     /// How to start the implementation's server.
     pub host: Host,
     /// The test's full name.
@@ -33,14 +33,14 @@ pub struct Trial {
 
 /// How a trial ended.
 #[derive(Debug, Clone)]
-pub struct TrialResult {
+pub(crate) struct TrialResult {
     pub outcome: TestOutcome,
     pub duration: Duration,
 }
 
 /// Runs trials against a build's judge and server.
 #[derive(Debug, Clone)]
-pub struct Runner {
+pub(crate) struct Runner {
     pub judge: PathBuf,
     /// How many trials run at once.
     pub jobs: usize,
@@ -184,7 +184,11 @@ pub fn default_jobs() -> usize {
 
 impl Runner {
     /// A runner of `judge`'s trials under `policy`, `jobs` at a time.
-    pub fn new(judge: PathBuf, jobs: usize, policy: &crate::engine::policy::Policy) -> Runner {
+    pub(crate) fn new(
+        judge: PathBuf,
+        jobs: usize,
+        policy: &crate::engine::policy::Policy,
+    ) -> Runner {
         Runner {
             jobs,
             output_cap: policy.judge_output_cap,
@@ -200,7 +204,7 @@ impl Runner {
     }
 
     /// Runs `trials`, calling `done(index, result)` on this thread as each ends.
-    pub fn run(
+    pub(crate) fn run(
         &self,
         trials: &[Trial],
         mut done: impl FnMut(usize, TrialResult),

@@ -71,7 +71,7 @@ pub enum ScenarioResult {
 #[derive(Debug, Clone)]
 pub struct TestRuns {
     pub test: SuiteTest,
-    pub runs: Vec<TrialResult>,
+    pub(crate) runs: Vec<TrialResult>,
 }
 
 impl TestRuns {

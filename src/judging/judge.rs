@@ -82,7 +82,7 @@ impl Judges {
     }
 
     /// The judges of the edition `tests` are written for.
-    pub fn load_for(
+    pub(crate) fn load_for(
         tests: &LearnerTests,
         mutants: Option<&Path>,
         wheats: Option<&Path>,

@@ -21,7 +21,7 @@
 //! catches, it gives the title and what kind of observation would expose it
 //! (from the tests of fencelab's own suite that kill it), never its code.
 
-pub mod content;
+pub(crate) mod content;
 mod judge;
 mod python;
 mod report;
@@ -156,7 +156,7 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
 
 impl LearnerTests {
     /// Whether they are written in Python (judged against the Python edition).
-    pub fn python(&self) -> bool {
+    pub(crate) fn python(&self) -> bool {
         crate::engine::python::is_python_path(&self.suite.root)
     }
 

@@ -19,7 +19,7 @@ use crate::error::{Error, Location, at_line};
 use crate::lab::lang::Lang;
 
 /// The file of a lab that records its edition and language.
-pub const FILE: &str = "fencelab.toml";
+pub(crate) const FILE: &str = "fencelab.toml";
 
 /// A lab's edition: the language the learner implements the contract in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -32,7 +32,7 @@ pub enum Edition {
 
 impl Edition {
     /// The word `fencelab.toml` uses.
-    pub fn code(self) -> &'static str {
+    pub(crate) fn code(self) -> &'static str {
         match self {
             Edition::Rust => "rust",
             Edition::Python => "python",
@@ -40,7 +40,7 @@ impl Edition {
     }
 
     /// The learner's implementation, relative to the lab's directory.
-    pub fn learner_file(self) -> &'static str {
+    pub(crate) fn learner_file(self) -> &'static str {
         match self {
             Edition::Rust => "src/lib.rs",
             Edition::Python => "lease.py",
@@ -62,7 +62,7 @@ struct Record {
 }
 
 /// The text of a new lab's `fencelab.toml`.
-pub fn record(edition: Edition, lang: Lang) -> String {
+pub(crate) fn record(edition: Edition, lang: Lang) -> String {
     format!(
         "# Read by fencelab: this lab's edition and the language of its texts.\n\
          edition = \"{edition}\"\nlang = \"{}\"\n",
@@ -101,7 +101,7 @@ pub fn of(lab_dir: &Path) -> Result<Edition, Error> {
 /// `fencelab.toml` or a `Cargo.toml` (`dir` itself if none does), so that a
 /// command run anywhere inside a Python lab finds it as one run in a crate
 /// finds the crate.
-pub fn lab_root(dir: &Path) -> PathBuf {
+pub(crate) fn lab_root(dir: &Path) -> PathBuf {
     dir.ancestors()
         .find(|d| d.join(FILE).is_file() || d.join("Cargo.toml").is_file())
         .map_or_else(|| dir.to_path_buf(), Path::to_path_buf)

@@ -7,13 +7,13 @@ use std::collections::BTreeSet;
 
 /// The line of `tests/behaviour.rs` that picks the implementation; every other
 /// crate that runs the suite replaces just this line.
-pub const BINDING_LINE: &str = "use fencelab::lease;";
+pub(crate) const BINDING_LINE: &str = "use fencelab::lease;";
 
 /// The suite's root file, as written for the project itself.
-pub const ROOT: &str = include_str!("../../tests/behaviour.rs");
+pub(crate) const ROOT: &str = include_str!("../../tests/behaviour.rs");
 
 /// The suite's modules: path under `tests/`, and contents.
-pub const MODULES: [(&str, &str); 9] = [
+pub(crate) const MODULES: [(&str, &str); 9] = [
     (
         "behaviour/support.rs",
         include_str!("../../tests/behaviour/support.rs"),

@@ -182,51 +182,6 @@ fn two_batches_at_once_on_one_target_directory_both_score_as_alone() {
     }
 }
 
-#[test]
-fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {
-    use fencelab::engine::builder::{self, Built, Hosting, Implementation};
-    use fencelab::engine::policy::{Policy, Trust};
-    use fencelab::engine::runner::{Runner, Trial};
-    use fencelab::lab::suite::SuiteFiles;
-    let scratch = crate::common::scratch();
-    let source = format!("{}\n// lost server\n", fencelab::lab::reference::REFERENCE);
-    let policy = Policy::of(Trust::Submissions);
-    let plan = builder::Plan {
-        suite: &SuiteFiles::builtin(),
-        implementations: &[Implementation {
-            shown_path: "lost.rs".into(),
-            source,
-        }],
-        time_limit: None,
-        servers: policy.servers,
-        judge_caged: policy.judge_caged,
-        detail: None,
-    };
-    let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
-        panic!("no build limit, a correct suite");
-    };
-    let Hosting::Hosted(host) = &build.hosting[0] else {
-        panic!("the reference builds");
-    };
-    // Its program goes away (a bug, or someone cleaning the target directory).
-    std::fs::remove_file(&host.program).unwrap();
-    let runner = Runner::new(build.judge.clone(), 1, &policy);
-    let trial = Trial {
-        host: host.clone(),
-        test: "step1::creates_the_six_columns".into(),
-        limit: std::time::Duration::from_secs(60),
-    };
-    let err = runner
-        .run(&[trial], |_, r| panic!("no outcome: {r:?}"))
-        .unwrap_err();
-    assert_eq!(err.exit_code(), fencelab::exit::ExitCode::ToolFailed);
-    assert!(
-        err.message.contains("could not start") && err.message.contains("No such file"),
-        "{}",
-        err.message
-    );
-}
-
 /// What a whole class hands in, graded as in a release: run by hand (see the
 /// module's header); `.ci/run` skips it.
 mod class_sized {

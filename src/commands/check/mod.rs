@@ -7,7 +7,7 @@
 
 pub(crate) mod cli;
 pub(crate) mod github;
-pub mod mine;
+pub(crate) mod mine;
 mod mine_render;
 mod render;
 

@@ -162,7 +162,6 @@ fn grade(
     // cannot be used scores 0 with its reason, and the others are graded.
     let inputs = crate::commands::grade::read_all(&paths);
     let options = crate::commands::grade::Options {
-        paths,
         min_score: args.min_score,
         // The policy's limits, with the user's on top.
         policy: Policy::of(Trust::Submissions)

@@ -21,10 +21,10 @@ pub(crate) mod points;
 pub(crate) mod prairielearn;
 mod render;
 pub(crate) mod results;
-pub mod shard;
+pub(crate) mod shard;
 mod submission;
 
-pub use render::Live;
+pub(crate) use render::Live;
 pub(crate) use render::render_grade;
 pub(crate) use submission::{Submission, read_submission};
 
@@ -47,8 +47,7 @@ use crate::output::progress::Progress;
 
 /// What to grade, and how.
 #[derive(Debug, Clone)]
-pub struct Options {
-    pub paths: Vec<PathBuf>,
+pub(crate) struct Options {
     /// The least score (0 to 100) that passes the gate.
     pub min_score: f64,
     /// What the run trusts, and its limits (the user's on the policy's).
@@ -60,7 +59,7 @@ pub struct Options {
 
 /// The whole result, as `--json` writes it (schema in README.md).
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GradeReport {
+pub(crate) struct GradeReport {
     pub schema: u32,
     /// The version of fencelab that graded.
     #[serde(default)]
@@ -85,7 +84,7 @@ pub struct GradeReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct SubmissionReport {
+pub(crate) struct SubmissionReport {
     pub name: String,
     pub file: String,
     /// 0 to 100; 0 when it does not compile or cannot be graded.
@@ -107,7 +106,7 @@ pub struct SubmissionReport {
 }
 
 #[derive(Debug, Clone, Serialize)]
-pub struct StepScore {
+pub(crate) struct StepScore {
     pub step: u32,
     pub slug: &'static str,
     pub passed: usize,
@@ -156,7 +155,7 @@ impl SubmissionReport {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct GradedTest {
+pub(crate) struct GradedTest {
     pub test: String,
     pub step: u32,
     #[serde(flatten)]
@@ -293,7 +292,7 @@ impl GradeReport {
 /// How a grading of `submissions` ends: 2 when none could be graded at all,
 /// else 3 when one does not compile or cannot be graded, else 1 when one is
 /// below the gate, else 0.
-pub fn exit_code_of(submissions: &[SubmissionReport]) -> ExitCode {
+pub(crate) fn exit_code_of(submissions: &[SubmissionReport]) -> ExitCode {
     if !submissions.is_empty() && submissions.iter().all(|r| r.unusable.is_some()) {
         ExitCode::UnusableInput
     } else if submissions

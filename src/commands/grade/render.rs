@@ -322,7 +322,7 @@ fn reached_todo(outcome: &TestOutcome) -> bool {
 
 /// `grade`'s live display: the printer's progress for the engine's events,
 /// and a status line per submission as it is graded, counted.
-pub struct Live<'p> {
+pub(crate) struct Live<'p> {
     printer: &'p mut Printer,
     done: usize,
     total: usize,

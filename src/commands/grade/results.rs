@@ -341,7 +341,6 @@ mod tests {
 
     fn options() -> Options {
         Options {
-            paths: Vec::new(),
             min_score: 60.0,
             policy: crate::engine::policy::Policy::of(crate::engine::policy::Trust::Submissions),
             jobs: 1,

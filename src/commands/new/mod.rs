@@ -23,7 +23,6 @@ use crate::output::printer::{Printer, Verb};
 mod name;
 pub(crate) mod python;
 pub(crate) use name::{check_name, crate_name};
-pub use python::files as python_files;
 
 /// The learner's `src/lib.rs`: the reference's public types and impls, and each
 /// public function with the worksheet's contract as its doc comment and
@@ -349,11 +348,6 @@ pub(crate) fn main(args: NewArgs, printer: &mut Printer) -> Result<ExitCode, Err
         printer.warning(&err.to_string());
     }
     Ok(ExitCode::Success)
-}
-
-/// What `new --python` says to do next in the Python lab it made at `dir`.
-pub fn python_next_steps(dir: &str, lang: Lang) -> String {
-    next_steps(dir, lang, Mode::Python)
 }
 
 /// What `new` says to do next in the lab it made at `dir`.

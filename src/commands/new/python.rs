@@ -21,7 +21,7 @@ use crate::output::width::wrap;
 const DOC_WIDTH: usize = 72;
 
 /// Every file of a Python lab, as (path, contents).
-pub fn files(name: &str, lang: Lang) -> Vec<(PathBuf, String)> {
+pub(crate) fn files(name: &str, lang: Lang) -> Vec<(PathBuf, String)> {
     vec![
         (
             PathBuf::from(edition::FILE),
@@ -192,6 +192,35 @@ mod tests {
             let bodies: Vec<&str> = lease.split("\"\"\"").collect();
             assert_eq!(bodies.len(), 2 * 9 + 1, "{lang}: nine docstrings");
             assert!(!lease.contains('\\'), "{lang}: a backslash in a docstring");
+        }
+    }
+
+    /// What a Python learner reads in a new lab, and what the command says
+    /// once it has written it, in both languages.
+    #[test]
+    fn new_python_writes_a_lab_in_both_languages() {
+        for lang in Lang::ALL {
+            let files = files("my-lab", lang);
+            let get = |name: &str| {
+                files
+                    .iter()
+                    .find(|(p, _)| p == std::path::Path::new(name))
+                    .map(|(_, c)| c.clone())
+                    .unwrap_or_else(|| panic!("no {name}"))
+            };
+            insta::assert_snapshot!(format!("python_new_lease_{}", lang.code()), get("lease.py"));
+            insta::assert_snapshot!(
+                format!("python_new_readme_{}", lang.code()),
+                get("README.md")
+            );
+            insta::assert_snapshot!(
+                format!("python_new_next_{}", lang.code()),
+                super::super::next_steps("my-lab", lang, super::super::Mode::Python)
+            );
+            assert_eq!(
+                get("WORKSHEET.md"),
+                crate::output::worksheet::render_python(lang)
+            );
         }
     }
 

@@ -26,7 +26,7 @@ pub(crate) use render::render_mutant_list;
 pub use render::{Live, render_verify_report};
 pub use render_predictions::render_predictions;
 pub(crate) use report::LimitInfo;
-pub use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
+pub(crate) use words::{BUILTIN_MUTANTS, BUILTIN_REFERENCE};
 
 use crate::output::paths::normalize;
 use crate::output::paths::shown_path;

@@ -5,8 +5,8 @@ use crate::lab::lang::Lang;
 
 /// What the implementation under test is called on screen when it is the
 /// one built into fencelab (`Progress::started` is told this).
-pub const BUILTIN_REFERENCE: &str = "the built-in reference";
-pub use crate::lab::mutant::BUILTIN_MUTANTS;
+pub(crate) const BUILTIN_REFERENCE: &str = "the built-in reference";
+pub(crate) use crate::lab::mutant::BUILTIN_MUTANTS;
 
 pub(super) struct Words {
     pub step: &'static str,

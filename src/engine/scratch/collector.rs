@@ -279,7 +279,7 @@ impl std::fmt::Debug for Pin {
 /// live runs use: the most recently used, so that the next `check` after an
 /// edit, or the next run of the same batch, builds nothing again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Keep {
+pub(crate) struct Keep {
     pub servers: usize,
     pub implementations: usize,
     /// Judges and bridges (they change with fencelab itself, and with each

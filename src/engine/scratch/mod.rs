@@ -20,8 +20,9 @@ use std::path::{Path, PathBuf};
 use crate::error::Error;
 
 mod collector;
+pub use collector::KEEP_ENV;
+pub(crate) use collector::Keep;
 pub(crate) use collector::Pin;
-pub use collector::{KEEP_ENV, Keep};
 
 /// The project's lock file, so that scratch builds resolve to exactly the
 /// versions fencelab itself was built with, and need nothing from the network.
@@ -37,7 +38,7 @@ pub struct Scratch {
     /// Whether to build with `--release` (when fencelab itself was).
     pub release: bool,
     /// How much the garbage collector keeps.
-    pub keep: Keep,
+    pub(crate) keep: Keep,
 }
 
 /// A crate written into the scratch workspace.

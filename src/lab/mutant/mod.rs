@@ -24,7 +24,7 @@ pub use apply::{Stale, apply};
 mod apply;
 
 /// What the mutants are called on screen when they are fencelab's own.
-pub const BUILTIN_MUTANTS: &str = "fencelab's built-in mutants";
+pub(crate) const BUILTIN_MUTANTS: &str = "fencelab's built-in mutants";
 
 /// One mutant, checked.
 #[derive(Debug, Clone)]

@@ -25,7 +25,9 @@ fn own_steps(steps: &[u32]) -> tempfile::TempDir {
             .and_then(|n| n.parse::<u32>().ok())
             .is_none_or(|n| steps.contains(&n))
     };
-    let root_file: String = fencelab::lab::suite::ROOT
+    let suite = fencelab::lab::suite::SuiteFiles::builtin();
+    let text = |path: &str| &suite.files.iter().find(|(p, _)| p == path).unwrap().1;
+    let root_file: String = text(&suite.root)
         .lines()
         .filter(|l| !l.trim_start().starts_with("#[path"))
         .filter(|l| {
@@ -34,7 +36,7 @@ fn own_steps(steps: &[u32]) -> tempfile::TempDir {
                 .is_none_or(kept)
         })
         .map(|l| {
-            if l.trim() == fencelab::lab::suite::BINDING_LINE {
+            if l.trim() == suite.binding {
                 "use lab as lease;".to_string()
             } else {
                 l.to_string()
@@ -42,9 +44,10 @@ fn own_steps(steps: &[u32]) -> tempfile::TempDir {
         })
         .collect::<Vec<_>>()
         .join("\n");
-    let modules: Vec<(String, String)> = fencelab::lab::suite::MODULES
+    let modules: Vec<(String, String)> = suite
+        .files
         .iter()
-        .filter(|(path, _)| kept(path))
+        .filter(|(path, _)| *path != suite.root && kept(path))
         .map(|(path, text)| {
             (
                 path.trim_start_matches("behaviour/").to_string(),
@@ -119,6 +122,6 @@ fn fencelabs_own_suite_reads_as_a_learners_tests() {
     assert_eq!(tests.suite.binding, "use lab as lease;");
     assert_eq!(
         tests.suite.files.len(),
-        1 + fencelab::lab::suite::MODULES.len()
+        fencelab::lab::suite::SuiteFiles::builtin().files.len()
     );
 }
