@@ -80,16 +80,23 @@ extern "C" fn reap_server() {
     } else {
         0
     };
+    // Its cage goes first: once the process is reaped, nothing of the cage
+    // is left. A cage with a PID namespace of its own took everything the
+    // program started with it, so only a cage without one can have left
+    // processes for this judge to adopt (looking costs a scan of /proc).
+    let namespaced = pid > 0 && super::sandbox::kill_cage(pid);
     if pid > 0 {
-        // Its cage goes first: once the process is reaped, nothing of the
-        // cage is left.
-        super::sandbox::kill_cage(pid);
         // SAFETY: our own child: reap it.
         unsafe {
             libc::waitpid(pid, std::ptr::null_mut(), 0);
         }
     }
-    if pid != 0 && kill_adopted() + caged > 0 {
+    let adopted = if pid != 0 && !namespaced {
+        kill_adopted()
+    } else {
+        0
+    };
+    if pid != 0 && adopted + caged > 0 {
         println!("{LEFT_BEHIND}");
         // SAFETY: ends the process at once, with the status the runner reads.
         unsafe { libc::_exit(LEFT_BEHIND_STATUS) }

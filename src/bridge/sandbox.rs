@@ -1558,15 +1558,26 @@ unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
 /// so that waiting for the watcher then waits for everything in the cage to
 /// be gone: its init gets SIGKILL (the kernel kills the rest of the
 /// namespace, then the watcher ends). Where there is no init, the watcher
-/// itself is the program: it gets SIGKILL.
-pub fn kill_cage(watcher: libc::pid_t) {
+/// itself is the program: it gets SIGKILL. True if the cage had a PID
+/// namespace of its own: then nothing the program started is anywhere else.
+pub fn kill_cage(watcher: libc::pid_t) -> bool {
     let init = std::fs::read_to_string(format!("/proc/{watcher}/task/{watcher}/children"))
         .ok()
-        .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok());
+        .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok())
+        .filter(|&child| in_a_pid_namespace_of_its_own(child));
     // SAFETY: signals to our own child, or to its only child.
     unsafe {
         libc::kill(init.unwrap_or(watcher), libc::SIGKILL);
     }
+    init.is_some()
+}
+
+/// Whether `pid` is in another PID namespace than this process (false when
+/// either cannot be read: the caller then looks further).
+fn in_a_pid_namespace_of_its_own(pid: libc::pid_t) -> bool {
+    let theirs = std::fs::read_link(format!("/proc/{pid}/ns/pid"));
+    let ours = std::fs::read_link("/proc/self/ns/pid");
+    matches!((theirs, ours), (Ok(theirs), Ok(ours)) if theirs != ours)
 }
 
 /// How many live processes a cage whose watcher is `watcher` holds besides

@@ -47,7 +47,9 @@ pub struct Runner {
     /// How many bytes of a trial's output are kept.
     pub output_cap: usize,
     /// Whether to look for processes that escaped a trial's group (`setsid`)
-    /// and kill them. For untrusted code: it costs a scan of /proc per trial.
+    /// and kill them. For untrusted code, and only where the cage has no PID
+    /// namespace (which takes every process of the trial with it): it costs
+    /// a scan of /proc per trial.
     pub hunt_orphans: bool,
     /// Whether the judge runs in the cage (an untrusted suite).
     pub judge_caged: bool,
@@ -138,7 +140,8 @@ impl Runner {
         Runner {
             jobs,
             output_cap: policy.judge_output_cap,
-            hunt_orphans: policy.hunt_orphans,
+            hunt_orphans: policy.hunt_orphans
+                && !crate::bridge::sandbox::Layers::probe().namespaces,
             judge_caged: policy.judge_caged,
             launch: policy.launch,
             shuffle: policy.shuffle,
