@@ -1,27 +1,84 @@
 #!/bin/sh
-# The Python edition beside the Rust one, side by side in one run: the same
-# three mutants verified against each reference (at the same time, so under
-# the same load), and the floor of one Python trial (an interpreter that
-# starts, imports what the server needs and the reference). Run from the
-# project: sh bench/python.sh (needs python3 >= 3.10 and a built fencelab).
+# Issue 20's point 5, the Python edition beside the Rust one on this machine
+# (say the load average: it is printed first and last). Run from anywhere:
+#   sh bench/python.sh      (REPS=3 checks of each lab, BATCH=100 submissions;
+#                            FENCELAB=path/to/fencelab, default target/release)
+# 1. check, warm: a Python lab and a Rust lab made by `fencelab new`, each
+#    holding its reference, checked alternately REPS times (medians);
+# 2. verify: the same three mutants against each reference, at the same time
+#    (so under the same load): seconds of trials per mutant, side by side;
+# 3. grade: BATCH Python submissions (the reference, each copy a file of its
+#    own) in one batch, per minute;
+# 4. the floor of one Python trial: an interpreter started as the judge
+#    starts it, the reference imported, one call answered
+#    (bench/python_floor.py), beside the median trial of each baseline.
 set -eu
-fencelab=${FENCELAB:-target/debug/fencelab}
-out=$(mktemp -d)
+cd "$(dirname "$0")/.."
+fencelab=$(realpath "${FENCELAB:-target/release/fencelab}")
+reps=${REPS:-3}
+batch=${BATCH:-100}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+now() { date +%s.%N; }
+echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+"$fencelab" new "$work/py" --python --lang en >/dev/null 2>&1
+cp python/lease.py "$work/py/lease.py"
+"$fencelab" new "$work/rs" --lang en >/dev/null 2>&1
+cp src/lease.rs "$work/rs/src/lib.rs"
+for lab in py rs; do (cd "$work/$lab" && "$fencelab" check -q >/dev/null 2>&1) || true; done
+for _ in $(seq "$reps"); do
+  for lab in py rs; do
+    start=$(now)
+    (cd "$work/$lab" && "$fencelab" check -q >/dev/null 2>&1) || echo "$lab: check did not pass" >&2
+    echo "$lab $start $(now)" >>"$work/checks"
+  done
+done
+python3 - "$work/checks" <<'PY'
+import statistics, sys
+times = {}
+for line in open(sys.argv[1]):
+    lab, start, end = line.split()
+    times.setdefault(lab, []).append(float(end) - float(start))
+py, rs = statistics.median(times["py"]), statistics.median(times["rs"])
+print(f"check, warm (median of {len(times['py'])}): Python lab {py:.2f} s, Rust lab {rs:.2f} s "
+      f"(target: Python within 3 s)")
+PY
+
 mutants="enqueue-insert-or-replace claim-expiry-inclusive release-resets-fence"
-"$fencelab" verify --python --exact $mutants --json "$out/py.json" -q >/dev/null &
-"$fencelab" verify --exact $mutants --json "$out/rs.json" -q >/dev/null &
+"$fencelab" verify --python --exact $mutants --json "$work/py.json" -q >/dev/null &
+"$fencelab" verify --exact $mutants --json "$work/rs.json" -q >/dev/null &
 wait
-python3 - "$out" <<'PY'
+python3 - "$work" <<'PY'
 import json, statistics, sys
 out = sys.argv[1]
+per = {}
 for name in ("rs", "py"):
     d = json.load(open(f"{out}/{name}.json"))
     trials = [s for t in d["baseline"]["tests"] for s in t["secs"]]
-    per_mutant = statistics.mean(m["secs"] for m in d["mutants"])
-    print(f"{name}: total {d['secs']:.1f} s, baseline {d['baseline']['secs']:.1f} s, "
-          f"median trial {statistics.median(trials):.2f} s, test-seconds per mutant {per_mutant:.1f}")
+    per[name] = statistics.mean(m["secs"] for m in d["mutants"])
+    print(f"verify {name}: total {d['secs']:.1f} s, baseline {d['baseline']['secs']:.1f} s, "
+          f"median trial {statistics.median(trials):.2f} s, test-seconds per mutant {per[name]:.1f}")
+print(f"verify, Python / Rust per mutant: {per['py'] / per['rs']:.2f}x (target: within 2x)")
 PY
-exe=$(python3 -c 'import os, sys; print(os.path.realpath(sys.executable))')
-/usr/bin/time -f "floor of one Python server: %e s wall, %U+%S s CPU" "$exe" -IS -c \
-  "import json, socket, struct, threading, traceback, types, sqlite3, concurrent.futures; exec(compile(open('python/lease.py').read(), 'lease.py', 'exec'), {})"
-rm -rf "$out"
+
+mkdir "$work/subs"
+for i in $(seq "$batch"); do
+  { echo "# submission $i"; cat python/lease.py; } >"$work/subs/s$i.py"
+done
+start=$(now)
+"$fencelab" grade "$work"/subs/*.py --json "$work/grade.json" -q >/dev/null || true
+end=$(now)
+python3 - "$work/grade.json" "$start" "$end" "$batch" <<'PY'
+import json, sys
+report, start, end, n = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+subs = json.load(open(report))["submissions"]
+full = sum(1 for s in subs if s["score"] == 100)
+secs = end - start
+print(f"grade: {n} Python submissions in {secs:.1f} s, {n / secs * 60:.1f} per minute "
+      f"({full} scored 100; target: 60 per minute)")
+PY
+
+server=$(ls -td target/fencelab/ws/crates/pyserver-* 2>/dev/null | head -1)
+if [ -n "$server" ]; then python3 bench/python_floor.py "$server" 20; fi
+echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -438,6 +438,11 @@ impl Runner {
                 message: LEFT_BEHIND.to_string(),
             };
         }
+        // An untrusted judge is the learner's test: what it left running is
+        // its own (fencelab's implementations are not the judge's children).
+        if self.judge_caged {
+            outcome = blame_the_test(outcome);
+        }
         // A trial that used up its space or its memory fails, with that
         // reason (its cgroups' and tmpfs's own account, whatever the code
         // made of the refusal or of a process killed).
@@ -483,6 +488,23 @@ impl Runner {
             outcome,
             duration: finished.duration,
         })
+    }
+}
+
+/// The message of a learner's test that left processes running.
+pub(crate) const TEST_LEFT_BEHIND: &str =
+    "fencelab: the test left processes running after it ended; they were killed";
+
+/// `outcome`, where the trial's judge is a learner's test: processes left
+/// running are the test's, not the implementation's (a judge that exits with
+/// `LEFT_BEHIND_STATUS` on its own is the test's doing too).
+fn blame_the_test(outcome: TestOutcome) -> TestOutcome {
+    match outcome {
+        TestOutcome::Failed { kind, message } if message == LEFT_BEHIND => TestOutcome::Failed {
+            kind,
+            message: TEST_LEFT_BEHIND.to_string(),
+        },
+        other => other,
     }
 }
 

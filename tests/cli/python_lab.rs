@@ -270,6 +270,27 @@ fn predict_in_a_python_lab_asks_about_the_python_fragments() {
     assert!(list.lines().all(|l| l.starts_with("step4::")), "{list}");
 }
 
+/// `verify` in a Python lab (here from a directory inside it) takes the
+/// Python edition and the lab's language without a flag, as check and
+/// predict do: its list is the Python mutants', in Japanese.
+#[test]
+fn verify_in_a_python_lab_needs_no_flag() {
+    let (_dir, lab) = new_lab(Lang::Ja);
+    let inside = lab.join("notes");
+    std::fs::create_dir(&inside).unwrap();
+    let out = run_in(&inside, &["verify", "--list"]);
+    let list = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{list}");
+    assert_eq!(list.lines().count(), python::mutants().len(), "{list}");
+    // A mutant only the Python edition has, and none only the Rust one has.
+    assert!(
+        list.lines()
+            .any(|l| l.starts_with("state-returns-the-tuple ") && l.contains("ステップ 3")),
+        "{list}"
+    );
+    assert!(!list.contains("check_ttl-misses-nan"), "{list}");
+}
+
 /// Without Python 3.10 or newer, a Python command says so in one line (and
 /// its next step), in the learner's language; `new --python` still writes
 /// the lab and warns.

@@ -314,6 +314,12 @@ fn hostile_python_tests_earn_nothing_and_leak_nothing() {
     assert!(plain.valid && !plain.catches.is_empty(), "{plain:#?}");
     let caught: usize = report.steps.iter().map(|s| s.caught).sum();
     assert_eq!(caught, plain.catches.len());
+    // What the fork left is the test's, and the message says so.
+    let forked = &test(&report, "test_forks_a_process_that_outlives_it").wrong_on[0].message;
+    assert!(
+        forked.contains("the test left processes running") && !forked.contains("implementation"),
+        "{forked}"
+    );
     let snooped = &test(&report, "test_reads_the_implementations_sources").wrong_on[0].message;
     assert!(
         snooped.contains("found 0 implementation sources"),

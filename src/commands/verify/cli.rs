@@ -30,7 +30,7 @@ pub(crate) struct VerifyArgs {
     /// The implementation the mutants apply to [default: src/lease.rs of the project, else the built-in reference].
     #[arg(long = "impl", value_name = "FILE")]
     pub implementation: Option<PathBuf>,
-    /// The Python edition: the Python reference (python/lease.py) and its mutants (mutants-python/) [default: when --impl is a .py file].
+    /// The Python edition: the Python reference (python/lease.py) and its mutants (mutants-python/) [default: in a Python lab, or when --impl is a .py file].
     #[arg(long)]
     pub python: bool,
     /// Also write the results as JSON to FILE (schema in README.md).
@@ -62,7 +62,7 @@ pub(crate) struct VerifyArgs {
     /// List the mutants (id, step, title) and stop: nothing is built or run.
     #[arg(long)]
     pub list: bool,
-    /// The language of what verify prints, and of its HTML report: ja or en [default: from the locale].
+    /// The language of what verify prints, and of its HTML report: ja or en [default: the lab's, then the locale's].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
 }
@@ -72,13 +72,20 @@ pub(crate) fn main(
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<ExitCode, Error> {
-    printer.lang = args.lang.unwrap_or_else(default_lang);
+    // In a Python lab (`lab::edition`), the Python edition and the lab's
+    // language without a flag, as check and predict; a file given with
+    // --impl says its edition by its extension.
+    let lab = crate::lab::edition::lab_root(&std::env::current_dir().unwrap_or_default());
+    printer.lang = args
+        .lang
+        .or_else(|| crate::lab::edition::recorded_lang(&lab))
+        .unwrap_or_else(default_lang);
     let root = project_root();
     let python = args.python
-        || args
-            .implementation
-            .as_ref()
-            .is_some_and(|p| crate::engine::python::is_python_path(&p.to_string_lossy()));
+        || match &args.implementation {
+            Some(path) => crate::engine::python::is_python_path(&path.to_string_lossy()),
+            None => crate::lab::edition::of(&lab)? == crate::lab::edition::Edition::Python,
+        };
     let mut options = if python {
         python_options(&args, &root)?
     } else {

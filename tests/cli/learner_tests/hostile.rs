@@ -23,6 +23,12 @@ fn hostile_tests_earn_nothing_and_break_nothing() {
         let t = test(&report, name);
         assert!(!t.valid, "{name} fails on the reference: {:?}", t.wrong_on);
     }
+    // What it left running is the test's, and the message says so.
+    let escaped = &test(&report, "escapes_and_leaves_a_process").wrong_on[0].message;
+    assert!(
+        escaped.contains("the test left processes running") && !escaped.contains("implementation"),
+        "{escaped}"
+    );
     let fake = test(&report, "prints_a_fake_verdict");
     // Printing a verdict can only make a test pass, and a test that passes
     // everywhere catches nothing.

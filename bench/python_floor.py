@@ -1,0 +1,125 @@
+"""The floor of one Python trial's server: the interpreter started as the
+judge starts it (fencelab_server.py serve KEY, the listening socket as fd 3),
+the hosted module imported, one call answered (init_db), the server ended.
+Uncaged and without a judge, so a lower bound of what each Python trial
+adds to a Rust one. Prints the median CPU and wall time of N runs.
+
+Then the same server forked per run from an interpreter that imported it and
+the contract's standard library once (the pre-started interpreter of issue
+20, not built yet), for the floor that design would have.
+
+Usage: python3 bench/python_floor.py SERVER_DIR [N]
+  SERVER_DIR: a pyserver-* directory of the scratch workspace (its first
+  hosted implementation is served)."""
+
+import json
+import os
+import socket
+import sys
+import tempfile
+import time
+
+
+def one(script, key):
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.sock")
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(path)
+        listener.listen(8)
+        r, w = os.pipe()
+        start = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            fd = os.dup(listener.fileno()) if listener.fileno() == 3 else listener.fileno()
+            os.dup2(fd, 3)
+            os.set_inheritable(3, True)
+            os.dup2(r, 0)
+            os.chdir(d)
+            os.execv(script, [script, "serve", key])
+        os.close(r)
+        conn = socket.socket(socket.AF_UNIX)
+        conn.connect(path)
+        request = {"InitDb": {"path": os.path.join(d, "jobs.db")}}
+        conn.sendall((json.dumps(request) + "\n").encode())
+        answer = conn.makefile().readline()
+        conn.close()
+        answered = time.perf_counter() - start
+        os.close(w)
+        _, _, usage = os.wait4(pid, 0)
+        listener.close()
+        if "Unit" not in answer:
+            sys.exit(f"the server answered {answer!r}")
+        return usage.ru_utime + usage.ru_stime, answered
+
+
+def forked(server_module, key):
+    """`one`, but the server is a fork of this process, which imported the
+    server's code and the standard library the contract needs once: what a
+    pre-started interpreter forking per trial would cost (uncaged)."""
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "s.sock")
+        listener = socket.socket(socket.AF_UNIX)
+        listener.bind(path)
+        listener.listen(8)
+        r, w = os.pipe()
+        start = time.perf_counter()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                os.close(w)
+                fd = os.dup(listener.fileno()) if listener.fileno() == 3 else listener.fileno()
+                os.dup2(fd, 3)
+                os.dup2(r, 0)
+                os.chdir(d)
+                server_module.serve(key)
+            finally:
+                os._exit(1)
+        os.close(r)
+        conn = socket.socket(socket.AF_UNIX)
+        conn.connect(path)
+        request = {"InitDb": {"path": os.path.join(d, "jobs.db")}}
+        conn.sendall((json.dumps(request) + "\n").encode())
+        answer = conn.makefile().readline()
+        conn.close()
+        answered = time.perf_counter() - start
+        os.close(w)
+        _, _, usage = os.wait4(pid, 0)
+        listener.close()
+        if "Unit" not in answer:
+            sys.exit(f"the forked server answered {answer!r}")
+        return usage.ru_utime + usage.ru_stime, answered
+
+
+def report(what, runs):
+    n = len(runs)
+    cpu = sorted(c for c, _ in runs)[n // 2]
+    wall = sorted(a for _, a in runs)[n // 2]
+    print(f"{what}, median of {n}: {cpu * 1000:.1f} ms CPU, {wall * 1000:.1f} ms to its answer")
+
+
+def main():
+    server = os.path.abspath(sys.argv[1])
+    n = int(sys.argv[2]) if len(sys.argv) > 2 else 20
+    with open(os.path.join(server, "hosted.json"), encoding="utf-8") as f:
+        key = json.load(f)["impls"][0]["key"]
+    script = os.path.join(server, "fencelab_server.py")
+    report("floor of one Python server (start, import, one call)",
+           [one(script, key) for _ in range(n)])
+    # The design not built yet: the same server forked from an interpreter
+    # that imported the server and the contract's standard library once.
+    import importlib.machinery
+    import importlib.util
+
+    spec = importlib.util.spec_from_loader(
+        "fencelab_server", importlib.machinery.SourceFileLoader("fencelab_server", script))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    import concurrent.futures  # noqa: F401 (what the hosted module imports)
+    import sqlite3  # noqa: F401
+
+    report("the same, forked from a pre-started interpreter (uncaged)",
+           [forked(module, key) for _ in range(n)])
+
+
+if __name__ == "__main__":
+    main()
