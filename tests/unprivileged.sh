@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The attack suite (tests/attacks.rs) run by an unprivileged user, as issue 18
+# The attack suite (tests/attacks/) run by an unprivileged user, as issue 18
 # asks: the cage must hold whoever runs fencelab, root or not.
 #
 #   tests/unprivileged.sh            (as root; the user is created if missing)

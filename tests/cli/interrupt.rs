@@ -1,7 +1,15 @@
-//! An interrupted `fencelab verify` (Ctrl-C or SIGKILL, in the middle of
-//! running tests) changes nothing in the project (`git status` is as before)
-//! and leaves no judge or implementation process running.
+//! An interrupted run (Ctrl-C or SIGKILL, in the middle of running tests)
+//! changes nothing in the project (`git status` is as before) and leaves no
+//! judge or implementation process running.
+//!
+//! `cargo test` interrupts `grade` of a submission whose every test hangs at
+//! its first call: its tests hang as soon as the build is done. `verify`
+//! runs its baseline (every test, twice) before its mutants' tests, so the
+//! same check on `verify` (a mutant's hanging tests) waits for ~190 trials
+//! first: `.ci/run`'s second step. Both go through the one engine and its
+//! runner, which kills what it started.
 
+use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
@@ -18,33 +26,36 @@ fn git_status() -> Option<String> {
         .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
 }
 
-fn interrupt_with(signal: libc::c_int) {
+/// Starts fencelab with `args` in the project, interrupts it with `signal`
+/// once a test whose command line has `hanging` is running, and checks what
+/// is left.
+fn interrupt_with(signal: libc::c_int, args: &[&str], hanging: &str) {
     let before = git_status();
     let tmp = tempfile::tempdir().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_fencelab"));
+    // SAFETY: only async-signal-safe calls between fork and exec. Ctrl-C
+    // reaches a program whose SIGINT is the default; a test run started in
+    // the background of a script inherits it ignored (so would fencelab).
+    unsafe {
+        command.pre_exec(|| {
+            libc::signal(libc::SIGINT, libc::SIG_DFL);
+            Ok(())
+        });
+    }
+    let mut child = command
         .env("TMPDIR", tmp.path())
-        // A mutant that hangs, with a long limit: at the interrupt its tests are
-        // blocked, and would stay so if nothing killed them.
-        .args([
-            "verify",
-            "--color",
-            "never",
-            "--mutants",
-            "tests/fixtures/outcomes",
-            "--timeout",
-            "120",
-            "hangs",
-        ])
+        .args(["--color", "never"])
+        .args(args)
         .current_dir(root())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .spawn()
         .unwrap();
-    // Wait until the mutant's hanging tests run (past the build and the baseline).
+    // Wait until the hanging tests run (past the build, and verify's baseline).
     let deadline = std::time::Instant::now() + Duration::from_secs(300);
     while !processes_under(tmp.path())
         .iter()
-        .any(|c| c.contains("--exact step7::"))
+        .any(|c| c.contains(hanging))
     {
         assert!(
             std::time::Instant::now() < deadline,
@@ -70,8 +81,42 @@ fn interrupt_with(signal: libc::c_int) {
     assert!(left.is_empty(), "processes left running: {left:?}");
 }
 
+/// A submission whose every test hangs in its first call (`init_db`), with
+/// a long limit: at the interrupt its tests are blocked, and would stay so
+/// if nothing killed them.
 #[test]
+fn an_interrupted_grade_changes_nothing_and_leaves_nothing_running() {
+    let reference = fencelab::lab::reference::REFERENCE;
+    let find = "pub fn init_db(path: impl AsRef<Path>) -> Result<(), LeaseError> {\n";
+    assert!(reference.contains(find));
+    let hangs = reference.replacen(
+        find,
+        &format!("{find}    std::thread::sleep(std::time::Duration::from_secs(600));\n"),
+        1,
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("hangs_in_init_db.rs");
+    std::fs::write(&file, hangs).unwrap();
+    let file = file.to_str().unwrap();
+    let args = ["grade", file, "--timeout", "120", "--budget", "1000"];
+    interrupt_with(libc::SIGINT, &args, "serve impl-");
+    interrupt_with(libc::SIGKILL, &args, "serve impl-");
+}
+
+/// The same on `verify`, interrupted in its mutant's hanging tests (past the
+/// build and the baseline).
+#[test]
+#[ignore = "slow: .ci/run step 2"]
 fn an_interrupted_verify_changes_nothing_and_leaves_nothing_running() {
-    interrupt_with(libc::SIGINT);
-    interrupt_with(libc::SIGKILL);
+    // A mutant that hangs, with a long limit.
+    let args = [
+        "verify",
+        "--mutants",
+        "tests/fixtures/outcomes",
+        "--timeout",
+        "120",
+        "hangs",
+    ];
+    interrupt_with(libc::SIGINT, &args, "--exact step7::");
+    interrupt_with(libc::SIGKILL, &args, "--exact step7::");
 }

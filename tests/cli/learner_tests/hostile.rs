@@ -8,13 +8,32 @@ use std::time::Duration;
 
 use fencelab::judging as mine;
 
-use super::{fixture, judge, judges, lab, test};
+use super::{fixture, judge_against, judges, lab, some_judges, test};
 
+/// Against two correct implementations and two mutants, one of which the
+/// plain test catches (`claim-returns-the-old-fence`) and one it does not:
+/// the hanging test costs its limit on each implementation, so against all
+/// of fencelab's (25 and 75) this is `.ci/run`'s second step, below.
 #[test]
 fn hostile_tests_earn_nothing_and_break_nothing() {
+    let judges = some_judges(
+        |wheat| ["returning", "variant-error-text"].contains(&wheat),
+        |mutant, _| ["claim-returns-the-old-fence", "release-resets-fence"].contains(&mutant),
+    );
+    hostile_against(&judges);
+}
+
+/// The same against every correct implementation and every mutant.
+#[test]
+#[ignore = "slow: .ci/run step 2"]
+fn hostile_tests_earn_nothing_and_break_nothing_against_every_implementation() {
+    hostile_against(judges());
+}
+
+fn hostile_against(judges: &mine::Judges) {
     let dir = lab(&fixture("hostile.rs"), &[]);
     // A short limit: the hanging test costs it on every implementation.
-    let report = judge(dir.path(), Some(Duration::from_secs(2)));
+    let report = judge_against(dir.path(), Some(Duration::from_secs(2)), judges);
     for name in [
         "ends_the_process_with_success",
         "hangs",

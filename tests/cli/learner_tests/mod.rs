@@ -49,8 +49,27 @@ fn judges() -> &'static Judges {
     JUDGES.get_or_init(|| Judges::load(None, None).unwrap())
 }
 
-/// Judges the tests of the lab crate at `dir`.
+/// fencelab's judges, but only the wheats and mutants `keep` keeps (a
+/// wheat's id, a mutant's id and step): for a quick form whose subject is not
+/// the judges themselves.
+fn some_judges(
+    keep_wheat: impl Fn(&str) -> bool,
+    keep_mutant: impl Fn(&str, u32) -> bool,
+) -> Judges {
+    let mut some = judges().clone();
+    some.wheats.wheats.retain(|w| keep_wheat(&w.id));
+    some.mutants.retain(|m| keep_mutant(&m.id, m.step));
+    assert!(!some.mutants.is_empty(), "a judge keeps a mutant");
+    some
+}
+
+/// Judges the tests of the lab crate at `dir` against fencelab's judges.
 fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
+    judge_against(dir, timeout, judges())
+}
+
+/// Judges the tests of the lab crate at `dir` against `judges`.
+fn judge_against(dir: &Path, timeout: Option<Duration>, judges: &Judges) -> TestsReport {
     let tests = mine::read(dir).unwrap_or_else(|e| panic!("{e}"));
     let scratch = crate::common::scratch();
     let options = mine::Options {
@@ -59,7 +78,7 @@ fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
     };
     mine::judge(
         &tests,
-        judges(),
+        judges,
         &options,
         &scratch,
         &mut fencelab::output::progress::Silent,
