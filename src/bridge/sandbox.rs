@@ -1918,6 +1918,29 @@ mod pid_namespace {
             .collect()
     }
 
+    /// `script` started by `sh` in `cage`, once it has printed its first
+    /// line (it says so when what it starts is running).
+    fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
+        let plan = cage.plan();
+        let mut command = Command::new(sh);
+        command
+            .args(["-c", script])
+            .stdout(std::process::Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || enter(&plan, None));
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        child
+    }
+
     /// Set when `a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root`
     /// runs the test below as another user.
     const NOT_ROOT_ENV: &str = "FENCELAB_SANDBOX_NOT_ROOT";
@@ -1943,23 +1966,7 @@ mod pid_namespace {
         let tmp = Path::new(&trial).join("tmp");
         let sh = std::fs::canonicalize("/bin/sh").unwrap();
         let cage = Cage::new(&tmp, &sh, &[]);
-        let plan = cage.plan();
-        let mut command = Command::new(&sh);
-        command
-            .args(["-c", "sleep 651 & echo started; exec sleep 652"])
-            .stdout(std::process::Stdio::piped());
-        // SAFETY: only system calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || enter(&plan, None));
-        }
-        use std::os::unix::process::CommandExt;
-        let mut child = command.spawn().unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
+        let mut child = started(&cage, &sh, "sleep 651 & echo started; exec sleep 652");
         let namespaced = kill_cage(child.id() as libc::pid_t);
         child.wait().unwrap();
         println!(
@@ -2056,30 +2063,16 @@ mod pid_namespace {
             eprintln!("skipped: no namespaces here");
             return;
         }
-        use std::os::unix::process::CommandExt;
         let dir = tempfile::tempdir().unwrap();
         let sh = std::fs::canonicalize("/bin/sh").unwrap();
         let cage = Cage::new(dir.path(), &sh, &[]);
-        let plan = cage.plan();
-        let mut command = Command::new(&sh);
         // Two processes of its own (one in a session of its own), then it
         // waits, as a server does.
-        command.args([
-            "-c",
+        let mut child = started(
+            &cage,
+            &sh,
             "sleep 611 & setsid sleep 622 & echo started; exec sleep 633",
-        ]);
-        command.stdout(std::process::Stdio::piped());
-        // SAFETY: only system calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || enter(&plan, None));
-        }
-        let mut child = command.spawn().unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
+        );
         let deadline = Instant::now() + Duration::from_secs(20);
         while others_in_cage(child.id() as libc::pid_t) != 2 {
             assert!(
