@@ -111,7 +111,9 @@ pub struct Policy {
     /// How many bytes of a judge's output (each stream) are kept.
     pub judge_output_cap: usize,
     /// Whether to look for processes that escaped a trial's process group
-    /// (`setsid`) and kill them; costs a scan of /proc per trial.
+    /// (`setsid`) and kill them; costs a scan of /proc per trial, so the
+    /// runner does it only where the cage has no PID namespace (which takes
+    /// every process of the trial with it).
     pub hunt_orphans: bool,
     /// The default time limit of a test (`--timeout` replaces it).
     pub(crate) test_limit: TestLimit,
