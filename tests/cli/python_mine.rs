@@ -13,6 +13,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
+use std::time::Duration;
 
 use fencelab::judging::{self as mine, Invalid, Judges, TestsReport};
 use fencelab::lab::wheat::Wheats;
@@ -66,10 +67,18 @@ fn variants() -> Vec<String> {
 }
 
 fn judge(file: &Path, judges: &Judges) -> TestsReport {
+    judge_within(file, judges, None)
+}
+
+/// `judge` with a time limit per test other than the policy's: for a check
+/// whose subject is not time, so that a loaded machine (a Python trial
+/// takes seconds at a load of 30 on 2 cores) cannot turn a slow pass into
+/// a timeout and a valid test into an invalid one.
+fn judge_within(file: &Path, judges: &Judges, timeout: Option<Duration>) -> TestsReport {
     let tests = mine::read(file).unwrap_or_else(|e| panic!("{e}"));
     let options = mine::Options {
         jobs: fencelab::engine::runner::default_jobs(),
-        timeout: None,
+        timeout,
     };
     mine::judge(
         &tests,
@@ -238,7 +247,11 @@ fn over_specified_python_tests_are_invalid_naming_their_freedom() {
 #[test]
 fn a_thorough_python_file_is_valid_and_catches_a_mutant_of_each_step() {
     let judges = judges(&["ledger", "returning"], &SAMPLE);
-    let report = judge(&fixture("thorough.py"), &judges);
+    let report = judge_within(
+        &fixture("thorough.py"),
+        &judges,
+        Some(Duration::from_secs(60)),
+    );
     assert_eq!(report.tests.len(), 20, "{:#?}", report.tests);
     let invalid: Vec<&mine::JudgedTest> = report.tests.iter().filter(|t| !t.valid).collect();
     assert!(invalid.is_empty(), "{invalid:#?}");
