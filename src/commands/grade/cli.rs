@@ -58,7 +58,7 @@ pub(crate) struct GradeArgs {
     /// A time limit for the build, in seconds [default: 600]
     #[arg(long, value_name = "SECS")]
     pub build_timeout: Option<f64>,
-    /// How many tests run at once [default: four per CPU].
+    /// How many tests run at once; a test past the budget's grace (hanging, most likely) makes room for another, up to 2N in all [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
     /// Grade only share K of N of the paths (for parallel runners), e.g. 2/4; `auto` reads it from the environment (FENCELAB_SHARD, JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, CI_NODE_INDEX).
