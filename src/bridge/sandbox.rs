@@ -1920,7 +1920,7 @@ mod pid_namespace {
 
     /// `script` started by `sh` in `cage`, once it has printed its first
     /// line (it says so when what it starts is running).
-    fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Child {
+    pub(super) fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Child {
         use std::os::unix::process::CommandExt;
         let plan = cage.plan();
         let mut command = Command::new(sh);
@@ -2165,21 +2165,8 @@ mod memory_and_space {
         let set = std::fs::read_to_string(memory.path().join(limit)).unwrap();
         assert_eq!(set.trim(), MEMORY.to_string());
         let cage = Cage::new(dir.path(), &sh, &[]).bounded(Some(&memory));
-        let plan = cage.plan();
-        let mut command = Command::new(&sh);
-        command.args(["-c", "sleep 641 & echo started; exec sleep 642"]);
-        command.stdout(std::process::Stdio::piped());
-        // SAFETY: only system calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || enter(&plan, None));
-        }
-        let mut child = command.spawn().unwrap();
-        let mut line = String::new();
-        std::io::BufRead::read_line(
-            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-            &mut line,
-        )
-        .unwrap();
+        let mut child =
+            super::pid_namespace::started(&cage, &sh, "sleep 641 & echo started; exec sleep 642");
         // The watcher, the init, the program and what it started: all in it.
         let watcher = child.id();
         assert!(memory.holds(watcher), "the watcher is not in its cgroup");
