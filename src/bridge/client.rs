@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output};
 use super::protocol::{
     Answer, Failure, IMPL_ENV, IMPL_PANICKED, PROCESS_ENDED, Request, Response, SERVER_ENV,
-    SOCKET_ENV, from_line, to_line,
+    SHOWN_ENV, SOCKET_ENV, from_line, to_line,
 };
 
 /// The implementation's process for this test.
@@ -290,8 +290,13 @@ fn start() -> Server {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     let mut command = Command::new(&exe);
+    command.args([super::server::SERVE, key.as_str()]);
+    // A Rust server is told the path to show for its file; a Python server
+    // knows its own (and takes the key alone).
+    if let Some(shown) = std::env::var_os(SHOWN_ENV) {
+        command.arg(shown);
+    }
     command
-        .args([super::server::SERVE, key.as_str()])
         .env("RUST_BACKTRACE", "0")
         .env_remove(super::sandbox::MEMORY_ENV)
         .stdin(Stdio::piped())

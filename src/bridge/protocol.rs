@@ -8,6 +8,9 @@ use serde::{Deserialize, Serialize};
 pub(crate) const SERVER_ENV: &str = "FENCELAB_SERVER";
 /// The name of the environment variable that says which implementation to serve.
 pub(crate) const IMPL_ENV: &str = "FENCELAB_IMPL";
+/// The name of the environment variable that holds the path to show for the
+/// implementation's file (a Rust server's; a Python server knows its own).
+pub(crate) const SHOWN_ENV: &str = "FENCELAB_SHOWN";
 /// The name of the environment variable that holds the socket of a server the
 /// runner started (an untrusted judge gets only this).
 pub(crate) const SOCKET_ENV: &str = "FENCELAB_SOCKET";

@@ -20,10 +20,11 @@ pub struct Hosted {
     /// implementation's crate, which is a hash of its source, so `--identify`
     /// proves which sources this binary was built from.
     pub key: &'static str,
-    /// The path rustc saw for the implementation's file, and the path to show
-    /// instead in panic locations.
+    /// The path rustc saw for the implementation's file. The path to show
+    /// instead in panic locations comes with the key when the server is
+    /// started, not compiled in: one server then serves a source wherever its
+    /// file lies, and is built once for it.
     pub compiled_path: &'static str,
-    pub shown_path: &'static str,
     pub dispatch: Dispatch,
 }
 
@@ -32,10 +33,12 @@ pub(crate) const LISTENER_FD: i32 = 3;
 /// The argument that makes the server print its build and what it hosts.
 pub(crate) const IDENTIFY: &str = "--identify";
 /// The argument that makes the server serve the implementation named by the
-/// next argument (when fencelab's judge starts it).
+/// next argument, its file shown as the one after (when fencelab's judge
+/// starts it).
 pub(crate) const SERVE: &str = "serve";
 /// The argument that makes the server read which implementation to serve from
-/// its standard input (when the runner starts it for an untrusted judge).
+/// its standard input, a line, then the path to show for its file, a line of
+/// JSON (when the runner starts it for an untrusted judge).
 pub(crate) const SERVE_STDIN: &str = "serve-stdin";
 
 /// Where the last panic happened (set by the panic hook, read by the thread that
@@ -50,12 +53,13 @@ thread_local! {
 }
 
 /// The server's `main`: `--identify` prints the build and what it hosts as JSON;
-/// `serve KEY` (or `serve-stdin`, KEY then read from the standard input)
-/// answers calls for that implementation on the listening socket at
-/// `LISTENER_FD` until its standard input closes (whoever started it has gone).
+/// `serve KEY SHOWN` (or `serve-stdin`, both then read from the standard
+/// input) answers calls for that implementation on the listening socket at
+/// `LISTENER_FD` until its standard input closes (whoever started it has
+/// gone), showing its file as SHOWN in panic locations.
 pub fn main(build: &str, hosted: &[Hosted]) -> ! {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let key = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+    let (key, shown) = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [IDENTIFY] => {
             let impls: Vec<serde_json::Value> = hosted
                 .iter()
@@ -64,7 +68,7 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
             println!("{}", serde_json::json!({ "build": build, "impls": impls }));
             std::process::exit(0)
         }
-        [SERVE, key] => key.to_string(),
+        [SERVE, key, shown] => (key.to_string(), shown.to_string()),
         [SERVE_STDIN] => {
             // Nothing of this process may be read by the judge it serves: not
             // its memory, not its files in /proc.
@@ -72,17 +76,27 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
             unsafe {
                 libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
             }
-            let mut key = String::new();
-            let mut byte = [0u8; 1];
+            // Byte by byte: what follows the two lines is the watch for the
+            // end of the input (`exit_when_the_judge_goes`), not ours to buffer.
             let mut stdin = std::io::stdin();
-            while matches!(stdin.read(&mut byte), Ok(1)) && byte[0] != b'\n' {
-                key.push(byte[0] as char);
-            }
-            key
+            let mut line = || {
+                let mut line = Vec::new();
+                let mut byte = [0u8; 1];
+                while matches!(stdin.read(&mut byte), Ok(1)) && byte[0] != b'\n' {
+                    line.push(byte[0]);
+                }
+                String::from_utf8_lossy(&line).into_owned()
+            };
+            let key = line();
+            let Ok(shown) = serde_json::from_str::<String>(&line()) else {
+                eprintln!("fencelab server: no path to show for {key:?} on the standard input");
+                std::process::exit(2)
+            };
+            (key, shown)
         }
         _ => {
             eprintln!(
-                "usage: fencelab server {IDENTIFY} | {SERVE} KEY | {SERVE_STDIN} (run by fencelab, not by hand)"
+                "usage: fencelab server {IDENTIFY} | {SERVE} KEY SHOWN | {SERVE_STDIN} (run by fencelab, not by hand)"
             );
             std::process::exit(2)
         }
@@ -96,12 +110,10 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
     // as fd 3 and owns nothing else of ours.
     let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
     std::thread::spawn(exit_when_the_judge_goes);
-    serve(
-        listener,
-        hosted.dispatch,
-        hosted.compiled_path,
-        hosted.shown_path,
-    )
+    // One server process serves one implementation: its shown path lives as
+    // long as the process, as the compiled-in one did.
+    let shown: &'static str = Box::leak(shown.into_boxed_str());
+    serve(listener, hosted.dispatch, hosted.compiled_path, shown)
 }
 
 fn exit_when_the_judge_goes() {

@@ -21,7 +21,7 @@ use super::crates::{
     key_of, shown_errors, write_bridge, write_implementation, write_judge, write_server,
 };
 use super::identity::{ServerProblem, check_judge, check_server};
-use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV};
+use crate::bridge::protocol::{IMPL_ENV, SERVER_ENV, SHOWN_ENV};
 use crate::bridge::server::SERVE_STDIN;
 use crate::engine::cargo;
 use crate::engine::policy::Servers;
@@ -61,26 +61,38 @@ pub(crate) struct Host {
     pub program: PathBuf,
     /// The implementation's key in it.
     pub key: String,
+    /// The path to show for the implementation's file, told to a server
+    /// that does not know it when it starts (a Rust server: one is built per
+    /// set of sources, wherever their files lie); `None` for one that does.
+    pub shown: Option<String>,
 }
 
 impl Host {
     /// What fencelab's judge is given to start the server itself on its first
-    /// call (`Launch::ByJudge`): the bridge's client runs `PROGRAM serve KEY`.
-    pub(super) fn for_judge(&self) -> [(&'static str, &std::ffi::OsStr); 2] {
-        [
+    /// call (`Launch::ByJudge`): the bridge's client runs `PROGRAM serve KEY
+    /// [SHOWN]`.
+    pub(super) fn for_judge(&self) -> Vec<(&'static str, &std::ffi::OsStr)> {
+        let mut env = vec![
             (SERVER_ENV, self.program.as_os_str()),
             (IMPL_ENV, self.key.as_ref()),
-        ]
+        ];
+        env.extend(self.shown.iter().map(|s| (SHOWN_ENV, s.as_ref())));
+        env
     }
 
-    /// The server that reads its implementation's key from its standard
-    /// input (`Launch::ByRunner`: nothing in its arguments or environment
-    /// tells an untrusted judge which implementation it talks to), and the
-    /// line to write there.
+    /// The server that reads its implementation's key (and the path to show)
+    /// from its standard input (`Launch::ByRunner`: nothing in its arguments
+    /// or environment tells an untrusted judge which implementation it talks
+    /// to), and the lines to write there.
     pub(super) fn serving_stdin(&self) -> (Command, String) {
         let mut command = Command::new(&self.program);
         command.arg(SERVE_STDIN);
-        (command, format!("{}\n", self.key))
+        let mut lines = format!("{}\n", self.key);
+        if let Some(shown) = &self.shown {
+            // JSON: one line, whatever the path holds.
+            lines.push_str(&format!("{}\n", serde_json::Value::from(shown.as_str())));
+        }
+        (command, lines)
     }
 }
 
@@ -120,19 +132,16 @@ struct ServerPlan {
 }
 
 /// The crates a server hosting `hosts` is written with, each once, in the
-/// order of their first implementation, with that implementation's shown path.
-/// Equal sources share a crate (its name is a hash of its files) wherever they
-/// stand in the list, so the keys the server is checked against are these
-/// crates' names, never one per implementation.
-fn hosted_crates(
-    crates: &[CrateDir],
-    implementations: &[Implementation],
-    hosts: &[usize],
-) -> Vec<(CrateDir, String)> {
-    let mut hosted: Vec<(CrateDir, String)> = Vec::new();
+/// order of their first implementation. Equal sources share a crate (its name
+/// is a hash of its files) wherever they stand in the list, so the keys the
+/// server is checked against are these crates' names, never one per
+/// implementation; each implementation's shown path is given to the server
+/// when it starts (`Host::shown`).
+fn hosted_crates(crates: &[CrateDir], hosts: &[usize]) -> Vec<CrateDir> {
+    let mut hosted: Vec<CrateDir> = Vec::new();
     for &i in hosts {
-        if !hosted.iter().any(|(c, _)| *c == crates[i]) {
-            hosted.push((crates[i].clone(), implementations[i].shown_path.clone()));
+        if !hosted.contains(&crates[i]) {
+            hosted.push(crates[i].clone());
         }
     }
     hosted
@@ -182,9 +191,9 @@ pub(crate) fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         };
         let mut plans = Vec::new();
         for hosts in groups {
-            let hosted = hosted_crates(&crates, implementations, &hosts);
+            let hosted = hosted_crates(&crates, &hosts);
             let (krate, id) = write_server(scratch, &bridge, &hosted)?;
-            let keys = hosted.iter().map(|(c, _)| key_of(c)).collect();
+            let keys = hosted.iter().map(key_of).collect();
             plans.push(ServerPlan {
                 krate,
                 id,
@@ -285,6 +294,7 @@ pub(crate) fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
                 Hosting::Hosted(Host {
                     program: exe.clone(),
                     key: key_of(&crates[i]),
+                    shown: Some(implementations[i].shown_path.clone()),
                 })
             }
         })
@@ -333,6 +343,66 @@ mod tests {
     use crate::engine::policy::{Policy, Trust};
     use crate::engine::runner::{Runner, Trial};
     use crate::exit::ExitCode;
+
+    /// A server is keyed by the crates it hosts alone: one source shown
+    /// under two paths (graded from two directories, say) is built into one
+    /// server, and each run's panics still name its own path, whether the
+    /// judge starts the server (`serve KEY SHOWN`) or the runner does
+    /// (`serve-stdin`).
+    #[test]
+    fn one_source_under_two_paths_is_one_server_and_each_panic_names_its_path() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+        let head = "pub fn init_db(path: impl AsRef<Path>) -> Result<(), LeaseError> {\n";
+        let source = crate::lab::reference::REFERENCE.replacen(
+            head,
+            &format!("{head}    if !path.as_ref().as_os_str().is_empty() {{\n        panic!(\"shown path\");\n    }}\n"),
+            1,
+        );
+        assert_ne!(source, crate::lab::reference::REFERENCE);
+        for trust in [Trust::Submissions, Trust::LearnerTests] {
+            let policy = Policy::of(trust);
+            let mut programs = Vec::new();
+            for shown in ["one/lease.rs", "two/lease.rs"] {
+                let plan = Plan {
+                    suite: &SuiteFiles::builtin(),
+                    implementations: &[Implementation {
+                        shown_path: shown.into(),
+                        source: source.clone(),
+                    }],
+                    time_limit: None,
+                    servers: policy.servers,
+                    judge_caged: policy.judge_caged,
+                    detail: None,
+                };
+                let Built::Done(build) = build(&scratch, &plan).unwrap() else {
+                    panic!("no build limit, a correct suite");
+                };
+                let Hosting::Hosted(host) = &build.hosting[0] else {
+                    panic!("it compiles");
+                };
+                let runner = Runner::new(build.judge.clone(), 1, &policy);
+                let trial = Trial {
+                    host: host.clone(),
+                    test: "step1::creates_the_six_columns".into(),
+                    limit: Duration::from_secs(60),
+                };
+                let mut outcome = String::new();
+                runner
+                    .run(&[trial], |_, r| outcome = format!("{:?}", r.outcome))
+                    .unwrap();
+                assert!(
+                    outcome.contains(&format!(" at {shown}:")) && !outcome.contains("crates/"),
+                    "{trust:?}, {shown}: {outcome}"
+                );
+                programs.push(host.program.clone());
+            }
+            assert_eq!(
+                programs[0], programs[1],
+                "{trust:?}: one server for one source, wherever its file lies"
+            );
+        }
+    }
 
     #[test]
     fn a_server_lost_during_a_run_is_fencelabs_failure_not_the_submissions() {

@@ -167,25 +167,23 @@ pub(super) fn shown_errors(krate: &CrateDir, errors: &str, shown_path: &str) -> 
     )
 }
 
-/// The server crate hosting `hosted` (crate, shown path; a crate once), and
-/// its build id.
+/// The server crate hosting `hosted` (each crate once), and its build id.
+/// Nothing of where the implementations' files lie is in it (their shown
+/// paths are given when it starts), so a source graded from another
+/// directory, or under another name, is served by the server already built.
 pub(super) fn write_server(
     scratch: &Scratch,
     bridge: &CrateDir,
-    hosted: &[(CrateDir, String)],
+    hosted: &[CrateDir],
 ) -> Result<(CrateDir, String), Error> {
-    let build_id = hash_of(
-        hosted
-            .iter()
-            .flat_map(|(c, shown)| [c.name.as_str(), shown.as_str()]),
-    );
+    let build_id = hash_of(hosted.iter().map(|c| c.name.as_str()));
     let bridge_ident = bridge.ident();
     let entries: Vec<String> = hosted
         .iter()
-        .map(|(krate, shown)| {
+        .map(|krate| {
             format!(
                 "        {bridge_ident}::server::Hosted {{\n            key: {key:?},\n            \
-                 compiled_path: {compiled:?},\n            shown_path: {shown:?},\n            \
+                 compiled_path: {compiled:?},\n            \
                  dispatch: {ident}::__fencelab_bridge::dispatch,\n        }},",
                 key = key_of(krate),
                 compiled = compiled_path(krate),
@@ -199,7 +197,7 @@ pub(super) fn write_server(
         entries.join("\n")
     );
     let mut deps = vec![path_dependency(bridge)];
-    deps.extend(hosted.iter().map(|(krate, _)| path_dependency(krate)));
+    deps.extend(hosted.iter().map(path_dependency));
     let files = vec![
         ("Cargo.toml".to_string(), manifest("server-NAME", "", &deps)),
         ("src/main.rs".to_string(), main),

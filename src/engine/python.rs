@@ -222,6 +222,7 @@ pub(crate) fn host(
             hosting[i] = Hosting::Hosted(Host {
                 program: script.clone(),
                 key: key_of(&implementations[i].source),
+                shown: None,
             });
         }
     }

@@ -357,11 +357,14 @@ fn hostile_python_tests_earn_nothing_and_leak_nothing() {
     );
 }
 
-/// The report of `grade --tests` as JSON with the wheats and mutants given.
+/// The report of `grade --tests` as JSON with the wheats and mutants given,
+/// with 60 s a test: its subject is what a judgement says, not time, and at
+/// a load of 40 a Python trial past the default 10 s made a valid test racy
+/// in one judgement of two.
 fn graded_json(file: &str, wheats: &Path, mutants: &Path) -> String {
     let json = tempfile::NamedTempFile::new().unwrap();
     let output = fencelab()
-        .args(["grade", "--tests", file, "--json"])
+        .args(["grade", "--tests", file, "--timeout", "60", "--json"])
         .arg(json.path())
         .arg("--wheats")
         .arg(wheats)

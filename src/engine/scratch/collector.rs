@@ -310,8 +310,8 @@ impl Keep {
         }
     }
 
-    /// The default, or what `FENCELAB_GC_KEEP` says (a number of servers and
-    /// of implementations each).
+    /// The default, or what `FENCELAB_GC_KEEP` says (a number of servers, of
+    /// implementations and of each other kind: judges, bridges).
     pub(crate) fn from_env() -> Result<Keep, Error> {
         let Some(value) = std::env::var_os(KEEP_ENV) else {
             return Ok(Keep::default());
@@ -321,10 +321,10 @@ impl Keep {
             Ok(n) => Ok(Keep {
                 servers: n,
                 implementations: n,
-                ..Keep::default()
+                others: n,
             }),
             Err(_) => Err(Error::input(format!(
-                "{KEEP_ENV}={text:?}: give a whole number (how many unused servers and implementations to keep)"
+                "{KEEP_ENV}={text:?}: give a whole number (how many unused servers, implementations and judges to keep)"
             ))
             .with_next(format!("unset {KEEP_ENV} to keep the default (16 servers, 64 implementations)"))),
         }
@@ -486,7 +486,8 @@ mod tests {
     fn the_keep_counts_come_from_the_environment_strictly() {
         // SAFETY: this test alone reads or writes the variable.
         unsafe { std::env::set_var(KEEP_ENV, "3") };
-        assert_eq!(Keep::from_env().unwrap().servers, 3);
+        let keep = Keep::from_env().unwrap();
+        assert_eq!((keep.servers, keep.implementations, keep.others), (3, 3, 3));
         unsafe { std::env::set_var(KEEP_ENV, "three") };
         let err = Keep::from_env().unwrap_err();
         assert!(
