@@ -1,5 +1,5 @@
 //! A Python server forked per trial from an interpreter started once
-//! (`serve KEY --forking` of python/fencelab_server.py, started by the
+//! (python/fencelab_forking.py, `SERVER serve KEY --forking`, started by the
 //! runner: `engine::python::Zygotes`), instead of an interpreter started
 //! afresh by each judge: the interpreter's start (about 90 ms of CPU here)
 //! leaves the trial.
@@ -45,7 +45,7 @@ use std::time::{Duration, Instant};
 /// number in a process that inherited the variable and not the descriptor).
 pub(crate) const ZYGOTE_ENV: &str = "FENCELAB_ZYGOTE";
 
-/// What a judge asks of the forking server (python/fencelab_server.py
+/// What a judge asks of the forking server (python/fencelab_forking.py
 /// reads `key` and `library`; the child hands all of it to
 /// `fencelab_enter_cage`, with the descriptors' numbers filled in).
 #[derive(serde::Serialize, serde::Deserialize, Debug)]
@@ -102,7 +102,7 @@ pub(crate) fn library() -> Option<PathBuf> {
 }
 
 /// The child's side, called through `ctypes` by the forked child of
-/// python/fencelab_server.py with a `Request` as JSON: enters the cage and
+/// python/fencelab_forking.py with a `Request` as JSON: enters the cage and
 /// returns 0 in the process that is to serve (the cage's program); where
 /// the cage has a PID namespace, the process that called it stays outside
 /// as the watcher and never returns. On failure, -1 and why in `error`.

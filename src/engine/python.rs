@@ -11,7 +11,7 @@
 //!
 //! Where the cage has a PID namespace, a trial's server is not an
 //! interpreter started afresh: the runner starts one forking server per
-//! implementation (`Zygotes`: `fencelab_server.py serve KEY --forking`, the
+//! implementation (`Zygotes`: python/fencelab_forking.py, the
 //! contract's standard library imported, the implementation not), and each
 //! judge has it fork a child that enters the trial's cage with the bridge's
 //! own code before it imports the implementation (`bridge::zygote` says
@@ -44,6 +44,10 @@ use crate::lab::suite::{SuiteFiles, SuiteTest};
 pub(crate) const SERVER: &str = include_str!("../../python/fencelab_server.py");
 /// The file name the judge recognises a Python server by.
 pub(crate) const SERVER_FILE: &str = "fencelab_server.py";
+/// The forking server, as shipped (`Zygotes`), written beside the server.
+pub(crate) const FORKING: &str = include_str!("../../python/fencelab_forking.py");
+/// Its file name.
+pub(crate) const FORKING_FILE: &str = "fencelab_forking.py";
 /// The environment variable naming the interpreter to use instead of `python3`.
 pub(crate) const PYTHON_ENV: &str = "FENCELAB_PYTHON";
 /// The oldest Python the lab's contract is written for.
@@ -325,13 +329,19 @@ fn write_server(
         .map(|p| format!("{}\n", p.to_string_lossy()))
         .collect();
     files.push((SERVER_FILE.to_string(), script));
+    files.push((
+        FORKING_FILE.to_string(),
+        format!("#!{} -IuS\n{FORKING}", python.executable.to_string_lossy()),
+    ));
     files.push(("hosted.json".to_string(), table.to_string()));
     files.push(("reads".to_string(), reads));
     let dir = scratch.write_crate("pyserver", &files)?;
-    let script = scratch.dir(&dir).join(SERVER_FILE);
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::io("make executable", &script, e))?;
+    for file in [SERVER_FILE, FORKING_FILE] {
+        let script = scratch.dir(&dir).join(file);
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io("make executable", &script, e))?;
+    }
     Ok((dir, build))
 }
 
@@ -665,8 +675,10 @@ impl Zygotes {
     fn start(&self, host: &Host) -> Result<Zygote, Error> {
         let (ours, theirs) = seqpacket_pair()
             .map_err(|e| cage_error("a control socket for the forking Python server", e))?;
-        let mut command = Command::new(&host.program);
+        let forking = host.program.with_file_name(FORKING_FILE);
+        let mut command = Command::new(&forking);
         command
+            .arg(&host.program)
             .args(["serve", host.key.as_str(), "--forking"])
             .env_clear()
             .envs(super::runner::passed_on())
@@ -713,11 +725,10 @@ impl Zygotes {
             .and_then(|()| spawned.recv().ok())
             .unwrap_or_else(|| Err(std::io::Error::other("its starter is gone")))
             .map_err(|e| {
-                Error::environment(format!("cannot start {}: {e}", host.program.display()))
-                    .with_next(
-                        "run again (fencelab writes again what is missing); if it happens \
+                Error::environment(format!("cannot start {}: {e}", forking.display())).with_next(
+                    "run again (fencelab writes again what is missing); if it happens \
                          again, report it with the command you ran",
-                    )
+                )
             })?;
         drop(theirs);
         Ok(Zygote {
