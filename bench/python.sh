@@ -2,7 +2,10 @@
 # Issue 20's point 5, the Python edition beside the Rust one on this machine
 # (say the load average: it is printed first and last). Run from anywhere:
 #   sh bench/python.sh      (REPS=3 checks of each lab, BATCH=100 submissions;
-#                            FENCELAB=path/to/fencelab, default target/release)
+#                            FENCELAB=path/to/fencelab, default target/release;
+#                            BEFORE=path/to/an older fencelab: its check of the
+#                            Python lab alternates with this one's, and it
+#                            grades BEFORE_BATCH=10 submissions too)
 # 1. check, warm: a Python lab and a Rust lab made by `fencelab new`, each
 #    holding its reference, checked alternately REPS times (medians);
 # 2. verify: the same three mutants against each reference, at the same time
@@ -27,10 +30,17 @@ cp python/lease.py "$work/py/lease.py"
 "$fencelab" new "$work/rs" --lang en >/dev/null 2>&1
 cp src/lease.rs "$work/rs/src/lib.rs"
 for lab in py rs; do (cd "$work/$lab" && "$fencelab" check -q >/dev/null 2>&1) || true; done
+before=${BEFORE:+$(realpath "$BEFORE")}
+if [ -n "$before" ]; then (cd "$work/py" && "$before" check -q >/dev/null 2>&1) || true; fi
 for _ in $(seq "$reps"); do
-  for lab in py rs; do
+  for lab in py rs before; do
+    run=$fencelab dir=$lab
+    if [ "$lab" = before ]; then
+      [ -n "$before" ] || continue
+      run=$before dir=py
+    fi
     start=$(now)
-    (cd "$work/$lab" && "$fencelab" check -q >/dev/null 2>&1) || echo "$lab: check did not pass" >&2
+    (cd "$work/$dir" && "$run" check -q >/dev/null 2>&1) || echo "$lab: check did not pass" >&2
     echo "$lab $start $(now)" >>"$work/checks"
   done
 done
@@ -43,6 +53,9 @@ for line in open(sys.argv[1]):
 py, rs = statistics.median(times["py"]), statistics.median(times["rs"])
 print(f"check, warm (median of {len(times['py'])}): Python lab {py:.2f} s, Rust lab {rs:.2f} s "
       f"(target: Python within 3 s)")
+if "before" in times:
+    print(f"check of the Python lab by BEFORE, alternating with it (median of "
+          f"{len(times['before'])}): {statistics.median(times['before']):.2f} s")
 PY
 
 mutants="enqueue-insert-or-replace claim-expiry-inclusive release-resets-fence"
@@ -66,18 +79,22 @@ mkdir "$work/subs"
 for i in $(seq "$batch"); do
   { echo "# submission $i"; cat python/lease.py; } >"$work/subs/s$i.py"
 done
-start=$(now)
-"$fencelab" grade "$work"/subs/*.py --json "$work/grade.json" -q >/dev/null || true
-end=$(now)
-python3 - "$work/grade.json" "$start" "$end" "$batch" <<'PY'
+grade() { # WHO FENCELAB N
+  start=$(now)
+  "$2" grade $(ls "$work"/subs/*.py | head -n "$3") --json "$work/grade-$1.json" -q >/dev/null || true
+  end=$(now)
+  python3 - "$work/grade-$1.json" "$start" "$end" "$3" "$1" <<'PY'
 import json, sys
-report, start, end, n = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+report, start, end, n, who = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
 subs = json.load(open(report))["submissions"]
 full = sum(1 for s in subs if s["score"] == 100)
 secs = end - start
-print(f"grade: {n} Python submissions in {secs:.1f} s, {n / secs * 60:.1f} per minute "
-      f"({full} scored 100; target: 60 per minute)")
+print(f"grade{' (BEFORE)' if who == 'before' else ''}: {n} Python submissions in {secs:.1f} s, "
+      f"{n / secs * 60:.1f} per minute ({full} scored 100; target: 60 per minute)")
 PY
+}
+grade after "$fencelab" "$batch"
+if [ -n "$before" ]; then grade before "$before" "${BEFORE_BATCH:-10}"; fi
 
 server=$(ls -td target/fencelab/ws/crates/pyserver-* 2>/dev/null | head -1)
 if [ -n "$server" ]; then python3 bench/python_floor.py "$server" 20; fi

@@ -32,14 +32,24 @@ struct Server {
 
 /// The implementation's process as the judge that started it holds it.
 struct Spawned {
-    child: Mutex<Child>,
+    child: Mutex<Process>,
     /// Held open so that the server sees end-of-file when the judge goes away.
     _stdin: ChildStdin,
     stdout: Arc<Output>,
     stderr: Arc<Output>,
 }
 
+/// The implementation's process: this judge's child, or the child of the
+/// forking server the runner started (`zygote`), known by its watcher's pid.
+enum Process {
+    Child(Child),
+    Forked,
+}
+
 static SERVER: OnceLock<Server> = OnceLock::new();
+
+/// Whether the implementation's process is the forking server's child.
+static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The implementation's process id, for `reap_server` (0: none).
 static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
@@ -85,7 +95,10 @@ extern "C" fn reap_server() {
     // program started with it, so only a cage without one can have left
     // processes for this judge to adopt (looking costs a scan of /proc).
     let namespaced = pid > 0 && super::sandbox::kill_cage(pid);
-    if pid > 0 {
+    if pid > 0 && FORKED.load(Ordering::SeqCst) {
+        // The forking server reaps it, and says so.
+        let _ = super::zygote::status(Duration::from_secs(5));
+    } else if pid > 0 {
         // SAFETY: our own child: reap it.
         unsafe {
             libc::waitpid(pid, std::ptr::null_mut(), 0);
@@ -249,6 +262,9 @@ fn start() -> Server {
             spawned: None,
         };
     }
+    // First of all: the runner's connection to a forking server becomes
+    // this judge's alone (close-on-exec), whatever is started next.
+    let forking = super::zygote::connection().is_some();
     let exe = std::env::var_os(SERVER_ENV).unwrap_or_else(|| {
         not_started(format_args!(
             "{SERVER_ENV} is not set (run the judge through fencelab)"
@@ -270,6 +286,12 @@ fn start() -> Server {
     let fd = listener.as_raw_fd();
     // The implementation may write only in the test's temporary directory.
     let reads = python_reads(Path::new(&exe), &key);
+    if forking
+        && !reads.is_empty()
+        && let Some(library) = super::zygote::library()
+    {
+        return start_forked(Path::new(&exe), &key, socket, listener, reads, library);
+    }
     // Its processes' memory is bounded together, in the cgroup fencelab
     // made for this trial's implementation (and removes after it).
     let memory = std::env::var_os(super::sandbox::MEMORY_ENV).map(|dir| {
@@ -339,10 +361,109 @@ fn start() -> Server {
     Server {
         socket,
         spawned: Some(Spawned {
-            child: Mutex::new(child),
+            child: Mutex::new(Process::Child(child)),
             _stdin: stdin,
             stdout,
             stderr,
+        }),
+    }
+}
+
+/// `start` for a Python server forked by the forking server the runner
+/// started (`zygote`): the child enters the same cage, built from the same
+/// strings, in the same trial's space and memory cgroup; this judge keeps
+/// what it keeps of a server it starts (its standard streams, the watcher's
+/// pid for `reap_server`), and learns how it ended from the forking server.
+fn start_forked(
+    exe: &Path,
+    key: &str,
+    socket: PathBuf,
+    listener: UnixListener,
+    reads: Vec<PathBuf>,
+    library: PathBuf,
+) -> Server {
+    let pipe = || {
+        let mut fds = [0; 2];
+        // SAFETY: fills two descriptors, ours from here on.
+        unsafe {
+            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
+                not_started(format_args!(
+                    "cannot make a pipe: {}",
+                    std::io::Error::last_os_error()
+                ));
+            }
+            (
+                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
+                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
+            )
+        }
+    };
+    use std::os::fd::FromRawFd;
+    // The trial's space, as this judge is in it (opened before the judge
+    // makes itself not dumpable).
+    let namespace = |kind: &str| {
+        std::fs::File::open(format!("/proc/self/ns/{kind}"))
+            .map(std::os::fd::OwnedFd::from)
+            .unwrap_or_else(|e| not_started(format_args!("cannot open its {kind} namespace: {e}")))
+    };
+    let (user, mount) = (namespace("user"), namespace("mnt"));
+    // SAFETY: as in `start`.
+    unsafe {
+        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+    }
+    let (stdin_r, stdin_w) = pipe();
+    let (stdout_r, stdout_w) = pipe();
+    let (stderr_r, stderr_w) = pipe();
+    let (told_r, told_w) = pipe();
+    let request = super::zygote::Request {
+        key: key.to_string(),
+        library,
+        tmp: std::env::temp_dir(),
+        program: exe.to_path_buf(),
+        reads,
+        memory: std::env::var_os(super::sandbox::MEMORY_ENV).map(PathBuf::from),
+        env: super::zygote::server_env(),
+        listener: -1,
+        namespaces: Vec::new(),
+    };
+    let fds = [
+        listener.as_raw_fd(),
+        stdin_r.as_raw_fd(),
+        stdout_w.as_raw_fd(),
+        stderr_w.as_raw_fd(),
+        told_w.as_raw_fd(),
+        user.as_raw_fd(),
+        mount.as_raw_fd(),
+    ];
+    let pid = super::zygote::fork(&request, &fds)
+        .unwrap_or_else(|e| not_started(format_args!("{}: {e}", exe.display())));
+    // Only the server keeps these (as in `start`).
+    drop((listener, stdin_r, stdout_w, stderr_w, told_w, user, mount));
+    FORKED.store(true, Ordering::SeqCst);
+    SERVER_PID.store(pid, Ordering::SeqCst);
+    // SAFETY: registers a plain function to run at exit.
+    unsafe {
+        libc::atexit(reap_server);
+    }
+    // The cage's word: "ok" from its program once it is in, else why not.
+    let mut told = String::new();
+    let _ = std::io::Read::read_to_string(&mut std::fs::File::from(told_r), &mut told);
+    if told != "ok" {
+        let why = if told.is_empty() {
+            "its cage ended before it was entered".to_string()
+        } else {
+            told
+        };
+        not_started(format_args!("{}: {why}", exe.display()));
+    }
+    Server {
+        socket,
+        spawned: Some(Spawned {
+            child: Mutex::new(Process::Forked),
+            _stdin: std::process::ChildStdin::from(stdin_w),
+            stdout: Output::start(stdout_r, pid),
+            stderr: Output::start(stderr_r, pid),
         }),
     }
 }
@@ -394,6 +515,14 @@ impl Server {
         let spawned = self.spawned.as_ref()?;
         let deadline = Instant::now() + limit;
         let mut child = spawned.child.lock().unwrap_or_else(|e| e.into_inner());
+        let child = match &mut *child {
+            Process::Child(child) => child,
+            Process::Forked => {
+                let status = super::zygote::status(limit)?;
+                SERVER_PID.store(0, Ordering::SeqCst);
+                return Some(ExitStatus::from_raw(status));
+            }
+        };
         loop {
             match child.try_wait() {
                 Ok(Some(status)) => {

@@ -16,6 +16,7 @@ pub mod protocol;
 pub mod proxy;
 pub mod sandbox;
 pub mod server;
+pub(crate) mod zygote;
 
 /// `dispatch.rs` compiled against the reference, as the engine compiles it
 /// against every implementation.

@@ -412,6 +412,20 @@ pub(crate) struct Join {
     dir: CString,
 }
 
+impl Join {
+    /// The `Join` of a trial's space whose namespaces a process received as
+    /// descriptors (a Python server forked per trial: `bridge::zygote`),
+    /// its trial's directory `dir`; `user` is None where the process is in
+    /// that user namespace already.
+    pub(crate) fn of(user: Option<RawFd>, mount: RawFd, dir: &Path) -> std::io::Result<Join> {
+        Ok(Join {
+            user,
+            mount,
+            dir: CString::new(absolute(dir).as_os_str().as_bytes())?,
+        })
+    }
+}
+
 impl std::fmt::Debug for Space {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Space({}, {:?})", self.holder, self.join)

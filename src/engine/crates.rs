@@ -37,7 +37,16 @@ pub(super) fn path_dependency(krate: &CrateDir) -> String {
 pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
     let deps = [RUSQLITE, SERDE, SERDE_JSON, LIBC].map(String::from);
     let files = vec![
-        ("Cargo.toml".to_string(), manifest("bridge-NAME", "", &deps)),
+        // Also a cdylib: a Python server forked per trial enters its cage
+        // with it (`zygote`).
+        (
+            "Cargo.toml".to_string(),
+            manifest(
+                "bridge-NAME",
+                "[lib]\ncrate-type = [\"rlib\", \"cdylib\"]\n",
+                &deps,
+            ),
+        ),
         // The cage's set-up (`sandbox`) is fencelab's to call, not the
         // scratch crates': unused in this crate, and not dead code.
         (
@@ -67,6 +76,10 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
         (
             "src/proxy.rs".to_string(),
             include_str!("../bridge/proxy.rs").to_string(),
+        ),
+        (
+            "src/zygote.rs".to_string(),
+            include_str!("../bridge/zygote.rs").to_string(),
         ),
     ];
     scratch.write_crate("bridge", &files)

@@ -9,20 +9,32 @@
 //! interpreter's directories and the one module it serves, nothing else
 //! (`bridge::client::python_reads`).
 //!
+//! Where the cage has a PID namespace, a trial's server is not an
+//! interpreter started afresh: the runner starts one forking server per
+//! implementation (`Zygotes`: python/fencelab_forking.py, the
+//! contract's standard library imported, the implementation not), and each
+//! judge has it fork a child that enters the trial's cage with the bridge's
+//! own code before it imports the implementation (`bridge::zygote` says
+//! how, and why it keeps every guarantee of a server started afresh).
+//!
 //! "Building" is compiling every source with Python's own `compile()`: one
 //! that does not compile is unviable, with Python's message and line. The
 //! interpreter is `python3` on `PATH` (or `FENCELAB_PYTHON`), 3.10 or newer,
 //! found once per process; without it a Python run stops with one line
 //! saying what to install.
 
+use std::collections::HashMap;
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-use std::sync::OnceLock;
+use std::process::{Child, Command, Stdio};
+use std::sync::{Arc, Mutex, OnceLock, mpsc};
 use std::time::Duration;
 
 use super::builder::{Host, Hosting, Implementation};
-use super::policy::Servers;
-use super::process::{self, Limits};
+use super::policy::{Launch, Servers};
+use super::process::{self, Limits, cage_error};
+use super::runner::Trial;
 use super::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::bridge::sandbox::Cage;
 use crate::error::Error;
@@ -32,6 +44,10 @@ use crate::lab::suite::{SuiteFiles, SuiteTest};
 pub(crate) const SERVER: &str = include_str!("../../python/fencelab_server.py");
 /// The file name the judge recognises a Python server by.
 pub(crate) const SERVER_FILE: &str = "fencelab_server.py";
+/// The forking server, as shipped (`Zygotes`), written beside the server.
+pub(crate) const FORKING: &str = include_str!("../../python/fencelab_forking.py");
+/// Its file name.
+pub(crate) const FORKING_FILE: &str = "fencelab_forking.py";
 /// The environment variable naming the interpreter to use instead of `python3`.
 pub(crate) const PYTHON_ENV: &str = "FENCELAB_PYTHON";
 /// The oldest Python the lab's contract is written for.
@@ -314,13 +330,19 @@ fn write_server(
         .map(|p| format!("{}\n", p.to_string_lossy()))
         .collect();
     files.push((SERVER_FILE.to_string(), script));
+    files.push((
+        FORKING_FILE.to_string(),
+        format!("#!{} -IuS\n{FORKING}", python.executable.to_string_lossy()),
+    ));
     files.push(("hosted.json".to_string(), table.to_string()));
     files.push(("reads".to_string(), reads));
     let dir = scratch.write_crate("pyserver", &files)?;
-    let script = scratch.dir(&dir).join(SERVER_FILE);
     use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
-        .map_err(|e| Error::io("make executable", &script, e))?;
+    for file in [SERVER_FILE, FORKING_FILE] {
+        let script = scratch.dir(&dir).join(file);
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| Error::io("make executable", &script, e))?;
+    }
     Ok((dir, build))
 }
 
@@ -540,4 +562,321 @@ pub(crate) fn judge_reads(judge: &Path) -> Vec<PathBuf> {
         .collect();
     reads.push(dir.to_path_buf());
     reads
+}
+
+/// The forking servers of a run (`bridge::zygote`): one per Python
+/// implementation whose trials the judge starts the server of, started on
+/// its first trial and ended after its last (or with the run), each handing
+/// every trial's judge a connection of its own.
+pub(crate) struct Zygotes {
+    /// Per server program and key: how many trials have yet to ask.
+    waiting: Mutex<HashMap<(PathBuf, String), usize>>,
+    /// The servers running, shared with the trials that use them.
+    running: Mutex<HashMap<(PathBuf, String), Arc<Zygote>>>,
+    /// Starts them from a thread that lives as long as the run: a forking
+    /// server dies with the thread that started it (its parent-death signal).
+    starter: Mutex<mpsc::Sender<(Command, mpsc::Sender<std::io::Result<Child>>)>>,
+}
+
+/// The largest file a trial's processes may write (`Runner::run_one` gives
+/// a judge this limit, and a server it starts inherits it).
+pub(crate) const FILE_SIZE: u64 = 256 * 1024 * 1024;
+
+/// One forking server: its process and the runner's end of its control
+/// socket, on which each trial's connection is sent.
+pub(crate) struct Zygote {
+    child: Mutex<Child>,
+    control: OwnedFd,
+}
+
+/// A trial's connection to its forking server: the judge's end (inherited as
+/// `ZYGOTE_ENV` says) and what keeps the server running meanwhile.
+pub(crate) struct Handed {
+    pub fd: OwnedFd,
+    _server: Arc<Zygote>,
+}
+
+impl Zygotes {
+    /// The forking servers `trials` may use: Python implementations whose
+    /// server the judge starts (`Launch::ByJudge`), where the cage has a PID
+    /// namespace (nothing a child starts then outlives its cage). None
+    /// elsewhere: each judge starts an interpreter, as before.
+    pub(crate) fn for_trials(trials: &[Trial], launch: Launch) -> Zygotes {
+        let mut waiting: HashMap<(PathBuf, String), usize> = HashMap::new();
+        if launch == Launch::ByJudge && crate::bridge::sandbox::Layers::probe().namespaces {
+            for trial in trials {
+                if trial.host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
+                    *waiting
+                        .entry((trial.host.program.clone(), trial.host.key.clone()))
+                        .or_default() += 1;
+                }
+            }
+        }
+        let (tx, rx) = mpsc::channel::<(Command, mpsc::Sender<std::io::Result<Child>>)>();
+        if !waiting.is_empty() {
+            std::thread::spawn(move || {
+                for (mut command, reply) in rx {
+                    let _ = reply.send(command.spawn());
+                }
+            });
+        }
+        Zygotes {
+            waiting: Mutex::new(waiting),
+            running: Mutex::new(HashMap::new()),
+            starter: Mutex::new(tx),
+        }
+    }
+
+    /// A connection for one trial of `host`'s, starting its forking server
+    /// on its first; None where the host has none (see `for_trials`).
+    pub(crate) fn hand(&self, host: &Host) -> Result<Option<Handed>, Error> {
+        let id = (host.program.clone(), host.key.clone());
+        let last = {
+            let mut waiting = self.waiting.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(left) = waiting.get_mut(&id) else {
+                return Ok(None);
+            };
+            *left -= 1;
+            let last = *left == 0;
+            if last {
+                waiting.remove(&id);
+            }
+            last
+        };
+        let server = {
+            let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
+            let server = match running.get(&id) {
+                Some(server) => server.clone(),
+                None => {
+                    let server = Arc::new(self.start(host)?);
+                    running.insert(id.clone(), server.clone());
+                    server
+                }
+            };
+            // After its last trial, the server ends with that trial.
+            if last {
+                running.remove(&id);
+            }
+            server
+        };
+        let (judge, zygote) = seqpacket_pair()
+            .map_err(|e| cage_error("a connection to the forking Python server", e))?;
+        crate::bridge::zygote::send_with(
+            server.control.as_raw_fd(),
+            b"trial",
+            &[zygote.as_raw_fd()],
+        )
+        .map_err(|e| cage_error("a connection to the forking Python server", e))?;
+        Ok(Some(Handed {
+            fd: judge,
+            _server: server,
+        }))
+    }
+
+    fn start(&self, host: &Host) -> Result<Zygote, Error> {
+        let (ours, theirs) = seqpacket_pair()
+            .map_err(|e| cage_error("a control socket for the forking Python server", e))?;
+        let forking = host.program.with_file_name(FORKING_FILE);
+        let mut command = Command::new(&forking);
+        command
+            .arg(&host.program)
+            .args(["serve", host.key.as_str(), "--forking"])
+            .env_clear()
+            .envs(super::runner::passed_on())
+            .current_dir("/")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0);
+        let fd = theirs.as_raw_fd();
+        // SAFETY: only system calls between fork and exec: the control
+        // socket becomes fd 3 (LISTENER_FD), inherited.
+        unsafe {
+            command.pre_exec(move || {
+                // What a judge's limits give the server it starts: no core
+                // dump, FILE_SIZE per file.
+                for (resource, value) in [(libc::RLIMIT_CORE, 0), (libc::RLIMIT_FSIZE, FILE_SIZE)] {
+                    let limit = libc::rlimit {
+                        rlim_cur: value,
+                        rlim_max: value,
+                    };
+                    libc::setrlimit(resource, &limit);
+                }
+                let target = crate::bridge::server::LISTENER_FD;
+                let ok = if fd == target {
+                    libc::fcntl(fd, libc::F_SETFD, 0) != -1
+                } else {
+                    libc::dup2(fd, target) != -1
+                };
+                if ok {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let (reply, spawned) = mpsc::channel();
+        let sent = self
+            .starter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .send((command, reply));
+        let child = sent
+            .ok()
+            .and_then(|()| spawned.recv().ok())
+            .unwrap_or_else(|| Err(std::io::Error::other("its starter is gone")))
+            .map_err(|e| {
+                Error::environment(format!("cannot start {}: {e}", forking.display())).with_next(
+                    "run again (fencelab writes again what is missing); if it happens \
+                         again, report it with the command you ran",
+                )
+            })?;
+        drop(theirs);
+        Ok(Zygote {
+            child: Mutex::new(child),
+            control: ours,
+        })
+    }
+}
+
+impl Drop for Zygote {
+    /// Kills it (and so every cage it still watches: their init's
+    /// parent-death signal) and collects it.
+    fn drop(&mut self) {
+        let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
+    }
+}
+
+/// A connected pair of sequenced-packet Unix sockets, closing on exec.
+fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fills two descriptors, ours from here on.
+    unsafe {
+        if libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
+}
+
+impl Handed {
+    /// Hands the connection down to the judge `command` starts: inherited
+    /// (close-on-exec cleared in the child only), named in `ZYGOTE_ENV`.
+    pub(crate) fn pass_to(&self, command: &mut Command) {
+        let fd = self.fd.as_raw_fd();
+        // The pair's maker, this process, is what the judge finds as its peer.
+        command.env(
+            crate::bridge::zygote::ZYGOTE_ENV,
+            format!("{fd} {}", std::process::id()),
+        );
+        // SAFETY: one system call between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::builder::{self, Built, Plan};
+    use crate::engine::policy::{Policy, Trust};
+    use crate::engine::runner::Runner;
+    use crate::lab::suite::SuiteFiles;
+
+    /// The processes whose command line holds `text`.
+    fn running(text: &str) -> Vec<String> {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+            .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
+            .filter(|c| c.contains(text))
+            .collect()
+    }
+
+    #[test]
+    fn a_python_trial_is_served_by_a_caged_fork_that_holds_nothing_of_the_forking_server() {
+        if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
+            eprintln!("no namespaces or no Python here: nothing forks");
+            return;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+        // The reference, refusing to be served unless it was forked from the
+        // forking server, with nothing of it open (only the standard streams
+        // and the listening socket), in the environment its judge gave it.
+        let source = format!(
+            "{}\n\
+             import os as _os, sys as _sys\n\
+             if _sys.orig_argv[-1] != '--forking':\n    raise SystemExit('started afresh')\n\
+             if _os.environ.get('TMPDIR') != _os.getcwd():\n    raise SystemExit('another environment')\n\
+             for _fd in range(4, 4096):\n    \
+                 try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
+                 raise SystemExit(f'descriptor {{_fd}} is open')\n",
+            crate::lab::python::REFERENCE
+        );
+        let implementation = Implementation {
+            shown_path: "forked.py".into(),
+            source,
+        };
+        let policy = Policy::of(Trust::Submissions);
+        let hosted = host(
+            &scratch,
+            std::slice::from_ref(&implementation),
+            policy.servers,
+        )
+        .unwrap();
+        let Hosting::Hosted(host) = &hosted.hosting[0] else {
+            panic!("it compiles: {:?}", hosted.hosting[0]);
+        };
+        let plan = Plan {
+            suite: &SuiteFiles::builtin(),
+            implementations: &[],
+            time_limit: None,
+            servers: policy.servers,
+            judge_caged: policy.judge_caged,
+            detail: None,
+        };
+        let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
+            panic!("the suite builds");
+        };
+        let runner = Runner::new(build.judge.clone(), 2, &policy);
+        let trials: Vec<Trial> = [
+            "step1::creates_the_six_columns",
+            "step2::new_job_returns_true",
+            "step3::fresh_job_reads_the_defaults",
+        ]
+        .iter()
+        .map(|test| Trial {
+            host: host.clone(),
+            test: test.to_string(),
+            limit: Duration::from_secs(60),
+        })
+        .collect();
+        let mut outcomes = Vec::new();
+        runner
+            .run(&trials, |i, result| outcomes.push((i, result.outcome)))
+            .unwrap();
+        assert_eq!(outcomes.len(), 3);
+        for (i, outcome) in &outcomes {
+            assert!(outcome.passed(), "{}: {outcome:?}", trials[*i].test);
+        }
+        // Its forking server ended with its last trial.
+        let forking = format!("serve {} --forking", host.key);
+        assert!(running(&forking).is_empty(), "{:?}", running(&forking));
+    }
 }

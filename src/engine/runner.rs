@@ -119,7 +119,7 @@ fn shuffled(n: usize) -> Vec<usize> {
 
 /// The variables of fencelab's environment a judge gets: where programs are,
 /// and the locale.
-fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+pub(super) fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
     std::env::vars_os().filter(|(key, _)| {
         let key = key.to_string_lossy();
         key == "PATH" || key == "LANG" || key.starts_with("LC_")
@@ -229,6 +229,7 @@ impl Runner {
         let budgets = self.budget.map(Budgets::new);
         let ended = std::sync::atomic::AtomicBool::new(false);
         let working = Working::new(self.jobs.max(1));
+        let zygotes = crate::engine::python::Zygotes::for_trials(trials, self.launch);
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
                 let ended = &ended;
@@ -252,6 +253,7 @@ impl Runner {
                 let (next, failure, base, order) = (&next, &failure, base.path(), &order);
                 let budgets = budgets.as_ref();
                 let working = &working;
+                let zygotes = &zygotes;
                 scope.spawn(move || {
                     loop {
                         let _slot = working.enter(budgets);
@@ -283,7 +285,7 @@ impl Runner {
                             }
                             continue;
                         }
-                        let ran = self.run_one(trial, &dir).map(|mut result| {
+                        let ran = self.run_one(trial, &dir, zygotes).map(|mut result| {
                             if let Some(budgets) = budgets {
                                 result.outcome =
                                     budgets.end(&group, index, result.duration, result.outcome);
@@ -331,7 +333,12 @@ impl Runner {
     }
 
     /// Runs one trial in `dir` (created here, removed afterwards).
-    fn run_one(&self, trial: &Trial, dir: &std::path::Path) -> Result<TrialResult, Error> {
+    fn run_one(
+        &self,
+        trial: &Trial,
+        dir: &std::path::Path,
+        zygotes: &crate::engine::python::Zygotes,
+    ) -> Result<TrialResult, Error> {
         // The judge's output stays beside the test's temporary directory, out of
         // the implementation's reach (it may write only under `tmp`).
         let tmp = dir.join("tmp");
@@ -357,12 +364,18 @@ impl Runner {
         // judge that starts the implementation may be killed; this process
         // outlives it and removes the cgroup).
         let mut server_memory = None;
+        let mut _zygote = None;
         let (server, socket) = match self.launch {
             Launch::ByJudge => {
                 command.envs(trial.host.for_judge());
                 server_memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
                 if let Some(memory) = &server_memory {
                     command.env(MEMORY_ENV, memory.path());
+                }
+                // A Python server forked for this trial (`bridge::zygote`).
+                _zygote = zygotes.hand(&trial.host)?;
+                if let Some(handed) = &_zygote {
+                    handed.pass_to(&mut command);
                 }
                 (None, None)
             }
@@ -394,7 +407,7 @@ impl Runner {
         let limits = Limits {
             time: Some(trial.limit),
             output_cap: self.output_cap,
-            file_size: Some(256 * 1024 * 1024),
+            file_size: Some(crate::engine::python::FILE_SIZE),
             // fencelab's own judge cages the implementation itself; an
             // untrusted one is caged here.
             cage: cage.as_ref().map(Cage::plan),

@@ -162,8 +162,7 @@ impl Scratch {
                 let _ = std::fs::remove_file(self.profile_dir().join(name));
                 let _ = std::fs::remove_file(self.profile_dir().join(format!("{name}.d")));
                 for file in &deps_files {
-                    let stem = file.strip_prefix("lib").unwrap_or(file);
-                    if stem.starts_with(&format!("{ident}-")) {
+                    if is_built_of(file, &ident) {
                         let _ = std::fs::remove_file(deps.join(file));
                     }
                 }
@@ -221,8 +220,7 @@ impl Scratch {
                 let _ = std::fs::remove_file(dir.join(name));
                 let _ = std::fs::remove_file(dir.join(format!("{name}.d")));
                 for file in &files {
-                    let stem = file.strip_prefix("lib").unwrap_or(file);
-                    if stem.starts_with(&format!("{ident}-")) {
+                    if is_built_of(file, &ident) {
                         let _ = std::fs::remove_file(deps.join(file));
                     }
                 }
@@ -331,10 +329,27 @@ impl Keep {
     }
 }
 
+/// Whether `file` in cargo's `deps/` was built of the crate `ident`: its
+/// artifacts (`lib{ident}-{hash}.rlib`, `{ident}-{hash}`, ...) and, for the
+/// bridge, its cdylib (`lib{ident}.so`, named without a hash).
+fn is_built_of(file: &str, ident: &str) -> bool {
+    let stem = file.strip_prefix("lib").unwrap_or(file);
+    stem.starts_with(&format!("{ident}-")) || stem == format!("{ident}.so")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::time::{Duration, UNIX_EPOCH};
+
+    #[test]
+    fn a_crate_s_cdylib_goes_with_it_and_no_other_s() {
+        assert!(is_built_of("libbridge_ab12.so", "bridge_ab12"));
+        assert!(is_built_of("libbridge_ab12-0f0f.rlib", "bridge_ab12"));
+        assert!(is_built_of("judge_ab12-0f0f", "judge_ab12"));
+        assert!(!is_built_of("libbridge_ab123.so", "bridge_ab12"));
+        assert!(!is_built_of("libbridge_ab123-0f0f.rlib", "bridge_ab12"));
+    }
 
     /// A workspace in a temporary target directory with `n` servers, built
     /// one second apart (oldest first), each with its binary and deps file.

@@ -1,0 +1,300 @@
+"""The forking server of a Python implementation: an interpreter started once
+per implementation and run by fencelab's runner (src/engine/python.rs,
+`Zygotes`), which forks a child per trial; the child enters the trial's cage
+and only then runs python/fencelab_server.py, as a server started afresh
+would (standard library only; run by fencelab, not by hand).
+
+Usage: fencelab_forking.py SERVER serve KEY --forking (SERVER: the path of
+fencelab_server.py beside it; the command line names the implementation as a
+server's does), with a control socket (SOCK_SEQPACKET) at LISTENER_FD on
+which the runner sends one connection per trial.
+
+It imports the standard library the contract needs, and never the
+implementation: that is imported only in a child, after the child has
+entered the trial's cage. On a connection, the trial's judge
+(src/bridge/zygote.rs) sends one request, a JSON object (the cage's strings:
+the trial's directory, the program and what it reads, the memory cgroup, the
+environment) with descriptors: the listening socket, the server's standard
+input, output and error, a pipe for the word "ok" (or why the cage failed),
+and the trial's namespaces. The child enters the cage with fencelab's own
+code (the bridge's cdylib, through ctypes: `fencelab_enter_cage`), whose
+watcher stays the child of this process; the connection is answered with the
+watcher's pid, then with its exit status when it ends, and closed. When the
+connection closes first (the judge ended or was killed), the cage is killed.
+This process is single-threaded (a fork copies one thread), not dumpable, and
+dies with the runner (its parent-death signal, and the control socket's end).
+"""
+
+import json
+import os
+import socket
+import sys
+
+#: The descriptor of the control socket here, and of the listening socket in
+#: a child (as python/fencelab_server.py expects it).
+LISTENER_FD = 3
+
+#: What the contract's implementations import, imported once here.
+PRELOADED = ("sqlite3", "concurrent.futures", "concurrent.futures.thread", "threading",
+             "linecache", "pathlib", "ctypes", "fcntl")
+#: The descriptors of a request, in order (the trial's namespaces optional).
+REQUEST_FDS = ("listener", "stdin", "stdout", "stderr", "told", "user", "mount")
+
+
+def prctl(option, value):
+    import ctypes
+
+    ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
+
+
+def forking(script, key):
+    import importlib
+    import selectors
+    import signal
+
+    for name in PRELOADED:
+        importlib.import_module(name)
+    with open(os.path.join(os.path.dirname(script), "hosted.json"), encoding="utf-8") as f:
+        table = json.load(f)
+    if not any(i["key"] == key for i in table["impls"]):
+        print(f"fencelab forking server: no implementation {key!r} in this build",
+              file=sys.stderr)
+        return 2
+    # The server, compiled once: each child runs it as its __main__.
+    with open(script, encoding="utf-8") as f:
+        code = compile(f.read(), script, "exec", dont_inherit=True)
+    parent = os.getppid()
+    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    prctl(4, 0)  # PR_SET_DUMPABLE
+    if os.getppid() != parent:
+        return 0
+    control = socket.socket(fileno=LISTENER_FD)
+    wake_r, wake_w = os.pipe()
+    os.set_blocking(wake_r, False)
+    os.set_blocking(wake_w, False)
+    signal.set_wakeup_fd(wake_w)
+    signal.signal(signal.SIGCHLD, lambda *_: None)
+    libraries = {}
+    watchers = {}  # connection -> the watcher's pid
+    selector = selectors.DefaultSelector()
+    selector.register(control, selectors.EVENT_READ, "control")
+    selector.register(wake_r, selectors.EVENT_READ, "wake")
+
+    def close(conn):
+        if conn.fileno() != -1:
+            selector.unregister(conn)
+            conn.close()
+        watchers.pop(conn, None)
+
+    while True:
+        for event, _ in selector.select():
+            what = event.data
+            if what == "wake":
+                try:
+                    while os.read(wake_r, 512):
+                        pass
+                except BlockingIOError:
+                    pass
+                reap(watchers, close)
+            elif what == "control":
+                try:
+                    _, fds, _, _ = socket.recv_fds(control, 16, 1)
+                except OSError:
+                    fds = []
+                if not fds:
+                    # The runner is gone, or done with this implementation.
+                    for pid in watchers.values():
+                        kill_cage(pid)
+                    os._exit(0)
+                conn = socket.socket(fileno=fds[0])
+                selector.register(conn, selectors.EVENT_READ, "trial")
+            else:
+                conn = event.fileobj
+                if conn.fileno() == -1:
+                    continue  # closed earlier in this round
+                try:
+                    message, fds, _, _ = socket.recv_fds(conn, 1 << 16, len(REQUEST_FDS))
+                except OSError:
+                    message, fds = b"", []
+                if not message or conn in watchers:
+                    # The judge went away (or broke the protocol): its cage goes.
+                    for fd in fds:
+                        os.close(fd)
+                    pid = watchers.get(conn)
+                    if pid is not None:
+                        kill_cage(pid)
+                    close(conn)
+                    continue
+                pid = start_child(key, code, message, fds, libraries, [
+                    control.fileno(), wake_r, wake_w, selector])
+                for fd in fds:
+                    os.close(fd)
+                if pid is None:
+                    close(conn)
+                    continue
+                watchers[conn] = pid
+                try:
+                    conn.send(json.dumps({"pid": pid}).encode())
+                except OSError:
+                    kill_cage(pid)
+        reap(watchers, close)
+
+
+def reap(watchers, close):
+    """Collects every ended watcher and tells its judge how it ended."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        for conn, watcher in list(watchers.items()):
+            if watcher == pid:
+                try:
+                    conn.send(json.dumps({"status": status}).encode())
+                except OSError:
+                    pass
+                close(conn)
+
+
+def kill_cage(watcher):
+    """Kills the cage whose watcher is `watcher`: its init first (the kernel
+    then kills the rest of its PID namespace), then the watcher."""
+    import signal
+
+    try:
+        with open(f"/proc/{watcher}/task/{watcher}/children", encoding="ascii") as f:
+            children = [int(c) for c in f.read().split()]
+    except (OSError, ValueError):
+        children = []
+    for pid in children[:1] + [watcher]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def start_child(key, code, message, fds, libraries, ours):
+    """Forks the child of one trial; its pid (the cage's watcher), or None
+    when the request is not one."""
+    import ctypes
+    import signal
+
+    try:
+        request = json.loads(message)
+        if request.get("key") != key or len(fds) < 5:
+            return None
+        path = request["library"]
+        library = libraries.get(path)
+        if library is None:
+            library = ctypes.CDLL(path)
+            library.fencelab_enter_cage.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                                    ctypes.c_size_t]
+            library.fencelab_enter_cage.restype = ctypes.c_int
+            libraries[path] = library
+    except (ValueError, KeyError, TypeError, AttributeError, OSError):
+        return None
+    pid = os.fork()
+    if pid != 0:
+        return pid
+    told = -1
+    try:
+        signal.set_wakeup_fd(-1)
+        signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        ours[3].close()
+        for fd in ours[:3]:
+            os.close(fd)
+        listener, stdin, stdout, stderr, told = fds[:5]
+        namespaces = fds[5:7]
+        # 0, 1, 2 and LISTENER_FD as a server started afresh has them.
+        import fcntl
+
+        # Out of the way first (above every target), then into place.
+        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 1024)
+                 for fd in (listener, stdin, stdout, stderr)]
+        for fd in (listener, stdin, stdout, stderr):
+            os.close(fd)
+        for target, fd in zip((LISTENER_FD, 0, 1, 2), moved):
+            os.dup2(fd, target)
+            os.close(fd)
+        # Nothing else of the forking server's (the other trials'
+        # connections) stays open in the child.
+        start = LISTENER_FD + 1
+        for fd in sorted({told, *namespaces}) + [1 << 16]:
+            os.closerange(start, fd)
+            start = fd + 1
+        # The environment a server started by the judge would have had.
+        os.environ.clear()
+        os.environ.update(dict(request.get("env", [])))
+        request["listener"] = LISTENER_FD
+        request["namespaces"] = namespaces
+        error = ctypes.create_string_buffer(4096)
+        entered = library.fencelab_enter_cage(json.dumps(request).encode(), error, len(error))
+        if entered != 0:
+            os.write(told, b"cannot enter the cage: " + error.value)
+            os._exit(1)
+        # In the cage (this is its program now): nothing else of this
+        # process's stays open.
+        os.write(told, b"ok")
+        os.closerange(LISTENER_FD + 1, 1 << 16)
+        run_child(key, code)
+    except BaseException as err:  # nothing of a child returns to the loop
+        try:
+            os.write(told, f"the forked server failed: {err!r}".encode())
+        except OSError:
+            pass
+    os._exit(1)
+
+
+def run_child(key, code):
+    """The caged child: this script run again as its `__main__` with `serve
+    KEY`, so that the child is a server started afresh in all it shows (an
+    uncaught exception's traceback, frame for frame; SystemExit's status;
+    `sys.argv`), and ends as one would."""
+    import types as module_types
+
+    script = code.co_filename
+    sys.argv = [script, "serve", key]
+    main_module = module_types.ModuleType("__main__")
+    main_module.__file__ = script
+    sys.modules["__main__"] = main_module
+    try:
+        exec(code, main_module.__dict__)
+        status = 0
+    except SystemExit as err:
+        status = exit_status(err.code)
+    except BaseException as err:
+        # What Python prints of an uncaught exception in a server started
+        # afresh (its own hook, from the script's top level: this frame
+        # left out).
+        err = err.with_traceback(err.__traceback__.tb_next)
+        sys.excepthook(type(err), err, err.__traceback__)
+        status = 1
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    finally:
+        os._exit(status)
+
+
+def exit_status(code):
+    """The status Python exits with for `sys.exit(code)`."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF
+    print(code, file=sys.stderr)
+    return 1
+
+
+def main(argv):
+    if len(argv) == 4 and argv[1] == "serve" and argv[3] == "--forking":
+        return forking(os.path.abspath(argv[0]), argv[2])
+    print("usage: fencelab_forking.py SERVER serve KEY --forking (run by fencelab, not by hand)",
+          file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

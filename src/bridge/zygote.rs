@@ -1,0 +1,345 @@
+//! A Python server forked per trial from an interpreter started once
+//! (python/fencelab_forking.py, `SERVER serve KEY --forking`, started by the
+//! runner: `engine::python::Zygotes`), instead of an interpreter started
+//! afresh by each judge: the interpreter's start (about 90 ms of CPU here)
+//! leaves the trial.
+//!
+//! Both sides of the one request a judge makes are here:
+//! - the judge's (`connection`, `fork`, `status`): the runner hands it a
+//!   connection to the forking server as an inherited descriptor
+//!   (`ZYGOTE_ENV`: never a path, so no caged program can find it); on its
+//!   first call it sends what the child needs: the strings of its cage (the
+//!   trial's directory, the program, what it reads, the memory cgroup) and
+//!   descriptors (the listening socket, the server's three standard streams,
+//!   a pipe for the cage's word, its own user and mount namespaces: the
+//!   trial's space). The answer is the pid of the cage's watcher; its exit
+//!   status follows when it ends;
+//! - the child's (`fencelab_enter_cage`, exported by the bridge's cdylib and
+//!   called through `ctypes` in the forked child, before the implementation
+//!   is imported): it joins the trial's space and builds and enters the
+//!   very cage a judge gives a server it starts (`sandbox::Cage::reading`,
+//!   `bounded`, `enter_serving`: the same code, not a second cage), watcher
+//!   and init included.
+//!
+//! Why this design (rather than a Python port of the cage, or the judge
+//! forking the interpreter): the cage stays one piece of Rust; the forking
+//! server holds nothing of any implementation (it never imports one), is
+//! single-threaded, not dumpable, and dies with the runner; nothing outlives
+//! a trial, because the watcher is the forking server's child, killed (its
+//! init first) when the judge's connection closes, by the judge itself as it
+//! exits (`client::reap_server`, as for a server it started), and with its
+//! memory cgroup by the runner; a judge reads the watcher's exit status from
+//! the forking server, so every verdict reads as for a server started
+//! afresh. The runner uses it only where the cage has a PID namespace.
+
+use std::ffi::{CStr, c_char, c_int};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::path::PathBuf;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+/// The environment variable by which the runner hands a judge its
+/// connection to the forking server: "FD PID" (the descriptor, inherited,
+/// and the pid of the runner, which made the pair: the socket's peer
+/// credentials say so, which tells it from another descriptor at that
+/// number in a process that inherited the variable and not the descriptor).
+pub(crate) const ZYGOTE_ENV: &str = "FENCELAB_ZYGOTE";
+
+/// What a judge asks of the forking server (python/fencelab_forking.py
+/// reads `key` and `library`; the child hands all of it to
+/// `fencelab_enter_cage`, with the descriptors' numbers filled in).
+#[derive(serde::Serialize, serde::Deserialize, Debug)]
+pub(crate) struct Request {
+    /// The implementation to serve (the forking server serves one).
+    pub key: String,
+    /// The bridge's cdylib, which enters the cage (`library`).
+    pub library: PathBuf,
+    /// The trial's directory: the only writable place, where it starts.
+    pub tmp: PathBuf,
+    /// The server's program and what its cage reads besides the system's.
+    pub program: PathBuf,
+    pub reads: Vec<PathBuf>,
+    /// The memory cgroup of the cage, made by the runner (`MEMORY_ENV`).
+    pub memory: Option<PathBuf>,
+    /// The environment a server started by the judge would have had (the
+    /// child takes it on: `TMPDIR`, `HOME`, ...).
+    pub env: Vec<(String, String)>,
+    /// Filled in by the child: its listening socket, and the trial's user
+    /// and mount namespaces (as received).
+    #[serde(default)]
+    pub listener: RawFd,
+    #[serde(default)]
+    pub namespaces: Vec<RawFd>,
+}
+
+/// The environment of a server this judge starts (`client::start`): its
+/// own, without what is fencelab's to know, `RUST_BACKTRACE=0`.
+pub(crate) fn server_env() -> Vec<(String, String)> {
+    let mut env: Vec<(String, String)> = std::env::vars_os()
+        .map(|(k, v)| {
+            (
+                k.to_string_lossy().into_owned(),
+                v.to_string_lossy().into_owned(),
+            )
+        })
+        .filter(|(k, _)| {
+            k != super::sandbox::MEMORY_ENV && k != ZYGOTE_ENV && k != "RUST_BACKTRACE"
+        })
+        .collect();
+    env.push(("RUST_BACKTRACE".to_string(), "0".to_string()));
+    env
+}
+
+/// The bridge's cdylib beside the judge that runs this code: cargo writes a
+/// dependency's cdylib where it writes the judge, under the bridge crate's
+/// own (content-addressed) name.
+pub(crate) fn library() -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let path = exe
+        .parent()?
+        .join(format!("lib{}.so", env!("CARGO_CRATE_NAME")));
+    path.exists().then_some(path)
+}
+
+/// The child's side, called through `ctypes` by the forked child of
+/// python/fencelab_forking.py with a `Request` as JSON: enters the cage and
+/// returns 0 in the process that is to serve (the cage's program); where
+/// the cage has a PID namespace, the process that called it stays outside
+/// as the watcher and never returns. On failure, -1 and why in `error`.
+///
+/// # Safety
+/// `request` is a C string; `error` holds `error_len` bytes. Call only in a
+/// single-threaded process, as between fork and exec.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fencelab_enter_cage(
+    request: *const c_char,
+    error: *mut c_char,
+    error_len: usize,
+) -> c_int {
+    // SAFETY: the caller passes a C string.
+    let text = unsafe { CStr::from_ptr(request) }.to_string_lossy();
+    match serde_json::from_str::<Request>(&text)
+        .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
+        .and_then(|request| enter_cage(&request))
+    {
+        Ok(()) => 0,
+        Err(err) => {
+            let message = err.to_string();
+            let n = message.len().min(error_len.saturating_sub(1));
+            if !error.is_null() && error_len > 0 {
+                // SAFETY: `n` bytes and a NUL fit in the caller's buffer.
+                unsafe {
+                    std::ptr::copy_nonoverlapping(message.as_ptr().cast(), error, n);
+                    *error.add(n) = 0;
+                }
+            }
+            -1
+        }
+    }
+}
+
+/// Joins the trial's space (the namespaces the judge sent, unless they are
+/// this process's already), then enters the cage a judge builds for a
+/// server (`client::start`): the same calls, in the same order.
+fn enter_cage(request: &Request) -> std::io::Result<()> {
+    let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
+    let same = |fd: RawFd, kind: &str| {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: fstat of a descriptor the caller holds.
+        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+        let ok = unsafe { libc::fstat(fd, &mut stat) } == 0;
+        ok && own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)
+    };
+    match request.namespaces[..] {
+        [user, mount] if !same(mount, "mnt") => {
+            let user = (!same(user, "user")).then_some(user);
+            let join = super::sandbox::Join::of(user, mount, &request.tmp)?;
+            // SAFETY: a single-threaded process, the descriptors held open.
+            unsafe { super::sandbox::join(&join)? };
+        }
+        _ => std::env::set_current_dir(&request.tmp)?,
+    }
+    let memory = request
+        .memory
+        .as_deref()
+        .map(super::sandbox::Memory::adopt)
+        .transpose()?;
+    let cage = super::sandbox::Cage::reading(&request.tmp, &request.program, &request.reads)
+        .bounded(memory.as_ref());
+    let plan = cage.plan();
+    // SAFETY: a single-threaded process; the cage is alive.
+    unsafe { super::sandbox::enter_serving(request.listener, &plan)? };
+    // The cage's own descriptors (its places, its ruleset, cgroup.procs)
+    // are closed here: nothing of them stays with the code it serves.
+    drop(plan);
+    drop(cage);
+    drop(memory);
+    Ok(())
+}
+
+/// The judge's connection to its forking server, once asked for.
+struct Connection {
+    fd: OwnedFd,
+    /// The watcher's wait status, once the forking server has said it.
+    status: Mutex<Option<i32>>,
+}
+
+static CONNECTION: OnceLock<Connection> = OnceLock::new();
+
+/// The connection the runner handed down (`ZYGOTE_ENV`), when there is one
+/// and it is still what the runner made: a process this judge started
+/// inherits the variable, not the descriptor (made close-on-exec here).
+pub(crate) fn connection() -> Option<RawFd> {
+    let value = std::env::var(ZYGOTE_ENV).ok()?;
+    let (fd, pid) = value.split_once(' ')?;
+    let (fd, pid): (RawFd, libc::pid_t) = (fd.parse().ok()?, pid.parse().ok()?);
+    if fd < 3 {
+        return None;
+    }
+    let mut cred = libc::ucred {
+        pid: 0,
+        uid: 0,
+        gid: 0,
+    };
+    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
+    // SAFETY: queries a descriptor into a struct of ours.
+    let peer = unsafe {
+        libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            libc::SO_PEERCRED,
+            (&raw mut cred).cast(),
+            &mut len,
+        )
+    };
+    if peer != 0 || cred.pid != pid {
+        return None;
+    }
+    // SAFETY: the descriptor is the runner's gift to this process.
+    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    let connection = Connection {
+        // SAFETY: from here on ours alone.
+        fd: unsafe { OwnedFd::from_raw_fd(fd) },
+        status: Mutex::new(None),
+    };
+    CONNECTION.set(connection).ok()?;
+    Some(fd)
+}
+
+/// Asks the forking server for a caged child serving `request`, handing it
+/// `fds` (listener, stdin, stdout, stderr, the cage's word, then the user
+/// and mount namespaces); the watcher's pid.
+pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, String> {
+    let connection = CONNECTION
+        .get()
+        .ok_or("no connection to the forking server")?;
+    let fd = connection.fd.as_raw_fd();
+    let message = serde_json::to_vec(request).map_err(|e| e.to_string())?;
+    send_with(fd, &message, fds).map_err(|e| format!("cannot ask the forking server: {e}"))?;
+    let answer = receive(fd, None).ok_or("the forking server did not answer")?;
+    #[derive(serde::Deserialize)]
+    struct Forked {
+        pid: libc::pid_t,
+    }
+    serde_json::from_slice::<Forked>(&answer)
+        .map(|f| f.pid)
+        .map_err(|_| {
+            format!(
+                "the forking server answered {}",
+                String::from_utf8_lossy(&answer)
+            )
+        })
+}
+
+/// The watcher's wait status, waiting up to `limit` for the forking server
+/// to say it (None: it has not ended, or the forking server is gone).
+pub(crate) fn status(limit: Duration) -> Option<i32> {
+    let connection = CONNECTION.get()?;
+    let mut status = connection.status.lock().unwrap_or_else(|e| e.into_inner());
+    if status.is_none() {
+        let answer = receive(connection.fd.as_raw_fd(), Some(limit))?;
+        #[derive(serde::Deserialize)]
+        struct Ended {
+            status: i32,
+        }
+        *status = serde_json::from_slice::<Ended>(&answer)
+            .ok()
+            .map(|e| e.status);
+    }
+    *status
+}
+
+/// Sends `message` with `fds` (SCM_RIGHTS) on the sequenced-packet socket `fd`.
+pub(crate) fn send_with(fd: RawFd, message: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
+    let rights = std::mem::size_of_val(fds);
+    // SAFETY: the control buffer is sized by CMSG_SPACE for `fds`, and
+    // every pointer handed to sendmsg points into buffers that outlive it.
+    unsafe {
+        let space = libc::CMSG_SPACE(rights as u32) as usize;
+        let mut control = vec![0u8; space.max(1)];
+        let mut iov = libc::iovec {
+            iov_base: message.as_ptr() as *mut libc::c_void,
+            iov_len: message.len(),
+        };
+        let mut header: libc::msghdr = std::mem::zeroed();
+        header.msg_iov = &mut iov;
+        header.msg_iovlen = 1;
+        if !fds.is_empty() {
+            header.msg_control = control.as_mut_ptr().cast();
+            header.msg_controllen = space as _;
+            let cmsg = libc::CMSG_FIRSTHDR(&header);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(rights as u32) as _;
+            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(cmsg).cast(), fds.len());
+        }
+        loop {
+            if libc::sendmsg(fd, &header, libc::MSG_NOSIGNAL) >= 0 {
+                return Ok(());
+            }
+            let err = std::io::Error::last_os_error();
+            if err.kind() != std::io::ErrorKind::Interrupted {
+                return Err(err);
+            }
+        }
+    }
+}
+
+/// One message from the sequenced-packet socket `fd`, waiting up to
+/// `limit` (forever: None); None at its end or when the time is up.
+fn receive(fd: RawFd, limit: Option<Duration>) -> Option<Vec<u8>> {
+    let deadline = limit.map(|l| Instant::now() + l);
+    loop {
+        let wait = match deadline {
+            None => -1,
+            Some(d) => d.saturating_duration_since(Instant::now()).as_millis() as c_int,
+        };
+        let mut poll = libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd.
+        let ready = unsafe { libc::poll(&mut poll, 1, wait) };
+        if ready == 0 {
+            return None;
+        }
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return None;
+        }
+        let mut buf = vec![0u8; 4096];
+        // SAFETY: reads into a buffer of ours.
+        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        if n > 0 {
+            buf.truncate(n as usize);
+            return Some(buf);
+        }
+        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        return None;
+    }
+}
