@@ -311,7 +311,13 @@ impl Keep {
     /// The default, or what `FENCELAB_GC_KEEP` says (a number of servers, of
     /// implementations and of each other kind: judges, bridges).
     pub(crate) fn from_env() -> Result<Keep, Error> {
-        let Some(value) = std::env::var_os(KEEP_ENV) else {
+        Keep::from_value(std::env::var_os(KEEP_ENV))
+    }
+
+    /// [`Keep::from_env`] of the variable's value (the tests give one; no
+    /// test writes the process's environment, which others read).
+    fn from_value(value: Option<std::ffi::OsString>) -> Result<Keep, Error> {
+        let Some(value) = value else {
             return Ok(Keep::default());
         };
         let text = value.to_string_lossy();
@@ -499,18 +505,14 @@ mod tests {
 
     #[test]
     fn the_keep_counts_come_from_the_environment_strictly() {
-        // SAFETY: this test alone reads or writes the variable.
-        unsafe { std::env::set_var(KEEP_ENV, "3") };
-        let keep = Keep::from_env().unwrap();
+        let keep = Keep::from_value(Some("3".into())).unwrap();
         assert_eq!((keep.servers, keep.implementations, keep.others), (3, 3, 3));
-        unsafe { std::env::set_var(KEEP_ENV, "three") };
-        let err = Keep::from_env().unwrap_err();
+        let err = Keep::from_value(Some("three".into())).unwrap_err();
         assert!(
             err.message.contains("FENCELAB_GC_KEEP=\"three\""),
             "{}",
             err.message
         );
-        unsafe { std::env::remove_var(KEEP_ENV) };
-        assert_eq!(Keep::from_env().unwrap(), Keep::default());
+        assert_eq!(Keep::from_value(None).unwrap(), Keep::default());
     }
 }

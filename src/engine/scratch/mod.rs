@@ -97,11 +97,17 @@ impl Place {
     /// Where scratch builds go (see `Place`), for a project whose own target
     /// directory is `project_target`: `cache` (`--cache DIR`) when given.
     pub(crate) fn find(cache: Option<&Path>, project_target: &Path) -> Place {
-        let var = |name: &str| {
-            std::env::var_os(name)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
+        Place::find_in(cache, project_target, &|name| std::env::var_os(name))
+    }
+
+    /// [`Place::find`] in an environment given as a lookup (the tests' own,
+    /// so that no test writes the process's environment, which others read).
+    fn find_in(
+        cache: Option<&Path>,
+        project_target: &Path,
+        env: &dyn Fn(&str) -> Option<std::ffi::OsString>,
+    ) -> Place {
+        let var = |name: &str| env(name).filter(|v| !v.is_empty()).map(PathBuf::from);
         if let Some(dir) = cache.map(Path::to_path_buf).or_else(|| var(CACHE_ENV)) {
             return Place::Chosen(dir);
         }
@@ -331,17 +337,25 @@ mod tests {
     #[test]
     fn scratch_builds_go_where_the_user_says_else_beside_fencelab_else_to_the_user_cache() {
         let project = Path::new("/p/target");
-        // SAFETY: this test alone reads or writes these variables.
-        unsafe { std::env::set_var(CACHE_ENV, "/c") };
-        let chosen = Place::find(None, project);
+        let with_cache = |name: &str| {
+            if name == CACHE_ENV {
+                Some("/c".into())
+            } else {
+                std::env::var_os(name)
+            }
+        };
+        let chosen = Place::find_in(None, project, &with_cache);
         assert_eq!(chosen, Place::Chosen("/c".into()));
         assert_eq!(chosen.target_dir(), Path::new("/c/target"));
         // `--cache` comes before the environment.
-        let given = Place::find(Some(Path::new("/given")), project);
+        let given = Place::find_in(Some(Path::new("/given")), project, &with_cache);
         assert_eq!(given, Place::Chosen("/given".into()));
-        unsafe { std::env::remove_var(CACHE_ENV) };
         // A unit test runs from cargo's target directory: fencelab's own.
-        match Place::find(None, project) {
+        let without_cache = |name: &str| match name {
+            CACHE_ENV => None,
+            _ => std::env::var_os(name),
+        };
+        match Place::find_in(None, project, &without_cache) {
             Place::Running(dir) | Place::CargoTargetDir(dir) => {
                 assert!(dir.join("CACHEDIR.TAG").exists() || dir.is_dir(), "{dir:?}")
             }
