@@ -44,8 +44,10 @@ const GRACE_FACTOR: u32 = 10;
 const MIN_SAMPLES: usize = 16;
 /// The grace before then: half the default per-test limit.
 const STARTUP_GRACE: Duration = Duration::from_secs(5);
-/// How much processor time a trial's implementation may use before the
-/// trial counts as slow, whatever its wall time.
+/// The least processor time a trial's implementation may use before the
+/// trial counts as slow, whatever its wall time; more where the run's
+/// trials use more (ten times their median: a Python server's trial uses
+/// about ten times a Rust one's).
 const CPU_GRACE: Duration = Duration::from_millis(300);
 /// How young a trial is when its processor time is first looked at: most
 /// trials have ended by then.
@@ -63,6 +65,10 @@ struct State {
     /// Every finished trial's duration, for the median.
     durations: Vec<Duration>,
     grace: Option<Duration>,
+    /// Every finished trial's processor time (all its processes'), for
+    /// the median.
+    cpus: Vec<Duration>,
+    cpu_grace: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -150,24 +156,40 @@ impl Budgets {
         }
     }
 
+    /// A trial ended having used `cpu` of the processor, all its
+    /// processes together.
+    pub(super) fn used(&self, cpu: Duration) {
+        let mut state = self.state.lock().unwrap();
+        state.cpus.push(cpu);
+        let n = state.cpus.len();
+        if n.is_power_of_two() || n.is_multiple_of(64) {
+            let mut sorted = state.cpus.clone();
+            let (_, median, _) = sorted.select_nth_unstable(n / 2);
+            state.cpu_grace = Some((*median * GRACE_FACTOR).max(CPU_GRACE));
+        }
+    }
+
     /// Looks at the processor time of the running trials' implementations
     /// (those past `CPU_LOOK_AFTER`, not yet found spinning): those past
-    /// `CPU_GRACE` count as slow from now on.
+    /// the processor grace (`CPU_GRACE`, or ten times the run's median
+    /// trial) count as slow from now on.
     pub(super) fn sample(&self) {
         let now = Instant::now();
-        let due: Vec<(String, usize, PathBuf)> = {
+        let (due, grace): (Vec<(String, usize, PathBuf)>, Duration) = {
             let state = self.state.lock().unwrap();
-            state
+            let grace = state.cpu_grace.unwrap_or(CPU_GRACE);
+            let due = state
                 .groups
                 .iter()
                 .flat_map(|(name, g)| g.running.iter().map(move |r| (name, r)))
                 .filter(|(_, r)| r.spinning_since.is_none() && now - r.started >= CPU_LOOK_AFTER)
                 .filter_map(|(name, r)| Some((name.clone(), r.id, r.cage.clone()?)))
-                .collect()
+                .collect();
+            (due, grace)
         };
         let spinning: Vec<(String, usize)> = due
             .into_iter()
-            .filter(|(_, _, cage)| processor_time(cage) >= CPU_GRACE)
+            .filter(|(_, _, cage)| processor_time(cage) >= grace)
             .map(|(name, id, _)| (name, id))
             .collect();
         if spinning.is_empty() {
@@ -487,6 +509,23 @@ mod tests {
             budgets
                 .end("waits", 100, started.elapsed(), TestOutcome::Passed)
                 .passed()
+        );
+    }
+
+    #[test]
+    fn the_processor_grace_is_ten_times_the_runs_median_trial_at_least_its_floor() {
+        let budgets = Budgets::new(Duration::from_secs(15));
+        for _ in 0..16 {
+            budgets.used(Duration::from_millis(5));
+        }
+        assert_eq!(budgets.state.lock().unwrap().cpu_grace, Some(CPU_GRACE));
+        // A Python run: each trial starts an interpreter.
+        for _ in 0..48 {
+            budgets.used(Duration::from_millis(120));
+        }
+        assert_eq!(
+            budgets.state.lock().unwrap().cpu_grace,
+            Some(Duration::from_millis(1200))
         );
     }
 }

@@ -345,19 +345,16 @@ impl Runner {
                                 budgets.caged(&group, index, cgroup);
                             }
                         };
-                        let ran =
-                            self.run_one(trial, &dir, net.as_deref(), &caged)
-                                .map(|mut result| {
-                                    if let Some(budgets) = budgets {
-                                        result.outcome = budgets.end(
-                                            &group,
-                                            index,
-                                            result.duration,
-                                            result.outcome,
-                                        );
-                                    }
-                                    result
-                                });
+                        let ran = self.run_one(trial, &dir, net.as_deref(), &caged).map(
+                            |(mut result, cpu)| {
+                                if let Some(budgets) = budgets {
+                                    budgets.used(cpu);
+                                    result.outcome =
+                                        budgets.end(&group, index, result.duration, result.outcome);
+                                }
+                                result
+                            },
+                        );
                         match ran {
                             Ok(result) => {
                                 if tx.send((index, result)).is_err() {
@@ -405,7 +402,7 @@ impl Runner {
         dir: &std::path::Path,
         net: Option<&Net>,
         caged: &dyn Fn(&std::path::Path),
-    ) -> Result<TrialResult, Error> {
+    ) -> Result<(TrialResult, Duration), Error> {
         // The judge's output stays beside the test's temporary directory, out of
         // the implementation's reach (it may write only under `tmp`).
         let tmp = dir.join("tmp");
@@ -563,10 +560,13 @@ impl Runner {
             ));
         }
         let _ = std::fs::remove_dir_all(dir);
-        Ok(TrialResult {
-            outcome,
-            duration: finished.duration,
-        })
+        Ok((
+            TrialResult {
+                outcome,
+                duration: finished.duration,
+            },
+            finished.cpu,
+        ))
     }
 }
 
