@@ -9,11 +9,15 @@
 #   N=10 bench/budget.sh 1          (a class of N in the same proportions,
 #                                    at least one of each kind: a quick check
 #                                    that the script runs; figures need 100)
+#   BEFORE=path/to/fencelab bench/budget.sh   (QUICK=1: no run without a budget)
+#                                   (also that binary, alternating with this
+#                                    tree's, each row named by its side)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 reps=${1:-2}
 cargo build --release --quiet
-fencelab="$PWD/target/release/fencelab"
+sides="after=$PWD/target/release/fencelab"
+[ -n "${BEFORE:-}" ] && sides="before=$BEFORE $sides"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$work/class"
@@ -42,7 +46,7 @@ for kind, sources, count in kinds:
         n += 1
 PY
 # Warm the batch's builds once.
-"$fencelab" grade "$work"/class/*.rs >/dev/null 2>&1 || true
+for side in $sides; do "${side#*=}" grade "$work"/class/*.rs >/dev/null 2>&1 || true; done
 run() { # name args...
   local t0 t1
   t0=$(date +%s.%N)
@@ -64,8 +68,11 @@ PY
 }
 uptime
 for rep in $(seq "$reps"); do
-  run default "$work"/class/*.rs
-  run no_budget "$work"/class/*.rs --budget 100000
-  run without_hangs $(ls "$work"/class/*.rs | grep -v hangs)
+  for side in $sides; do
+    fencelab=${side#*=} name=${side%%=*}
+    run "$name"_default "$work"/class/*.rs
+    [ -n "${QUICK:-}" ] || run "$name"_no_budget "$work"/class/*.rs --budget 100000
+    run "$name"_without_hangs $(ls "$work"/class/*.rs | grep -v hangs)
+  done
 done
 uptime

@@ -3,9 +3,11 @@
 //! of the untrusted code (constructors included) runs. Its layers, each where
 //! the kernel allows it (`Layers::probe` tells which, once per process):
 //!
-//! - **Namespaces** (a user namespace, unprivileged): a network namespace of
-//!   its own, with no interface up (no TCP, UDP or DNS, no abstract Unix
-//!   socket of anyone else's); an IPC namespace; a PID namespace; and a mount
+//! - **Namespaces** (a user namespace, unprivileged): a network namespace
+//!   with no interface up (no TCP, UDP or DNS, no abstract Unix socket of
+//!   anyone else's): its own, or, where it starts in one that is closed
+//!   (`Net`: one per submission, which its trials join) and Landlock keeps
+//!   abstract sockets in, that one; an IPC namespace; a PID namespace; and a mount
 //!   namespace whose root is a fresh tmpfs holding only the system's programs
 //!   and libraries (`/usr`, `/bin`, `/lib*`, the loader's cache, a few
 //!   devices), the program itself and the trial's directory, bound at their
@@ -55,14 +57,15 @@
 //!   address space, and the run says so.
 //! - **Total space of a trial** (`Space`, where a user namespace, or a mount
 //!   namespace as root, can be made): the trial's directory is a tmpfs of
-//!   its own, `SPACE` (512 MiB) and 16,384 files, mounted by a holder
-//!   process in a namespace that every process of the trial joins before
-//!   anything else: the uncaged judge that writes the test's files, the
-//!   server the runner starts, the cage (whose mount namespace is made from
-//!   it). A write beyond it is refused (ENOSPC), and the runner, which reads
-//!   the tmpfs's own account, fails the trial "wrote more than 512 MiB",
-//!   whatever the code made of the refusal. It costs a fork of the runner
-//!   per trial, and the tmpfs goes with the trial's last process. A memory
+//!   its own, `SPACE` (512 MiB) and 16,384 files, mounted in a namespace
+//!   that every process of the trial joins before anything else: the
+//!   uncaged judge that writes the test's files, the server the runner
+//!   starts, the cage (whose mount namespace is made from it). A write
+//!   beyond it is refused (ENOSPC), and the runner, which reads the tmpfs's
+//!   own account, fails the trial "wrote more than 512 MiB", whatever the
+//!   code made of the refusal. It costs a clone of the runner per trial that
+//!   shares its memory and ends at once (descriptors hold the namespace),
+//!   and the tmpfs goes with the trial's last process. A memory
 //!   cgroup alone would not do: the pages a cage writes on a tmpfs are
 //!   charged to it, but only where the trial's directory is a tmpfs
 //!   (`/dev/shm`, not a `TMPDIR` on a disk, whose pages are written back and
@@ -386,20 +389,179 @@ fn cgroup_dir(mounts: &str, is: impl Fn(&str, &str) -> bool, path: &str) -> Opti
     })
 }
 
+/// A network namespace with no interface up, and the user namespace that
+/// owns it, for the trials of one implementation (`engine::runner` makes one
+/// per submission, or per implementation a learner's tests are judged
+/// against): each of its trials' `Space` is made in that user namespace and
+/// every process of the trial joins the network namespace, so a cage made
+/// there needs no network namespace of its own (`closed_network`). Made
+/// once instead of once per trial: a network namespace costs its making
+/// (`copy_net_ns`) and, after it, the kernel's asynchronous `cleanup_net`,
+/// together about 6% of a trial's processor time. Only descriptors: no
+/// process holds it, and it goes when the last descriptor and process do.
+pub(crate) struct Net {
+    user: OwnedFd,
+    net: OwnedFd,
+}
+
+impl std::fmt::Debug for Net {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Net({}, {})",
+            self.user.as_raw_fd(),
+            self.net.as_raw_fd()
+        )
+    }
+}
+
+impl Net {
+    /// A closed network where this machine has user namespaces
+    /// (`Layers::probe`), `None` where it has none; an error where it
+    /// should and could not.
+    pub(crate) fn for_trials() -> std::io::Result<Option<Net>> {
+        if !Layers::probe().namespaces {
+            return Ok(None);
+        }
+        Net::new().map(Some)
+    }
+
+    fn new() -> std::io::Result<Net> {
+        // SAFETY: plain queries.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let uid_map = CString::new(format!("{uid} {uid} 1"))?;
+        let gid_map = CString::new(format!("{gid} {gid} 1"))?;
+        let mut fds: [RawFd; 2] = [-1, -1];
+        let fds_at = fds.as_mut_ptr();
+        let made = in_a_clone(libc::CLONE_NEWUSER | libc::CLONE_NEWNET, &mut || {
+            // SAFETY: the clone's work, system calls on what was prepared.
+            unsafe {
+                if write_file(c"/proc/self/setgroups", c"deny").is_err()
+                    || write_file(c"/proc/self/uid_map", &uid_map).is_err()
+                    || write_file(c"/proc/self/gid_map", &gid_map).is_err()
+                {
+                    return false;
+                }
+                *fds_at = libc::open(
+                    c"/proc/self/ns/user".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                );
+                *fds_at.add(1) = libc::open(
+                    c"/proc/self/ns/net".as_ptr(),
+                    libc::O_RDONLY | libc::O_CLOEXEC,
+                );
+                *fds_at >= 0 && *fds_at.add(1) >= 0
+            }
+        });
+        // SAFETY: the clone shares this process's descriptors: what it
+        // opened is ours from here on.
+        let owned = |fd: RawFd| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
+        let (user, net) = (owned(fds[0]), owned(fds[1]));
+        match (made?, user, net) {
+            (true, Some(user), Some(net)) => Ok(Net { user, net }),
+            _ => Err(std::io::Error::other(
+                "a network namespace for the trials could not be made",
+            )),
+        }
+    }
+}
+
+/// Runs `work` in a child that shares this process's memory and descriptor
+/// table (`CLONE_VM | CLONE_VFORK | CLONE_FILES`, with `flags`), this
+/// thread waiting until it has ended; true if `work` said so. For making a
+/// namespace, which needs a process of its own but nothing of this one's: a
+/// fork would copy every page table of fencelab's (and fault in each page
+/// the runner writes while the copy lives). What `work` opens stays open
+/// here. `work` makes only system calls: it runs on a small stack of its
+/// own, beside this process's other threads.
+fn in_a_clone(flags: libc::c_int, work: &mut dyn FnMut() -> bool) -> std::io::Result<bool> {
+    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the `&mut dyn FnMut` below, alive until the
+        // clone ends (its parent waits, CLONE_VFORK).
+        let work = unsafe { &mut *arg.cast::<&mut dyn FnMut() -> bool>() };
+        if work() { 0 } else { 1 }
+    }
+    let mut stack = vec![0u8; 64 << 10];
+    // The stack grows down, from its top, aligned to 16 bytes.
+    let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+    let mut work = work;
+    // SAFETY: the child runs `trampoline` on `stack` until it returns; this
+    // thread is suspended meanwhile (CLONE_VFORK), so both stay alive.
+    let pid = unsafe {
+        libc::clone(
+            trampoline,
+            top as *mut libc::c_void,
+            flags | libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
+            (&raw mut work).cast(),
+        )
+    };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut status = 0;
+    // SAFETY: our own child, ended (CLONE_VFORK): reaped.
+    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+    drop(stack);
+    Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+}
+
+/// Whether this process's network namespace has no interface up: no
+/// address to send to or from, TCP, UDP or DNS, here or anywhere (a fresh
+/// one's loopback is down). A cage made here then shares it (`Cage::build`)
+/// where Landlock keeps abstract sockets in (ABI 6): a `Net` of the trials
+/// of one implementation. Anything else (the machine's own network, an
+/// interface that cannot be asked) is not closed.
+pub(crate) fn closed_network() -> bool {
+    let Ok(dev) = std::fs::read_to_string("/proc/thread-self/net/dev") else {
+        return false;
+    };
+    // SAFETY: a socket of ours, closed below, only asked about interfaces.
+    let sock = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if sock < 0 {
+        return false;
+    }
+    // SAFETY: the descriptor was just opened, and is ours.
+    let sock = unsafe { OwnedFd::from_raw_fd(sock) };
+    // Two header lines, then "name: counters" per interface.
+    dev.lines().skip(2).all(|line| {
+        let Some((name, _)) = line.split_once(':') else {
+            return false;
+        };
+        let name = name.trim().as_bytes();
+        // SAFETY: an ifreq of ours, its name filled and NUL-terminated.
+        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
+        if name.is_empty() || name.len() >= req.ifr_name.len() {
+            return false;
+        }
+        for (to, from) in req.ifr_name.iter_mut().zip(name) {
+            *to = *from as libc::c_char;
+        }
+        // SAFETY: SIOCGIFFLAGS fills the ifreq's flags.
+        let asked = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } == 0;
+        // SAFETY: the union's flags, which SIOCGIFFLAGS filled.
+        asked && (unsafe { req.ifr_ifru.ifru_flags } as libc::c_int & libc::IFF_UP) == 0
+    })
+}
+
 /// A trial's directory as a tmpfs of its own, at most `SPACE` bytes and
-/// `SPACE_FILES` files, in a user and mount namespace held by a small
-/// process of ours (the holder, which does nothing but wait). Every process
-/// of the trial joins that namespace (`Space::join`): the judge (caged or
-/// not), the server the runner starts; a cage's own mount namespace is then
-/// made from it, so all of them see the same files. Nothing outside sees the
-/// tmpfs; it goes when the last process in the namespace does.
+/// `SPACE_FILES` files, in a mount namespace of its own, owned by a user
+/// namespace: its `Net`'s when it has one, else one of its own. A clone of
+/// ours makes both and ends (`in_a_clone`); descriptors hold them. Every
+/// process of the trial joins that namespace (`Space::join`): the judge
+/// (caged or not), the server the runner starts; a cage's own mount
+/// namespace is then made from it, so all of them see the same files.
+/// Nothing outside sees the tmpfs; it goes when the last descriptor and
+/// process in the namespace do.
 pub(crate) struct Space {
-    holder: libc::pid_t,
-    /// Closed on drop: the holder then ends.
-    keep: Option<OwnedFd>,
     _user: Option<OwnedFd>,
+    _net: Option<OwnedFd>,
     _mount: OwnedFd,
-    /// The tmpfs's root, opened through the holder's `/proc/PID/root`.
+    /// The tmpfs's root, opened in the new namespace.
     root: OwnedFd,
     join: Arc<Join>,
 }
@@ -408,6 +570,8 @@ pub(crate) struct Space {
 #[derive(Debug)]
 pub(crate) struct Join {
     user: Option<RawFd>,
+    /// The trials' `Net`, joined after its user namespace.
+    net: Option<RawFd>,
     mount: RawFd,
     dir: CString,
 }
@@ -420,6 +584,9 @@ impl Join {
     pub(crate) fn of(user: Option<RawFd>, mount: RawFd, dir: &Path) -> std::io::Result<Join> {
         Ok(Join {
             user,
+            // Not the trials' network: the cage a forked server builds
+            // finds itself outside a closed network and makes its own.
+            net: None,
             mount,
             dir: CString::new(absolute(dir).as_os_str().as_bytes())?,
         })
@@ -428,107 +595,74 @@ impl Join {
 
 impl std::fmt::Debug for Space {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Space({}, {:?})", self.holder, self.join)
+        write!(f, "Space({:?})", self.join)
     }
 }
 
 impl Space {
-    /// The space of a trial whose directory is `dir` where this machine
-    /// allows it (`Layers::probe`), `None` where it does not; an error where
-    /// it should and could not.
-    pub(crate) fn for_trial(dir: &Path) -> std::io::Result<Option<Space>> {
+    /// The space of a trial whose directory is `dir`, in `net` when given,
+    /// where this machine allows it (`Layers::probe`), `None` where it does
+    /// not; an error where it should and could not.
+    pub(crate) fn for_trial(dir: &Path, net: Option<&Net>) -> std::io::Result<Option<Space>> {
         if !Layers::probe().space {
             return Ok(None);
         }
-        Space::new(dir).map(Some)
+        Space::new(dir, net).map(Some)
     }
 
-    fn new(dir: &Path) -> std::io::Result<Space> {
+    fn new(dir: &Path, net: Option<&Net>) -> std::io::Result<Space> {
         let dir = absolute(dir);
         let c_dir = CString::new(dir.as_os_str().as_bytes())?;
         let options = CString::new(format!("size={SPACE},nr_inodes={SPACE_FILES},mode=755"))?;
         // SAFETY: plain queries.
-        let (uid, gid, parent) = unsafe { (libc::geteuid(), libc::getegid(), libc::getpid()) };
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         let uid_map = CString::new(format!("{uid} {uid} 1"))?;
         let gid_map = CString::new(format!("{gid} {gid} 1"))?;
-        let ready = pipe()?;
-        let keep = pipe()?;
-        // SAFETY: the child makes only system calls on what was prepared
-        // above, then waits and exits.
-        let holder = unsafe { libc::fork() };
-        if holder < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if holder == 0 {
-            // SAFETY: the holder: system calls only.
+        let given_user = net.map(|n| n.user.as_raw_fd());
+        // The clone's descriptors: its user namespace (when it made one),
+        // its mount namespace, the tmpfs's root.
+        let mut fds: [RawFd; 3] = [-1, -1, -1];
+        let fds_at = fds.as_mut_ptr();
+        let made = in_a_clone(0, &mut || {
+            // SAFETY: the clone's work, system calls on what was prepared.
             unsafe {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-                if libc::getppid() != parent {
-                    libc::_exit(1);
+                let mode = hold(&c_dir, &options, &uid_map, &gid_map, given_user);
+                let open = |path: &std::ffi::CStr, flags| {
+                    libc::open(path.as_ptr(), flags | libc::O_CLOEXEC)
+                };
+                if mode == b'u' {
+                    *fds_at = open(c"/proc/self/ns/user", libc::O_RDONLY);
                 }
-                let (told, kept) = (ready.1.as_raw_fd(), keep.0.as_raw_fd());
-                keep_only(told, kept);
-                let made = hold(&c_dir, &options, &uid_map, &gid_map, uid == 0);
-                libc::write(told, [made].as_ptr().cast(), 1);
-                if made == b'x' {
-                    libc::_exit(1);
-                }
-                let mut byte = 0u8;
-                loop {
-                    let n = libc::read(kept, (&raw mut byte).cast(), 1);
-                    if n == 0 || (n < 0 && *libc::__errno_location() != libc::EINTR) {
-                        libc::_exit(0);
-                    }
-                }
+                *fds_at.add(1) = open(c"/proc/self/ns/mnt", libc::O_RDONLY);
+                *fds_at.add(2) = open(&c_dir, libc::O_PATH);
+                mode != b'x'
+                    && (mode != b'u' || *fds_at >= 0)
+                    && *fds_at.add(1) >= 0
+                    && *fds_at.add(2) >= 0
             }
-        }
-        drop(ready.1);
-        drop(keep.0);
-        let reap = || {
-            // SAFETY: our own child.
-            unsafe { libc::waitpid(holder, std::ptr::null_mut(), 0) };
-        };
-        let mut made = 0u8;
-        // SAFETY: reads one byte into ours.
-        let n = unsafe { libc::read(ready.0.as_raw_fd(), (&raw mut made).cast(), 1) };
-        if n != 1 || made == b'x' {
-            reap();
+        });
+        // SAFETY: the clone shares this process's descriptors: what it
+        // opened is ours from here on.
+        let owned = |fd: RawFd| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
+        let (own_user, mount, root) = (owned(fds[0]), owned(fds[1]), owned(fds[2]));
+        let (Ok(true), Some(mount), Some(root)) = (made, mount, root) else {
             return Err(std::io::Error::other(
                 "the trial's space could not be mounted",
             ));
-        }
-        let opened = || -> std::io::Result<(Option<OwnedFd>, OwnedFd, OwnedFd)> {
-            let ns = |kind: &str| {
-                std::fs::File::open(format!("/proc/{holder}/ns/{kind}")).map(OwnedFd::from)
-            };
-            let user = if made == b'u' {
-                Some(ns("user")?)
-            } else {
-                None
-            };
-            let mount = ns("mnt")?;
-            let mut through = PathBuf::from(format!("/proc/{holder}/root"));
-            through.push(dir.strip_prefix("/").unwrap_or(&dir));
-            let root = open_path(&through).ok_or_else(std::io::Error::last_os_error)?;
-            Ok((user, mount, root))
         };
-        let (user, mount, root) = match opened() {
-            Ok(fds) => fds,
-            Err(err) => {
-                drop(keep.1);
-                reap();
-                return Err(err);
-            }
+        let (user, net) = match net {
+            Some(net) => (Some(net.user.try_clone()?), Some(net.net.try_clone()?)),
+            None => (own_user, None),
         };
         let join = Arc::new(Join {
             user: user.as_ref().map(AsRawFd::as_raw_fd),
+            net: net.as_ref().map(AsRawFd::as_raw_fd),
             mount: mount.as_raw_fd(),
             dir: c_dir,
         });
         Ok(Space {
-            holder,
-            keep: Some(keep.1),
             _user: user,
+            _net: net,
             _mount: mount,
             root,
             join,
@@ -553,31 +687,29 @@ impl Space {
     }
 }
 
-impl Drop for Space {
-    fn drop(&mut self) {
-        // The holder reads the end of `keep` (closed after this) and exits;
-        // the tmpfs goes with the last process of its namespace.
-        drop(self.keep.take());
-        // SAFETY: our own child.
-        unsafe { libc::waitpid(self.holder, std::ptr::null_mut(), 0) };
-    }
-}
-
-/// The holder's work: a user namespace mapping fencelab's own ids (or, for
-/// root where the kernel refuses one, a mount namespace alone), and the
-/// tmpfs on `dir`. Says which it made: `u`, `m`, or `x` for nothing.
+/// The making of a trial's space, in a clone of ours: the mount namespace,
+/// owned by the user namespace `user` (a `Net`'s, joined) or else by one of
+/// its own mapping fencelab's own ids (or, for root where the kernel
+/// refuses one, the machine's), and the tmpfs on `dir`. Says which user
+/// namespace: `u` its own, `g` the given one, `m` the machine's; `x` when
+/// nothing was made.
 unsafe fn hold(
     dir: &std::ffi::CStr,
     options: &std::ffi::CStr,
     uid_map: &std::ffi::CStr,
     gid_map: &std::ffi::CStr,
-    root: bool,
+    user: Option<RawFd>,
 ) -> u8 {
     unsafe {
         let none = std::ptr::null();
-        let made = if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == 0 {
-            // Mounts copied into a new user namespace are slaves already:
-            // nothing mounted here reaches the machine's.
+        let made = if let Some(user) = user {
+            // Its owner's: every right in it, and none outside.
+            if libc::setns(user, libc::CLONE_NEWUSER) != 0 || libc::unshare(libc::CLONE_NEWNS) != 0
+            {
+                return b'x';
+            }
+            b'g'
+        } else if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == 0 {
             if write_file(c"/proc/self/setgroups", c"deny").is_err()
                 || write_file(c"/proc/self/uid_map", uid_map).is_err()
                 || write_file(c"/proc/self/gid_map", gid_map).is_err()
@@ -585,7 +717,7 @@ unsafe fn hold(
                 return b'x';
             }
             b'u'
-        } else if root
+        } else if libc::geteuid() == 0
             && libc::unshare(libc::CLONE_NEWNS) == 0
             && libc::mount(
                 c"none".as_ptr(),
@@ -599,6 +731,8 @@ unsafe fn hold(
         } else {
             return b'x';
         };
+        // Mounts copied into a mount namespace of a user namespace below the
+        // machine's are slaves already: nothing mounted here reaches it.
         let mounted = libc::mount(
             c"fencelab".as_ptr(),
             dir.as_ptr(),
@@ -622,6 +756,13 @@ pub(crate) unsafe fn join(join: &Join) -> std::io::Result<()> {
         {
             return Err(std::io::Error::last_os_error());
         }
+        // The trials' closed network (every right in its user namespace,
+        // just joined, is needed to join it).
+        if let Some(net) = join.net
+            && libc::setns(net, libc::CLONE_NEWNET) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
         // It leaves the root and working directory at the namespace's root.
         if libc::setns(join.mount, libc::CLONE_NEWNS) != 0 || libc::chdir(join.dir.as_ptr()) != 0 {
             return Err(std::io::Error::last_os_error());
@@ -632,16 +773,12 @@ pub(crate) unsafe fn join(join: &Join) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A pipe: (read end, write end), both closing on exec.
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fills two descriptors, ours from here on.
-    unsafe {
-        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
+/// Whether Landlock keeps a cage's abstract Unix sockets in (ABI 6): it can
+/// connect to none made outside it. Only then does a cage share its
+/// trials' closed network (`Net`): without it, a caged program could reach
+/// an abstract socket of another trial of the same implementation's.
+fn scopes_abstract_sockets() -> bool {
+    available().is_some_and(|abi| abi >= 6)
 }
 
 /// The Landlock ABI version of the running kernel, if it has Landlock.
@@ -792,7 +929,7 @@ fn namespaces_work() -> bool {
             return false;
         }
         if pid == 0 {
-            let ok = enter_namespaces(&maps).is_ok_and(|made| made)
+            let ok = enter_namespaces(&maps, true).is_ok_and(|made| made)
                 && libc::mount(
                     c"none".as_ptr(),
                     c"/".as_ptr(),
@@ -828,15 +965,16 @@ impl Maps {
     }
 }
 
-/// Unshares the namespaces and writes the maps; false when the kernel
-/// refuses unprivileged user namespaces. Child side: system calls only.
-unsafe fn enter_namespaces(maps: &Maps) -> std::io::Result<bool> {
+/// Unshares the namespaces (a network namespace too when `own_net`) and
+/// writes the maps; false when the kernel refuses unprivileged user
+/// namespaces. Child side: system calls only.
+unsafe fn enter_namespaces(maps: &Maps, own_net: bool) -> std::io::Result<bool> {
     unsafe {
-        let flags = libc::CLONE_NEWUSER
-            | libc::CLONE_NEWNS
-            | libc::CLONE_NEWNET
-            | libc::CLONE_NEWIPC
-            | libc::CLONE_NEWPID;
+        let mut flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
+        if own_net {
+            flags |= libc::CLONE_NEWNET;
+        }
         // The judge makes itself not dumpable (client.rs), and a fork keeps
         // that; a process that is not dumpable has its /proc/self files owned
         // by root, so a user other than root could not write its own maps
@@ -899,6 +1037,10 @@ pub(crate) struct Plan {
 #[derive(Debug)]
 struct Root {
     maps: Maps,
+    /// Whether the cage makes a network namespace of its own: not where it
+    /// starts in a closed one (a `Net`) and Landlock keeps abstract sockets
+    /// in (`shares_net`).
+    own_net: bool,
     stage: CString,
     /// The trial's directory, where the code starts.
     work: CString,
@@ -997,6 +1139,12 @@ impl Cage {
     /// inodes, and it skips the directory a tmpfs is mounted on, so the
     /// tmpfs's own root gets the trial's rights.
     pub(crate) fn within(mut self, space: Option<&Space>) -> Cage {
+        if space.is_some_and(|s| s.join.net.is_some()) && scopes_abstract_sockets() {
+            let plan = Arc::get_mut(&mut self.plan).expect("within before it is shared");
+            if let Some(root) = &mut plan.root {
+                root.own_net = false;
+            }
+        }
         if let Some(space) = space
             && let Ok(root) = space.root.try_clone()
             && let Some(ruleset) = &self._ruleset
@@ -1150,6 +1298,7 @@ fn root_plan(
     }
     Some(Root {
         maps: Maps::of_this_process(),
+        own_net: !(closed_network() && scopes_abstract_sockets()),
         stage: c(&writable.join(STAGE))?,
         work: c(writable)?,
         dirs: dirs.iter().map(|d| c(d)).collect::<Option<_>>()?,
@@ -1291,7 +1440,7 @@ unsafe fn enter_root(root: &Root, left: Option<RawFd>) -> std::io::Result<()> {
         }
     };
     unsafe {
-        if !enter_namespaces(&root.maps)? {
+        if !enter_namespaces(&root.maps, root.own_net)? {
             // Where the kernel has no unprivileged user namespaces, the other
             // layers hold alone (fencelab said so at the start of the run).
             return Ok(());
@@ -2250,7 +2399,7 @@ mod memory_and_space {
         let dir = tempfile::tempdir().unwrap();
         let tmp = dir.path().join("tmp");
         std::fs::create_dir(&tmp).unwrap();
-        let space = Space::for_trial(&tmp).unwrap().unwrap();
+        let space = Space::for_trial(&tmp, None).unwrap().unwrap();
         // A process of the trial, uncaged (a judge), writes a file; the
         // cage sees it and writes beside it; outside, the directory is empty.
         let mut judge = Command::new("sh");
@@ -2301,14 +2450,7 @@ mod memory_and_space {
         let filled = caged(dir.path(), fill, None, Some(&space));
         assert!(filled.stdout.contains("refused 2"), "{filled:?}");
         assert!(space.used_up(), "{filled:?}");
-        let holder = space.holder;
         drop(space);
-        // SAFETY: signal 0 asks only whether it exists.
-        assert_ne!(
-            unsafe { libc::kill(holder, 0) },
-            0,
-            "the holder outlived its space"
-        );
     }
 
     #[test]
@@ -2359,6 +2501,141 @@ mod memory_and_space {
 }
 
 #[cfg(test)]
+mod shared_network {
+    use super::*;
+    use std::io::BufRead;
+    use std::os::unix::process::CommandExt;
+    use std::process::{Command, Stdio};
+
+    /// What a caged Python program sees of the network: whether it can bind
+    /// UDP port 47011 (`inuse` when another process of its network holds
+    /// it), send to it, connect to the abstract socket `@fencelab-net`,
+    /// and which interfaces are up.
+    const PROBE: &str = r#"
+import socket, errno, fcntl, struct
+r = []
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+try:
+    u.bind(("0.0.0.0", 47011)); r.append("bound")
+except OSError as e:
+    r.append("inuse" if e.errno == errno.EADDRINUSE else "bind%d" % e.errno)
+try:
+    socket.socket(socket.AF_INET, socket.SOCK_DGRAM).sendto(b"x", ("127.0.0.1", 47011)); r.append("sent")
+except OSError:
+    r.append("unsent")
+a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+try:
+    a.connect("\0fencelab-net"); r.append("connected")
+except OSError:
+    r.append("refused")
+up = []
+for _, name in socket.if_nameindex():
+    got = fcntl.ioctl(u.fileno(), 0x8913, struct.pack("256s", name.encode()))
+    if struct.unpack("H", got[16:18])[0] & 1:
+        up.append(name)
+r.append("up=" + ",".join(up))
+print(" ".join(r), flush=True)
+"#;
+
+    /// The other trial: holds UDP port 47011 and the abstract socket
+    /// `@fencelab-net`, says so, and waits.
+    const HOLDER: &str = r#"
+import socket, time
+u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); u.bind(("0.0.0.0", 47011))
+a = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); a.bind("\0fencelab-net"); a.listen(1)
+print("holding", flush=True)
+time.sleep(60)
+"#;
+
+    /// `python` run caged in `space` (a trial's, in `tmp`): the child, once
+    /// it has printed its first line, and that line.
+    fn caged_python(tmp: &Path, space: &Space, python: &str) -> (std::process::Child, String) {
+        let py = std::fs::canonicalize("/usr/bin/python3").unwrap();
+        let cage = Cage::new(tmp, &py, &[]).within(Some(space));
+        let (plan, join) = (cage.plan(), space.join());
+        let mut command = Command::new(&py);
+        command
+            .args(["-c", python])
+            .current_dir(tmp)
+            .env_clear()
+            .stdout(Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || {
+                super::join(&join)?;
+                enter(&plan, None)
+            });
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        (child, line.trim().to_string())
+    }
+
+    #[test]
+    fn the_trials_of_one_net_share_it_and_reach_nothing_of_each_others() {
+        let layers = Layers::probe();
+        if !layers.namespaces || !layers.space || !scopes_abstract_sockets() {
+            eprintln!("skipped: no namespaces or no Landlock 6 here");
+            return;
+        }
+        let net = Net::for_trials().unwrap().unwrap();
+        let other_net = Net::for_trials().unwrap().unwrap();
+        let trial = |net: &Net| {
+            let dir = tempfile::tempdir().unwrap();
+            let tmp = dir.path().join("tmp");
+            std::fs::create_dir(&tmp).unwrap();
+            let space = Space::for_trial(&tmp, Some(net)).unwrap().unwrap();
+            (dir, tmp, space)
+        };
+        let (_a, tmp_a, space_a) = trial(&net);
+        let (mut holder, said) = caged_python(&tmp_a, &space_a, HOLDER);
+        assert_eq!(said, "holding");
+        // Another trial of the same implementation: in the same network
+        // (the port is taken: with a network of its own, it would bind it),
+        // and still it reaches nothing: no interface is up, and Landlock
+        // keeps the holder's abstract socket out of its reach.
+        let (_b, tmp_b, space_b) = trial(&net);
+        let (mut probe, seen) = caged_python(&tmp_b, &space_b, PROBE);
+        probe.wait().unwrap();
+        // Another implementation's trial: a network of its own.
+        let (_c, tmp_c, space_c) = trial(&other_net);
+        let (mut other, elsewhere) = caged_python(&tmp_c, &space_c, PROBE);
+        other.wait().unwrap();
+        kill_cage(holder.id() as libc::pid_t);
+        holder.wait().unwrap();
+        assert_eq!(seen, "inuse unsent refused up=");
+        assert_eq!(elsewhere, "bound unsent refused up=");
+    }
+
+    #[test]
+    fn a_net_is_closed_and_the_machines_network_is_not() {
+        // SAFETY: a plain query.
+        if !Layers::probe().namespaces || unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: joining a network from a thread needs root");
+            return;
+        }
+        assert!(
+            !closed_network(),
+            "this test's own network is the machine's"
+        );
+        let net = Net::for_trials().unwrap().unwrap();
+        let fd = net.net.as_raw_fd();
+        // A thread of its own joins it (a network namespace is a thread's).
+        let inside = std::thread::spawn(move || {
+            // SAFETY: joins a namespace held open by `net`, alive meanwhile.
+            assert_eq!(unsafe { libc::setns(fd, libc::CLONE_NEWNET) }, 0);
+            closed_network()
+        })
+        .join()
+        .unwrap();
+        assert!(inside, "a Net has no interface up");
+    }
+}
+
+#[cfg(test)]
 mod cost {
     /// What the cage costs a process: `cargo test --lib cage_cost -- --ignored --nocapture`.
     #[test]
@@ -2377,7 +2654,7 @@ mod cost {
                 let (memory, space) = match mode {
                     2 => (
                         super::Memory::for_cage().unwrap(),
-                        super::Space::for_trial(&tmp).unwrap(),
+                        super::Space::for_trial(&tmp, None).unwrap(),
                     ),
                     _ => (None, None),
                 };
@@ -2409,7 +2686,7 @@ mod cost {
         );
         let start = std::time::Instant::now();
         for _ in 0..200 {
-            drop(super::Space::for_trial(&tmp).unwrap());
+            drop(super::Space::for_trial(&tmp, None).unwrap());
         }
         println!("space held and let go: {:?}", start.elapsed() / 200);
         let start = std::time::Instant::now();

@@ -9,7 +9,13 @@
 //! slow (a `todo!()` panics and its server is taken down, seconds under
 //! load), keeps every verdict, while tests that hang spend the budget
 //! together: eight hanging at once spend 15 s about two seconds past the
-//! grace. (Counting every slow test's whole time, as this did first, let
+//! grace. A test also counts as slow once its implementation's processes
+//! (its cage's memory cgroup, where there is one) have used `CPU_GRACE` of
+//! the processor, however young: a test that spins takes a core from its
+//! neighbours, and under load the wall-time grace grows with them (ten
+//! medians of trials slowed by the spinning ones), while a correct test's
+//! implementation uses a few hundredths of a second of processor time
+//! whatever the load. (Counting every slow test's whole time, as this did first, let
 //! eight not-started tests at 2 to 4 s under a load of 60 spend a
 //! submission's 15 s and cost it its later steps, 50 for 87.5.) Until the
 //! run has a median to go by (`MIN_SAMPLES` trials ended), the grace is
@@ -24,7 +30,7 @@
 //! never as a crash or a timeout of their own.
 
 use std::collections::HashMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -38,6 +44,14 @@ const GRACE_FACTOR: u32 = 10;
 const MIN_SAMPLES: usize = 16;
 /// The grace before then: half the default per-test limit.
 const STARTUP_GRACE: Duration = Duration::from_secs(5);
+/// The least processor time a trial's implementation may use before the
+/// trial counts as slow, whatever its wall time; more where the run's
+/// trials use more (ten times their median: a Python server's trial uses
+/// about ten times a Rust one's).
+const CPU_GRACE: Duration = Duration::from_millis(300);
+/// How young a trial is when its processor time is first looked at: most
+/// trials have ended by then.
+const CPU_LOOK_AFTER: Duration = Duration::from_millis(200);
 
 /// The budgets of a run's implementations.
 pub(super) struct Budgets {
@@ -51,6 +65,10 @@ struct State {
     /// Every finished trial's duration, for the median.
     durations: Vec<Duration>,
     grace: Option<Duration>,
+    /// Every finished trial's processor time (all its processes'), for
+    /// the median.
+    cpus: Vec<Duration>,
+    cpu_grace: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -69,6 +87,20 @@ struct Running {
     /// processes by.
     dir: PathBuf,
     ticks: u64,
+    /// The memory cgroup of its implementation's cage, whose processes'
+    /// processor time is looked at (`Budgets::sample`).
+    cage: Option<PathBuf>,
+    /// When its implementation was found past `CPU_GRACE`.
+    spinning_since: Option<Instant>,
+}
+
+impl Running {
+    /// When it started to count as slow, if it does by `now`.
+    fn slow_from(&self, grace: Duration, now: Instant) -> Option<Instant> {
+        let by_wall = self.started + grace;
+        let from = self.spinning_since.map_or(by_wall, |s| s.min(by_wall));
+        (now > from).then_some(from)
+    }
 }
 
 /// A trial's start, as the budget answers it.
@@ -107,8 +139,70 @@ impl Budgets {
             started: Instant::now(),
             dir,
             ticks,
+            cage: None,
+            spinning_since: None,
         });
         Start::Go
+    }
+
+    /// Trial `id` of `group` runs its implementation in the memory cgroup
+    /// `cgroup`: its processor time counts (`sample`).
+    pub(super) fn caged(&self, group: &str, id: usize, cgroup: &Path) {
+        let mut state = self.state.lock().unwrap();
+        if let Some(g) = state.groups.get_mut(group)
+            && let Some(r) = g.running.iter_mut().find(|r| r.id == id)
+        {
+            r.cage = Some(cgroup.to_path_buf());
+        }
+    }
+
+    /// A trial ended having used `cpu` of the processor, all its
+    /// processes together.
+    pub(super) fn used(&self, cpu: Duration) {
+        let mut state = self.state.lock().unwrap();
+        state.cpus.push(cpu);
+        let n = state.cpus.len();
+        if n.is_power_of_two() || n.is_multiple_of(64) {
+            let mut sorted = state.cpus.clone();
+            let (_, median, _) = sorted.select_nth_unstable(n / 2);
+            state.cpu_grace = Some((*median * GRACE_FACTOR).max(CPU_GRACE));
+        }
+    }
+
+    /// Looks at the processor time of the running trials' implementations
+    /// (those past `CPU_LOOK_AFTER`, not yet found spinning): those past
+    /// the processor grace (`CPU_GRACE`, or ten times the run's median
+    /// trial) count as slow from now on.
+    pub(super) fn sample(&self) {
+        let now = Instant::now();
+        let (due, grace): (Vec<(String, usize, PathBuf)>, Duration) = {
+            let state = self.state.lock().unwrap();
+            let grace = state.cpu_grace.unwrap_or(CPU_GRACE);
+            let due = state
+                .groups
+                .iter()
+                .flat_map(|(name, g)| g.running.iter().map(move |r| (name, r)))
+                .filter(|(_, r)| r.spinning_since.is_none() && now - r.started >= CPU_LOOK_AFTER)
+                .filter_map(|(name, r)| Some((name.clone(), r.id, r.cage.clone()?)))
+                .collect();
+            (due, grace)
+        };
+        let spinning: Vec<(String, usize)> = due
+            .into_iter()
+            .filter(|(_, _, cage)| processor_time(cage) >= grace)
+            .map(|(name, id, _)| (name, id))
+            .collect();
+        if spinning.is_empty() {
+            return;
+        }
+        let mut state = self.state.lock().unwrap();
+        for (name, id) in spinning {
+            if let Some(g) = state.groups.get_mut(&name)
+                && let Some(r) = g.running.iter_mut().find(|r| r.id == id)
+            {
+                r.spinning_since.get_or_insert(now);
+            }
+        }
     }
 
     /// Trial `id` of `group` ended after `took` with `outcome`: the outcome to
@@ -131,6 +225,13 @@ impl Budgets {
         let grace = Self::grace(&state);
         let budget = self.budget;
         let g = state.groups.entry(group.to_string()).or_default();
+        // Its grace: the run's, or less if it was found spinning before.
+        let grace = g
+            .running
+            .iter()
+            .find(|r| r.id == id)
+            .and_then(|r| r.spinning_since.map(|s| s - r.started))
+            .map_or(grace, |spinning| spinning.min(grace));
         g.running.retain(|r| r.id != id);
         // Only a test stopped by its limit spent its time hanging; one that
         // ended on its own spends nothing, however slow.
@@ -166,7 +267,7 @@ impl Budgets {
             .groups
             .values()
             .flat_map(|g| &g.running)
-            .filter(|r| now - r.started > grace)
+            .filter(|r| r.slow_from(grace, now).is_some())
             .count()
     }
 
@@ -184,7 +285,8 @@ impl Budgets {
             let running: Duration = g
                 .running
                 .iter()
-                .map(|r| (now - r.started).saturating_sub(grace))
+                .filter_map(|r| r.slow_from(grace, now))
+                .map(|from| now - from)
                 .sum();
             if g.spent + running >= self.budget {
                 g.over_at = Some(now);
@@ -193,6 +295,30 @@ impl Budgets {
         }
         kill
     }
+}
+
+/// The processor time the processes of the cgroup `dir` have used, their
+/// reaped children's included (a process that is gone by now is not).
+fn processor_time(dir: &Path) -> Duration {
+    // SAFETY: a plain query.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
+    let ticks: u64 = procs
+        .lines()
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).ok())
+        .map(|stat| {
+            // utime, stime, cutime, cstime: fields 14 to 17, the 12th to the
+            // 15th after the name (which is in parentheses).
+            let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+            after
+                .split_whitespace()
+                .skip(11)
+                .take(4)
+                .filter_map(|f| f.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum();
+    Duration::from_millis(ticks * 1000 / hz)
 }
 
 #[cfg(test)]
@@ -327,5 +453,79 @@ mod tests {
             budgets.start("quick", 9999, PathBuf::new(), 0),
             Start::Go
         ));
+    }
+
+    #[test]
+    fn a_test_that_spins_is_slow_by_its_processor_time_long_before_its_grace() {
+        // A run whose trials take 2 s each: its grace is 20 s of wall time.
+        let budgets = Budgets::new(Duration::from_millis(500));
+        for id in 0..16 {
+            budgets.start("other", id, PathBuf::new(), 0);
+            budgets.end("other", id, Duration::from_secs(2), TestOutcome::Passed);
+        }
+        // Two implementations' cages, as their memory cgroups list them: one
+        // spins, one waits.
+        let mut spinner = std::process::Command::new("sh")
+            .args(["-c", "while :; do :; done"])
+            .spawn()
+            .unwrap();
+        let mut sleeper = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let cages = tempfile::tempdir().unwrap();
+        for (name, child) in [("spins", &spinner), ("waits", &sleeper)] {
+            let dir = cages.path().join(name);
+            std::fs::create_dir(&dir).unwrap();
+            std::fs::write(dir.join("cgroup.procs"), format!("{}\n", child.id())).unwrap();
+            budgets.start(name, 100, PathBuf::from(format!("/t/{name}")), 0);
+            budgets.caged(name, 100, &dir);
+        }
+        let started = Instant::now();
+        let mut killed = Vec::new();
+        while killed.is_empty() && started.elapsed() < Duration::from_secs(15) {
+            budgets.sample();
+            killed = budgets.overrun();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let slow = budgets.slow();
+        for child in [&mut spinner, &mut sleeper] {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        // The spinner spent its budget once past 0.3 s of processor time,
+        // the other waits within its grace (a wall-time grace alone would
+        // have seen neither for 20 s).
+        assert_eq!(killed, vec![(PathBuf::from("/t/spins"), 0)]);
+        assert_eq!(slow, 1);
+        let outcome = budgets.end(
+            "spins",
+            100,
+            started.elapsed(),
+            TestOutcome::TimedOut { limit_secs: 10.0 },
+        );
+        assert_eq!(outcome.label(), "over budget");
+        assert!(
+            budgets
+                .end("waits", 100, started.elapsed(), TestOutcome::Passed)
+                .passed()
+        );
+    }
+
+    #[test]
+    fn the_processor_grace_is_ten_times_the_runs_median_trial_at_least_its_floor() {
+        let budgets = Budgets::new(Duration::from_secs(15));
+        for _ in 0..16 {
+            budgets.used(Duration::from_millis(5));
+        }
+        assert_eq!(budgets.state.lock().unwrap().cpu_grace, Some(CPU_GRACE));
+        // A Python run: each trial starts an interpreter.
+        for _ in 0..48 {
+            budgets.used(Duration::from_millis(120));
+        }
+        assert_eq!(
+            budgets.state.lock().unwrap().cpu_grace,
+            Some(Duration::from_millis(1200))
+        );
     }
 }

@@ -57,6 +57,8 @@ pub(crate) struct Finished {
     /// Whether processes of the child's group were still running a while
     /// after the child ended (they were killed).
     pub left_behind: bool,
+    /// The processor time the child and what it waited for used.
+    pub cpu: Duration,
 }
 
 impl Finished {
@@ -135,29 +137,32 @@ pub(crate) fn run(
     // Only the cage's watcher keeps the write end: it reads as ended once
     // the watcher has.
     let left = left.map(|(read, _)| read);
-    let mut child = spawned?;
+    let child = spawned?;
     let group = child.id() as libc::pid_t;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(child.wait());
+        let _ = tx.send(wait_with_cpu(child));
     });
     let waited = match limits.time {
         Some(limit) => rx.recv_timeout(limit).ok(),
         None => rx.recv().ok(),
     };
-    let status = match waited {
+    let (status, cpu) = match waited {
         Some(Err(err)) => {
             kill_group(group, libc::SIGKILL);
             return Err(err);
         }
-        Some(Ok(status)) => Some(status),
+        Some(Ok((status, cpu))) => (Some(status), cpu),
         None => {
             kill_group(group, libc::SIGTERM);
-            if rx.recv_timeout(GRACE).is_err() {
-                kill_group(group, libc::SIGKILL);
-                let _ = rx.recv();
-            }
-            None
+            let ended = match rx.recv_timeout(GRACE) {
+                Ok(ended) => ended,
+                Err(_) => {
+                    kill_group(group, libc::SIGKILL);
+                    rx.recv().map_err(std::io::Error::other)?
+                }
+            };
+            (None, ended.map_or(Duration::ZERO, |(_, cpu)| cpu))
         }
     };
     let duration = start.elapsed();
@@ -174,7 +179,35 @@ pub(crate) fn run(
         dropped: dropped_out + dropped_err,
         duration,
         left_behind,
+        cpu,
     })
+}
+
+/// Waits for `child` to end: its status, and the processor time it and
+/// every descendant it waited for used (a caged program's, reaped by its
+/// init, reaped by its watcher, reaped by the judge, included).
+fn wait_with_cpu(child: std::process::Child) -> std::io::Result<(ExitStatus, Duration)> {
+    use std::os::unix::process::ExitStatusExt;
+    let pid = child.id() as libc::pid_t;
+    let mut status = 0;
+    // SAFETY: fills a rusage of ours.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    loop {
+        // SAFETY: waits for our own child (never waited for elsewhere).
+        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+        if waited == pid {
+            break;
+        }
+        let err = std::io::Error::last_os_error();
+        if err.raw_os_error() != Some(libc::EINTR) {
+            return Err(err);
+        }
+    }
+    let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+    Ok((
+        ExitStatus::from_raw(status),
+        time(usage.ru_utime) + time(usage.ru_stime),
+    ))
 }
 
 /// A pipe for the cage's word on what was left behind: (read end, made
@@ -428,5 +461,16 @@ mod tests {
         assert!(finished.stdout.starts_with("flood\nflood\n"));
         assert!(!finished.success(), "SIGXFSZ or a write error ends it");
         assert!(std::fs::metadata(dir.path().join("stdout")).unwrap().len() <= 10_000);
+    }
+
+    #[test]
+    fn the_processor_time_of_a_child_and_what_it_waited_for_is_counted() {
+        let dir = tempfile::tempdir().unwrap();
+        // The work is in a child of the shell's, waited for.
+        let busy = "(i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done); exit 0";
+        let spun = run(sh(busy), dir.path(), &Limits::default()).unwrap();
+        let slept = run(sh("sleep 0.3"), dir.path(), &Limits::default()).unwrap();
+        assert!(spun.cpu > Duration::from_millis(100), "{:?}", spun.cpu);
+        assert!(slept.cpu < Duration::from_millis(100), "{:?}", slept.cpu);
     }
 }

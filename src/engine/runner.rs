@@ -10,11 +10,11 @@ use std::path::PathBuf;
 use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::sync::{Condvar, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
 use crate::bridge::protocol::SOCKET_ENV;
-use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, SPACE, Space};
+use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, Net, SPACE, Space};
 use crate::engine::budget::{Budgets, Start};
 use crate::engine::builder::Host;
 use crate::engine::outcome::TestOutcome;
@@ -126,6 +126,48 @@ pub(super) fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi:
     })
 }
 
+/// The closed networks of a run's implementations (`Net`): one each, made
+/// at its first trial and let go after its last, so that a network
+/// namespace is made per submission rather than per trial. Trials of one
+/// implementation share it; no two implementations do.
+struct Nets {
+    /// Per implementation (`budget_group`): its trials not yet started, and
+    /// its network once made.
+    groups: Mutex<std::collections::HashMap<String, NetOf>>,
+}
+
+/// An implementation's trials not yet started, and its network once made.
+type NetOf = (usize, Option<Arc<Net>>);
+
+impl Nets {
+    fn new(trials: &[Trial]) -> Nets {
+        let mut groups = std::collections::HashMap::new();
+        for trial in trials {
+            groups.entry(budget_group(trial)).or_insert((0, None)).0 += 1;
+        }
+        Nets {
+            groups: Mutex::new(groups),
+        }
+    }
+
+    /// The network of `group`'s next trial (made now if it is its first),
+    /// `None` where the machine has no user namespaces.
+    fn take(&self, group: &str) -> Result<Option<Arc<Net>>, Error> {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        let Some((left, net)) = groups.get_mut(group) else {
+            return Ok(None);
+        };
+        if net.is_none() && *left > 0 {
+            *net = Net::for_trials()
+                .map_err(|e| cage_error("a closed network", e))?
+                .map(Arc::new);
+        }
+        *left = left.saturating_sub(1);
+        // The last trial holds the only one left.
+        Ok(if *left == 0 { net.take() } else { net.clone() })
+    }
+}
+
 /// How many trials are running, for the gate that keeps `jobs` of them at
 /// once (`Runner::run`).
 struct Working {
@@ -230,11 +272,18 @@ impl Runner {
         let ended = std::sync::atomic::AtomicBool::new(false);
         let working = Working::new(self.jobs.max(1));
         let zygotes = crate::engine::python::Zygotes::for_trials(trials, self.launch);
+        let nets = Nets::new(trials);
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
                 let ended = &ended;
                 scope.spawn(move || {
+                    let mut tick = 0u32;
                     while !ended.load(Ordering::Relaxed) {
+                        // The processor time of older trials, every 100 ms.
+                        if tick.is_multiple_of(5) {
+                            budgets.sample();
+                        }
+                        tick = tick.wrapping_add(1);
                         for (dir, ticks) in budgets.overrun() {
                             process::kill_tagged(&dir, ticks);
                         }
@@ -252,8 +301,7 @@ impl Runner {
                 let tx = tx.clone();
                 let (next, failure, base, order) = (&next, &failure, base.path(), &order);
                 let budgets = budgets.as_ref();
-                let working = &working;
-                let zygotes = &zygotes;
+                let (working, nets, zygotes) = (&working, &nets, &zygotes);
                 scope.spawn(move || {
                     loop {
                         let _slot = working.enter(budgets);
@@ -270,6 +318,14 @@ impl Runner {
                             }
                         };
                         let group = budget_group(trial);
+                        let net = match nets.take(&group) {
+                            Ok(net) => net,
+                            Err(err) => {
+                                failure.lock().unwrap().get_or_insert(err);
+                                next.store(trials.len(), Ordering::Relaxed);
+                                break;
+                            }
+                        };
                         let ticks = process::boot_ticks();
                         if let Some(budgets) = budgets
                             && let Start::Spent(outcome) =
@@ -285,13 +341,21 @@ impl Runner {
                             }
                             continue;
                         }
-                        let ran = self.run_one(trial, &dir, zygotes).map(|mut result| {
+                        let caged = |cgroup: &std::path::Path| {
                             if let Some(budgets) = budgets {
-                                result.outcome =
-                                    budgets.end(&group, index, result.duration, result.outcome);
+                                budgets.caged(&group, index, cgroup);
                             }
-                            result
-                        });
+                        };
+                        let ran = self.run_one(trial, &dir, net.as_deref(), &caged, zygotes).map(
+                            |(mut result, cpu)| {
+                                if let Some(budgets) = budgets {
+                                    budgets.used(cpu);
+                                    result.outcome =
+                                        budgets.end(&group, index, result.duration, result.outcome);
+                                }
+                                result
+                            },
+                        );
                         match ran {
                             Ok(result) => {
                                 if tx.send((index, result)).is_err() {
@@ -337,15 +401,18 @@ impl Runner {
         &self,
         trial: &Trial,
         dir: &std::path::Path,
+        net: Option<&Net>,
+        caged: &dyn Fn(&std::path::Path),
         zygotes: &crate::engine::python::Zygotes,
-    ) -> Result<TrialResult, Error> {
+    ) -> Result<(TrialResult, Duration), Error> {
         // The judge's output stays beside the test's temporary directory, out of
         // the implementation's reach (it may write only under `tmp`).
         let tmp = dir.join("tmp");
         std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
         // A tmpfs of its own on `tmp`, which every process of the trial
-        // joins: the trial's total space is bounded.
-        let space = Space::for_trial(&tmp).map_err(|e| cage_error("the trial's space", e))?;
+        // joins: the trial's total space is bounded; and its
+        // implementation's closed network, which every process joins too.
+        let space = Space::for_trial(&tmp, net).map_err(|e| cage_error("the trial's space", e))?;
         let joined = space.as_ref().map(Space::join);
         // Whatever the trial starts, starts after this.
         let started = process::boot_ticks();
@@ -399,6 +466,10 @@ impl Runner {
             true => Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?,
             false => None,
         };
+        // The untrusted side's processor time counts for the budget.
+        if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
+            caged(memory.path());
+        }
         let cage = self.judge_caged.then(|| {
             Cage::new_reading(&tmp, &self.judge, &also, &self.judge_reads)
                 .within(space.as_ref())
@@ -497,10 +568,13 @@ impl Runner {
             ));
         }
         let _ = std::fs::remove_dir_all(dir);
-        Ok(TrialResult {
-            outcome,
-            duration: finished.duration,
-        })
+        Ok((
+            TrialResult {
+                outcome,
+                duration: finished.duration,
+            },
+            finished.cpu,
+        ))
     }
 }
 
