@@ -16,6 +16,18 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+/// The variables of fencelab's environment a judge (or a server the engine
+/// starts) gets: where programs are, and the locale.
+pub(super) fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(key, _)| {
+        let key = key.to_string_lossy();
+        key == "PATH" || key == "LANG" || key.starts_with("LC_")
+    })
+}
+
+/// The largest file a trial's process may write (`RLIMIT_FSIZE`).
+pub(crate) const FILE_SIZE: u64 = 256 * 1024 * 1024;
+
 /// What a child may use.
 #[derive(Debug, Clone)]
 pub(crate) struct Limits {

@@ -34,7 +34,6 @@ use std::time::Duration;
 use super::builder::{Host, Hosting, Implementation};
 use super::policy::{Launch, Servers};
 use super::process::{self, Limits, cage_error};
-use super::runner::Trial;
 use super::scratch::{CrateDir, Pin, Scratch, hash_of};
 use crate::bridge::sandbox::Cage;
 use crate::error::Error;
@@ -578,10 +577,6 @@ pub(crate) struct Zygotes {
     starter: Mutex<mpsc::Sender<(Command, mpsc::Sender<std::io::Result<Child>>)>>,
 }
 
-/// The largest file a trial's processes may write (`Runner::run_one` gives
-/// a judge this limit, and a server it starts inherits it).
-pub(crate) const FILE_SIZE: u64 = 256 * 1024 * 1024;
-
 /// One forking server: its process and the runner's end of its control
 /// socket, on which each trial's connection is sent.
 pub(crate) struct Zygote {
@@ -597,17 +592,17 @@ pub(crate) struct Handed {
 }
 
 impl Zygotes {
-    /// The forking servers `trials` may use: Python implementations whose
+    /// The forking servers the trials of `hosts` (one each) may use: Python implementations whose
     /// server the judge starts (`Launch::ByJudge`), where the cage has a PID
     /// namespace (nothing a child starts then outlives its cage). None
     /// elsewhere: each judge starts an interpreter, as before.
-    pub(crate) fn for_trials(trials: &[Trial], launch: Launch) -> Zygotes {
+    pub(crate) fn for_hosts<'a>(hosts: impl Iterator<Item = &'a Host>, launch: Launch) -> Zygotes {
         let mut waiting: HashMap<(PathBuf, String), usize> = HashMap::new();
         if launch == Launch::ByJudge && crate::bridge::sandbox::Layers::probe().namespaces {
-            for trial in trials {
-                if trial.host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
+            for host in hosts {
+                if host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
                     *waiting
-                        .entry((trial.host.program.clone(), trial.host.key.clone()))
+                        .entry((host.program.clone(), host.key.clone()))
                         .or_default() += 1;
                 }
             }
@@ -682,7 +677,7 @@ impl Zygotes {
             .arg(&host.program)
             .args(["serve", host.key.as_str(), "--forking"])
             .env_clear()
-            .envs(super::runner::passed_on())
+            .envs(super::process::passed_on())
             .current_dir("/")
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -695,7 +690,10 @@ impl Zygotes {
             command.pre_exec(move || {
                 // What a judge's limits give the server it starts: no core
                 // dump, FILE_SIZE per file.
-                for (resource, value) in [(libc::RLIMIT_CORE, 0), (libc::RLIMIT_FSIZE, FILE_SIZE)] {
+                for (resource, value) in [
+                    (libc::RLIMIT_CORE, 0),
+                    (libc::RLIMIT_FSIZE, process::FILE_SIZE),
+                ] {
                     let limit = libc::rlimit {
                         rlim_cur: value,
                         rlim_max: value,
@@ -794,7 +792,7 @@ mod tests {
     use super::*;
     use crate::engine::builder::{self, Built, Plan};
     use crate::engine::policy::{Policy, Trust};
-    use crate::engine::runner::Runner;
+    use crate::engine::runner::{Runner, Trial};
     use crate::lab::suite::SuiteFiles;
 
     /// The processes whose command line holds `text`.

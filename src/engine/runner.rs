@@ -117,15 +117,6 @@ fn shuffled(n: usize) -> Vec<usize> {
     order
 }
 
-/// The variables of fencelab's environment a judge gets: where programs are,
-/// and the locale.
-pub(super) fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
-    std::env::vars_os().filter(|(key, _)| {
-        let key = key.to_string_lossy();
-        key == "PATH" || key == "LANG" || key.starts_with("LC_")
-    })
-}
-
 /// The closed networks of a run's implementations (`Net`): one each, made
 /// at its first trial and let go after its last, so that a network
 /// namespace is made per submission rather than per trial. Trials of one
@@ -271,7 +262,8 @@ impl Runner {
         let budgets = self.budget.map(Budgets::new);
         let ended = std::sync::atomic::AtomicBool::new(false);
         let working = Working::new(self.jobs.max(1));
-        let zygotes = crate::engine::python::Zygotes::for_trials(trials, self.launch);
+        let zygotes =
+            crate::engine::python::Zygotes::for_hosts(trials.iter().map(|t| &t.host), self.launch);
         let nets = Nets::new(trials);
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
@@ -346,16 +338,16 @@ impl Runner {
                                 budgets.caged(&group, index, cgroup);
                             }
                         };
-                        let ran = self.run_one(trial, &dir, net.as_deref(), &caged, zygotes).map(
-                            |(mut result, cpu)| {
+                        let ran = self
+                            .run_one(trial, &dir, net.as_deref(), &caged, zygotes)
+                            .map(|(mut result, cpu)| {
                                 if let Some(budgets) = budgets {
                                     budgets.used(cpu);
                                     result.outcome =
                                         budgets.end(&group, index, result.duration, result.outcome);
                                 }
                                 result
-                            },
-                        );
+                            });
                         match ran {
                             Ok(result) => {
                                 if tx.send((index, result)).is_err() {
@@ -423,7 +415,7 @@ impl Runner {
             // Nothing of fencelab's environment (a CI job's tokens, say) reaches
             // the implementation: only what a test needs.
             .env_clear()
-            .envs(passed_on())
+            .envs(process::passed_on())
             .env("TMPDIR", &tmp)
             .env("HOME", &tmp)
             .env("RUST_BACKTRACE", "0");
@@ -478,7 +470,7 @@ impl Runner {
         let limits = Limits {
             time: Some(trial.limit),
             output_cap: self.output_cap,
-            file_size: Some(crate::engine::python::FILE_SIZE),
+            file_size: Some(process::FILE_SIZE),
             // fencelab's own judge cages the implementation itself; an
             // untrusted one is caged here.
             cage: cage.as_ref().map(Cage::plan),
