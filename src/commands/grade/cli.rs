@@ -52,7 +52,7 @@ pub(crate) struct GradeArgs {
     /// A time limit per test, in seconds [default: 10]
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// How long one submission's tests may hang in total, in seconds: the time each runs past ten times the median test (at least 1 s; 5 s until 16 tests have ended), while it runs or up to its limit (a test that ends on its own spends nothing); past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
+    /// How long one submission's tests may hang in total, in seconds: the time each runs past ten times the median test (at least 1 s; 5 s until 16 tests have ended), or past the moment its implementation has used ten times the median test's processor time (at least 0.3 s: it spins), while it runs or up to its limit (a test that ends on its own spends nothing); past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
     #[arg(long, value_name = "SECS")]
     pub budget: Option<f64>,
     /// A time limit for the build, in seconds [default: 600]
