@@ -48,6 +48,7 @@ def prctl(option, value):
 
 
 def forking(script, key):
+    import gc
     import importlib
     import selectors
     import signal
@@ -63,6 +64,11 @@ def forking(script, key):
     # The server, compiled once: each child runs it as its __main__.
     with open(script, encoding="utf-8") as f:
         code = compile(f.read(), script, "exec", dont_inherit=True)
+    # The implementation, compiled once too (never run here: compiling runs
+    # none of its code, and fencelab compiled it already to know it is
+    # viable): each child runs this code, in its cage, as a server started
+    # afresh runs what it compiles itself.
+    module = precompiled(script, key, table)
     parent = os.getppid()
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     prctl(4, 0)  # PR_SET_DUMPABLE
@@ -125,7 +131,11 @@ def forking(script, key):
                         kill_cage(pid)
                     close(conn)
                     continue
-                pid = start_child(key, code, message, fds, libraries, [
+                # What the children's collector would otherwise write to (and
+                # so copy, page by page): this process's objects, every one
+                # alive for good.
+                gc.freeze()
+                pid = start_child(key, (code, module), message, fds, libraries, [
                     control.fileno(), wake_r, wake_w, selector])
                 for fd in fds:
                     os.close(fd)
@@ -138,6 +148,21 @@ def forking(script, key):
                 except OSError:
                     kill_cage(pid)
         reap(watchers, close)
+
+
+def precompiled(script, key, table):
+    """The implementation `key`'s source and its code, compiled as
+    fencelab_server.py's `compile_module` compiles it, or None when it does
+    not compile (the child then compiles it, and fails, as a server started
+    afresh does)."""
+    shown = next(i["shown"] for i in table["impls"] if i["key"] == key)
+    try:
+        with open(os.path.join(os.path.dirname(script), "impls", key, "lease.py"),
+                  encoding="utf-8") as f:
+            source = f.read()
+        return key, source, compile(source, shown, "exec", dont_inherit=True)
+    except (OSError, SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def reap(watchers, close):
@@ -175,7 +200,7 @@ def kill_cage(watcher):
             pass
 
 
-def start_child(key, code, message, fds, libraries, ours):
+def start_child(key, codes, message, fds, libraries, ours):
     """Forks the child of one trial; its pid (the cage's watcher), or None
     when the request is not one."""
     import ctypes
@@ -238,7 +263,7 @@ def start_child(key, code, message, fds, libraries, ours):
         # process's stays open.
         os.write(told, b"ok")
         os.closerange(LISTENER_FD + 1, 1 << 16)
-        run_child(key, code)
+        run_child(key, *codes)
     except BaseException as err:  # nothing of a child returns to the loop
         try:
             os.write(told, f"the forked server failed: {err!r}".encode())
@@ -247,17 +272,20 @@ def start_child(key, code, message, fds, libraries, ours):
     os._exit(1)
 
 
-def run_child(key, code):
+def run_child(key, code, module):
     """The caged child: this script run again as its `__main__` with `serve
     KEY`, so that the child is a server started afresh in all it shows (an
     uncaught exception's traceback, frame for frame; SystemExit's status;
-    `sys.argv`), and ends as one would."""
+    `sys.argv`), and ends as one would. `module`: the implementation's
+    source and code, compiled by the forking server (its `serve` runs that
+    code rather than compile the file again)."""
     import types as module_types
 
     script = code.co_filename
     sys.argv = [script, "serve", key]
     main_module = module_types.ModuleType("__main__")
     main_module.__file__ = script
+    main_module.PRECOMPILED = module
     sys.modules["__main__"] = main_module
     try:
         exec(code, main_module.__dict__)

@@ -363,8 +363,15 @@ def serve(key):
         sys.exit(2)
     listener = socket.socket(fileno=LISTENER_FD)
     threading.Thread(target=exit_when_the_judge_goes, daemon=True).start()
-    with open(os.path.join(HERE, "impls", key, "lease.py"), encoding="utf-8") as f:
-        source = f.read()
+    # Forked by python/fencelab_forking.py, the server finds the module's
+    # source and code compiled there (the same compile, of the same file).
+    precompiled = globals().get("PRECOMPILED")
+    if precompiled is not None and precompiled[0] == key:
+        _, source, code = precompiled
+    else:
+        with open(os.path.join(HERE, "impls", key, "lease.py"), encoding="utf-8") as f:
+            source = f.read()
+        code = None
     module = types.ModuleType("lease")
     module.__file__ = shown
     sys.modules["lease"] = module
@@ -373,7 +380,7 @@ def serve(key):
     linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
     # Importing runs the learner's top level: what it raises ends the process,
     # as a Rust server's failing constructor would.
-    exec(compile_module(source, shown), module.__dict__)
+    exec(code if code is not None else compile_module(source, shown), module.__dict__)
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=answer, args=(conn, module, shown), daemon=True).start()
