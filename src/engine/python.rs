@@ -138,10 +138,24 @@ fn find() -> Result<Interpreter, Missing> {
     let name = std::env::var_os(PYTHON_ENV)
         .filter(|v| !v.is_empty())
         .unwrap_or_else(|| "python3".into());
+    let cache = probe_cache::Cache::for_name(&name);
+    if let Some(found) = cache.as_ref().and_then(probe_cache::Cache::read) {
+        return Ok(found);
+    }
+    let found = probe(&name)?;
+    if let Some(cache) = &cache {
+        cache.write(&found);
+    }
+    Ok(found)
+}
+
+/// Asks the interpreter `name` what it is (through whatever `PATH` finds:
+/// a pyenv shim is some 40 bash processes and a third of a second here).
+fn probe(name: &std::ffi::OsStr) -> Result<Interpreter, Missing> {
     let shown = name.to_string_lossy().into_owned();
     let probe = "import json, os, sys; print(json.dumps([os.path.realpath(sys.executable), \
                  list(sys.version_info[:3]), sys.base_prefix, sys.base_exec_prefix]))";
-    let output = Command::new(&name)
+    let output = Command::new(name)
         .args(["-I", "-S", "-c", probe])
         .env_clear()
         .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -170,6 +184,132 @@ fn find() -> Result<Interpreter, Missing> {
     reads.sort();
     reads.dedup();
     Ok(Interpreter { executable, reads })
+}
+
+/// The probe's answer kept between commands (`find`), so that a command
+/// asks the interpreter what it is only when something that could change
+/// the answer has changed. Only an interpreter found, 3.10 or newer, is
+/// kept: a missing or old one is asked every time, and says so in one line.
+///
+/// The key is everything the probe's answer depends on: the name asked for,
+/// `PATH`, the file `PATH` finds for it (path, size, modification time,
+/// inode: a pyenv shim, say), and what a version manager behind such a file
+/// reads to choose (pyenv's global `version` beside its shims directory,
+/// `.python-version` and asdf's `.tool-versions` in the working directory
+/// and every directory above it). The answer is used only while the
+/// interpreter it names is still the file it was.
+mod probe_cache {
+    use std::os::unix::fs::MetadataExt;
+    use std::path::{Path, PathBuf};
+
+    use super::Interpreter;
+    use crate::engine::scratch::{Place, hash_of};
+
+    /// The file of the cache, and the key of this process's probe.
+    pub(super) struct Cache {
+        file: PathBuf,
+        key: String,
+    }
+
+    #[derive(serde::Serialize, serde::Deserialize)]
+    struct Kept {
+        key: String,
+        executable: PathBuf,
+        /// What the executable was when the probe ran (`identity`).
+        identity: String,
+        reads: Vec<PathBuf>,
+    }
+
+    /// A file's identity: size, modification time, inode ("-": none).
+    fn identity(path: &Path) -> String {
+        std::fs::metadata(path).map_or_else(
+            |_| "-".to_string(),
+            |m| format!("{} {}.{} {}", m.len(), m.mtime(), m.mtime_nsec(), m.ino()),
+        )
+    }
+
+    /// The file `PATH` finds for `name` (or `name` itself, when it is a path).
+    fn on_path(name: &std::ffi::OsStr, path: &std::ffi::OsStr) -> Option<PathBuf> {
+        use std::os::unix::fs::PermissionsExt;
+        let name = Path::new(name);
+        let runnable = |p: &Path| {
+            std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        };
+        if name.components().count() > 1 {
+            return runnable(name).then(|| name.to_path_buf());
+        }
+        std::env::split_paths(path)
+            .map(|dir| dir.join(name))
+            .find(|p| runnable(p))
+    }
+
+    impl Cache {
+        /// The cache for the interpreter `name`; None where `PATH` finds
+        /// nothing of that name (the probe then says so) or no cache can be.
+        pub(super) fn for_name(name: &std::ffi::OsStr) -> Option<Cache> {
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            let found = on_path(name, &path)?;
+            let found = std::path::absolute(&found).ok()?;
+            let mut parts: Vec<String> = vec![
+                name.to_string_lossy().into_owned(),
+                path.to_string_lossy().into_owned(),
+                found.to_string_lossy().into_owned(),
+                identity(&found),
+            ];
+            if let Some(root) = found.parent().and_then(Path::parent) {
+                parts.push(identity(&root.join("version")));
+            }
+            let cwd = std::env::current_dir().ok()?;
+            for dir in cwd.ancestors() {
+                for chooser in [".python-version", ".tool-versions"] {
+                    parts.push(identity(&dir.join(chooser)));
+                }
+            }
+            let dir = Place::find(None, Path::new("target"))
+                .target_dir()
+                .join("fencelab");
+            Some(Cache {
+                file: dir.join("python-interpreter.json"),
+                key: hash_of(parts.iter().map(String::as_str)),
+            })
+        }
+
+        /// The interpreter kept for this key, if it is still what it was.
+        pub(super) fn read(&self) -> Option<Interpreter> {
+            let text = std::fs::read_to_string(&self.file).ok()?;
+            let kept: Kept = serde_json::from_str(&text).ok()?;
+            (kept.key == self.key && kept.identity == identity(&kept.executable)).then_some(
+                Interpreter {
+                    executable: kept.executable,
+                    reads: kept.reads,
+                },
+            )
+        }
+
+        /// Keeps `found` for this key (at best: a cache that cannot be
+        /// written is asked again next time).
+        pub(super) fn write(&self, found: &Interpreter) {
+            let kept = Kept {
+                key: self.key.clone(),
+                executable: found.executable.clone(),
+                identity: identity(&found.executable),
+                reads: found.reads.clone(),
+            };
+            let Some(dir) = self.file.parent() else {
+                return;
+            };
+            if std::fs::create_dir_all(dir).is_err() {
+                return;
+            }
+            if let Ok(mut file) = tempfile::NamedTempFile::new_in(dir) {
+                use std::io::Write;
+                let text = serde_json::to_string(&kept).expect("JSON");
+                if file.write_all(text.as_bytes()).is_ok() {
+                    let _ = file.persist(&self.file);
+                }
+            }
+        }
+    }
 }
 
 /// The hosting of Python implementations, and the pin that keeps their
@@ -201,7 +341,7 @@ pub(crate) fn host(
         });
     }
     let python = interpreter()?;
-    let errors = compile_errors(&python, implementations)?;
+    let errors = compile_errors_kept(scratch, &python, implementations)?;
     let viable: Vec<usize> = (0..implementations.len())
         .filter(|&i| errors[i].is_none())
         .collect();
@@ -232,7 +372,7 @@ pub(crate) fn host(
             .iter()
             .map(|&i| key_of(&implementations[i].source))
             .collect();
-        identify(&script, build, &keys)?;
+        identify_once(&script, &python, build, &keys)?;
         for &i in hosts {
             hosting[i] = Hosting::Hosted(Host {
                 program: script.clone(),
@@ -245,6 +385,71 @@ pub(crate) fn host(
         hosting,
         pin: Some(pin),
     })
+}
+
+/// The interpreter's identity: its path, size, modification time and
+/// inode (what the caches of its answers are keyed by).
+fn fingerprint(python: &Interpreter) -> String {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(&python.executable).map_or_else(
+        |_| "-".to_string(),
+        |m| format!("{} {}.{} {}", m.len(), m.mtime(), m.mtime_nsec(), m.ino()),
+    );
+    format!("{} {meta}", python.executable.display())
+}
+
+/// How many answers of [`compile_errors_kept`] the scratch workspace keeps
+/// (the oldest go beyond it).
+const COMPILED_KEPT: usize = 256;
+
+/// [`compile_errors`], kept in the scratch workspace (`pycompiled/`) by the
+/// interpreter's identity and the sources, as cargo keeps what it built of
+/// a Rust crate: a `check` of an unchanged file compiles nothing again.
+fn compile_errors_kept(
+    scratch: &Scratch,
+    python: &Interpreter,
+    implementations: &[Implementation],
+) -> Result<Vec<Option<String>>, Error> {
+    let identity = fingerprint(python);
+    let mut parts: Vec<&str> = vec![&identity];
+    for implementation in implementations {
+        parts.extend([implementation.shown_path.as_str(), &implementation.source]);
+    }
+    let dir = scratch.root.join("pycompiled");
+    let file = dir.join(hash_of(parts));
+    if let Some(answers) = std::fs::read_to_string(&file)
+        .ok()
+        .and_then(|text| serde_json::from_str::<Vec<Option<String>>>(&text).ok())
+        .filter(|answers| answers.len() == implementations.len())
+    {
+        return Ok(answers);
+    }
+    let answers = compile_errors(python, implementations)?;
+    // At best: an answer that cannot be kept is asked again next time.
+    if std::fs::create_dir_all(&dir).is_ok() {
+        let mut kept: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&dir)
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .filter_map(|e| Some((e.metadata().ok()?.modified().ok()?, e.path())))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if kept.len() >= COMPILED_KEPT {
+            kept.sort();
+            for (_, old) in &kept[..kept.len() + 1 - COMPILED_KEPT] {
+                let _ = std::fs::remove_file(old);
+            }
+        }
+        if let Ok(mut temp) = tempfile::NamedTempFile::new_in(&dir) {
+            use std::io::Write;
+            let text = serde_json::to_string(&answers).expect("JSON");
+            if temp.write_all(text.as_bytes()).is_ok() {
+                let _ = temp.persist(&file);
+            }
+        }
+    }
+    Ok(answers)
 }
 
 /// Python's own message for each source that does not compile (`None` for
@@ -343,6 +548,29 @@ fn write_server(
             .map_err(|e| Error::io("make executable", &script, e))?;
     }
     Ok((dir, build))
+}
+
+/// The file in a server's directory saying which interpreter ran its
+/// `--identify` and found it right (its directory is named by its
+/// contents, so once is enough for that interpreter).
+const IDENTIFIED_FILE: &str = "identified";
+
+/// [`identify`], once per server directory and interpreter.
+fn identify_once(
+    script: &Path,
+    python: &Interpreter,
+    build: &str,
+    keys: &[String],
+) -> Result<(), Error> {
+    let marker = script.with_file_name(IDENTIFIED_FILE);
+    let identity = fingerprint(python);
+    if std::fs::read_to_string(&marker).is_ok_and(|said| said == identity) {
+        return Ok(());
+    }
+    identify(script, build, keys)?;
+    // At best: a marker that cannot be written means asking again next time.
+    let _ = std::fs::write(&marker, identity);
+    Ok(())
 }
 
 /// The server must say it is this build and hosts exactly `keys`.
