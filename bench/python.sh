@@ -7,7 +7,9 @@
 #                            Python lab alternates with this one's, and it
 #                            grades BEFORE_BATCH=10 submissions too)
 # 1. check, warm: a Python lab and a Rust lab made by `fencelab new`, each
-#    holding its reference, checked alternately REPS times (medians);
+#    holding its reference, checked alternately REPS times (medians of the
+#    wall and, where a cpuacct cgroup can be made, of the CPU-seconds of
+#    the command and all it starts);
 # 2. verify: the same three mutants against each reference, at the same time
 #    (so under the same load): seconds of trials per mutant, side by side;
 # 3. grade: BATCH Python submissions (the reference, each copy a file of its
@@ -23,6 +25,25 @@ batch=${BATCH:-100}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
+# run_counted FILE CMD...: runs CMD (in the current directory) and appends to
+# FILE the CPU-seconds of all it started (a cpuacct cgroup of its own, where
+# this user may make one; else "-"); CMD's exit status is returned.
+cpuacct=/sys/fs/cgroup/cpuacct
+run_counted() {
+  out=$1; shift
+  group=$cpuacct/fencelab-bench-$$
+  if mkdir "$group" 2>/dev/null; then
+    status=0
+    sh -c 'echo $$ >"$1/tasks"; shift; exec "$@"' sh "$group" "$@" || status=$?
+    echo "$(cat "$group/cpuacct.usage")" >>"$out"
+    # Leftovers (none expected) go back to the root before the group goes.
+    for pid in $(cat "$group/tasks"); do echo "$pid" >"$cpuacct/tasks" 2>/dev/null || true; done
+    rmdir "$group" 2>/dev/null || true
+    return $status
+  fi
+  echo - >>"$out"
+  "$@"
+}
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$fencelab" new "$work/py" --python --lang en >/dev/null 2>&1
@@ -40,22 +61,27 @@ for _ in $(seq "$reps"); do
       run=$before dir=py
     fi
     start=$(now)
-    (cd "$work/$dir" && "$run" check -q >/dev/null 2>&1) || echo "$lab: check did not pass" >&2
-    echo "$lab $start $(now)" >>"$work/checks"
+    (cd "$work/$dir" && run_counted "$work/cpu" "$run" check -q >/dev/null 2>&1) ||
+      echo "$lab: check did not pass" >&2
+    echo "$lab $start $(now) $(tail -n 1 "$work/cpu")" >>"$work/checks"
   done
 done
 python3 - "$work/checks" <<'PY'
 import statistics, sys
-times = {}
+times, cpus = {}, {}
 for line in open(sys.argv[1]):
-    lab, start, end = line.split()
+    lab, start, end, cpu = line.split()
     times.setdefault(lab, []).append(float(end) - float(start))
+    if cpu != "-":
+        cpus.setdefault(lab, []).append(int(cpu) / 1e9)
+def cpu(lab):
+    return f", {statistics.median(cpus[lab]):.2f} CPU-s" if lab in cpus else ""
 py, rs = statistics.median(times["py"]), statistics.median(times["rs"])
-print(f"check, warm (median of {len(times['py'])}): Python lab {py:.2f} s, Rust lab {rs:.2f} s "
-      f"(target: Python within 3 s)")
+print(f"check, warm (median of {len(times['py'])}): Python lab {py:.2f} s{cpu('py')}, "
+      f"Rust lab {rs:.2f} s{cpu('rs')} (target: Python within 3 s)")
 if "before" in times:
     print(f"check of the Python lab by BEFORE, alternating with it (median of "
-          f"{len(times['before'])}): {statistics.median(times['before']):.2f} s")
+          f"{len(times['before'])}): {statistics.median(times['before']):.2f} s{cpu('before')}")
 PY
 
 mutants="enqueue-insert-or-replace claim-expiry-inclusive release-resets-fence"
@@ -81,16 +107,18 @@ for i in $(seq "$batch"); do
 done
 grade() { # WHO FENCELAB N
   start=$(now)
-  "$2" grade $(ls "$work"/subs/*.py | head -n "$3") --json "$work/grade-$1.json" -q >/dev/null || true
+  run_counted "$work/cpu" "$2" grade $(ls "$work"/subs/*.py | head -n "$3") \
+    --json "$work/grade-$1.json" -q >/dev/null || true
   end=$(now)
-  python3 - "$work/grade-$1.json" "$start" "$end" "$3" "$1" <<'PY'
+  python3 - "$work/grade-$1.json" "$start" "$end" "$3" "$1" "$(tail -n 1 "$work/cpu")" <<'PY'
 import json, sys
 report, start, end, n, who = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4]), sys.argv[5]
+cpu = "" if sys.argv[6] == "-" else f", {int(sys.argv[6]) / 1e9 / n:.2f} CPU-s a submission"
 subs = json.load(open(report))["submissions"]
 full = sum(1 for s in subs if s["score"] == 100)
 secs = end - start
 print(f"grade{' (BEFORE)' if who == 'before' else ''}: {n} Python submissions in {secs:.1f} s, "
-      f"{n / secs * 60:.1f} per minute ({full} scored 100; target: 60 per minute)")
+      f"{n / secs * 60:.1f} per minute{cpu} ({full} scored 100; target: 60 per minute)")
 PY
 }
 grade after "$fencelab" "$batch"

@@ -11,7 +11,12 @@ which the runner sends one connection per trial.
 
 It imports the standard library the contract needs, and never the
 implementation: that is imported only in a child, after the child has
-entered the trial's cage. On a connection, the trial's judge
+entered the trial's cage. It compiles the implementation's source once
+(compiling runs none of its code; fencelab compiled it already to know it
+viable), and each child runs that code, in its cage, where a server started
+afresh would compile the file itself. Before each fork it freezes its
+objects (`gc.freeze`), so that the child's collector does not write to
+them, which would copy every page they sit on. On a connection, the trial's judge
 (src/bridge/zygote.rs) sends one request, a JSON object (the cage's strings:
 the trial's directory, the program and what it reads, the memory cgroup, the
 environment) with descriptors: the listening socket, the server's standard
@@ -35,10 +40,10 @@ import sys
 LISTENER_FD = 3
 
 #: What the contract's implementations import, imported once here.
-PRELOADED = ("sqlite3", "concurrent.futures", "concurrent.futures.thread", "threading",
-             "linecache", "pathlib", "ctypes", "fcntl")
+PRELOADED = ("__future__", "sqlite3", "concurrent.futures", "concurrent.futures.thread",
+             "threading", "linecache", "pathlib", "ctypes", "fcntl")
 #: The descriptors of a request, in order (the trial's namespaces optional).
-REQUEST_FDS = ("listener", "stdin", "stdout", "stderr", "told", "user", "mount")
+REQUEST_FDS = ("listener", "stdin", "stdout", "stderr", "told", "user", "mount", "net")
 
 
 def prctl(option, value):
@@ -231,7 +236,7 @@ def start_child(key, codes, message, fds, libraries, ours):
         for fd in ours[:3]:
             os.close(fd)
         listener, stdin, stdout, stderr, told = fds[:5]
-        namespaces = fds[5:7]
+        namespaces = fds[5:8]
         # 0, 1, 2 and LISTENER_FD as a server started afresh has them.
         import fcntl
 

@@ -406,7 +406,7 @@ fn start_forked(
             .map(std::os::fd::OwnedFd::from)
             .unwrap_or_else(|e| not_started(format_args!("cannot open its {kind} namespace: {e}")))
     };
-    let (user, mount) = (namespace("user"), namespace("mnt"));
+    let (user, mount, net) = (namespace("user"), namespace("mnt"), namespace("net"));
     // SAFETY: as in `start`.
     unsafe {
         libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
@@ -435,11 +435,14 @@ fn start_forked(
         told_w.as_raw_fd(),
         user.as_raw_fd(),
         mount.as_raw_fd(),
+        net.as_raw_fd(),
     ];
     let pid = super::zygote::fork(&request, &fds)
         .unwrap_or_else(|e| not_started(format_args!("{}: {e}", exe.display())));
     // Only the server keeps these (as in `start`).
-    drop((listener, stdin_r, stdout_w, stderr_w, told_w, user, mount));
+    drop((
+        listener, stdin_r, stdout_w, stderr_w, told_w, user, mount, net,
+    ));
     FORKED.store(true, Ordering::SeqCst);
     SERVER_PID.store(pid, Ordering::SeqCst);
     // SAFETY: registers a plain function to run at exit.

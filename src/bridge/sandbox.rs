@@ -580,13 +580,19 @@ impl Join {
     /// The `Join` of a trial's space whose namespaces a process received as
     /// descriptors (a Python server forked per trial: `bridge::zygote`),
     /// its trial's directory `dir`; `user` is None where the process is in
-    /// that user namespace already.
-    pub(crate) fn of(user: Option<RawFd>, mount: RawFd, dir: &Path) -> std::io::Result<Join> {
+    /// that user namespace already, `net` where it is in that network (or
+    /// the judge sent none): the cage it then builds makes a network of its
+    /// own unless it finds itself in a closed one (`Cage::build`), as a
+    /// judge's does.
+    pub(crate) fn of(
+        user: Option<RawFd>,
+        mount: RawFd,
+        net: Option<RawFd>,
+        dir: &Path,
+    ) -> std::io::Result<Join> {
         Ok(Join {
             user,
-            // Not the trials' network: the cage a forked server builds
-            // finds itself outside a closed network and makes its own.
-            net: None,
+            net,
             mount,
             dir: CString::new(absolute(dir).as_os_str().as_bytes())?,
         })

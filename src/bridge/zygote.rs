@@ -11,8 +11,9 @@
 //!   first call it sends what the child needs: the strings of its cage (the
 //!   trial's directory, the program, what it reads, the memory cgroup) and
 //!   descriptors (the listening socket, the server's three standard streams,
-//!   a pipe for the cage's word, its own user and mount namespaces: the
-//!   trial's space). The answer is the pid of the cage's watcher; its exit
+//!   a pipe for the cage's word, its own user, mount and network
+//!   namespaces: the trial's space, and the implementation's closed network
+//!   a server it started would share). The answer is the pid of the cage's watcher; its exit
 //!   status follows when it ends;
 //! - the child's (`fencelab_enter_cage`, exported by the bridge's cdylib and
 //!   called through `ctypes` in the forked child, before the implementation
@@ -64,8 +65,8 @@ pub(crate) struct Request {
     /// The environment a server started by the judge would have had (the
     /// child takes it on: `TMPDIR`, `HOME`, ...).
     pub env: Vec<(String, String)>,
-    /// Filled in by the child: its listening socket, and the trial's user
-    /// and mount namespaces (as received).
+    /// Filled in by the child: its listening socket, and the trial's user,
+    /// mount and network namespaces (as received).
     #[serde(default)]
     pub listener: RawFd,
     #[serde(default)]
@@ -151,9 +152,11 @@ fn enter_cage(request: &Request) -> std::io::Result<()> {
         ok && own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)
     };
     match request.namespaces[..] {
-        [user, mount] if !same(mount, "mnt") => {
+        [user, mount, ref net @ ..] if !same(mount, "mnt") => {
             let user = (!same(user, "user")).then_some(user);
-            let join = super::sandbox::Join::of(user, mount, &request.tmp)?;
+            // The judge's network: the trials' closed one, where it is in it.
+            let net = net.first().copied().filter(|&net| !same(net, "net"));
+            let join = super::sandbox::Join::of(user, mount, net, &request.tmp)?;
             // SAFETY: a single-threaded process, the descriptors held open.
             unsafe { super::sandbox::join(&join)? };
         }
@@ -227,8 +230,8 @@ pub(crate) fn connection() -> Option<RawFd> {
 }
 
 /// Asks the forking server for a caged child serving `request`, handing it
-/// `fds` (listener, stdin, stdout, stderr, the cage's word, then the user
-/// and mount namespaces); the watcher's pid.
+/// `fds` (listener, stdin, stdout, stderr, the cage's word, then the user,
+/// mount and network namespaces); the watcher's pid.
 pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, String> {
     let connection = CONNECTION
         .get()

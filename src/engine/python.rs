@@ -22,6 +22,13 @@
 //! interpreter is `python3` on `PATH` (or `FENCELAB_PYTHON`), 3.10 or newer,
 //! found once per process; without it a Python run stops with one line
 //! saying what to install.
+//!
+//! What does not change between commands is asked once, as cargo builds a
+//! crate once: the probe's answer (`probe_cache`: kept only for an
+//! interpreter found, and only while nothing that chose it has changed),
+//! Python's compile answers (by interpreter and sources) and a server
+//! directory's `--identify` (its directory is named by its contents). A
+//! warm `check` starts no interpreter before its trials.
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
