@@ -254,8 +254,26 @@ mod probe_cache {
         /// The cache for the interpreter `name`; None where `PATH` finds
         /// nothing of that name (the probe then says so) or no cache can be.
         pub(super) fn for_name(name: &std::ffi::OsStr) -> Option<Cache> {
-            let path = std::env::var_os("PATH").unwrap_or_default();
-            let found = on_path(name, &path)?;
+            let dir = Place::find(None, Path::new("target"))
+                .target_dir()
+                .join("fencelab");
+            Cache::at(
+                name,
+                &std::env::var_os("PATH").unwrap_or_default(),
+                &std::env::current_dir().ok()?,
+                &dir,
+            )
+        }
+
+        /// [`Cache::for_name`] with `PATH`, the working directory and the
+        /// cache's directory given.
+        pub(super) fn at(
+            name: &std::ffi::OsStr,
+            path: &std::ffi::OsStr,
+            cwd: &Path,
+            dir: &Path,
+        ) -> Option<Cache> {
+            let found = on_path(name, path)?;
             let found = std::path::absolute(&found).ok()?;
             let mut parts: Vec<String> = vec![
                 name.to_string_lossy().into_owned(),
@@ -266,15 +284,11 @@ mod probe_cache {
             if let Some(root) = found.parent().and_then(Path::parent) {
                 parts.push(identity(&root.join("version")));
             }
-            let cwd = std::env::current_dir().ok()?;
-            for dir in cwd.ancestors() {
+            for above in cwd.ancestors() {
                 for chooser in [".python-version", ".tool-versions"] {
-                    parts.push(identity(&dir.join(chooser)));
+                    parts.push(identity(&above.join(chooser)));
                 }
             }
-            let dir = Place::find(None, Path::new("target"))
-                .target_dir()
-                .join("fencelab");
             Some(Cache {
                 file: dir.join("python-interpreter.json"),
                 key: hash_of(parts.iter().map(String::as_str)),
@@ -315,6 +329,81 @@ mod probe_cache {
                     let _ = file.persist(&self.file);
                 }
             }
+        }
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use super::*;
+
+        /// A shim-like script `python3` in `bin/`, beside pyenv's `version`.
+        fn shim(root: &Path) -> PathBuf {
+            use std::os::unix::fs::PermissionsExt;
+            let bin = root.join("shims");
+            std::fs::create_dir_all(&bin).unwrap();
+            let shim = bin.join("python3");
+            std::fs::write(&shim, "#!/bin/sh\nexec real \"$@\"\n").unwrap();
+            std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+            std::fs::write(root.join("version"), "3.11.7\n").unwrap();
+            bin
+        }
+
+        fn found(executable: &Path) -> Interpreter {
+            Interpreter {
+                executable: executable.to_path_buf(),
+                reads: vec![PathBuf::from("/usr")],
+            }
+        }
+
+        /// Sets a file's modification time (a change the key must see even
+        /// within the filesystem's clock's resolution).
+        fn touch(file: &Path, secs: i64) {
+            let time = std::time::UNIX_EPOCH + std::time::Duration::from_secs(secs as u64);
+            std::fs::File::options()
+                .write(true)
+                .open(file)
+                .unwrap()
+                .set_modified(time)
+                .unwrap();
+        }
+
+        #[test]
+        fn the_probes_answer_is_kept_until_what_chose_the_interpreter_changes() {
+            let root = tempfile::tempdir().unwrap();
+            let bin = shim(root.path());
+            let work = root.path().join("lab");
+            std::fs::create_dir_all(&work).unwrap();
+            let dir = root.path().join("cache");
+            let real = root.path().join("python3.11");
+            std::fs::write(&real, "an interpreter").unwrap();
+            let name = std::ffi::OsStr::new("python3");
+            let cache = |path: &Path| Cache::at(name, path.as_os_str(), &work, &dir);
+
+            // Nothing of that name on PATH: no cache (the probe says so).
+            assert!(cache(&root.path().join("nowhere")).is_none());
+            let kept = cache(&bin).unwrap();
+            assert!(kept.read().is_none(), "nothing kept yet");
+            kept.write(&found(&real));
+            let again = cache(&bin).unwrap();
+            assert_eq!(again.read().unwrap().executable, real);
+
+            // pyenv's global version changes: asked again.
+            touch(&root.path().join("version"), 1_000_000);
+            assert!(cache(&bin).unwrap().read().is_none());
+            cache(&bin).unwrap().write(&found(&real));
+            assert!(cache(&bin).unwrap().read().is_some());
+            // A local .python-version appears above the lab: asked again.
+            std::fs::write(root.path().join(".python-version"), "3.12\n").unwrap();
+            assert!(cache(&bin).unwrap().read().is_none());
+            cache(&bin).unwrap().write(&found(&real));
+            // The interpreter kept is no longer the file it was: asked again.
+            touch(&real, 2_000_000);
+            assert!(cache(&bin).unwrap().read().is_none());
+            cache(&bin).unwrap().write(&found(&real));
+            // Another PATH finding the same shim is another key.
+            let other = format!("{}:/usr/bin", bin.display());
+            assert!(cache(Path::new(&other)).unwrap().read().is_none());
+            assert!(cache(&bin).unwrap().read().is_some());
         }
     }
 }
