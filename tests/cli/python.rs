@@ -242,11 +242,16 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     // Each hostile submission is the reference with one change
     // (tests/fixtures/python/NAME.toml, in the mutants' format).
     let python_reference = std::fs::read_to_string(root.join(python::FILE)).unwrap();
+    // A listener on the grader's own loopback, which no trial may reach.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port().to_string();
     let fixtures = dir.path().join("submissions");
     std::fs::create_dir(&fixtures).unwrap();
     for entry in std::fs::read_dir(root.join("tests/fixtures/python")).unwrap() {
         let change = entry.unwrap().path();
         let (_, source) = crate::common::changed(&change, &python_reference);
+        let source = source.replace("GRADER_PORT", &port);
         let name = change.with_extension("py");
         std::fs::write(fixtures.join(name.file_name().unwrap()), source).unwrap();
     }
@@ -260,6 +265,7 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         "loops_in_claim.py",
         "forks_in_claim.py",
         "writes_outside.py",
+        "reaches_out_in_claim.py",
         "syntax_error.py",
     ];
     let json = dir.path().join("grade.json");
@@ -311,6 +317,18 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     // Its writes outside the trial were refused; otherwise it is correct.
     assert_eq!(of("writes_outside.py")["score"].as_f64(), Some(100.0));
     assert!(!escape.exists(), "a submission wrote {}", escape.display());
+    // Nothing it tried on the network reached anything (it returns a wrong
+    // fence when something answered): the server forked per trial is in the
+    // submission's closed network, as a server its judge starts.
+    assert_eq!(
+        of("reaches_out_in_claim.py")["score"].as_f64(),
+        Some(100.0),
+        "{stdout}"
+    );
+    assert!(
+        listener.accept().is_err(),
+        "a submission reached the grader's loopback"
+    );
     let broken = of("syntax_error.py");
     let errors = broken["compile_errors"].as_str().unwrap();
     assert!(
