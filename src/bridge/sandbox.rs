@@ -294,12 +294,17 @@ impl Memory {
 
 impl Drop for Memory {
     /// Removes it once nothing runs in it: what still does (a cage's init
-    /// killed with its watcher is still dying) is killed, for up to 2 s.
+    /// killed with its watcher is still dying) is killed, for up to 10 s.
+    /// Processes that held a gigabyte take a while to give it back on a
+    /// loaded machine (the attack suite's memory bomb across processes, at a
+    /// load of 90, was still dying after 2 s, the limit before): nothing of a
+    /// run may outlive it, so this waits rather than leave the cgroup to the
+    /// next run's sweep.
     fn drop(&mut self) {
         if !self.owned {
             return;
         }
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
         let mut pause = std::time::Duration::from_micros(200);
         loop {
             match std::fs::remove_dir(&self.dir) {
@@ -1765,7 +1770,19 @@ fn in_a_pid_namespace_of_its_own(pid: libc::pid_t) -> bool {
 /// its init and its program (found by descent, from /proc): what the program
 /// started and has not ended. For a process the cage is about to kill; 0
 /// where it has no PID namespace.
+///
+/// The descent reads each thread's children one file at a time, and a
+/// thread that ends meanwhile (a server answers each call on a thread of its
+/// own) hands its children to another thread of its process: read before
+/// the move on the one and after it on the other, they are in neither list.
+/// A thread ends once, so of two descents one after the other at least one
+/// sees every child of such a thread; the larger count is the answer.
 pub(crate) fn others_in_cage(watcher: libc::pid_t) -> usize {
+    descend_the_cage(watcher).max(descend_the_cage(watcher))
+}
+
+/// One descent of [`others_in_cage`].
+fn descend_the_cage(watcher: libc::pid_t) -> usize {
     // The children of every thread of a process.
     let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
         let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
