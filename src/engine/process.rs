@@ -87,6 +87,32 @@ impl Finished {
 /// How long a group has between SIGTERM and SIGKILL.
 const GRACE: Duration = Duration::from_millis(200);
 
+/// A program to run without a `Command`: for `run_light`.
+#[derive(Debug, Clone)]
+pub(crate) struct Spawn {
+    /// An absolute path (no search of `PATH`).
+    pub program: std::path::PathBuf,
+    pub args: Vec<std::ffi::OsString>,
+    /// The whole environment: nothing of fencelab's own is added.
+    pub env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// Its working directory (in the trial's space, when it joins one).
+    pub dir: std::path::PathBuf,
+}
+
+impl Spawn {
+    /// The same as a `Command` (for `run`, where a cage or a hook of the
+    /// caller's needs a fork).
+    pub(crate) fn command(&self) -> Command {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.args)
+            .env_clear()
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
+            .current_dir(&self.dir);
+        command
+    }
+}
+
 /// Runs `command` to its end or its deadline, with its output in files under
 /// `output_dir` (which must exist).
 pub(crate) fn run(
@@ -150,10 +176,237 @@ pub(crate) fn run(
     // the watcher has.
     let left = left.map(|(read, _)| read);
     let child = spawned?;
-    let group = child.id() as libc::pid_t;
+    // Its stdio are files: dropping the handle closes nothing it needs.
+    let pid = child.id() as libc::pid_t;
+    drop(child);
+    finish(pid, start, left, &out_path, &err_path, limits)
+}
+
+/// `run` for an uncaged `spawn` (`limits.cage` must be `None`; an error
+/// otherwise), started by a clone that shares this process's memory and
+/// waits for it to execute its program (`CLONE_VM | CLONE_VFORK`, as
+/// `posix_spawn` does) rather than by a fork: a fork copies every page table
+/// of fencelab's (many threads, a large heap) and makes each page fencelab
+/// writes until the child has executed a copy. The child does what `run`'s
+/// does between fork and exec (its own process group, no core, the file
+/// size limit, the trial's space, death with fencelab), then executes.
+pub(crate) fn run_light(
+    spawn: &Spawn,
+    output_dir: &Path,
+    limits: &Limits,
+) -> std::io::Result<Finished> {
+    use std::os::unix::ffi::OsStrExt;
+    if limits.cage.is_some() {
+        return Err(std::io::Error::other(
+            "a caged program is started by a fork (its watcher stays)",
+        ));
+    }
+    let out_path = output_dir.join("stdout");
+    let err_path = output_dir.join("stderr");
+    let c = |bytes: &[u8]| std::ffi::CString::new(bytes).map_err(std::io::Error::other);
+    let program = c(spawn.program.as_os_str().as_bytes())?;
+    let mut argv = vec![program.clone()];
+    for arg in &spawn.args {
+        argv.push(c(arg.as_bytes())?);
+    }
+    // A variable given twice is given its last value, as `Command::env`.
+    let env: std::collections::BTreeMap<&std::ffi::OsStr, &std::ffi::OsStr> = spawn
+        .env
+        .iter()
+        .map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+        .collect();
+    let mut envp = Vec::with_capacity(env.len());
+    for (key, value) in env {
+        let mut pair = key.as_bytes().to_vec();
+        pair.push(b'=');
+        pair.extend_from_slice(value.as_bytes());
+        envp.push(c(&pair)?);
+    }
+    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
+    argv_ptrs.push(std::ptr::null());
+    let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
+    envp_ptrs.push(std::ptr::null());
+    let dir = c(spawn.dir.as_os_str().as_bytes())?;
+    let stdin = File::open("/dev/null")?;
+    let stdout = File::create(&out_path)?;
+    let stderr = File::create(&err_path)?;
+    let child = Child {
+        program: program.as_ptr(),
+        argv: argv_ptrs.as_ptr(),
+        envp: envp_ptrs.as_ptr(),
+        dir: dir.as_ptr(),
+        stdio: [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()],
+        file_size: limits.file_size,
+        space: limits.space.as_deref(),
+        // SAFETY: a plain system call.
+        parent: unsafe { libc::getpid() },
+        failed: 0,
+    };
+    let start = Instant::now();
+    let pid = child.spawn()?;
+    drop((stdin, stdout, stderr));
+    finish(pid, start, None, &out_path, &err_path, limits)
+}
+
+/// What the child of `run_light` needs, prepared before the clone: it only
+/// reads it, and makes system calls.
+struct Child<'a> {
+    program: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    dir: *const libc::c_char,
+    stdio: [libc::c_int; 3],
+    file_size: Option<u64>,
+    space: Option<&'a crate::bridge::sandbox::Join>,
+    parent: libc::pid_t,
+    /// The child's errno where it could not execute its program (it shares
+    /// this memory): 0 when it did.
+    failed: libc::c_int,
+}
+
+impl Child<'_> {
+    /// Clones the child, which runs `Child::run` and executes the program;
+    /// returns its pid once it has (or an error if it could not).
+    fn spawn(mut self) -> std::io::Result<libc::pid_t> {
+        extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
+            // SAFETY: `arg` is the `Child` below, alive until the clone has
+            // executed its program or ended (its parent waits, CLONE_VFORK).
+            let child = unsafe { &mut *arg.cast::<Child>() };
+            // SAFETY: only system calls, on what the parent prepared.
+            unsafe { child.run() }
+        }
+        // Enough for the system calls the child makes (and a signal, should
+        // one come before its handlers are reset: none is installed).
+        let mut stack = vec![0u8; 64 << 10];
+        let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
+        // Every signal blocked in this thread until the child has executed:
+        // no handler of this process's runs on the child's stack.
+        // SAFETY: sigset_t of ours.
+        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
+        // SAFETY: plain system calls on sets of ours; the clone runs
+        // `trampoline` on `stack` while this thread is suspended.
+        let pid = unsafe {
+            libc::sigfillset(&mut all);
+            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+            let pid = libc::clone(
+                trampoline,
+                top as *mut libc::c_void,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+                (&raw mut self).cast(),
+            );
+            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
+            pid
+        };
+        drop(stack);
+        if pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if self.failed != 0 {
+            // SAFETY: our own child, ended: reaped.
+            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            return Err(std::io::Error::from_raw_os_error(self.failed));
+        }
+        Ok(pid)
+    }
+
+    /// The child: its own process group, stdio, signals at their defaults,
+    /// the limits, the trial's space, its directory; then its program.
+    ///
+    /// # Safety
+    /// Only in the clone of `spawn`.
+    unsafe fn run(&mut self) -> libc::c_int {
+        unsafe {
+            // If fencelab dies (Ctrl-C, SIGKILL), nothing it started outlives
+            // it waiting on a limit nobody enforces any more.
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != self.parent {
+                libc::_exit(137);
+            }
+            if libc::setpgid(0, 0) != 0 {
+                fail(&mut self.failed);
+            }
+            for (target, &fd) in self.stdio.iter().enumerate() {
+                let target = target as libc::c_int;
+                let ok = if fd == target {
+                    libc::fcntl(fd, libc::F_SETFD, 0) != -1
+                } else {
+                    libc::dup2(fd, target) != -1
+                };
+                if !ok {
+                    fail(&mut self.failed);
+                }
+            }
+            // Signals as a fresh process has them (as std's spawn leaves
+            // them): default actions where this process handles one, none
+            // blocked.
+            for signal in 1..libc::SIGRTMAX() {
+                let mut action: libc::sigaction = std::mem::zeroed();
+                if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
+                    && action.sa_sigaction != libc::SIG_DFL
+                    && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)
+                {
+                    let mut default: libc::sigaction = std::mem::zeroed();
+                    default.sa_sigaction = libc::SIG_DFL;
+                    libc::sigaction(signal, &default, std::ptr::null_mut());
+                }
+            }
+            let no_core = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+            if let Some(bytes) = self.file_size {
+                let cap = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
+            }
+            if let Some(join) = self.space
+                && crate::bridge::sandbox::join(join).is_err()
+            {
+                fail(&mut self.failed);
+            }
+            if libc::chdir(self.dir) != 0 {
+                fail(&mut self.failed);
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+            libc::execve(self.program, self.argv, self.envp);
+            fail(&mut self.failed)
+        }
+    }
+}
+
+/// Ends `run_light`'s child that could not execute its program, its errno
+/// left in `failed` for the parent.
+///
+/// # Safety
+/// Only in that child.
+unsafe fn fail(failed: &mut libc::c_int) -> ! {
+    unsafe {
+        *failed = (*libc::__errno_location()).max(1);
+        libc::_exit(127)
+    }
+}
+
+/// The rest of `run` once the child `pid` (leading its own group) has
+/// started: waits for it to its end or its deadline, kills the group,
+/// reads its output back.
+fn finish(
+    pid: libc::pid_t,
+    start: Instant,
+    left: Option<OwnedFd>,
+    out_path: &Path,
+    err_path: &Path,
+    limits: &Limits,
+) -> std::io::Result<Finished> {
+    let group = pid;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(wait_with_cpu(child));
+        let _ = tx.send(wait_with_cpu(pid));
     });
     let waited = match limits.time {
         Some(limit) => rx.recv_timeout(limit).ok(),
@@ -182,8 +435,8 @@ pub(crate) fn run(
     // moment to end on its own.
     let left_behind = status.is_some() && (said_left(left.as_ref()) || linger(group, LINGER));
     kill_group(group, libc::SIGKILL);
-    let (stdout, dropped_out) = read_capped(&out_path, limits.output_cap);
-    let (stderr, dropped_err) = read_capped(&err_path, limits.output_cap);
+    let (stdout, dropped_out) = read_capped(out_path, limits.output_cap);
+    let (stderr, dropped_err) = read_capped(err_path, limits.output_cap);
     Ok(Finished {
         status,
         stdout,
@@ -198,9 +451,8 @@ pub(crate) fn run(
 /// Waits for `child` to end: its status, and the processor time it and
 /// every descendant it waited for used (a caged program's, reaped by its
 /// init, reaped by its watcher, reaped by the judge, included).
-fn wait_with_cpu(child: std::process::Child) -> std::io::Result<(ExitStatus, Duration)> {
+fn wait_with_cpu(pid: libc::pid_t) -> std::io::Result<(ExitStatus, Duration)> {
     use std::os::unix::process::ExitStatusExt;
-    let pid = child.id() as libc::pid_t;
     let mut status = 0;
     // SAFETY: fills a rusage of ours.
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -400,6 +652,103 @@ mod tests {
         let mut command = Command::new("sh");
         command.args(["-c", script]);
         command
+    }
+
+    fn light(script: &str) -> Spawn {
+        Spawn {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            env: vec![
+                ("ONLY".into(), "not this".into()),
+                ("ONLY".into(), "this".into()),
+            ],
+            dir: "/".into(),
+        }
+    }
+
+    #[test]
+    fn a_light_spawn_runs_as_a_fork_would_in_a_group_of_its_own_with_only_its_environment() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            file_size: Some(10_000),
+            ..Limits::default()
+        };
+        // Its own group, its directory, exactly its environment, the limits;
+        // stdin empty.
+        let script = "ps -o pgid= -p $$; echo pid $$; pwd; env | grep -v '^PWD=' | grep -v '^SHLVL=' \
+             | grep -v '^_='; ulimit -c; ulimit -f; cat; exit 3";
+        let finished = run_light(&light(script), dir.path(), &limits).unwrap();
+        assert_eq!(
+            finished.status.and_then(|s| s.code()),
+            Some(3),
+            "{finished:?}"
+        );
+        let mut lines = finished.stdout.lines();
+        let pgid = lines.next().unwrap().trim().to_string();
+        assert_eq!(lines.next().unwrap(), format!("pid {pgid}"), "{finished:?}");
+        let rest: Vec<&str> = lines.collect();
+        assert_eq!(rest, ["/", "ONLY=this", "0", "19"], "{finished:?}");
+        // Signals as std's spawn leaves them: none blocked (the runner's
+        // thread blocks them all around the clone), ignored only what this
+        // process inherited ignored. Read by the executed program itself (a
+        // shell blocks signals around its own forks).
+        let signals = Spawn {
+            program: "/bin/grep".into(),
+            args: vec![
+                "-E".into(),
+                "^Sig(Blk|Ign)".into(),
+                "/proc/self/status".into(),
+            ],
+            ..light("")
+        };
+        let light_signals = run_light(&signals, dir.path(), &limits).unwrap();
+        let forked = run(signals.command(), dir.path(), &Limits::default()).unwrap();
+        assert!(
+            light_signals
+                .stdout
+                .starts_with("SigBlk:\t0000000000000000\n"),
+            "{light_signals:?}"
+        );
+        assert_eq!(light_signals.stdout, forked.stdout);
+        assert!(finished.cpu < Duration::from_secs(5));
+        // A program that cannot be executed is an error, not a status.
+        let missing = Spawn {
+            program: dir.path().join("missing"),
+            ..light("")
+        };
+        let err = run_light(&missing, dir.path(), &limits).unwrap_err();
+        assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
+    }
+
+    #[test]
+    fn a_light_spawn_is_killed_at_the_deadline_with_its_group_and_its_leftovers_are_found() {
+        let dir = tempfile::tempdir().unwrap();
+        let limits = Limits {
+            time: Some(Duration::from_millis(300)),
+            ..Limits::default()
+        };
+        let finished = run_light(&light("sleep 30 & sleep 30"), dir.path(), &limits).unwrap();
+        assert!(finished.timed_out());
+        assert!(finished.duration < Duration::from_secs(25));
+        let finished =
+            run_light(&light("sleep 60 & echo $!"), dir.path(), &Limits::default()).unwrap();
+        assert!(finished.success() && finished.left_behind, "{finished:?}");
+        let orphan: libc::pid_t = finished.stdout.trim().parse().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while live_processes(|stat| stat.pid == orphan).len() == 1 {
+            assert!(Instant::now() < deadline, "the orphan is still running");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        // A flood stops at the file size limit (SIGXFSZ, its default).
+        let capped = Limits {
+            output_cap: 100,
+            file_size: Some(10_000),
+            ..Limits::default()
+        };
+        let flood = run_light(&light("yes flood"), dir.path(), &capped).unwrap();
+        assert_eq!(flood.stdout.len(), 100);
+        assert!(!flood.success());
+        assert!(std::fs::metadata(dir.path().join("stdout")).unwrap().len() <= 10_000);
     }
 
     #[test]

@@ -7,7 +7,6 @@
 //! and each result is handed back as soon as it is known.
 
 use std::path::PathBuf;
-use std::process::Command;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
@@ -408,17 +407,21 @@ impl Runner {
         let joined = space.as_ref().map(Space::join);
         // Whatever the trial starts, starts after this.
         let started = process::boot_ticks();
-        let mut command = Command::new(&self.judge);
-        command
-            .args(["--exact", &trial.test, "--test-threads", "1"])
-            .current_dir(&tmp)
+        let mut spawn = process::Spawn {
+            program: std::path::absolute(&self.judge).unwrap_or_else(|_| self.judge.clone()),
+            args: ["--exact", &trial.test, "--test-threads", "1"]
+                .map(std::ffi::OsString::from)
+                .to_vec(),
+            dir: tmp.clone(),
             // Nothing of fencelab's environment (a CI job's tokens, say) reaches
             // the implementation: only what a test needs.
-            .env_clear()
-            .envs(process::passed_on())
-            .env("TMPDIR", &tmp)
-            .env("HOME", &tmp)
-            .env("RUST_BACKTRACE", "0");
+            env: process::passed_on().collect(),
+        };
+        spawn.env.extend([
+            ("TMPDIR".into(), tmp.clone().into()),
+            ("HOME".into(), tmp.clone().into()),
+            ("RUST_BACKTRACE".into(), "0".into()),
+        ]);
         // The memory cgroup of the implementation's cage, made here (the
         // judge that starts the implementation may be killed; this process
         // outlives it and removes the cgroup).
@@ -426,16 +429,19 @@ impl Runner {
         let mut _zygote = None;
         let (server, socket) = match self.launch {
             Launch::ByJudge => {
-                command.envs(trial.host.for_judge());
+                spawn.env.extend(
+                    trial
+                        .host
+                        .for_judge()
+                        .into_iter()
+                        .map(|(k, v)| (k.into(), v.to_os_string())),
+                );
                 server_memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
                 if let Some(memory) = &server_memory {
-                    command.env(MEMORY_ENV, memory.path());
+                    spawn.env.push((MEMORY_ENV.into(), memory.path().into()));
                 }
                 // A Python server forked for this trial (`bridge::zygote`).
                 _zygote = zygotes.hand(&trial.host)?;
-                if let Some(handed) = &_zygote {
-                    handed.pass_to(&mut command);
-                }
                 (None, None)
             }
             Launch::ByRunner => {
@@ -443,11 +449,12 @@ impl Runner {
                 let server = Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?;
                 // A path too long for a socket is given relative to the
                 // judge's working directory, `tmp`.
-                if socket.as_os_str().len() > 100 {
-                    command.env(SOCKET_ENV, "../impl.sock");
+                let named = if socket.as_os_str().len() > 100 {
+                    "../impl.sock".into()
                 } else {
-                    command.env(SOCKET_ENV, &socket);
-                }
+                    socket.clone().into()
+                };
+                spawn.env.push((SOCKET_ENV.into(), named));
                 (Some(server), Some(socket))
             }
         };
@@ -476,7 +483,20 @@ impl Runner {
             cage: cage.as_ref().map(Cage::plan),
             space: joined,
         };
-        let finished = process::run(command, dir, &limits).map_err(|e| {
+        // fencelab's own judge (it cages the implementation itself) is
+        // started by a clone that shares the runner's memory, not a fork of
+        // it (`process::run_light`); an untrusted judge's cage, and a
+        // handed connection to a forking server, need a fork.
+        let finished = if limits.cage.is_none() && _zygote.is_none() {
+            process::run_light(&spawn, dir, &limits)
+        } else {
+            let mut command = spawn.command();
+            if let Some(handed) = &_zygote {
+                handed.pass_to(&mut command);
+            }
+            process::run(command, dir, &limits)
+        };
+        let finished = finished.map_err(|e| {
             Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
                 .with_next("check that the target directory is intact, or remove target/fencelab and run again")
         });
