@@ -212,6 +212,10 @@ mod probe_cache {
     use super::Interpreter;
     use crate::engine::scratch::{Place, hash_of};
 
+    /// The variables a version manager's shim reads to choose (pyenv's;
+    /// asdf's per-tool one): part of the key.
+    const CHOOSERS: [&str; 3] = ["PYENV_VERSION", "PYENV_ROOT", "ASDF_PYTHON_VERSION"];
+
     /// The file of the cache, and the key of this process's probe.
     pub(super) struct Cache {
         file: PathBuf,
@@ -260,16 +264,18 @@ mod probe_cache {
             Cache::at(
                 name,
                 &std::env::var_os("PATH").unwrap_or_default(),
+                &CHOOSERS.map(|v| std::env::var_os(v).unwrap_or_default()),
                 &std::env::current_dir().ok()?,
                 &dir,
             )
         }
 
-        /// [`Cache::for_name`] with `PATH`, the working directory and the
+        /// [`Cache::for_name`] with `PATH`, the choosers' variables, the working directory and the
         /// cache's directory given.
         pub(super) fn at(
             name: &std::ffi::OsStr,
             path: &std::ffi::OsStr,
+            chosen: &[std::ffi::OsString],
             cwd: &Path,
             dir: &Path,
         ) -> Option<Cache> {
@@ -281,6 +287,7 @@ mod probe_cache {
                 found.to_string_lossy().into_owned(),
                 identity(&found),
             ];
+            parts.extend(chosen.iter().map(|v| v.to_string_lossy().into_owned()));
             if let Some(root) = found.parent().and_then(Path::parent) {
                 parts.push(identity(&root.join("version")));
             }
@@ -377,7 +384,8 @@ mod probe_cache {
             let real = root.path().join("python3.11");
             std::fs::write(&real, "an interpreter").unwrap();
             let name = std::ffi::OsStr::new("python3");
-            let cache = |path: &Path| Cache::at(name, path.as_os_str(), &work, &dir);
+            let none = [std::ffi::OsString::new()];
+            let cache = |path: &Path| Cache::at(name, path.as_os_str(), &none, &work, &dir);
 
             // Nothing of that name on PATH: no cache (the probe says so).
             assert!(cache(&root.path().join("nowhere")).is_none());
@@ -404,6 +412,10 @@ mod probe_cache {
             let other = format!("{}:/usr/bin", bin.display());
             assert!(cache(Path::new(&other)).unwrap().read().is_none());
             assert!(cache(&bin).unwrap().read().is_some());
+            // PYENV_VERSION chooses another version: asked again.
+            let chosen = [std::ffi::OsString::from("3.12.1")];
+            let pinned = Cache::at(name, bin.as_os_str(), &chosen, &work, &dir).unwrap();
+            assert!(pinned.read().is_none());
         }
     }
 }
