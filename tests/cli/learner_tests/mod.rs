@@ -216,9 +216,18 @@ fn json_of(report: &TestsReport) -> String {
 /// over-specified journal mode on `journal-mode` alone, and a renew at the
 /// expiry on the mutant that behaves exactly so, first. Judged twice, the JSON
 /// is byte for byte the same.
+///
+/// Against every correct implementation and the mutants of the functions the
+/// three tests call (steps 1, 2, 4, 5 and 8: init_db, enqueue, claim, renew,
+/// claim_many), twice: a mutant of state, complete or release (steps 3, 6
+/// and 7, 24 of 78) changes nothing these tests run, so on it each behaves
+/// as on the reference and cannot be a reason; without them each judgement
+/// costs about a quarter less.
 #[test]
 fn every_judgement_tells_the_same_true_reason() {
     let dir = lab(&fixture("told_the_same.rs"), &[]);
+    let judges = some_judges(|_| true, |_, step| ![3, 6, 7].contains(&step));
+    let judge = |dir: &Path, timeout| judge_against(dir, timeout, &judges);
     let report = judge(dir.path(), None);
     assert!(
         report.compile_errors.is_none(),
