@@ -114,6 +114,10 @@ fn over_specified(names: &[&str]) -> String {
     out
 }
 
+/// Against every correct implementation and the mutants of the functions the
+/// four tests call (all but renew and release, steps 5 and 7): on a mutant
+/// of renew or release each behaves as on the reference, so it could be no
+/// test's reason and no catch (21 of 78 mutants, a fifth of the trials).
 #[test]
 fn a_test_that_over_specifies_is_invalid_naming_the_wheat_and_the_freedom() {
     let cases = [
@@ -124,7 +128,8 @@ fn a_test_that_over_specifies_is_invalid_naming_the_wheat_and_the_freedom() {
     ];
     let names: Vec<&str> = cases.iter().map(|(n, _)| *n).collect();
     let dir = lab(&over_specified(&names), &[]);
-    let report = judge(dir.path(), None);
+    let some = some_judges(|_| true, |_, step| ![5, 7].contains(&step));
+    let report = judge_against(dir.path(), None, &some);
     assert!(
         report.compile_errors.is_none(),
         "{:?}",
