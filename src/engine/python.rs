@@ -1102,24 +1102,18 @@ fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 impl Handed {
-    /// Hands the connection down to the judge `command` starts: inherited
-    /// (close-on-exec cleared in the child only), named in `ZYGOTE_ENV`.
-    pub(crate) fn pass_to(&self, command: &mut Command) {
+    /// Hands the connection down to the judge `spawn` starts: named in
+    /// `ZYGOTE_ENV`; the descriptor returned is to be inherited by the judge
+    /// alone (`process::run_light_inheriting` clears its close-on-exec flag
+    /// in the judge's clone only), so the runner starts it without a fork.
+    pub(crate) fn pass_to(&self, spawn: &mut process::Spawn) -> std::os::fd::RawFd {
         let fd = self.fd.as_raw_fd();
         // The pair's maker, this process, is what the judge finds as its peer.
-        command.env(
-            crate::bridge::zygote::ZYGOTE_ENV,
-            format!("{fd} {}", std::process::id()),
-        );
-        // SAFETY: one system call between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        spawn.env.push((
+            crate::bridge::zygote::ZYGOTE_ENV.into(),
+            format!("{fd} {}", std::process::id()).into(),
+        ));
+        fd
     }
 }
 
