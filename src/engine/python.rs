@@ -314,10 +314,23 @@ mod probe_cache {
         /// Every answer kept, the most recently written first (none where
         /// the file is missing or not a list of them).
         fn all(&self) -> Vec<Kept> {
-            std::fs::read_to_string(&self.file)
+            /// One answer is written as fencelab wrote it before it kept
+            /// several (a single object): an older fencelab sharing the
+            /// target directory still reads it.
+            #[derive(serde::Deserialize)]
+            #[serde(untagged)]
+            enum File {
+                One(Kept),
+                Many(Vec<Kept>),
+            }
+            match std::fs::read_to_string(&self.file)
                 .ok()
                 .and_then(|text| serde_json::from_str(&text).ok())
-                .unwrap_or_default()
+            {
+                Some(File::One(kept)) => vec![kept],
+                Some(File::Many(all)) => all,
+                None => Vec::new(),
+            }
         }
 
         /// The interpreter kept for this key, if it is still what it was.
@@ -354,7 +367,11 @@ mod probe_cache {
             }
             if let Ok(mut file) = tempfile::NamedTempFile::new_in(dir) {
                 use std::io::Write;
-                let text = serde_json::to_string(&all).expect("JSON");
+                let text = match &all[..] {
+                    [one] => serde_json::to_string(one),
+                    _ => serde_json::to_string(&all),
+                }
+                .expect("JSON");
                 if file.write_all(text.as_bytes()).is_ok() {
                     let _ = file.persist(&self.file);
                 }
@@ -464,6 +481,9 @@ mod probe_cache {
             let (lab, course) = (place("lab".into()), place("course".into()));
             assert_ne!(from(&lab).key, from(&course).key);
             from(&lab).write(&found(&real));
+            // One answer is written as before (an older fencelab reads it).
+            let text = std::fs::read_to_string(&from(&lab).file).unwrap();
+            assert!(serde_json::from_str::<Kept>(&text).is_ok(), "{text}");
             from(&course).write(&found(&real));
             assert!(from(&lab).read().is_some(), "the lab's answer was replaced");
             assert!(from(&course).read().is_some());
