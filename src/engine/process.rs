@@ -190,10 +190,24 @@ pub(crate) fn run(
 /// writes until the child has executed a copy. The child does what `run`'s
 /// does between fork and exec (its own process group, no core, the file
 /// size limit, the trial's space, death with fencelab), then executes.
+/// (The runner calls `run_light_inheriting`.)
+#[cfg(test)]
 pub(crate) fn run_light(
     spawn: &Spawn,
     output_dir: &Path,
     limits: &Limits,
+) -> std::io::Result<Finished> {
+    run_light_inheriting(spawn, output_dir, limits, None)
+}
+
+/// `run_light`, the program also inheriting `inherit` (a descriptor of this
+/// process's, close-on-exec here: the flag is cleared in the child's own
+/// table only, so no other program this process starts meanwhile gets it).
+pub(crate) fn run_light_inheriting(
+    spawn: &Spawn,
+    output_dir: &Path,
+    limits: &Limits,
+    inherit: Option<std::os::fd::RawFd>,
 ) -> std::io::Result<Finished> {
     use std::os::unix::ffi::OsStrExt;
     if limits.cage.is_some() {
@@ -236,6 +250,7 @@ pub(crate) fn run_light(
         envp: envp_ptrs.as_ptr(),
         dir: dir.as_ptr(),
         stdio: [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()],
+        inherit: inherit.unwrap_or(-1),
         file_size: limits.file_size,
         space: limits.space.as_deref(),
         // SAFETY: a plain system call.
@@ -256,6 +271,8 @@ struct Child<'a> {
     envp: *const *const libc::c_char,
     dir: *const libc::c_char,
     stdio: [libc::c_int; 3],
+    /// A descriptor to keep open across the exec (-1: none).
+    inherit: libc::c_int,
     file_size: Option<u64>,
     space: Option<&'a crate::bridge::sandbox::Join>,
     parent: libc::pid_t,
@@ -336,6 +353,11 @@ impl Child<'_> {
                 if !ok {
                     fail(&mut self.failed);
                 }
+            }
+            // The clone has a table of descriptors of its own (no
+            // CLONE_FILES): the flag is cleared for its program alone.
+            if self.inherit >= 0 && libc::fcntl(self.inherit, libc::F_SETFD, 0) == -1 {
+                fail(&mut self.failed);
             }
             // Signals as a fresh process has them (as std's spawn leaves
             // them): default actions where this process handles one, none
@@ -664,6 +686,44 @@ mod tests {
             ],
             dir: "/".into(),
         }
+    }
+
+    #[test]
+    fn a_light_spawn_inherits_the_descriptor_it_is_given_and_no_other() {
+        let dir = tempfile::tempdir().unwrap();
+        let pipe = || {
+            let mut fds = [0; 2];
+            // SAFETY: fills two descriptors, ours from here on.
+            unsafe {
+                assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
+                (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
+            }
+        };
+        let ((_given_r, given), (_other_r, other)) = (pipe(), pipe());
+        let (given, other) = (given.as_raw_fd(), other.as_raw_fd());
+        let script = format!(
+            "for fd in {given} {other}; do if [ -e /proc/self/fd/$fd ]; then echo open $fd; \
+             else echo closed $fd; fi; done"
+        );
+        let finished =
+            run_light_inheriting(&light(&script), dir.path(), &Limits::default(), Some(given))
+                .unwrap();
+        assert_eq!(
+            finished.stdout.lines().collect::<Vec<_>>(),
+            [format!("open {given}"), format!("closed {other}")],
+            "{finished:?}"
+        );
+        // Only in the child's own table: here it still closes on exec, so a
+        // program started next does not get it.
+        // SAFETY: reads a descriptor's flags.
+        let flags = unsafe { libc::fcntl(given, libc::F_GETFD) };
+        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        let finished = run_light(&light(&script), dir.path(), &Limits::default()).unwrap();
+        assert_eq!(
+            finished.stdout.lines().collect::<Vec<_>>(),
+            [format!("closed {given}"), format!("closed {other}")],
+            "{finished:?}"
+        );
     }
 
     #[test]

@@ -197,6 +197,11 @@ fn probe(name: &std::ffi::OsStr) -> Result<Interpreter, Missing> {
 /// asks the interpreter what it is only when something that could change
 /// the answer has changed. Only an interpreter found, 3.10 or newer, is
 /// kept: a missing or old one is asked every time, and says so in one line.
+/// One answer per key, the `KEPT` most recent: commands run from
+/// directories at other depths (every directory above is looked at), or
+/// under another `.python-version`, have other keys, and with one answer
+/// kept each replaced the other's (a `check` in a lab alternating with a
+/// `grade` elsewhere asked every time).
 ///
 /// The key is everything the probe's answer depends on: the name asked for,
 /// `PATH`, the file `PATH` finds for it (path, size, modification time,
@@ -215,6 +220,10 @@ mod probe_cache {
     /// The variables a version manager's shim reads to choose (pyenv's;
     /// asdf's per-tool one): part of the key.
     const CHOOSERS: [&str; 3] = ["PYENV_VERSION", "PYENV_ROOT", "ASDF_PYTHON_VERSION"];
+
+    /// How many answers the file keeps (one per key: a directory the
+    /// command ran from, a PATH, ...).
+    const KEPT: usize = 16;
 
     /// The file of the cache, and the key of this process's probe.
     pub(super) struct Cache {
@@ -302,27 +311,54 @@ mod probe_cache {
             })
         }
 
-        /// The interpreter kept for this key, if it is still what it was.
-        pub(super) fn read(&self) -> Option<Interpreter> {
-            let text = std::fs::read_to_string(&self.file).ok()?;
-            let kept: Kept = serde_json::from_str(&text).ok()?;
-            (kept.key == self.key && kept.identity == identity(&kept.executable)).then_some(
-                Interpreter {
-                    executable: kept.executable,
-                    reads: kept.reads,
-                },
-            )
+        /// Every answer kept, the most recently written first (none where
+        /// the file is missing or not a list of them).
+        fn all(&self) -> Vec<Kept> {
+            /// One answer is written as fencelab wrote it before it kept
+            /// several (a single object): an older fencelab sharing the
+            /// target directory still reads it.
+            #[derive(serde::Deserialize)]
+            #[serde(untagged)]
+            enum File {
+                One(Kept),
+                Many(Vec<Kept>),
+            }
+            match std::fs::read_to_string(&self.file)
+                .ok()
+                .and_then(|text| serde_json::from_str(&text).ok())
+            {
+                Some(File::One(kept)) => vec![kept],
+                Some(File::Many(all)) => all,
+                None => Vec::new(),
+            }
         }
 
-        /// Keeps `found` for this key (at best: a cache that cannot be
-        /// written is asked again next time).
+        /// The interpreter kept for this key, if it is still what it was.
+        pub(super) fn read(&self) -> Option<Interpreter> {
+            let kept = self.all().into_iter().find(|k| k.key == self.key)?;
+            (kept.identity == identity(&kept.executable)).then_some(Interpreter {
+                executable: kept.executable,
+                reads: kept.reads,
+            })
+        }
+
+        /// Keeps `found` for this key, beside the `KEPT - 1` answers
+        /// written most recently for other keys (each keeps its own rather
+        /// than replace the other's); at best: a cache that cannot be
+        /// written is asked again next time.
         pub(super) fn write(&self, found: &Interpreter) {
-            let kept = Kept {
-                key: self.key.clone(),
-                executable: found.executable.clone(),
-                identity: identity(&found.executable),
-                reads: found.reads.clone(),
-            };
+            let mut all = self.all();
+            all.retain(|k| k.key != self.key);
+            all.insert(
+                0,
+                Kept {
+                    key: self.key.clone(),
+                    executable: found.executable.clone(),
+                    identity: identity(&found.executable),
+                    reads: found.reads.clone(),
+                },
+            );
+            all.truncate(KEPT);
             let Some(dir) = self.file.parent() else {
                 return;
             };
@@ -331,7 +367,11 @@ mod probe_cache {
             }
             if let Ok(mut file) = tempfile::NamedTempFile::new_in(dir) {
                 use std::io::Write;
-                let text = serde_json::to_string(&kept).expect("JSON");
+                let text = match &all[..] {
+                    [one] => serde_json::to_string(one),
+                    _ => serde_json::to_string(&all),
+                }
+                .expect("JSON");
                 if file.write_all(text.as_bytes()).is_ok() {
                     let _ = file.persist(&self.file);
                 }
@@ -416,6 +456,45 @@ mod probe_cache {
             let chosen = [std::ffi::OsString::from("3.12.1")];
             let pinned = Cache::at(name, bin.as_os_str(), &chosen, &work, &dir).unwrap();
             assert!(pinned.read().is_none());
+        }
+
+        #[test]
+        fn commands_run_from_two_directories_each_keep_their_answer() {
+            let root = tempfile::tempdir().unwrap();
+            let bin = shim(root.path());
+            let dir = root.path().join("cache");
+            let real = root.path().join("python3.11");
+            std::fs::write(&real, "an interpreter").unwrap();
+            let name = std::ffi::OsStr::new("python3");
+            let none = [std::ffi::OsString::new()];
+            let from = |work: &Path| Cache::at(name, bin.as_os_str(), &none, work, &dir).unwrap();
+            // Each directory another key: a .python-version of its own (a
+            // directory at another depth is one too).
+            let place = |name: String| {
+                let work = root.path().join(name);
+                std::fs::create_dir_all(&work).unwrap();
+                std::fs::write(work.join(".python-version"), "3.11\n").unwrap();
+                work
+            };
+            // A `check` in a lab and a `grade` in a course directory, in turn:
+            // neither answer replaces the other.
+            let (lab, course) = (place("lab".into()), place("course".into()));
+            assert_ne!(from(&lab).key, from(&course).key);
+            from(&lab).write(&found(&real));
+            // One answer is written as before (an older fencelab reads it).
+            let text = std::fs::read_to_string(&from(&lab).file).unwrap();
+            assert!(serde_json::from_str::<Kept>(&text).is_ok(), "{text}");
+            from(&course).write(&found(&real));
+            assert!(from(&lab).read().is_some(), "the lab's answer was replaced");
+            assert!(from(&course).read().is_some());
+            // Written again, an answer is kept once; beyond KEPT keys, the
+            // oldest goes.
+            from(&lab).write(&found(&real));
+            for i in 0..KEPT - 1 {
+                from(&place(format!("other{i}"))).write(&found(&real));
+            }
+            assert!(from(&lab).read().is_some(), "the most recent KEPT are kept");
+            assert!(from(&course).read().is_none(), "the oldest went");
         }
     }
 }
@@ -1102,24 +1181,18 @@ fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 impl Handed {
-    /// Hands the connection down to the judge `command` starts: inherited
-    /// (close-on-exec cleared in the child only), named in `ZYGOTE_ENV`.
-    pub(crate) fn pass_to(&self, command: &mut Command) {
+    /// Hands the connection down to the judge `spawn` starts: named in
+    /// `ZYGOTE_ENV`; the descriptor returned is to be inherited by the judge
+    /// alone (`process::run_light_inheriting` clears its close-on-exec flag
+    /// in the judge's clone only), so the runner starts it without a fork.
+    pub(crate) fn pass_to(&self, spawn: &mut process::Spawn) -> std::os::fd::RawFd {
         let fd = self.fd.as_raw_fd();
         // The pair's maker, this process, is what the judge finds as its peer.
-        command.env(
-            crate::bridge::zygote::ZYGOTE_ENV,
-            format!("{fd} {}", std::process::id()),
-        );
-        // SAFETY: one system call between fork and exec.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::fcntl(fd, libc::F_SETFD, 0) == -1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        spawn.env.push((
+            crate::bridge::zygote::ZYGOTE_ENV.into(),
+            format!("{fd} {}", std::process::id()).into(),
+        ));
+        fd
     }
 }
 

@@ -485,16 +485,13 @@ impl Runner {
         };
         // fencelab's own judge (it cages the implementation itself) is
         // started by a clone that shares the runner's memory, not a fork of
-        // it (`process::run_light`); an untrusted judge's cage, and a
-        // handed connection to a forking server, need a fork.
-        let finished = if limits.cage.is_none() && _zygote.is_none() {
-            process::run_light(&spawn, dir, &limits)
+        // it (`process::run_light`), a handed connection to a forking server
+        // inherited by it alone; an untrusted judge's cage needs a fork.
+        let finished = if limits.cage.is_none() {
+            let inherit = _zygote.as_ref().map(|handed| handed.pass_to(&mut spawn));
+            process::run_light_inheriting(&spawn, dir, &limits, inherit)
         } else {
-            let mut command = spawn.command();
-            if let Some(handed) = &_zygote {
-                handed.pass_to(&mut command);
-            }
-            process::run(command, dir, &limits)
+            process::run(spawn.command(), dir, &limits)
         };
         let finished = finished.map_err(|e| {
             Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
