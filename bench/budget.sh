@@ -10,7 +10,8 @@
 #   N=10 bench/budget.sh 1          (a class of N in the same proportions,
 #                                    at least one of each kind: a quick check
 #                                    that the script runs; figures need 100)
-#   BEFORE=path/to/fencelab bench/budget.sh   (QUICK=1: no run without a budget)
+#   BEFORE=path/to/fencelab bench/budget.sh   (QUICK=1: no run without a budget;
+#                                    WARM=0: no warming run, the scratch warm)
 #                                   (also that binary, alternating with this
 #                                    tree's, each row named by its side)
 set -euo pipefail
@@ -46,8 +47,10 @@ for kind, sources, count in kinds:
         (out / f"s{n:03}-{kind}.rs").write_text(src + f"\n// submission {n}\n")
         n += 1
 PY
-# Warm the batch's builds once.
-for side in $sides; do "${side#*=}" grade "$work"/class/*.rs >/dev/null 2>&1 || true; done
+# Warm the batch's builds once (WARM=0: already warm, from an earlier run).
+if [ "${WARM:-1}" != 0 ]; then
+  for side in $sides; do "${side#*=}" grade "$work"/class/*.rs >/dev/null 2>&1 || true; done
+fi
 # The CPU-seconds of a run and everything it started (the spinning servers
 # included, whoever reaps them): a cpuacct cgroup of its own, where this
 # user may make one; else "-".
