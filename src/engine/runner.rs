@@ -165,8 +165,8 @@ impl Nets {
 /// one implementation runs at most `cap` trials at once that are not past
 /// their grace (`Budgets::slow_of`) while another implementation's trial
 /// is waiting. An implementation whose tests spin then has a few of them
-/// spinning at a time, not a job's worth: once one
-/// is found (`engine::budget`), its next
+/// spinning at the normal priority at a time, not a job's worth: once one
+/// is found (and drops to the idle policy, `engine::budget`), its next
 /// ones start and are found for a tenth of the processor time. A trial
 /// past its grace no longer holds its implementation's place, so a
 /// submission's other tests start beside its hanging ones as before, and
