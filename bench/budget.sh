@@ -3,15 +3,13 @@
 # distinct submissions (60 correct, 25 broken, 10 that do not compile, 5 whose
 # claim_many spins forever), graded in one call with the default budget and
 # with a budget too large to matter, and the 95 without the hanging ones; in
-# submissions per minute (goal: at least 80 on 2 cores with the default), and
-# in CPU-seconds of all each run started (which the load does not stretch).
+# submissions per minute (goal: at least 80 on 2 cores with the default).
 #
 #   bench/budget.sh [REPS]          (default 2)
 #   N=10 bench/budget.sh 1          (a class of N in the same proportions,
 #                                    at least one of each kind: a quick check
 #                                    that the script runs; figures need 100)
-#   BEFORE=path/to/fencelab bench/budget.sh   (QUICK=1: no run without a budget;
-#                                    WARM=0: no warming run, the scratch warm)
+#   BEFORE=path/to/fencelab bench/budget.sh   (QUICK=1: no run without a budget)
 #                                   (also that binary, alternating with this
 #                                    tree's, each row named by its side)
 set -euo pipefail
@@ -47,33 +45,16 @@ for kind, sources, count in kinds:
         (out / f"s{n:03}-{kind}.rs").write_text(src + f"\n// submission {n}\n")
         n += 1
 PY
-# Warm the batch's builds once (WARM=0: already warm, from an earlier run).
-if [ "${WARM:-1}" != 0 ]; then
-  for side in $sides; do "${side#*=}" grade "$work"/class/*.rs >/dev/null 2>&1 || true; done
-fi
-# The CPU-seconds of a run and everything it started (the spinning servers
-# included, whoever reaps them): a cpuacct cgroup of its own, where this
-# user may make one; else "-".
-cpuacct=/sys/fs/cgroup/cpuacct
+# Warm the batch's builds once.
+for side in $sides; do "${side#*=}" grade "$work"/class/*.rs >/dev/null 2>&1 || true; done
 run() { # name args...
-  local t0 t1 group=$cpuacct/fencelab-budget-$$ cpu=-
+  local t0 t1
   t0=$(date +%s.%N)
-  if mkdir "$group" 2>/dev/null; then
-    sh -c 'echo $$ >"$1/tasks"; shift; exec "$@"' sh "$group" "$fencelab" grade "${@:2}" --json "$work/$1.json" >/dev/null 2>&1 || true
-    t1=$(date +%s.%N)
-    # Whatever is still ending is waited for, then counted.
-    for _ in $(seq 100); do [ -z "$(cat "$group/tasks")" ] && break; sleep 0.1; done
-    cpu=$(cat "$group/cpuacct.usage")
-    for pid in $(cat "$group/tasks"); do echo "$pid" >"$cpuacct/tasks" 2>/dev/null || true; done
-    rmdir "$group" 2>/dev/null || true
-  else
-    "$fencelab" grade "${@:2}" --json "$work/$1.json" >/dev/null 2>&1 || true
-    t1=$(date +%s.%N)
-  fi
-  python3 - "$1" "$t0" "$t1" "$work/$1.json" "$cpu" <<'PY'
+  "$fencelab" grade "${@:2}" --json "$work/$1.json" >/dev/null 2>&1 || true
+  t1=$(date +%s.%N)
+  python3 - "$1" "$t0" "$t1" "$work/$1.json" <<'PY'
 import sys, json
-name, t0, t1, path, cpu = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4], sys.argv[5]
-cpu = "-" if cpu == "-" else f"{int(cpu) / 1e9:.1f}"
+name, t0, t1, path = sys.argv[1], float(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
 r = json.load(open(path))
 subs = r["submissions"]
 secs = t1 - t0
@@ -81,7 +62,7 @@ hangs = [s for s in subs if "hangs" in s["name"]]
 cost = [round(sum(t["secs"] for t in s["tests"]), 1) for s in hangs]
 over = [sum(t["outcome"] == "over_budget" for t in s["tests"]) for s in hangs]
 wrong = [s["name"] for s in subs if ("correct" in s["name"] and s["score"] != 100)]
-print(f"{name:28} {len(subs):3} subs {secs:7.2f} s {len(subs) / secs * 60:6.1f}/min  CPU-s {cpu}"
+print(f"{name:28} {len(subs):3} subs {secs:7.2f} s {len(subs) / secs * 60:6.1f}/min"
       f"  hanging ones' trial time {cost} (tests over budget {over})  correct below 100: {wrong}")
 PY
 }

@@ -15,11 +15,7 @@
 //! neighbours, and under load the wall-time grace grows with them (ten
 //! medians of trials slowed by the spinning ones), while a correct test's
 //! implementation uses a few hundredths of a second of processor time
-//! whatever the load. A trial found so runs at the idle scheduling policy
-//! from then on (`idle`): while its budget runs out it takes only the
-//! processor time no other trial wants, not a core from each of its
-//! neighbours (it still ends on its own if it can; what it spends is still
-//! its wall time). (Counting every slow test's whole time, as this did first, let
+//! whatever the load. (Counting every slow test's whole time, as this did first, let
 //! eight not-started tests at 2 to 4 s under a load of 60 spend a
 //! submission's 15 s and cost it its later steps, 50 for 87.5.) Until the
 //! run has a median to go by (`MIN_SAMPLES` trials ended), the grace is
@@ -53,10 +49,6 @@ const STARTUP_GRACE: Duration = Duration::from_secs(5);
 /// trials use more (ten times their median: a Python server's trial uses
 /// about ten times a Rust one's).
 const CPU_GRACE: Duration = Duration::from_millis(300);
-/// The processor grace of the trials of an implementation one of whose
-/// trials was found spinning (three times the run's median trial, at least
-/// this): its later trials are found for a tenth of the processor time.
-const SPUN_CPU_GRACE: Duration = Duration::from_millis(30);
 /// How young a trial is when its processor time is first looked at: most
 /// trials have ended by then.
 const CPU_LOOK_AFTER: Duration = Duration::from_millis(200);
@@ -77,8 +69,6 @@ struct State {
     /// the median.
     cpus: Vec<Duration>,
     cpu_grace: Option<Duration>,
-    /// The processor grace of an implementation found spinning.
-    spun_cpu_grace: Option<Duration>,
 }
 
 #[derive(Default)]
@@ -88,8 +78,6 @@ struct Group {
     running: Vec<Running>,
     /// When its budget ran out.
     over_at: Option<Instant>,
-    /// Whether one of its trials was found spinning (`Budgets::sample`).
-    spun: bool,
 }
 
 struct Running {
@@ -178,52 +166,41 @@ impl Budgets {
             let mut sorted = state.cpus.clone();
             let (_, median, _) = sorted.select_nth_unstable(n / 2);
             state.cpu_grace = Some((*median * GRACE_FACTOR).max(CPU_GRACE));
-            state.spun_cpu_grace = Some((*median * 3).max(SPUN_CPU_GRACE));
         }
     }
 
     /// Looks at the processor time of the running trials' implementations
     /// (those past `CPU_LOOK_AFTER`, not yet found spinning): those past
     /// the processor grace (`CPU_GRACE`, or ten times the run's median
-    /// trial; `SPUN_CPU_GRACE`, or three times the median, for an
-    /// implementation one of whose trials was found spinning before) count
-    /// as slow from now on.
+    /// trial) count as slow from now on.
     pub(super) fn sample(&self) {
         let now = Instant::now();
-        let due: Vec<(String, usize, PathBuf, Duration)> = {
+        let (due, grace): (Vec<(String, usize, PathBuf)>, Duration) = {
             let state = self.state.lock().unwrap();
             let grace = state.cpu_grace.unwrap_or(CPU_GRACE);
-            let spun_grace = state.spun_cpu_grace.unwrap_or(SPUN_CPU_GRACE);
-            state
+            let due = state
                 .groups
                 .iter()
-                .flat_map(|(name, g)| g.running.iter().map(move |r| (name, g, r)))
-                .filter(|(_, _, r)| r.spinning_since.is_none() && now - r.started >= CPU_LOOK_AFTER)
-                .filter_map(|(name, g, r)| {
-                    let grace = if g.spun { spun_grace } else { grace };
-                    Some((name.clone(), r.id, r.cage.clone()?, grace))
-                })
-                .collect()
+                .flat_map(|(name, g)| g.running.iter().map(move |r| (name, r)))
+                .filter(|(_, r)| r.spinning_since.is_none() && now - r.started >= CPU_LOOK_AFTER)
+                .filter_map(|(name, r)| Some((name.clone(), r.id, r.cage.clone()?)))
+                .collect();
+            (due, grace)
         };
         let spinning: Vec<(String, usize)> = due
             .into_iter()
-            .filter(|(_, _, cage, grace)| processor_time(cage) >= *grace)
-            .map(|(name, id, cage, _)| {
-                // From now on it runs on what the other trials leave.
-                idle(&cage);
-                (name, id)
-            })
+            .filter(|(_, _, cage)| processor_time(cage) >= grace)
+            .map(|(name, id, _)| (name, id))
             .collect();
         if spinning.is_empty() {
             return;
         }
         let mut state = self.state.lock().unwrap();
         for (name, id) in spinning {
-            if let Some(g) = state.groups.get_mut(&name) {
-                g.spun = true;
-                if let Some(r) = g.running.iter_mut().find(|r| r.id == id) {
-                    r.spinning_since.get_or_insert(now);
-                }
+            if let Some(g) = state.groups.get_mut(&name)
+                && let Some(r) = g.running.iter_mut().find(|r| r.id == id)
+            {
+                r.spinning_since.get_or_insert(now);
             }
         }
     }
@@ -294,19 +271,6 @@ impl Budgets {
             .count()
     }
 
-    /// How many of `group`'s trials are running past the grace (`slow`).
-    pub(super) fn slow_of(&self, group: &str) -> usize {
-        let state = self.state.lock().unwrap();
-        let grace = Self::grace(&state);
-        let now = Instant::now();
-        state.groups.get(group).map_or(0, |g| {
-            g.running
-                .iter()
-                .filter(|r| r.slow_from(grace, now).is_some())
-                .count()
-        })
-    }
-
     /// Looks at every implementation's running trials: the trials of one
     /// whose budget has just run out are returned, to be killed.
     pub(super) fn overrun(&self) -> Vec<(PathBuf, u64)> {
@@ -326,55 +290,10 @@ impl Budgets {
                 .sum();
             if g.spent + running >= self.budget {
                 g.over_at = Some(now);
-                // Its processes at the idle policy would end only on an idle
-                // processor; they are put back first, where this process may.
-                for cage in g.running.iter().filter_map(|r| r.cage.as_ref()) {
-                    schedule(cage, libc::SCHED_OTHER, 0);
-                }
                 kill.extend(g.running.iter().map(|r| (r.dir.clone(), r.ticks)));
             }
         }
         kill
-    }
-}
-
-/// Puts every thread of the processes of the cgroup `dir` at the idle
-/// scheduling policy (`SCHED_IDLE`, at nice 19 too): they run only on a
-/// processor no other process wants, so an implementation that spins no
-/// longer takes the cores of the trials beside it while its budget runs
-/// out. Its threads' children and later threads inherit it. Undoing it
-/// takes room under `RLIMIT_NICE` (none by default) or `CAP_SYS_NICE`
-/// (which the cage's programs do not have); undone, it would only take
-/// cores again: what it spends is wall time either way, and a test that
-/// ends on its own keeps its verdict. Best effort: a thread gone meanwhile
-/// is skipped.
-fn idle(dir: &Path) {
-    schedule(dir, libc::SCHED_IDLE, 19);
-}
-
-/// Sets every thread of the processes of the cgroup `dir` at `policy` and
-/// the nice value `nice`, where this process may (best effort).
-fn schedule(dir: &Path, policy: libc::c_int, nice: libc::c_int) {
-    let procs = std::fs::read_to_string(dir.join("cgroup.procs")).unwrap_or_default();
-    for pid in procs.lines().map(str::trim) {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for tid in tasks.flatten() {
-            let Some(tid) = tid
-                .file_name()
-                .to_str()
-                .and_then(|t| t.parse::<libc::pid_t>().ok())
-            else {
-                continue;
-            };
-            let param = libc::sched_param { sched_priority: 0 };
-            // SAFETY: plain system calls on a thread of the trial's cage.
-            unsafe {
-                libc::setpriority(libc::PRIO_PROCESS, tid as libc::id_t, nice);
-                libc::sched_setscheduler(tid, policy, &param);
-            }
-        }
     }
 }
 
@@ -564,20 +483,12 @@ mod tests {
         }
         let started = Instant::now();
         let mut killed = Vec::new();
-        // SAFETY: plain queries of our own children.
-        let policy = |child: &std::process::Child| unsafe {
-            libc::sched_getscheduler(child.id() as libc::pid_t)
-        };
-        let mut idled = [false, false];
         while killed.is_empty() && started.elapsed() < Duration::from_secs(15) {
             budgets.sample();
-            idled[0] |= policy(&spinner) == libc::SCHED_IDLE;
-            idled[1] |= policy(&sleeper) == libc::SCHED_IDLE;
             killed = budgets.overrun();
             std::thread::sleep(Duration::from_millis(50));
         }
         let slow = budgets.slow();
-        let policies = [policy(&spinner), policy(&sleeper)];
         for child in [&mut spinner, &mut sleeper] {
             child.kill().unwrap();
             child.wait().unwrap();
@@ -587,14 +498,6 @@ mod tests {
         // have seen neither for 20 s).
         assert_eq!(killed, vec![(PathBuf::from("/t/spins"), 0)]);
         assert_eq!(slow, 1);
-        // The spinner ran on idle processors only once found, the other was
-        // left as it was; the spinner is put back to be killed (where this
-        // process may: as root here, or with room under RLIMIT_NICE).
-        assert_eq!(idled, [true, false]);
-        // SAFETY: a plain query.
-        if unsafe { libc::geteuid() } == 0 {
-            assert_eq!(policies, [libc::SCHED_OTHER, libc::SCHED_OTHER]);
-        }
         let outcome = budgets.end(
             "spins",
             100,
@@ -607,51 +510,6 @@ mod tests {
                 .end("waits", 100, started.elapsed(), TestOutcome::Passed)
                 .passed()
         );
-    }
-
-    #[test]
-    fn an_implementation_found_spinning_has_its_next_trials_found_sooner() {
-        let budgets = Budgets::new(Duration::from_secs(60));
-        // A process that has used between 0.1 and 0.3 s of the processor,
-        // and is stopped there: under the processor grace, over the grace
-        // of an implementation already found spinning.
-        let mut used = std::process::Command::new("sh")
-            .args(["-c", "while :; do :; done"])
-            .spawn()
-            .unwrap();
-        let cage = tempfile::tempdir().unwrap();
-        std::fs::write(cage.path().join("cgroup.procs"), format!("{}\n", used.id())).unwrap();
-        while processor_time(cage.path()) < Duration::from_millis(100) {
-            std::thread::sleep(Duration::from_millis(5));
-        }
-        // SAFETY: a signal to our own child.
-        unsafe { libc::kill(used.id() as libc::pid_t, libc::SIGSTOP) };
-        let cpu = processor_time(cage.path());
-        budgets
-            .state
-            .lock()
-            .unwrap()
-            .groups
-            .entry("spun".into())
-            .or_default()
-            .spun = true;
-        for name in ["fresh", "spun"] {
-            budgets.start(name, 1, PathBuf::from(format!("/t/{name}")), 0);
-            budgets.caged(name, 1, cage.path());
-        }
-        std::thread::sleep(CPU_LOOK_AFTER);
-        budgets.sample();
-        used.kill().unwrap();
-        used.wait().unwrap();
-        let state = budgets.state.lock().unwrap();
-        let found = |name: &str| state.groups[name].running[0].spinning_since.is_some();
-        assert!(cpu < CPU_GRACE, "{cpu:?}");
-        assert!(!found("fresh"), "{cpu:?} is under the processor grace");
-        assert!(
-            found("spun"),
-            "{cpu:?} is over a spun implementation's grace"
-        );
-        assert!(!state.groups["fresh"].spun && state.groups["spun"].spun);
     }
 
     #[test]

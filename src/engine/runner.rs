@@ -4,13 +4,10 @@
 //! in a temporary directory of its own, under a time limit, with the whole
 //! process group killed when it ends; the implementation's process is the
 //! judge's child and goes with it. Trials run in parallel on a pool of threads,
-//! and each result is handed back as soon as it is known. Under a budget
-//! (`grade`), one implementation runs only a few trials at once that are
-//! not past their grace while others' wait (`Queue`), so that one whose
-//! tests spin does not take every job before it is found.
+//! and each result is handed back as soon as it is known.
 
 use std::path::PathBuf;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
@@ -161,127 +158,6 @@ impl Nets {
     }
 }
 
-/// The order trials start in: the run's order, except that under a budget
-/// one implementation runs at most `cap` trials at once that are not past
-/// their grace (`Budgets::slow_of`) while another implementation's trial
-/// is waiting. An implementation whose tests spin then has a few of them
-/// spinning at the normal priority at a time, not a job's worth: once one
-/// is found (and drops to the idle policy, `engine::budget`), its next
-/// ones start and are found for a tenth of the processor time. A trial
-/// past its grace no longer holds its implementation's place, so a
-/// submission's other tests start beside its hanging ones as before, and
-/// keep their verdicts. With nothing else to start, the first trial
-/// waiting starts whatever its implementation runs, so a single submission
-/// is graded with every job.
-struct Queue {
-    cap: usize,
-    state: Mutex<QueueState>,
-}
-
-struct QueueState {
-    /// The trials' indices in the run's order.
-    order: Vec<usize>,
-    /// Whether the trial at each place of `order` has started.
-    taken: Vec<bool>,
-    /// The first place of `order` not yet taken.
-    first: usize,
-    /// Each trial's implementation, numbered.
-    group_of: Vec<usize>,
-    /// How many trials of each implementation are running.
-    running: Vec<usize>,
-    /// Each implementation's name (its budget's group), by its number.
-    names: Vec<String>,
-}
-
-impl Queue {
-    /// `trials` (each given by its implementation's name) in `order`, at most
-    /// `cap` of one implementation at once while others wait.
-    fn new(groups: &[String], order: Vec<usize>, cap: usize) -> Queue {
-        let mut numbers = std::collections::HashMap::new();
-        let mut names = Vec::new();
-        let group_of: Vec<usize> = groups
-            .iter()
-            .map(|g| {
-                *numbers.entry(g.as_str()).or_insert_with(|| {
-                    names.push(g.clone());
-                    names.len() - 1
-                })
-            })
-            .collect();
-        Queue {
-            cap: cap.max(1),
-            state: Mutex::new(QueueState {
-                taken: vec![false; order.len()],
-                order,
-                first: 0,
-                running: vec![0; names.len()],
-                names,
-                group_of,
-            }),
-        }
-    }
-
-    /// The next trial to start, counted as running until `done`; `None`
-    /// when every trial has started. `slow` says how many of an
-    /// implementation's running trials are past their grace.
-    fn take(&self, slow: &dyn Fn(&str) -> usize) -> Option<usize> {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let s = &mut *state;
-        while s.first < s.order.len() && s.taken[s.first] {
-            s.first += 1;
-        }
-        if s.first == s.order.len() {
-            return None;
-        }
-        let mut under_cap: Vec<Option<bool>> = vec![None; s.names.len()];
-        let place = (s.first..s.order.len())
-            .find(|&p| {
-                if s.taken[p] {
-                    return false;
-                }
-                let g = s.group_of[s.order[p]];
-                *under_cap[g].get_or_insert_with(|| {
-                    s.running[g] < self.cap
-                        || s.running[g].saturating_sub(slow(&s.names[g])) < self.cap
-                })
-            })
-            .unwrap_or(s.first);
-        s.taken[place] = true;
-        let index = s.order[place];
-        s.running[s.group_of[index]] += 1;
-        Some(index)
-    }
-
-    /// Trial `index` (from `take`) has ended.
-    fn done(&self, index: usize) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let group = state.group_of[index];
-        state.running[group] = state.running[group].saturating_sub(1);
-    }
-
-    /// Starts nothing more.
-    fn stop(&self) {
-        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        state.first = state.order.len();
-    }
-}
-
-/// A trial's place among its implementation's running ones (`Queue`),
-/// given up when dropped.
-struct Taken<'a>(&'a Queue, usize);
-
-impl Drop for Taken<'_> {
-    fn drop(&mut self) {
-        self.0.done(self.1);
-    }
-}
-
-/// How many trials of one implementation run at once under a budget while
-/// others wait (`Queue`): a quarter of the jobs, at least one.
-fn per_implementation(jobs: usize) -> usize {
-    (jobs / 4).max(1)
-}
-
 /// How many trials are running, for the gate that keeps `jobs` of them at
 /// once (`Runner::run`).
 struct Working {
@@ -379,6 +255,7 @@ impl Runner {
         } else {
             (0..trials.len()).collect()
         };
+        let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
         let (tx, rx) = mpsc::channel();
         let budgets = self.budget.map(Budgets::new);
@@ -387,12 +264,6 @@ impl Runner {
         let zygotes =
             crate::engine::python::Zygotes::for_hosts(trials.iter().map(|t| &t.host), self.launch);
         let nets = Nets::new(trials);
-        let groups: Vec<String> = trials.iter().map(budget_group).collect();
-        let cap = match budgets {
-            Some(_) => per_implementation(self.jobs.max(1)),
-            None => usize::MAX,
-        };
-        let queue = Queue::new(&groups, order, cap);
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
                 let ended = &ended;
@@ -419,41 +290,37 @@ impl Runner {
             let workers = if budgets.is_some() { 2 * jobs } else { jobs };
             for _ in 0..workers.min(trials.len().max(1)) {
                 let tx = tx.clone();
-                let (queue, failure, base, groups) = (&queue, &failure, base.path(), &groups);
+                let (next, failure, base, order) = (&next, &failure, base.path(), &order);
                 let budgets = budgets.as_ref();
                 let (working, nets, zygotes) = (&working, &nets, &zygotes);
                 scope.spawn(move || {
                     loop {
                         let _slot = working.enter(budgets);
-                        let slow_of = |group: &str| budgets.map_or(0, |b| b.slow_of(group));
-                        let Some(index) = queue.take(&slow_of) else {
+                        let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        // Its place among its implementation's running
-                        // trials, given up however the trial ends.
-                        let _running = Taken(queue, index);
                         let trial = &trials[index];
                         let dir = match self.trial_dir(base, index) {
                             Ok(dir) => dir,
                             Err(err) => {
                                 failure.lock().unwrap().get_or_insert(err);
-                                queue.stop();
+                                next.store(trials.len(), Ordering::Relaxed);
                                 break;
                             }
                         };
-                        let group: &str = &groups[index];
-                        let net = match nets.take(group) {
+                        let group = budget_group(trial);
+                        let net = match nets.take(&group) {
                             Ok(net) => net,
                             Err(err) => {
                                 failure.lock().unwrap().get_or_insert(err);
-                                queue.stop();
+                                next.store(trials.len(), Ordering::Relaxed);
                                 break;
                             }
                         };
                         let ticks = process::boot_ticks();
                         if let Some(budgets) = budgets
                             && let Start::Spent(outcome) =
-                                budgets.start(group, index, dir.clone(), ticks)
+                                budgets.start(&group, index, dir.clone(), ticks)
                         {
                             let _ = std::fs::remove_dir_all(&dir);
                             let result = TrialResult {
@@ -467,7 +334,7 @@ impl Runner {
                         }
                         let caged = |cgroup: &std::path::Path| {
                             if let Some(budgets) = budgets {
-                                budgets.caged(group, index, cgroup);
+                                budgets.caged(&group, index, cgroup);
                             }
                         };
                         let ran = self
@@ -476,7 +343,7 @@ impl Runner {
                                 if let Some(budgets) = budgets {
                                     budgets.used(cpu);
                                     result.outcome =
-                                        budgets.end(group, index, result.duration, result.outcome);
+                                        budgets.end(&group, index, result.duration, result.outcome);
                                 }
                                 result
                             });
@@ -488,7 +355,7 @@ impl Runner {
                             }
                             Err(err) => {
                                 failure.lock().unwrap().get_or_insert(err);
-                                queue.stop();
+                                next.store(trials.len(), Ordering::Relaxed);
                                 break;
                             }
                         }
@@ -880,53 +747,6 @@ mod tests {
             assert!(waited >= Duration::from_secs(1), "{waited:?}");
             assert_eq!(slow, 1);
         });
-    }
-
-    #[test]
-    fn one_implementation_runs_few_trials_at_once_while_others_wait() {
-        // Two implementations of four trials each, in order, at most two of
-        // one at once: the first two of `a`, then `b`'s, not `a`'s four.
-        let groups: Vec<String> = ["a", "a", "a", "a", "b", "b", "b", "b"]
-            .map(String::from)
-            .into();
-        let none = |_: &str| 0;
-        let queue = Queue::new(&groups, (0..8).collect(), 2);
-        let mut taken: Vec<usize> = (0..4).map(|_| queue.take(&none).unwrap()).collect();
-        assert_eq!(taken, [0, 1, 4, 5]);
-        // Both at their cap: the first waiting starts anyway (nothing else
-        // to start), rather than leave a job idle.
-        taken.push(queue.take(&none).unwrap());
-        assert_eq!(taken[4], 2);
-        // One of `b`'s ends: `b`'s next starts before `a`'s last, which is
-        // over its cap.
-        queue.done(4);
-        assert_eq!(queue.take(&none), Some(6));
-        queue.done(0);
-        queue.done(1);
-        assert_eq!(queue.take(&none), Some(3));
-        assert_eq!(queue.take(&none), Some(7));
-        assert_eq!(queue.take(&none), None);
-        // Without a cap (no budget), the run's order.
-        let queue = Queue::new(&groups, (0..8).collect(), usize::MAX);
-        let order: Vec<usize> = std::iter::from_fn(|| queue.take(&none)).collect();
-        assert_eq!(order, (0..8).collect::<Vec<_>>());
-    }
-
-    #[test]
-    fn a_trial_past_its_grace_does_not_hold_its_implementations_place() {
-        let groups: Vec<String> = ["a", "a", "a", "a", "b", "b", "b", "b"]
-            .map(String::from)
-            .into();
-        let queue = Queue::new(&groups, (0..8).collect(), 2);
-        let none = |_: &str| 0;
-        assert_eq!(queue.take(&none), Some(0));
-        assert_eq!(queue.take(&none), Some(1));
-        // Both of `a`'s are hanging: its next tests start (and keep their
-        // verdicts) before `b`'s, as without the cap.
-        let a_hangs = |g: &str| if g == "a" { 2 } else { 0 };
-        assert_eq!(queue.take(&a_hangs), Some(2));
-        assert_eq!(queue.take(&a_hangs), Some(3));
-        assert_eq!(queue.take(&a_hangs), Some(4));
     }
 
     #[test]
