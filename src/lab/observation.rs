@@ -399,9 +399,26 @@ mod tests {
         let mut observers: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         observers.insert("observe".into(), vec![0]);
         observers.insert("observe_that".into(), vec![0, 3]);
-        for (name, params, _, _) in functions(source) {
+        // The support's helpers by their signatures alone (its bodies hold
+        // character literals, which `arguments` does not read).
+        let support = crate::lab::suite::MODULES
+            .into_iter()
+            .filter(|(path, _)| path.ends_with("support.rs"))
+            .flat_map(|(_, source)| {
+                source
+                    .match_indices("\npub fn ")
+                    .map(|(at, _)| {
+                        let start = at + 1;
+                        let end = start + source[start..].find('{').unwrap_or(0);
+                        functions(&format!("{} {{}}", &source[start..end]))
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .flatten();
+        for (name, params, _, _) in support.chain(functions(source)) {
             if let Some(what) = params.iter().position(|p| p == "what") {
-                observers.insert(name, vec![what]);
+                let expected = params.iter().position(|p| p == "expected");
+                observers.insert(name, [Some(what), expected].into_iter().flatten().collect());
             }
         }
         observers
@@ -421,8 +438,24 @@ mod tests {
                     }
                     let args = arguments(source, at + name.len());
                     for &i in &positions {
-                        let arg = &args[i];
-                        if arg == "what" {
+                        // A text bound to a name first (`let what = "..";`,
+                        // `const ONE: &str = "..";`) is read where it is bound.
+                        let bound = [
+                            format!("let {} = ", args[i]),
+                            format!("const {}: &str = ", args[i]),
+                        ]
+                        .into_iter()
+                        .find_map(|binding| {
+                            // The nearest binding before the call, else a constant.
+                            let start = source[..at]
+                                .rfind(&binding)
+                                .or_else(|| source.find(&binding))?
+                                + binding.len();
+                            let end = start + source[start..].find(";\n")?;
+                            Some(source[start..end].to_string())
+                        });
+                        let arg = bound.as_ref().unwrap_or(&args[i]);
+                        if arg == "what" || arg == "expected" {
                             continue; // passed on by a helper, found at its calls
                         }
                         let text = literal(arg).unwrap_or_else(|| {
@@ -432,6 +465,25 @@ mod tests {
                         found.push((text, format!("{path}:{line}")));
                     }
                 }
+            }
+        }
+        // What the suite shows as an actual value in words (`Said`), the
+        // support's own sentences among them.
+        for (path, source) in crate::lab::suite::MODULES {
+            for (at, _) in source.match_indices("Said(") {
+                if source[..at].ends_with("struct ") {
+                    continue;
+                }
+                let args = arguments(source, at + "Said".len());
+                let arg = args[0].trim_end_matches(".to_string()");
+                let text = literal(arg).unwrap_or_else(|| {
+                    panic!(
+                        "{path}: a Said is neither a literal nor a format!: {}",
+                        args[0]
+                    )
+                });
+                let line = source[..at].lines().count();
+                found.push((text, format!("{path}:{line}")));
             }
         }
         found

@@ -73,7 +73,7 @@ pub(crate) fn render_for(
 fn python_prose(text: &str) -> String {
     let mut out = text.to_string();
     loop {
-        let found = ["Ok(", "Some("].iter().find_map(|wrapper| {
+        let found = ["Err(", "Ok(", "Some("].iter().find_map(|wrapper| {
             out.match_indices(wrapper)
                 .find(|(at, _)| {
                     !out[..*at]
@@ -99,7 +99,12 @@ fn python_prose(text: &str) -> String {
         let Some(close) = close else {
             return out;
         };
-        let inner = out[inner_start..close].to_string();
+        // An error is what the Python contract raises (`sqlite3.Error(..)`).
+        let inner = if out[at..].starts_with("Err(") {
+            python(&out[at..=close]).unwrap_or_else(|| out[inner_start..close].to_string())
+        } else {
+            out[inner_start..close].to_string()
+        };
         out.replace_range(at..=close, &inner);
     }
 }
@@ -135,7 +140,8 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
         Edition::Python => {
             let expected =
                 python(&o.expected).unwrap_or_else(|| python_prose(&translate(&o.expected, lang)));
-            let actual = python(&o.actual).unwrap_or_else(|| python_prose(&o.actual));
+            let actual =
+                python(&o.actual).unwrap_or_else(|| python_prose(&translate(&o.actual, lang)));
             // Two values that read alike in Python but differ (`Ok(None)`
             // and `Ok(())`) are shown as they are, so that the difference shows.
             if expected == actual {
@@ -172,7 +178,12 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
                 out,
                 "{} {}",
                 pad_right(&format!("{}:", w.actual), width),
-                style.red(&actual)
+                // An actual in words (`more than one answer is Some(1)`) is
+                // the suite's sentence too.
+                style.red(&match edition {
+                    Edition::Rust => translate(&actual, lang),
+                    Edition::Python => actual.clone(),
+                })
             );
         }
     }
@@ -340,15 +351,44 @@ mod tests {
             text,
             "観測: now == until での renew\n期待: Ok(false)\n実際: Ok(true)\n場所: tests/behaviour/step5.rs:78:5"
         );
-        let message = "observation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: [None, None, None, None]\n";
+        let message = "observation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: more than one answer is Some(1)\n";
         let text = render(message, Style::plain(), Lang::Ja, 0, 100);
         assert!(
             text.contains("期待: Some(1) がちょうど 1 つ、ほかの owner にはすべて None"),
             "{text}"
         );
+        // What a race amounted to, in words, is the suite's sentence too.
+        assert!(
+            text.contains("実際: Some(1) の答えが 2 つ以上あります"),
+            "{text}"
+        );
         // English stays as the suite wrote it.
         let text = render(message, Style::plain(), Lang::En, 0, 100);
         assert!(text.starts_with("observed: claim_many of four owners on a fresh job\n"));
+    }
+
+    /// What a learner is told of a race, in both editions and both
+    /// languages: what the answers amount to, never a winner's name or
+    /// index, so the same implementation reads the same words on every run.
+    #[test]
+    fn a_race_is_told_without_naming_the_winner() {
+        let messages = [
+            "panicked at tests/behaviour/step8.rs:47:5:\nobservation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: more than one answer is Some(1)\n",
+            "panicked at tests/behaviour/step4.rs:360:5:\nobservation: four claims on one thread each, started while the write lock is held, then let go\nexpected: exactly one Ok(Some(1)) and three Ok(None)\nactual: an answer other than Ok(Some(1)) or Ok(None): Err(Db(\"database is locked\"))\n",
+            "panicked at tests/behaviour/step8.rs:203:5:\nobservation: answer given to the stored owner\nexpected: Some(1)\nactual: None\n",
+            "panicked at tests/behaviour/step8.rs:74:9:\nobservation: stored row of job-0 (its owner, the winner, written as <the winner>)\nexpected:\n    Some(\n        Row {\n            owner: Some(\n                \"<the winner>\",\n            ),\n            until: 15.0,\n            fence: 1,\n            result: None,\n            done: 0,\n        },\n    )\nactual:\n    Some(\n        Row {\n            owner: Some(\n                \"<the winner>\",\n            ),\n            until: 25.0,\n            fence: 1,\n            result: None,\n            done: 0,\n        },\n    )\n",
+        ];
+        let mut shown = String::new();
+        for edition in [Edition::Rust, Edition::Python] {
+            for lang in [Lang::En, Lang::Ja] {
+                let _ = writeln!(shown, "== {edition:?} {lang:?}");
+                for message in messages {
+                    let text = render_for(edition, message, Style::plain(), lang, 2, 80);
+                    let _ = writeln!(shown, "{text}\n");
+                }
+            }
+        }
+        insta::assert_snapshot!(shown);
     }
 
     #[test]
@@ -386,13 +426,24 @@ mod tests {
         );
         assert!(text.contains("\n✗ fence  2        0\n"), "{text}");
         // A sentence of the suite's, in Japanese and in Python's words.
-        let sentence = "observation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: [None, None, None, None]\n";
+        let sentence = "observation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: no answer is Some(1): every one is None\n";
         let text = py(sentence, Lang::Ja);
         assert!(
             text.contains("期待: 1 がちょうど 1 つ、ほかの owner にはすべて None"),
             "{text}"
         );
-        assert!(text.contains("実際: [None, None, None, None]"), "{text}");
+        assert!(
+            text.contains("実際: 1 の答えがありません: すべて None です"),
+            "{text}"
+        );
+        let sentence = "panicked at tests/behaviour/step4.rs:1:1:\nobservation: claim from four processes started while the write lock was held, then let go\nexpected: exactly one Ok(Some(1)) and three Ok(None)\nactual: an answer other than Ok(Some(1)) or Ok(None): Err(Db(\"database is locked\"))\n";
+        let text = py(sentence, Lang::En);
+        assert!(
+            text.ends_with(
+                "actual:   an answer other than 1 or None: sqlite3.Error('database is locked')"
+            ),
+            "{text}"
+        );
         assert_eq!(
             python_prose("exactly one Ok(Some(1)) and three Ok(None)"),
             "exactly one 1 and three None"

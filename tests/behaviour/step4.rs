@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use crate::lease;
 use crate::support::{
-    Answer, Db, INVALID_NOW, INVALID_TTL, Row, claim_in_processes, kind, observe, observe_that, ok,
+    Answer, Db, INVALID_NOW, INVALID_TTL, Row, claim_in_processes, kind, observe, ok, one_winner,
+    stored_owner_won,
 };
 
 #[test]
@@ -356,22 +357,20 @@ fn concurrent_claims_have_one_winner() {
             .map(|c| kind(&c.join().unwrap()))
             .collect()
     });
-    let winners = answers.iter().filter(|a| *a == "Ok(Some(1))").count();
-    let losers = answers.iter().filter(|a| *a == "Ok(None)").count();
-    observe_that(
+    one_winner(
         "four claims on one thread each, started while the write lock is held, then let go",
-        winners == 1 && losers == 3,
         &answers,
+        "Ok(Some(1))",
+        "Ok(None)",
         "exactly one Ok(Some(1)) and three Ok(None)",
     );
-    let winner = answers
-        .iter()
-        .position(|a| a == "Ok(Some(1))")
-        .map(|i| owners[i]);
-    observe(
-        "stored owner is the winner",
-        db.row("job-1").and_then(|r| r.owner),
-        winner.map(String::from),
+    stored_owner_won(
+        "answer given to the stored owner",
+        &db,
+        "job-1",
+        &owners,
+        &answers,
+        "Ok(Some(1))",
     );
 }
 
@@ -380,20 +379,20 @@ fn claims_race_across_processes() {
     let db = Db::with_job("job-1");
     let owners = ["p0", "p1", "p2", "p3"];
     let answers = claim_in_processes(&db, "job-1", &owners, 10.0, 5.0);
-    let winners: Vec<usize> = (0..answers.len())
-        .filter(|&i| answers[i] == "Ok(Some(1))")
-        .collect();
-    let losers = answers.iter().filter(|a| *a == "Ok(None)").count();
-    observe_that(
+    one_winner(
         "claim from four processes started while the write lock was held, then let go",
-        winners.len() == 1 && losers == 3,
         &answers,
+        "Ok(Some(1))",
+        "Ok(None)",
         "exactly one Ok(Some(1)) and three Ok(None)",
     );
-    observe(
-        "stored owner",
-        db.row("job-1").and_then(|r| r.owner),
-        Some(owners[winners[0]].to_string()),
+    stored_owner_won(
+        "answer given to the stored owner",
+        &db,
+        "job-1",
+        &owners,
+        &answers,
+        "Ok(Some(1))",
     );
 }
 

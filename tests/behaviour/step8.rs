@@ -1,52 +1,86 @@
 //! Step 8, claim_many: every owner claims at once (a thread and a connection
 //! each); the answers come back in the owners' order, and on a free job exactly
 //! one of them wins. A claim that decides outside the write lock lets several
-//! win: the tests start the claimers while the lock is held, then let go.
-
-use std::time::Duration;
+//! win: every test where owners compete for a free job starts its (first)
+//! claim_many while the test holds the write lock, then lets go
+//! (`claim_many_racing`), so a race shows on every run and is told the same
+//! way; and what a failing test says never names the winner (`one_winner`).
+//! A test that checks the stored owner against the answers' order has an
+//! even number of owners: answers in reverse order then never put the winner
+//! back at its own index, whichever owner won.
 
 use crate::lease;
-use crate::support::{Db, Row, kind, observe, observe_that, ok};
+use crate::support::{
+    Answer, Db, Row, WINNER, claim_many_racing, kind, observe, observe_that, ok, one_winner,
+    stored_owner_won, winner_row,
+};
 
-/// The index of the single `Some(1)`, failing the test unless there is exactly one
-/// winner and everybody else got `None`.
+/// The answers of a `claim_many` as `one_winner` reads them.
+fn answers_of(answers: &[Option<i64>]) -> Vec<Answer> {
+    answers
+        .iter()
+        .map(|a| Answer::from(format!("{a:?}")))
+        .collect()
+}
+
+/// The answers of a `claim_many` the test started while it held the write
+/// lock, failing the test with the observation `what` on an error.
 #[track_caller]
-fn single_winner(what: &str, answers: &[Option<i64>]) -> usize {
-    let winners: Vec<usize> = (0..answers.len())
-        .filter(|&i| answers[i].is_some())
-        .collect();
-    observe_that(
-        what,
-        winners.len() == 1 && answers[winners[0]] == Some(1),
-        answers,
-        "exactly one Some(1), None for every other owner",
-    );
-    winners[0]
+fn raced(what: &str, db: &Db, job_id: &str, owners: &[&str], now: f64, ttl: f64) -> Vec<Answer> {
+    match claim_many_racing(db, job_id, owners, now, ttl) {
+        Ok(answers) => answers,
+        Err(error) => {
+            observe_that(
+                what,
+                false,
+                error,
+                "answers (no error), after waiting for the lock",
+            );
+            unreachable!()
+        }
+    }
 }
 
 #[test]
 fn one_winner_on_a_fresh_job() {
     let db = Db::with_job("job-1");
     let owners = ["w0", "w1", "w2", "w3"];
-    let answers = lease::claim_many(&db.path, "job-1", &owners, 10.0, 5.0).unwrap();
+    let what = "claim_many of four owners on a fresh job";
+    let answers = raced(what, &db, "job-1", &owners, 10.0, 5.0);
     observe("number of answers for four owners", answers.len(), 4);
-    single_winner("claim_many of four owners on a fresh job", &answers);
+    one_winner(what, &answers, "Some(1)", "None", ONE_WINNER);
 }
+
+/// What `one_winner` expects of a claim_many on a free job.
+const ONE_WINNER: &str = "exactly one Some(1), None for every other owner";
 
 #[test]
 fn winner_index_matches_the_stored_owner() {
     let db = Db::new();
     let owners = ["w0", "w1", "w2", "w3", "w4", "w5"];
+    let what = "claim_many of six owners on a fresh job";
     for round in 0..8 {
         let job = format!("job-{round}");
         lease::enqueue(&db.path, &job).unwrap();
-        let answers = lease::claim_many(&db.path, &job, &owners, 10.0, 5.0).unwrap();
+        let answers = if round == 0 {
+            raced(what, &db, &job, &owners, 10.0, 5.0)
+        } else {
+            answers_of(&lease::claim_many(&db.path, &job, &owners, 10.0, 5.0).unwrap())
+        };
         observe("number of answers for six owners", answers.len(), 6);
-        let winner = single_winner("claim_many of six owners on a fresh job", &answers);
+        let winner = one_winner(what, &answers, "Some(1)", "None", ONE_WINNER);
+        stored_owner_won(
+            &format!("answer given to the owner stored in the row of {job}"),
+            &db,
+            &job,
+            &owners,
+            &answers,
+            "Some(1)",
+        );
         observe(
-            &format!("stored row of {job} (the winner is at index {winner})"),
-            db.row(&job),
-            Some(Row::held(owners[winner], 1, 15.0)),
+            &format!("stored row of {job} (its owner, the winner, written as <the winner>)"),
+            winner_row(&db, &job, owners[winner]),
+            Some(Row::held(WINNER, 1, 15.0)),
         );
     }
 }
@@ -56,16 +90,24 @@ fn many_owners_repeatedly() {
     let db = Db::new();
     let names: Vec<String> = (0..16).map(|i| format!("worker-{i:02}")).collect();
     let owners: Vec<&str> = names.iter().map(String::as_str).collect();
+    let what = "claim_many of sixteen owners on a fresh job";
     for round in 0..5 {
         let job = format!("job-{round}");
         lease::enqueue(&db.path, &job).unwrap();
-        let answers = lease::claim_many(&db.path, &job, &owners, 1.0, 1.0).unwrap();
+        let answers = if round == 0 {
+            raced(what, &db, &job, &owners, 1.0, 1.0)
+        } else {
+            answers_of(&lease::claim_many(&db.path, &job, &owners, 1.0, 1.0).unwrap())
+        };
         observe("number of answers for sixteen owners", answers.len(), 16);
-        let winner = single_winner("claim_many of sixteen owners on a fresh job", &answers);
-        observe(
-            "stored owner",
-            db.row(&job).and_then(|r| r.owner),
-            Some(owners[winner].to_string()),
+        one_winner(what, &answers, "Some(1)", "None", ONE_WINNER);
+        stored_owner_won(
+            "answer given to the stored owner",
+            &db,
+            &job,
+            &owners,
+            &answers,
+            "Some(1)",
         );
     }
 }
@@ -137,54 +179,40 @@ fn missing_job_gives_none_to_everybody() {
 fn winner_gets_the_next_fence() {
     let db = Db::new();
     db.put("job-1", Row::held("old", 6, 5.0));
-    let owners = ["w0", "w1", "w2"];
-    let answers = lease::claim_many(&db.path, "job-1", &owners, 10.0, 2.5).unwrap();
-    let winners: Vec<(usize, i64)> = answers
-        .iter()
-        .enumerate()
-        .filter_map(|(i, a)| a.map(|f| (i, f)))
-        .collect();
-    observe_that(
-        "claim_many of three owners on an expired job whose fence is 6",
-        winners.len() == 1 && winners[0].1 == 7 && answers.len() == 3,
+    let owners = ["w0", "w1", "w2", "w3"];
+    let what = "claim_many of four owners on an expired job whose fence is 6";
+    let answers = raced(what, &db, "job-1", &owners, 10.0, 2.5);
+    observe("number of answers for four owners", answers.len(), 4);
+    let expected = "exactly one Some(7), None for the others";
+    let winner = one_winner(what, &answers, "Some(7)", "None", expected);
+    stored_owner_won(
+        "answer given to the stored owner",
+        &db,
+        "job-1",
+        &owners,
         &answers,
-        "exactly one Some(7), None for the others",
+        "Some(7)",
     );
-    if let [(winner, _)] = winners[..] {
-        observe(
-            "stored row",
-            db.row("job-1"),
-            Some(Row::held(owners[winner], 7, 12.5)),
-        );
-    }
+    observe(
+        "stored row (its owner, the winner, written as <the winner>)",
+        winner_row(&db, "job-1", owners[winner]),
+        Some(Row::held(WINNER, 7, 12.5)),
+    );
 }
 
 #[test]
 fn one_winner_when_the_lock_is_let_go() {
     let db = Db::with_job("job-1");
-    let owners = ["w0", "w1", "w2", "w3", "w4"];
-    let lock = db.hold_write_lock();
-    let answers = std::thread::scope(|s| {
-        let claims = s.spawn(|| lease::claim_many(&db.path, "job-1", &owners, 10.0, 5.0));
-        lock.wait_for_connections(owners.len());
-        std::thread::sleep(Duration::from_millis(400));
-        drop(lock);
-        claims.join().unwrap().map_err(|e| e.to_string())
-    });
-    let answers = match answers {
-        Ok(answers) => answers,
-        Err(error) => panic!(
-            "observation: claim_many started while another connection held the write lock\n\
-             expected: Ok(..) after waiting for the lock\nactual: Err({error:?})"
-        ),
-    };
-    let winner = single_winner(
-        "claim_many of five owners started while the write lock was held, then let go",
+    let owners = ["w0", "w1", "w2", "w3", "w4", "w5"];
+    let what = "claim_many of six owners started while the write lock was held, then let go";
+    let answers = raced(what, &db, "job-1", &owners, 10.0, 5.0);
+    one_winner(what, &answers, "Some(1)", "None", ONE_WINNER);
+    stored_owner_won(
+        "answer given to the stored owner",
+        &db,
+        "job-1",
+        &owners,
         &answers,
-    );
-    observe(
-        "stored owner",
-        db.row("job-1").and_then(|r| r.owner),
-        Some(owners[winner].to_string()),
+        "Some(1)",
     );
 }

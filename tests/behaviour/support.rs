@@ -281,6 +281,133 @@ fn field(name: &str, value: &impl Debug) -> String {
     }
 }
 
+/// A sentence shown as an observation's actual value as it is (no quotes).
+pub struct Said(pub String);
+
+impl Debug for Said {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+/// The index of the single answer that is `win`, failing the test with the
+/// observation `what` unless exactly one is and every other is `lose`.
+///
+/// Which claimer wins a race is the scheduler's choice, and so, where an
+/// implementation races, is how many lose it and which: a failing test shows
+/// what the answers amount to (`more than one answer is Some(1)`), never
+/// their order, a winner's index or a count, so that the same implementation
+/// is told the same thing on every run.
+#[track_caller]
+pub fn one_winner(what: &str, answers: &[Answer], win: &str, lose: &str, expected: &str) -> usize {
+    let winners: Vec<usize> = (0..answers.len()).filter(|&i| answers[i] == *win).collect();
+    let holds = winners.len() == 1 && answers.iter().all(|a| a == win || a == lose);
+    if !holds {
+        observe_that(what, false, race_outcome(answers, win, lose), expected);
+    }
+    winners[0]
+}
+
+/// What a race's answers amount to, in words that hold on every run: the
+/// answers that are neither `win` nor `lose` (each once, sorted), else whether
+/// none or several won.
+fn race_outcome(answers: &[Answer], win: &str, lose: &str) -> Said {
+    let mut others: Vec<String> = answers
+        .iter()
+        .filter(|a| *a != win && *a != lose)
+        .map(|a| format!("{a:?}"))
+        .collect();
+    others.sort();
+    others.dedup();
+    let winners = answers.iter().filter(|a| *a == win).count();
+    if !others.is_empty() {
+        let others = others.join(", ");
+        Said(format!("an answer other than {win} or {lose}: {others}"))
+    } else if winners == 0 {
+        Said(format!("no answer is {win}: every one is {lose}"))
+    } else {
+        Said(format!("more than one answer is {win}"))
+    }
+}
+
+/// Fails the test with the observation `what` unless the row of `job_id`
+/// names as its owner the one of `owners` whose answer was `win`: observed as
+/// the answer the stored owner was given, never by a name (which owner wins
+/// varies from run to run).
+#[track_caller]
+pub fn stored_owner_won(
+    what: &str,
+    db: &Db,
+    job_id: &str,
+    owners: &[&str],
+    answers: &[Answer],
+    win: &str,
+) {
+    let owner = db.row(job_id).and_then(|r| r.owner);
+    match owner
+        .as_deref()
+        .map(|o| owners.iter().position(|x| *x == o))
+    {
+        Some(Some(at)) => observe(what, answers[at].clone(), Answer::from(win)),
+        Some(None) => {
+            let owner = owner.unwrap_or_default();
+            observe_that(
+                what,
+                false,
+                Said(format!("the row's owner {owner:?} is none of the claimers")),
+                win,
+            )
+        }
+        None => observe_that(what, false, Said("the row has no owner".to_string()), win),
+    }
+}
+
+/// The row of `job_id` with its owner, when it is `winner`, written as
+/// `WINNER`: the rest of a winner's row is observed the same on every run,
+/// whichever owner won.
+pub fn winner_row(db: &Db, job_id: &str, winner: &str) -> Option<Row> {
+    db.row(job_id).map(|mut row| {
+        if row.owner.as_deref() == Some(winner) {
+            row.owner = Some(WINNER.to_string());
+        }
+        row
+    })
+}
+
+/// How `winner_row` writes the owner who won.
+pub const WINNER: &str = "<the winner>";
+
+/// `claim_many` of `owners` started while the test holds the write lock,
+/// which it lets go once every claimer has its connection open (and a while
+/// after): a claim that reads outside the write lock then reads before any
+/// claimer writes, so a race shows, and shows the same way, on every run. The
+/// answers as `kind` writes them, or its error as `kind` writes it.
+pub fn claim_many_racing(
+    db: &Db,
+    job_id: &str,
+    owners: &[&str],
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<Answer>, Answer> {
+    let lock = db.hold_write_lock();
+    std::thread::scope(|s| {
+        let claims = s.spawn(|| lease::claim_many(&db.path, job_id, owners, now, ttl));
+        lock.wait_for_connections(owners.len());
+        std::thread::sleep(Duration::from_millis(400));
+        drop(lock);
+        claims
+            .join()
+            .unwrap()
+            .map(|answers| {
+                answers
+                    .iter()
+                    .map(|a| Answer::from(format!("{a:?}")))
+                    .collect()
+            })
+            .map_err(|e| kind(&Err::<(), _>(e)))
+    })
+}
+
 /// How `kind` renders `Err(LeaseError::InvalidTtl(_))`.
 pub const INVALID_TTL: &str = "Err(InvalidTtl(_))";
 /// How `kind` renders `Err(LeaseError::InvalidNow(_))`.
