@@ -301,8 +301,25 @@ fn start() -> Server {
             ))
         })
     });
+    // The command line and environment `command` below executes, also
+    // given to the cage, which executes it itself (`Cage::executing`).
+    let mut args = vec![
+        std::ffi::OsStr::new(super::server::SERVE),
+        std::ffi::OsStr::new(key.as_str()),
+    ];
+    let shown = std::env::var_os(SHOWN_ENV);
+    // A Rust server is told the path to show for its file; a Python server
+    // knows its own (and takes the key alone).
+    if let Some(shown) = &shown {
+        args.push(shown);
+    }
+    let env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| k != "RUST_BACKTRACE" && k != super::sandbox::MEMORY_ENV)
+        .chain([("RUST_BACKTRACE".into(), "0".into())])
+        .collect();
     let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads)
-        .bounded(memory.as_ref());
+        .bounded(memory.as_ref())
+        .executing(Path::new(&exe), &args, &env);
     let plan = cage.plan();
     // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
     // files in /proc are out of reach of the implementation; a subreaper: what
@@ -312,15 +329,10 @@ fn start() -> Server {
         libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
     }
     let mut command = Command::new(&exe);
-    command.args([super::server::SERVE, key.as_str()]);
-    // A Rust server is told the path to show for its file; a Python server
-    // knows its own (and takes the key alone).
-    if let Some(shown) = std::env::var_os(SHOWN_ENV) {
-        command.arg(shown);
-    }
     command
-        .env("RUST_BACKTRACE", "0")
-        .env_remove(super::sandbox::MEMORY_ENV)
+        .args(&args)
+        .env_clear()
+        .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());

@@ -27,7 +27,14 @@
 //!   environment: it is there all the same). The watcher then ends as the
 //!   program did, with its exit status or by its signal, so every verdict
 //!   reads the program's own end; killed (a timeout, a flood, fencelab's
-//!   death), it takes the init, hence the namespace, with it.
+//!   death), it takes the init, hence the namespace, with it. Where the
+//!   caller says what the program is (`Cage::executing`, a judge's
+//!   server), the init is a clone sharing the watcher's memory and the
+//!   program a `CLONE_VFORK` clone of the init that executes it at once
+//!   (`start_cloned`): one copy of the judge's memory per cage, not three;
+//!   nothing untrusted ever runs in that shared memory, and the program's
+//!   credentials, namespaces, limits and Landlock domain are its own, as
+//!   after a fork.
 //! - **Landlock** (Linux 5.13+): the same paths are the only ones it may read
 //!   or execute, and it may write only beneath the trial's directory (and
 //!   /dev/null); where the ABI allows, no TCP, no signals and no abstract
@@ -1040,6 +1047,69 @@ pub(crate) struct Plan {
     ruleset: Option<RawFd>,
     /// The `cgroup.procs` of the cage's `Memory`, when it has one.
     cgroup: Option<RawFd>,
+    /// The program the cage's last process executes itself, when the caller
+    /// knows it (`Cage::executing`): then the init and the program are
+    /// clones sharing the watcher's memory, not forks of it (`enter_root`).
+    exec: Option<Exec>,
+}
+
+/// A program and its command line and environment, as `execve` takes them,
+/// prepared by the parent (`Cage::executing`).
+struct Exec {
+    program: CString,
+    _strings: Vec<CString>,
+    /// Pointers into `program` and `_strings`, each list ended by a null.
+    argv: Vec<*const libc::c_char>,
+    envp: Vec<*const libc::c_char>,
+}
+
+// SAFETY: the pointers point into the strings `Exec` owns, which are never
+// changed nor moved (a `CString`'s bytes live on the heap); they are only read.
+unsafe impl Send for Exec {}
+// SAFETY: as above: nothing writes through them.
+unsafe impl Sync for Exec {}
+
+impl std::fmt::Debug for Exec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Exec({:?}, {} arguments)",
+            self.program,
+            self.argv.len() - 1
+        )
+    }
+}
+
+impl Exec {
+    fn new(
+        program: &Path,
+        args: &[&std::ffi::OsStr],
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Option<Exec> {
+        let program = CString::new(program.as_os_str().as_bytes()).ok()?;
+        let mut strings = Vec::new();
+        for arg in args {
+            strings.push(CString::new(arg.as_bytes()).ok()?);
+        }
+        for (key, value) in env {
+            let mut pair = key.as_bytes().to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(value.as_bytes());
+            strings.push(CString::new(pair).ok()?);
+        }
+        let (args_in, env_in) = strings.split_at(args.len());
+        let mut argv = vec![program.as_ptr()];
+        argv.extend(args_in.iter().map(|a| a.as_ptr()));
+        argv.push(std::ptr::null());
+        let mut envp: Vec<_> = env_in.iter().map(|e| e.as_ptr()).collect();
+        envp.push(std::ptr::null());
+        Some(Exec {
+            program,
+            _strings: strings,
+            argv,
+            envp,
+        })
+    }
 }
 
 /// A mount namespace's new root: a tmpfs mounted on a directory in the
@@ -1179,6 +1249,25 @@ impl Cage {
         self
     }
 
+    /// This cage, for a child that ends in executing `program` (an absolute
+    /// path) with `args` after it and exactly `env`, as its caller's `execve`
+    /// would: `enter_serving` then executes it itself, from a clone, where
+    /// the cage has a PID namespace (see `enter_root`), and returns as
+    /// before where it has none. Only for `enter_serving`'s callers that go
+    /// on to execute that very program.
+    pub(crate) fn executing(
+        mut self,
+        program: &Path,
+        args: &[&std::ffi::OsStr],
+        env: &[(std::ffi::OsString, std::ffi::OsString)],
+    ) -> Cage {
+        if program.is_absolute() {
+            let plan = Arc::get_mut(&mut self.plan).expect("executing before it is shared");
+            plan.exec = Exec::new(program, args, env);
+        }
+        self
+    }
+
     fn build(
         writable: &Path,
         program: &Path,
@@ -1238,6 +1327,7 @@ impl Cage {
                 root,
                 ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
                 cgroup: None,
+                exec: None,
             }),
             _ruleset: ruleset,
             _sources: opened.into_iter().filter_map(|(_, _, fd, _)| fd).collect(),
@@ -1349,7 +1439,7 @@ pub(crate) unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<
         join_memory(plan.cgroup)?;
         limit();
         if let Some(root) = &plan.root {
-            enter_root(root, left)?;
+            enter_root(root, left, None)?;
         }
         restrict(plan.ruleset)
     }
@@ -1357,20 +1447,35 @@ pub(crate) unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<
 
 /// Makes `listener` the server's listening socket (`server::LISTENER_FD`) and
 /// enters the cage `plan`, keeping the ruleset out of the way when it
-/// happens to sit at that very descriptor.
+/// happens to sit at that very descriptor. Where the plan knows the program
+/// (`Cage::executing`) and the cage has a PID namespace, the program is
+/// executed from here and this returns only an error.
 ///
 /// # Safety
 /// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
 pub(crate) unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
-    let target = super::server::LISTENER_FD;
-    let mut ruleset_fd = plan.ruleset;
     unsafe {
         join_memory(plan.cgroup)?;
         limit();
         // First, while the descriptors of the places are where they were.
         if let Some(root) = &plan.root {
-            enter_root(root, None)?;
+            let serve = plan.exec.as_ref().map(|exec| Serve {
+                exec,
+                listener,
+                ruleset: plan.ruleset,
+            });
+            enter_root(root, None, serve)?;
         }
+        serve_from(listener, plan.ruleset)
+    }
+}
+
+/// The end of `enter_serving`, in the program's own process: the listening
+/// socket at `server::LISTENER_FD`, then no new privileges and the ruleset.
+unsafe fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result<()> {
+    let target = super::server::LISTENER_FD;
+    let mut ruleset_fd = ruleset;
+    unsafe {
         if ruleset_fd == Some(target) && listener != target {
             let moved = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, target + 1);
             if moved < 0 {
@@ -1388,6 +1493,15 @@ pub(crate) unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Res
         }
         restrict(ruleset_fd)
     }
+}
+
+/// What the program's process of a serving cage does last, when it executes
+/// the program itself (`Cage::executing`): `serve_from`, then `exec`.
+#[derive(Clone, Copy)]
+struct Serve<'a> {
+    exec: &'a Exec,
+    listener: RawFd,
+    ruleset: Option<RawFd>,
 }
 
 /// Puts this process (the watcher, before anything untrusted runs; all it
@@ -1442,7 +1556,11 @@ unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
 /// builds the root and starts the program, the grandchild, which returns
 /// from here to execute it. When the init ends, the kernel kills whatever
 /// else is in the namespace, so nothing the program started outlives it.
-unsafe fn enter_root(root: &Root, left: Option<RawFd>) -> std::io::Result<()> {
+unsafe fn enter_root(
+    root: &Root,
+    left: Option<RawFd>,
+    serve: Option<Serve<'_>>,
+) -> std::io::Result<()> {
     let check = |result: libc::c_int| {
         if result == 0 {
             Ok(())
@@ -1459,6 +1577,9 @@ unsafe fn enter_root(root: &Root, left: Option<RawFd>) -> std::io::Result<()> {
         // The init tells the watcher how the program ended.
         let mut report = [0; 2];
         check(libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC))?;
+        if let Some(serve) = serve {
+            return start_cloned(root, report, left, serve);
+        }
         let init_pid = libc::fork();
         if init_pid < 0 {
             return Err(std::io::Error::last_os_error());
@@ -1469,6 +1590,32 @@ unsafe fn enter_root(root: &Root, left: Option<RawFd>) -> std::io::Result<()> {
         // The init: PID 1 of the new namespace, killed if the watcher dies.
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         libc::close(report[0]);
+        build_root(root)?;
+        let program = libc::fork();
+        if program < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        if program == 0 {
+            // The program: on to the rest of the cage, then its own code.
+            libc::close(report[1]);
+            return Ok(());
+        }
+        init(program, report[1], &root.scrub)
+    }
+}
+
+/// The init's work before the program: the new root built (a tmpfs on the
+/// stage, every place bound in it, /proc), made the root, the old one gone,
+/// and the trial's directory the working one. System calls only.
+unsafe fn build_root(root: &Root) -> std::io::Result<()> {
+    let check = |result: libc::c_int| {
+        if result == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
+    };
+    unsafe {
         let none = std::ptr::null();
         check(libc::mount(
             c"none".as_ptr(),
@@ -1552,16 +1699,172 @@ unsafe fn enter_root(root: &Root, left: Option<RawFd>) -> std::io::Result<()> {
             none.cast(),
         ))?;
         check(libc::chdir(root.work.as_ptr()))?;
-        let program = libc::fork();
-        if program < 0 {
+        Ok(())
+    }
+}
+
+/// The size of each of the two stacks of `start_cloned` (the init's, the
+/// program's until it executes): what their system calls need, many times.
+const CLONE_STACK: usize = 128 << 10;
+
+/// `enter_root`'s namespaces made, the watcher (this process) starts the
+/// init and the init the program as clones that share this process's
+/// memory (`CLONE_VM`, each on a stack of its own), not as forks: a fork
+/// copies the page tables of the judge's memory that this process is a
+/// copy of, and each of the three copies faults in every page it then
+/// writes and is torn down when it ends or executes. The init (PID 1)
+/// builds the root; the program, a `CLONE_VFORK` clone of the init (PID 2),
+/// finishes the cage (`serve_from`) and executes the program: from then on
+/// it has memory of its own, and nothing untrusted ever runs in the shared
+/// one. The init then says so (a word of 0) and reaps, as `init` does; the
+/// watcher watches. Where the root or the program cannot be started, the
+/// init says why (the errno) and ends, and this returns that error, as
+/// the fork of `enter_root` would have returned it to `std`'s spawn.
+unsafe fn start_cloned(
+    root: &Root,
+    report: [RawFd; 2],
+    left: Option<RawFd>,
+    serve: Serve<'_>,
+) -> std::io::Result<()> {
+    unsafe {
+        let stacks = libc::mmap(
+            std::ptr::null_mut(),
+            2 * CLONE_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stacks == libc::MAP_FAILED {
             return Err(std::io::Error::last_os_error());
         }
-        if program == 0 {
-            // The program: on to the rest of the cage, then its own code.
-            libc::close(report[1]);
-            return Ok(());
+        // The init's stack above, the program's below; each grows down from
+        // its top, aligned to 16 bytes.
+        let program_top = (stacks as usize + CLONE_STACK) & !15;
+        let init_top = (stacks as usize + 2 * CLONE_STACK) & !15;
+        let mut cloned = Cloned {
+            root,
+            report: report[1],
+            unused: report[0],
+            serve,
+            program_stack: program_top,
+            failed: 0,
+        };
+        let init_pid = libc::clone(
+            init_entry,
+            init_top as *mut libc::c_void,
+            libc::CLONE_VM | libc::SIGCHLD,
+            (&raw mut cloned).cast(),
+        );
+        if init_pid < 0 {
+            return Err(std::io::Error::last_os_error());
         }
-        init(program, report[1], &root.scrub)
+        // The init's word: only the init holds the pipe's other end now.
+        libc::close(report[1]);
+        let mut word = [0u8; 4];
+        let mut got = 0;
+        while got < word.len() {
+            let n = libc::read(report[0], word[got..].as_mut_ptr().cast(), word.len() - got);
+            if n > 0 {
+                got += n as usize;
+            } else if !(n < 0 && *libc::__errno_location() == libc::EINTR) {
+                break;
+            }
+        }
+        if got == word.len() && i32::from_ne_bytes(word) == 0 {
+            watch(init_pid, report[0], left);
+        }
+        // The init has ended (or was killed) before the program started.
+        let mut status = 0;
+        while libc::waitpid(init_pid, &mut status, 0) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        libc::close(report[0]);
+        let errno = if got == word.len() {
+            i32::from_ne_bytes(word)
+        } else {
+            libc::ECHILD
+        };
+        Err(std::io::Error::from_raw_os_error(errno))
+    }
+}
+
+/// What the init and the program of `start_cloned` share (on the watcher's
+/// stack, in the memory all three share while the program has not executed).
+struct Cloned<'a> {
+    root: &'a Root,
+    /// The init's end of the report pipe (to the watcher).
+    report: RawFd,
+    /// The watcher's end, closed by the init.
+    unused: RawFd,
+    serve: Serve<'a>,
+    /// The top of the program's stack.
+    program_stack: usize,
+    /// The program's errno where it could not be executed (0: it was).
+    failed: libc::c_int,
+}
+
+/// The init of `start_cloned`: PID 1, killed if the watcher dies.
+extern "C" fn init_entry(arg: *mut libc::c_void) -> libc::c_int {
+    let cloned = arg.cast::<Cloned>();
+    // SAFETY: `arg` is the watcher's `Cloned`, alive while the watcher waits
+    // for this init's word (and, once the word is 0, for ever: the watcher
+    // never returns); only system calls, on what the parent prepared.
+    unsafe {
+        let report = (*cloned).report;
+        let say = |errno: libc::c_int| {
+            libc::write(report, errno.to_ne_bytes().as_ptr().cast(), 4);
+        };
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        libc::close((*cloned).unused);
+        if let Err(err) = build_root((*cloned).root) {
+            say(err.raw_os_error().unwrap_or(libc::EIO));
+            libc::_exit(1);
+        }
+        // Suspended until the program has executed (or ended): its stack
+        // and what it reads stay as they are meanwhile.
+        let program = libc::clone(
+            program_entry,
+            (*cloned).program_stack as *mut libc::c_void,
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
+            arg,
+        );
+        if program < 0 {
+            say((*libc::__errno_location()).max(1));
+            libc::_exit(1);
+        }
+        let failed = std::ptr::read_volatile(&raw const (*cloned).failed);
+        if failed != 0 {
+            // Its zombie goes with this namespace.
+            say(failed);
+            libc::_exit(1);
+        }
+        say(0);
+        init(program, report, &(*cloned).root.scrub)
+    }
+}
+
+/// The program of `start_cloned`: the rest of the cage, then its program.
+extern "C" fn program_entry(arg: *mut libc::c_void) -> libc::c_int {
+    let cloned = arg.cast::<Cloned>();
+    // SAFETY: as `init_entry`'s, whose clone this is (its parent suspended
+    // until this executes or ends, CLONE_VFORK); only system calls.
+    unsafe {
+        libc::close((*cloned).report);
+        let serve = (*cloned).serve;
+        let errno = match serve_from(serve.listener, serve.ruleset) {
+            Ok(()) => {
+                libc::execve(
+                    serve.exec.program.as_ptr(),
+                    serve.exec.argv.as_ptr(),
+                    serve.exec.envp.as_ptr(),
+                );
+                *libc::__errno_location()
+            }
+            Err(err) => err.raw_os_error().unwrap_or(libc::EIO),
+        };
+        std::ptr::write_volatile(&raw mut (*cloned).failed, errno.max(1));
+        libc::_exit(127)
     }
 }
 
@@ -2159,6 +2462,44 @@ mod pid_namespace {
             "KILLED namespaced={namespaced} left={}",
             live("sleep 65").len()
         );
+        // The same for a server's cage whose init and program are clones
+        // (`Cage::executing`): the init makes the memory it shares with
+        // the watcher not dumpable, and must still be found.
+        let listener = std::os::unix::net::UnixListener::bind(tmp.join("s")).unwrap();
+        let script = "sleep 653 & echo started; exec sleep 654";
+        let cage = Cage::new(&tmp, &sh, &[]).executing(&sh, &["-c".as_ref(), script.as_ref()], &[]);
+        let mut child = started_serving(&cage, &sh, listener.as_raw_fd());
+        let namespaced = kill_cage(child.id() as libc::pid_t);
+        child.wait().unwrap();
+        println!(
+            "SERVING KILLED namespaced={namespaced} left={}",
+            live("sleep 65").len()
+        );
+    }
+
+    /// The program of `cage` (which executes it itself: `Cage::executing`)
+    /// started as a judge starts its server, once it has printed its first
+    /// line.
+    fn started_serving(cage: &Cage, sh: &Path, listener: RawFd) -> std::process::Child {
+        use std::os::unix::process::CommandExt;
+        let plan = cage.plan();
+        let mut command = Command::new(sh);
+        command
+            .args(["-c", "echo std"])
+            .stdout(std::process::Stdio::piped());
+        // SAFETY: only system calls between fork and exec.
+        unsafe {
+            command.pre_exec(move || enter_serving(listener, &plan));
+        }
+        let mut child = command.spawn().unwrap();
+        let mut line = String::new();
+        std::io::BufRead::read_line(
+            &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+            &mut line,
+        )
+        .unwrap();
+        assert_eq!(line, "started\n");
+        child
     }
 
     #[test]
@@ -2195,6 +2536,11 @@ mod pid_namespace {
             "{stdout}\n{}",
             String::from_utf8_lossy(&out.stderr)
         );
+        assert!(
+            stdout.contains("SERVING KILLED namespaced=true left=0"),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
     }
 
     #[test]
@@ -2214,6 +2560,69 @@ mod pid_namespace {
         assert_eq!(killed.status.unwrap().signal(), Some(libc::SIGSEGV));
         let aborted = caged(dir.path(), "kill -ABRT $$");
         assert_eq!(aborted.status.unwrap().signal(), Some(libc::SIGABRT));
+    }
+
+    /// `Cage::executing`: the init and the program are clones that share
+    /// the watcher's memory, and the program executes what the plan says
+    /// (not what `std` would have: here `echo std`), with exactly the
+    /// plan's environment, as PID 2 under our init, in the cage, its end
+    /// the watcher's; one that cannot be executed fails the spawn, as
+    /// `std`'s own exec would. Fails if the clones' program returned to
+    /// `std` (it would say "std"), or if a failed exec went unnoticed.
+    #[test]
+    fn a_serving_cage_executes_its_program_from_clones_as_a_fork_would() {
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let sh = &std::fs::canonicalize("/bin/sh").unwrap();
+        let listener = std::os::unix::net::UnixListener::bind(tmp.join("s")).unwrap();
+        let serve = |program: &Path, script: &str| {
+            let env = [("CAGED".into(), "yes".into())];
+            let cage = Cage::new(&tmp, sh, &[]).executing(
+                program,
+                &["-c".as_ref(), script.as_ref()],
+                &env,
+            );
+            let plan = cage.plan();
+            let fd = listener.as_raw_fd();
+            let mut command = Command::new(sh);
+            command
+                .args(["-c", "echo std"])
+                .current_dir(&tmp)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            // SAFETY: only system calls between fork and exec.
+            unsafe {
+                command.pre_exec(move || enter_serving(fd, &plan));
+            }
+            let output = command.spawn().and_then(|c| c.wait_with_output());
+            drop(cage);
+            output
+        };
+        let done = serve(
+            sh,
+            "echo $$ $PPID $CAGED $(env | wc -l); cat /etc/hostname || exit 7",
+        )
+        .unwrap();
+        let said = String::from_utf8_lossy(&done.stdout);
+        // PWD, SHLVL and `_` are sh's own.
+        let words: Vec<&str> = said.split_whitespace().collect();
+        assert_eq!(words[..3], ["2", "1", "yes"], "{done:?}");
+        assert!(words[3].parse::<u32>().unwrap() <= 4, "{done:?}");
+        assert_eq!(done.status.code(), Some(7), "{done:?}");
+        let killed = serve(sh, "kill -SEGV $$").unwrap();
+        assert_eq!(killed.status.signal(), Some(libc::SIGSEGV), "{killed:?}");
+        let missing = serve(&tmp.join("no-such-program"), "exit 0");
+        assert_eq!(
+            missing.as_ref().map_err(std::io::Error::raw_os_error).err(),
+            Some(Some(libc::ENOENT)),
+            "{missing:?}"
+        );
     }
 
     #[test]
