@@ -7,13 +7,27 @@
 # chain of waiting parents reaped). Prints CPU-s (user and system), wall and
 # the load before and after, one line per test. Run it twice for a warm
 # scratch; alternate before and after (git stash) for a comparison.
+# An ignored test (`.ci/run` step 2) runs too when named.
 # Needs root and a cgroup-v1 cpuacct hierarchy.
 #
 #   bench/test-cpu.sh LABEL TEST...      e.g. bench/test-cpu.sh after grade::a_database_error_shows_sqlites_message
+#
+# BIN=PATH runs that test binary instead of `cargo test` (no cargo in the
+# count): a copy of target/debug/deps/cli-HASH kept as the "before", so that
+# before and after alternate in one run while the tree holds the after.
+# The copy runs the fencelab binary it was built beside (its path is
+# compiled in): keep src/ unchanged between the two, or copy that too.
+# Without cargo, the `[env]` of .cargo/config.toml is set here
+# (FENCELAB_GC_KEEP: with the collector's default, a test alone would evict
+# what the others built, and be measured rebuilding it).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 label=${1:?give a label, e.g. before}
 shift
+if [ -n "${BIN:-}" ]; then
+    export FENCELAB_GC_KEEP=${FENCELAB_GC_KEEP:-$(sed -n 's/^FENCELAB_GC_KEEP = "\(.*\)"$/\1/p' .cargo/config.toml)}
+    : "${FENCELAB_GC_KEEP:?not found in .cargo/config.toml}"
+fi
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 for t in "$@"; do
@@ -21,8 +35,13 @@ for t in "$@"; do
     mkdir "$cg"
     l0=$(cut -d' ' -f1 /proc/loadavg)
     s=$(date +%s.%N)
-    bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec cargo test -q --test cli -- --exact "$1" --test-threads 1' \
-        _ "$cg" "$t" >"$out" 2>&1
+    if [ -n "${BIN:-}" ]; then
+        bash -c 'echo $$ >"$1/cgroup.procs"; exec "$2" --exact "$3" --include-ignored --test-threads 1' \
+            _ "$cg" "$BIN" "$t" >"$out" 2>&1
+    else
+        bash -c 'echo $$ >"$1/cgroup.procs"; shift; exec cargo test -q --test cli -- --exact "$1" --include-ignored --test-threads 1' \
+            _ "$cg" "$t" >"$out" 2>&1
+    fi
     rc=$?
     e=$(date +%s.%N)
     sleep 1
