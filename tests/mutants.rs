@@ -118,7 +118,7 @@ fn main() -> ExitCode {
             .collect();
         // Named, as `verify --exact` names them: the shipped wheats run only
         // in a whole run, and this harness checks mutants (the wheats are
-        // checked by tests/cli/wheats.rs and instructor_content.rs).
+        // checked by tests/cli/verify_outcomes and instructor_content.rs).
         let options = verify::Options {
             filters: chosen.iter().map(|m| m.id.clone()).collect(),
             ..options

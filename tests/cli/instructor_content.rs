@@ -242,10 +242,13 @@ fn grade_tests_grades_a_single_file_written_from_the_template() {
 }
 
 /// Every shipped wheat through every test of the suite, inside `verify` of
-/// the reference (~2,300 trials): `.ci/run`'s second step. `cargo test` runs
-/// its quick form, `wheats::every_wheat_passes_the_tests_of_steps_1_and_8`
-/// (the same wheats, the steps whose tests meet most of the freedoms), and
-/// `verify`'s report of the wheats is pinned by `verify::render`'s unit tests.
+/// the reference (~2,300 trials) whose one mutant is as declared, so that
+/// passing wheats leave the exit code 0: `.ci/run`'s second step. In
+/// `cargo test`, `verify_outcomes::every_shipped_wheat_passes_...` reads
+/// the wheats of its shared `verify` of src/lease.rs (each through every
+/// test; its exit code is another's, its fixture mutants not as declared),
+/// and `verify`'s report of the wheats is pinned by `verify::render`'s unit
+/// tests.
 #[test]
 #[ignore = "slow: .ci/run step 2"]
 fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {

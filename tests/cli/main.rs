@@ -26,4 +26,3 @@ mod python_lab;
 mod python_mine;
 mod shards;
 mod verify_outcomes;
-mod wheats;

@@ -5,6 +5,9 @@
 //!
 //! The outcomes fixture runs once (one build, one baseline) and each test looks
 //! at one mutant of it; the reports written from that run are in `reports`.
+//! The implementation is fencelab's own src/lease.rs, so every shipped wheat
+//! runs through the whole suite in the same run (`verify`'s check of the
+//! wheats): each must pass every test.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -115,6 +118,45 @@ fn the_baseline_passes_and_only_the_crash_is_as_declared() {
         "a crash counts as a kill, a declared equivalent survives; nothing else here is as declared"
     );
     assert_eq!(report.summary.exit_code, fencelab::exit::ExitCode::Failed);
+}
+
+/// Every shipped wheat (`wheats/`) is a correct implementation: it passes
+/// the whole behavioural suite, as the reference does (a wheat that failed a
+/// test would make every learner's test that agrees with the suite look
+/// invalid). The shared run already takes each through every test (~2,100
+/// trials), so this reads it (a `wheats.rs` ran them again through the tests
+/// of steps 1 and 8, a subset of these trials).
+#[test]
+fn every_shipped_wheat_passes_the_whole_suite_in_the_same_run() {
+    let (report, _) = outcomes();
+    let shipped = fencelab::lab::wheat::Wheats::builtin().wheats.len();
+    let wheats = report
+        .wheats
+        .as_ref()
+        .expect("the shipped wheats run beside the mutants of src/lease.rs");
+    let failing: Vec<String> = wheats
+        .failed
+        .iter()
+        .map(|w| {
+            format!(
+                "{} ({}) fails {}:\n{}",
+                w.id,
+                w.path,
+                w.tests.join(", "),
+                w.detail
+            )
+        })
+        .collect();
+    assert!(failing.is_empty(), "{}", failing.join("\n"));
+    assert_eq!((wheats.checked, wheats.passed), (shipped, shipped));
+    let json = serde_json::to_value(report).unwrap();
+    assert_eq!(json["wheats"]["checked"], shipped);
+    assert_eq!(json["wheats"]["failed"], serde_json::json!([]));
+    let text = verify::render_verify_report(&Layout::plain(), report);
+    assert!(
+        text.contains(&format!("all {shipped} wheats pass the suite")),
+        "{text}"
+    );
 }
 
 #[test]
