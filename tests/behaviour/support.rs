@@ -145,8 +145,8 @@ impl WriteLock {
     /// Waits until `n` connections besides the lock's own have the database
     /// open (at most 2 s): the claimers a test started are then under way,
     /// however slow the machine, and the window that follows is all theirs
-    /// to reach the lock. Counts the open files of this process and of the
-    /// processes it started (Linux's /proc); where those cannot be read, or an
+    /// to reach the lock. Counts the open files of the processes near this
+    /// one (Linux's /proc: `open_count`); where those cannot be read, or an
     /// implementation shares connections, it waits the 2 s or not at all.
     pub fn wait_for_connections(&self, n: usize) {
         let Ok(target) = std::fs::canonicalize(&self.path) else {
@@ -162,25 +162,28 @@ impl WriteLock {
     }
 }
 
-/// How many open files of this process and its descendants are `target`;
-/// `None` when this process's own cannot be read.
+/// How many open files of this process, of its parent and of their
+/// descendants are `target`; `None` when this process's own cannot be read.
+/// The parent's: a server may be started for this process by another (a
+/// Python server forked for the trial by fencelab's forking server, a child
+/// of the process that started this one).
 fn open_count(target: &Path) -> Option<usize> {
-    let mut pending = vec![std::process::id().to_string()];
+    std::fs::read_dir("/proc/self/fd").ok()?;
+    let parent = std::os::unix::process::parent_id();
+    let root = match parent {
+        0 | 1 => std::process::id(),
+        _ => parent,
+    };
+    let mut pending = vec![root.to_string()];
     let mut count = 0;
-    let mut first = true;
     while let Some(pid) = pending.pop() {
         let proc = Path::new("/proc").join(&pid);
-        match std::fs::read_dir(proc.join("fd")) {
-            Ok(fds) => {
-                count += fds
-                    .flatten()
-                    .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
-                    .count();
-            }
-            Err(_) if first => return None,
-            Err(_) => {}
+        if let Ok(fds) = std::fs::read_dir(proc.join("fd")) {
+            count += fds
+                .flatten()
+                .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
+                .count();
         }
-        first = false;
         if let Ok(tasks) = std::fs::read_dir(proc.join("task")) {
             for task in tasks.flatten() {
                 if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
