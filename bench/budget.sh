@@ -9,6 +9,7 @@
 #   N=10 bench/budget.sh 1          (a class of N in the same proportions,
 #                                    at least one of each kind: a quick check
 #                                    that the script runs; figures need 100)
+#   GRADE_ARGS="--jobs 12" bench/budget.sh    (more options for every grade)
 #   BEFORE=path/to/fencelab bench/budget.sh   (QUICK=1: no run without a budget)
 #                                   (also that binary, alternating with this
 #                                    tree's, each row named by its side)
@@ -50,7 +51,8 @@ for side in $sides; do "${side#*=}" grade "$work"/class/*.rs >/dev/null 2>&1 || 
 run() { # name args...
   local t0 t1
   t0=$(date +%s.%N)
-  "$fencelab" grade "${@:2}" --json "$work/$1.json" >/dev/null 2>&1 || true
+  # shellcheck disable=SC2086
+  "$fencelab" grade "${@:2}" ${GRADE_ARGS:-} --json "$work/$1.json" >/dev/null 2>&1 || true
   t1=$(date +%s.%N)
   python3 - "$1" "$t0" "$t1" "$work/$1.json" <<'PY'
 import sys, json
