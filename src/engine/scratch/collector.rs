@@ -23,7 +23,7 @@ impl Scratch {
         let file = File::create(self.root.join(".lock")).ok()?;
         // SAFETY: flock on a file descriptor we own.
         let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
-        locked.then_some(WorkspaceLock { _file: file })
+        locked.then_some(WorkspaceLock { file })
     }
 
     /// Pins `crates` for a run that is about to use them: until the returned
@@ -51,7 +51,7 @@ impl Scratch {
         Ok(Pin {
             scratch: self.clone(),
             path,
-            _file: file,
+            file,
         })
     }
 
@@ -255,12 +255,16 @@ const LIVE_DIR: &str = "live";
 pub(crate) struct Pin {
     scratch: Scratch,
     path: PathBuf,
-    _file: File,
+    file: File,
 }
 
 impl Drop for Pin {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
+        // SAFETY: flock on a file descriptor we own. Unlocked outright, not
+        // by the close, which a child forked meanwhile would delay (see
+        // `WorkspaceLock`'s drop).
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
         if let Some(lock) = self.scratch.try_lock() {
             self.scratch.collect_garbage(&lock);
         }
@@ -413,6 +417,34 @@ mod tests {
             "its deps artifact is gone"
         );
         assert!(target.path().join("debug").join(&servers[19].name).exists());
+    }
+
+    #[test]
+    fn a_dropped_lock_is_free_even_while_a_forked_child_holds_its_descriptor() {
+        // Another thread's fork between its fork and its exec copies every
+        // descriptor, the lock's too; the child here stays in that state.
+        let (_target, scratch, _) = workspace(0, 1);
+        let lock = scratch.lock().unwrap();
+        // SAFETY: the child calls only pause, which is async-signal-safe, and
+        // is killed below.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            loop {
+                unsafe { libc::pause() };
+            }
+        }
+        assert!(child > 0, "fork: {}", std::io::Error::last_os_error());
+        drop(lock);
+        let free = scratch.try_lock().is_some();
+        // SAFETY: our own child.
+        unsafe {
+            libc::kill(child, libc::SIGKILL);
+            libc::waitpid(child, std::ptr::null_mut(), 0);
+        }
+        assert!(
+            free,
+            "the lock is held by the child's copy of the descriptor"
+        );
     }
 
     #[test]

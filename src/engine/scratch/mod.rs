@@ -59,7 +59,19 @@ impl CrateDir {
 /// The exclusive lock on the scratch workspace, held while its manifest is
 /// written and cargo builds; released when dropped.
 pub(crate) struct WorkspaceLock {
-    _file: File,
+    file: File,
+}
+
+impl Drop for WorkspaceLock {
+    /// Unlocks before the descriptor is closed: an flock belongs to the open
+    /// file, which a child forked meanwhile (by another thread, between its
+    /// fork and its exec) also holds, so closing our descriptor alone would
+    /// leave the workspace locked until that child execs, and a run finishing
+    /// then would skip its collection (`Pin`'s drop).
+    fn drop(&mut self) {
+        // SAFETY: flock on a file descriptor we own.
+        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+    }
 }
 
 /// A hash of some texts, as 16 hex digits.
@@ -232,7 +244,7 @@ impl Scratch {
         if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
             return Err(Error::io("lock", &path, std::io::Error::last_os_error()));
         }
-        Ok(WorkspaceLock { _file: file })
+        Ok(WorkspaceLock { file })
     }
 
     /// Writes the workspace manifest with exactly `members` (every scratch crate
