@@ -350,7 +350,7 @@ fn concurrent_claims_have_one_winner() {
             .map(|owner| s.spawn(|| lease::claim(&db.path, "job-1", owner, 10.0, 5.0)))
             .collect();
         lock.wait_for_connections(owners.len());
-        std::thread::sleep(Duration::from_millis(400));
+        lock.wait_for_claimers_to_block();
         drop(lock);
         claimers
             .into_iter()

@@ -144,55 +144,129 @@ pub struct WriteLock {
 impl WriteLock {
     /// Waits until `n` connections besides the lock's own have the database
     /// open (at most 2 s): the claimers a test started are then under way,
-    /// however slow the machine, and the window that follows is all theirs
-    /// to reach the lock. Counts the open files of the processes near this
-    /// one (Linux's /proc: `open_count`); where those cannot be read, or an
+    /// however slow the machine. Counts the open files of the processes near
+    /// this one (Linux's /proc: `holders`); where those cannot be read, or an
     /// implementation shares connections, it waits the 2 s or not at all.
     pub fn wait_for_connections(&self, n: usize) {
         let Ok(target) = std::fs::canonicalize(&self.path) else {
             return;
         };
         let deadline = Instant::now() + Duration::from_secs(2);
-        while let Some(open) = open_count(&target) {
+        while let Some(holders) = holders(&target) {
+            let open: usize = holders.iter().map(|h| h.open).sum();
             if open > n || Instant::now() >= deadline {
                 return;
             }
             std::thread::sleep(Duration::from_millis(5));
         }
     }
+
+    /// Once the claimers are under way (`wait_for_connections`), waits until
+    /// they have done all they can while the lock is held: every thread of
+    /// every other process that has the database open is asleep (blocked: in
+    /// SQLite's busy wait for this lock, or on another thread) or gone, on two
+    /// looks in a row, 5 ms apart. A runnable thread, running or waiting for a
+    /// processor, is not asleep, so this holds however loaded the machine is:
+    /// a claim that reads outside the write lock has read by then, on every
+    /// run, and a correct one waits at the lock. At most 2 s (an
+    /// implementation that spins rather than waits). Where /proc cannot be
+    /// read, or the claimers are threads of this very process, a 400 ms
+    /// window instead.
+    pub fn wait_for_claimers_to_block(&self) {
+        let seen = std::fs::canonicalize(&self.path).is_ok_and(|target| {
+            let deadline = Instant::now() + Duration::from_secs(2);
+            let me = std::process::id();
+            let mut quiet_looks = 0;
+            for look in 0.. {
+                let Some(holders) = holders(&target) else {
+                    return false;
+                };
+                let others: Vec<u32> = holders.iter().map(|h| h.pid).filter(|p| *p != me).collect();
+                if look == 0 && others.is_empty() {
+                    // The claimers are threads of this process (the suite
+                    // run in-process, as a learner's `cargo test` runs it),
+                    // beside the other tests' threads: the window.
+                    return false;
+                }
+                let quiet = others.iter().all(|pid| all_threads_asleep(*pid));
+                quiet_looks = if quiet { quiet_looks + 1 } else { 0 };
+                if quiet_looks >= 2 || Instant::now() >= deadline {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            unreachable!()
+        });
+        if !seen {
+            std::thread::sleep(Duration::from_millis(400));
+        }
+    }
 }
 
-/// How many open files of this process, of its parent and of their
-/// descendants are `target`; `None` when this process's own cannot be read.
+/// A process that has the database open, and how many times.
+struct Holder {
+    pid: u32,
+    open: usize,
+}
+
+/// The processes among this one, its parent and their descendants that have
+/// `target` open; `None` when this process's own files cannot be read.
 /// The parent's: a server may be started for this process by another (a
 /// Python server forked for the trial by fencelab's forking server, a child
 /// of the process that started this one).
-fn open_count(target: &Path) -> Option<usize> {
+fn holders(target: &Path) -> Option<Vec<Holder>> {
     std::fs::read_dir("/proc/self/fd").ok()?;
     let parent = std::os::unix::process::parent_id();
     let root = match parent {
         0 | 1 => std::process::id(),
         _ => parent,
     };
-    let mut pending = vec![root.to_string()];
-    let mut count = 0;
+    let mut pending = vec![root];
+    let mut holders = Vec::new();
     while let Some(pid) = pending.pop() {
-        let proc = Path::new("/proc").join(&pid);
+        let proc = Path::new("/proc").join(pid.to_string());
         if let Ok(fds) = std::fs::read_dir(proc.join("fd")) {
-            count += fds
+            let open = fds
                 .flatten()
                 .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
                 .count();
+            if open > 0 {
+                holders.push(Holder { pid, open });
+            }
         }
         if let Ok(tasks) = std::fs::read_dir(proc.join("task")) {
             for task in tasks.flatten() {
                 if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
-                    pending.extend(children.split_whitespace().map(String::from));
+                    pending.extend(
+                        children
+                            .split_whitespace()
+                            .filter_map(|c| c.parse::<u32>().ok()),
+                    );
                 }
             }
         }
     }
-    Some(count)
+    Some(holders)
+}
+
+/// Whether no thread of `pid` can run now: each is asleep (`S`: blocked until
+/// something wakes it), stopped or dead; none runnable (`R`) or in an
+/// uninterruptible wait (`D`, which ends by itself). A process that is gone
+/// has no thread that can run.
+fn all_threads_asleep(pid: u32) -> bool {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return true;
+    };
+    tasks.flatten().all(|task| {
+        std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
+            // The state follows the name, which is in parentheses and may
+            // hold anything, parentheses included.
+            let state = stat
+                .rfind(')')
+                .and_then(|end| stat[end + 1..].trim_start().chars().next());
+            !matches!(state, Some('R' | 'D'))
+        })
+    })
 }
 
 impl Drop for WriteLock {
@@ -396,7 +470,7 @@ pub fn claim_many_racing(
     std::thread::scope(|s| {
         let claims = s.spawn(|| lease::claim_many(&db.path, job_id, owners, now, ttl));
         lock.wait_for_connections(owners.len());
-        std::thread::sleep(Duration::from_millis(400));
+        lock.wait_for_claimers_to_block();
         drop(lock);
         claims
             .join()
@@ -569,7 +643,7 @@ pub fn claim_in_processes(
         std::thread::sleep(Duration::from_millis(5));
     }
     lock.wait_for_connections(owners.len());
-    std::thread::sleep(Duration::from_millis(150));
+    lock.wait_for_claimers_to_block();
     drop(lock);
     children
         .into_iter()
