@@ -128,7 +128,8 @@ fn graded() -> &'static Graded {
         let csv_arg = csv.display().to_string();
         // Two at a time. The limit is far above what a correct test takes on
         // a loaded machine (under 1 s with two busy processes beside it; the
-        // lock windows are 400 ms), so that only the hostile code reaches it.
+        // one lock window, step 4's busy database, is 400 ms), so that only
+        // the hostile code reaches it.
         // A budget above 9 tests x 5 s, so that the hanging submission's
         // tests meet the per-test limit this test is about.
         args.extend([
