@@ -14,6 +14,10 @@
 #                                   (also that binary, alternating with this
 #                                    tree's, each row named by its side)
 set -euo pipefail
+# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
+# does not get): the default collector would remove scratch crates that the
+# next `cargo test` then builds again.
+export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
 cd "$(dirname "$0")/.."
 reps=${1:-2}
 cargo build --release --quiet
