@@ -177,17 +177,19 @@ impl WriteLock {
             let deadline = Instant::now() + Duration::from_secs(2);
             let me = std::process::id();
             let mut quiet_looks = 0;
-            for look in 0.. {
+            let mut first = true;
+            loop {
                 let Some(holders) = holders(&target) else {
                     return false;
                 };
                 let others: Vec<u32> = holders.iter().map(|h| h.pid).filter(|p| *p != me).collect();
-                if look == 0 && others.is_empty() {
+                if first && others.is_empty() {
                     // The claimers are threads of this process (the suite
                     // run in-process, as a learner's `cargo test` runs it),
                     // beside the other tests' threads: the window.
                     return false;
                 }
+                first = false;
                 let quiet = others.iter().all(|pid| all_threads_asleep(*pid));
                 quiet_looks = if quiet { quiet_looks + 1 } else { 0 };
                 if quiet_looks >= 2 || Instant::now() >= deadline {
@@ -195,7 +197,6 @@ impl WriteLock {
                 }
                 std::thread::sleep(Duration::from_millis(5));
             }
-            unreachable!()
         });
         if !seen {
             std::thread::sleep(Duration::from_millis(400));
