@@ -349,8 +349,8 @@ fn concurrent_claims_have_one_winner() {
             .iter()
             .map(|owner| s.spawn(|| lease::claim(&db.path, "job-1", owner, 10.0, 5.0)))
             .collect();
-        lock.wait_for_connections(owners.len());
-        lock.wait_for_claimers_to_block();
+        // Let go once every claimer has done all it can while the lock is held.
+        lock.wait_for_claimers(owners.len());
         drop(lock);
         claimers
             .into_iter()

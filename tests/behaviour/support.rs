@@ -161,36 +161,93 @@ impl WriteLock {
         }
     }
 
-    /// Once the claimers are under way (`wait_for_connections`), waits until
-    /// they have done all they can while the lock is held: every thread of
-    /// every other process that has the database open is asleep (blocked: in
-    /// SQLite's busy wait for this lock, or on another thread) or gone, on two
-    /// looks in a row, 5 ms apart. A runnable thread, running or waiting for a
-    /// processor, is not asleep, so this holds however loaded the machine is:
-    /// a claim that reads outside the write lock has read by then, on every
-    /// run, and a correct one waits at the lock. At most 2 s (an
-    /// implementation that spins rather than waits). Where /proc cannot be
-    /// read, or the claimers are threads of this very process, a 400 ms
-    /// window instead.
-    pub fn wait_for_claimers_to_block(&self) {
+    /// Waits until the `n` claimers a test started have done all they can
+    /// while the lock is held, looking every 5 ms (Linux's /proc: `holders`):
+    ///
+    /// - once all `n` have their connections open (within 2 s), until every
+    ///   thread of every other process that has the database open is asleep
+    ///   (blocked: in SQLite's busy wait for this lock, or on another thread)
+    ///   or gone, on two looks in a row (within 2 s more);
+    /// - before that, where one other process has it open (a server whose
+    ///   threads are the claimers), started by this one or by none of the
+    ///   processes this one started to run this program (claimers of their
+    ///   own, whose servers might not be in sight), as soon as every thread of that
+    ///   process, of this one (but the one waiting) and of those it started
+    ///   has been asleep on `ALL_ASLEEP_LOOKS` looks in a row: nothing can go
+    ///   on until the lock is let go (the claimers wait on each other before
+    ///   they connect, a leader claiming first). The request that starts the
+    ///   claimers is sent by a thread of this process, and a server that has
+    ///   it to read is runnable, so this never holds before they start;
+    /// - when 2 s pass without all `n` connections open, as before this
+    ///   early way out existed: the claimers that have the database open by
+    ///   then, or the 400 ms window if none has.
+    ///
+    /// A runnable thread, running or waiting for a processor, is not asleep,
+    /// so this holds however loaded the machine is: a claim that reads
+    /// outside the write lock has read by then, on every run, and a correct
+    /// one waits at the lock. Where /proc cannot be read, or the claimers are
+    /// threads of this very process, the 400 ms window. Who the claimers are
+    /// is read at every look until all have their connections open.
+    pub fn wait_for_claimers(&self, n: usize) {
+        /// Looks in a row, 5 ms apart, on which everything watched is asleep
+        /// before all connections are open.
+        const ALL_ASLEEP_LOOKS: u32 = 20;
         let seen = std::fs::canonicalize(&self.path).is_ok_and(|target| {
-            let deadline = Instant::now() + Duration::from_secs(2);
             let me = std::process::id();
-            let mut quiet_looks = 0;
-            let mut first = true;
-            loop {
-                let Some(holders) = holders(&target) else {
+            let this_thread = std::fs::read_link("/proc/thread-self").ok();
+            let others = |holders: &[Holder]| -> Vec<u32> {
+                holders.iter().map(|h| h.pid).filter(|p| *p != me).collect()
+            };
+            let connecting = Instant::now() + Duration::from_secs(2);
+            let mut asleep_looks = 0;
+            let (claimers, all_open) = loop {
+                let Some(near) = holders(&target) else {
                     return false;
                 };
-                let others: Vec<u32> = holders.iter().map(|h| h.pid).filter(|p| *p != me).collect();
-                if first && others.is_empty() {
-                    // The claimers are threads of this process (the suite
-                    // run in-process, as a learner's `cargo test` runs it),
-                    // beside the other tests' threads: the window.
-                    return false;
+                let open: usize = near.iter().map(|h| h.open).sum();
+                if open > n || Instant::now() >= connecting {
+                    break (others(&near), open > n);
                 }
-                first = false;
-                let quiet = others.iter().all(|pid| all_threads_asleep(*pid));
+                let asleep = match others(&near)[..] {
+                    [server] => {
+                        let mut watched = descendants(me);
+                        (watched.contains(&server)
+                            || !watched.iter().any(|pid| runs_my_program(*pid)))
+                            && {
+                                watched.extend([me, server]);
+                                watched.iter().all(|pid| {
+                                    all_threads_asleep(
+                                        *pid,
+                                        this_thread.as_deref().filter(|_| *pid == me),
+                                    )
+                                })
+                            }
+                    }
+                    _ => false,
+                };
+                asleep_looks = if asleep { asleep_looks + 1 } else { 0 };
+                if asleep_looks >= ALL_ASLEEP_LOOKS {
+                    return true;
+                }
+                std::thread::sleep(Duration::from_millis(5));
+            };
+            if claimers.is_empty() {
+                // The claimers are threads of this process (the suite run
+                // in-process, as a learner's `cargo test` runs it), beside
+                // the other tests' threads, or none has the database open
+                // after 2 s: the window.
+                return false;
+            }
+            let mut claimers = claimers;
+            let deadline = Instant::now() + Duration::from_secs(2);
+            let mut quiet_looks = 0;
+            loop {
+                if !all_open {
+                    if let Some(near) = holders(&target) {
+                        claimers = others(&near);
+                    }
+                }
+                let quiet = claimers.iter().all(|pid| all_threads_asleep(*pid, None));
                 quiet_looks = if quiet { quiet_looks + 1 } else { 0 };
                 if quiet_looks >= 2 || Instant::now() >= deadline {
                     return true;
@@ -210,23 +267,33 @@ struct Holder {
     open: usize,
 }
 
-/// The processes among this one, its parent and their descendants that have
-/// `target` open; `None` when this process's own files cannot be read.
-/// The parent's: a server may be started for this process by another (a
-/// Python server forked for the trial by fencelab's forking server, a child
-/// of the process that started this one).
+/// The processes among this one, its parent's other children and their
+/// descendants that have `target` open; `None` when this
+/// process's own files cannot be read. The parent's: a server may be
+/// started for this process by another (a Python server forked for the
+/// trial by fencelab's forking server, a child of the process that started
+/// this one). Left out, as none can have this test's database open: the
+/// parent itself (the runner, or whatever started this process), and its
+/// other children that run this very program, with all they started (under
+/// a runner, the other trials' judges: reading their cages' files at every
+/// look cost a batch's race tests more processor time than all the rest of
+/// the batch).
 fn holders(target: &Path) -> Option<Vec<Holder>> {
     std::fs::read_dir("/proc/self/fd").ok()?;
-    let parent = std::os::unix::process::parent_id();
-    let root = match parent {
-        0 | 1 => std::process::id(),
-        _ => parent,
+    let me = std::process::id();
+    let mut pending = match std::os::unix::process::parent_id() {
+        0 | 1 => vec![me],
+        parent => {
+            let another_of_mine = |pid: u32| pid != me && runs_my_program(pid);
+            children(parent)
+                .into_iter()
+                .filter(|pid| !another_of_mine(*pid))
+                .collect()
+        }
     };
-    let mut pending = vec![root];
     let mut holders = Vec::new();
     while let Some(pid) = pending.pop() {
-        let proc = Path::new("/proc").join(pid.to_string());
-        if let Ok(fds) = std::fs::read_dir(proc.join("fd")) {
+        if let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fd")) {
             let open = fds
                 .flatten()
                 .filter(|fd| std::fs::read_link(fd.path()).is_ok_and(|l| l == target))
@@ -235,38 +302,64 @@ fn holders(target: &Path) -> Option<Vec<Holder>> {
                 holders.push(Holder { pid, open });
             }
         }
-        if let Ok(tasks) = std::fs::read_dir(proc.join("task")) {
-            for task in tasks.flatten() {
-                if let Ok(children) = std::fs::read_to_string(task.path().join("children")) {
-                    pending.extend(
-                        children
-                            .split_whitespace()
-                            .filter_map(|c| c.parse::<u32>().ok()),
-                    );
-                }
-            }
-        }
+        pending.extend(children(pid));
     }
     Some(holders)
+}
+
+/// Whether `pid` runs the program this process runs.
+fn runs_my_program(pid: u32) -> bool {
+    let mine = std::fs::read_link("/proc/self/exe");
+    mine.is_ok() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == mine.ok()
+}
+
+/// Every process `pid` started, and every one they started, to the last.
+fn descendants(pid: u32) -> Vec<u32> {
+    let mut found = Vec::new();
+    let mut pending = children(pid);
+    while let Some(child) = pending.pop() {
+        pending.extend(children(child));
+        found.push(child);
+    }
+    found
+}
+
+/// The children of `pid`, those of every one of its threads.
+fn children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
+        .flat_map(|children| {
+            children
+                .split_whitespace()
+                .filter_map(|c| c.parse::<u32>().ok())
+                .collect::<Vec<_>>()
+        })
+        .collect()
 }
 
 /// Whether no thread of `pid` can run now: each is asleep (`S`: blocked until
 /// something wakes it), stopped or dead; none runnable (`R`) or in an
 /// uninterruptible wait (`D`, which ends by itself). A process that is gone
-/// has no thread that can run.
-fn all_threads_asleep(pid: u32) -> bool {
+/// has no thread that can run. `but`: a thread of it not looked at
+/// (`/proc/thread-self`).
+fn all_threads_asleep(pid: u32, but: Option<&Path>) -> bool {
     let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
         return true;
     };
     tasks.flatten().all(|task| {
-        std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
-            // The state follows the name, which is in parentheses and may
-            // hold anything, parentheses included.
-            let state = stat
-                .rfind(')')
-                .and_then(|end| stat[end + 1..].trim_start().chars().next());
-            !matches!(state, Some('R' | 'D'))
-        })
+        but.is_some_and(|but| but.file_name() == Some(&task.file_name()))
+            || std::fs::read_to_string(task.path().join("stat")).map_or(true, |stat| {
+                // The state follows the name, which is in parentheses and may
+                // hold anything, parentheses included.
+                let state = stat
+                    .rfind(')')
+                    .and_then(|end| stat[end + 1..].trim_start().chars().next());
+                !matches!(state, Some('R' | 'D'))
+            })
     })
 }
 
@@ -470,8 +563,7 @@ pub fn claim_many_racing(
     let lock = db.hold_write_lock();
     std::thread::scope(|s| {
         let claims = s.spawn(|| lease::claim_many(&db.path, job_id, owners, now, ttl));
-        lock.wait_for_connections(owners.len());
-        lock.wait_for_claimers_to_block();
+        lock.wait_for_claimers(owners.len());
         drop(lock);
         claims
             .join()
@@ -643,8 +735,7 @@ pub fn claim_in_processes(
     while Instant::now() < deadline && !children.iter().all(|(_, ready)| ready.exists()) {
         std::thread::sleep(Duration::from_millis(5));
     }
-    lock.wait_for_connections(owners.len());
-    lock.wait_for_claimers_to_block();
+    lock.wait_for_claimers(owners.len());
     drop(lock);
     children
         .into_iter()
