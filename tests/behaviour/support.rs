@@ -243,9 +243,7 @@ impl WriteLock {
             let mut quiet_looks = 0;
             loop {
                 if !all_open {
-                    if let Some(near) = holders(&target) {
-                        claimers = others(&near);
-                    }
+                    claimers = holders(&target).map_or(claimers, |near| others(&near));
                 }
                 let quiet = claimers.iter().all(|pid| all_threads_asleep(*pid, None));
                 quiet_looks = if quiet { quiet_looks + 1 } else { 0 };
