@@ -169,9 +169,9 @@ impl WriteLock {
     ///   (blocked: in SQLite's busy wait for this lock, or on another thread)
     ///   or gone, on two looks in a row (within 2 s more);
     /// - before that, where one other process has it open (a server whose
-    ///   threads are the claimers), started by this one or by none of the
-    ///   processes this one started to run this program (claimers of their
-    ///   own, whose servers might not be in sight), as soon as every thread of that
+    ///   threads are the claimers), started by this one or where none of the
+    ///   processes this one started runs this program (claimers of its own,
+    ///   whose servers might be out of sight), as soon as every thread of that
     ///   process, of this one (but the one waiting) and of those it started
     ///   has been asleep on `ALL_ASLEEP_LOOKS` looks in a row: nothing can go
     ///   on until the lock is let go (the claimers wait on each other before
@@ -266,8 +266,8 @@ struct Holder {
 }
 
 /// The processes among this one, its parent's other children and their
-/// descendants that have `target` open; `None` when this
-/// process's own files cannot be read. The parent's: a server may be
+/// descendants that have `target` open; `None` when this process's own
+/// files cannot be read. The parent's: a server may be
 /// started for this process by another (a Python server forked for the
 /// trial by fencelab's forking server, a child of the process that started
 /// this one). Left out, as none can have this test's database open: the
