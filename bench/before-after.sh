@@ -11,10 +11,7 @@
 # reference and mutants of BEFORE (so that a change to mutants/ in between
 # does not change the work).
 set -euo pipefail
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 rev=${1:?give the revision to compare with, e.g. HEAD~3}
 reps=${2:-5}

@@ -14,10 +14,7 @@
 #                                   (also that binary, alternating with this
 #                                    tree's, each row named by its side)
 set -euo pipefail
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 reps=${1:-2}
 cargo build --release --quiet

@@ -7,10 +7,7 @@
 #
 #   bench/mine.sh [REPS]            (default 3)
 set -euo pipefail
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 reps=${1:-3}
 cargo build --release --quiet

@@ -18,10 +18,7 @@
 #    starts it, the reference imported, one call answered
 #    (bench/python_floor.py), beside the median trial of each baseline.
 set -eu
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 fencelab=$(realpath "${FENCELAB:-target/release/fencelab}")
 reps=${REPS:-3}

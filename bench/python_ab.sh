@@ -7,10 +7,7 @@
 # Say the load (printed first and last): wall times are the load's.
 #   sh bench/python_ab.sh BEFORE AFTER   (REPS=3, N=10)
 set -eu
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 before=$(realpath "$1")
 after=$(realpath "$2")

@@ -12,10 +12,7 @@
 # builds then share its workspace; copy the older one there under another
 # name). Also prints the load before and after.
 set -euo pipefail
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 before=${1:?give the binary to compare with, e.g. target/release/fencelab-before}
 after=${2:-$PWD/target/release/fencelab}

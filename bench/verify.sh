@@ -17,10 +17,7 @@
 #   each mutant), spread over the cores.
 # Each is reported per mutant (cargo-mutants finds its own mutants; we have ours).
 set -euo pipefail
-# The tests' keep (.cargo/config.toml's [env], which fencelab run directly
-# does not get): the default collector would remove scratch crates that the
-# next `cargo test` then builds again.
-export FENCELAB_GC_KEEP="${FENCELAB_GC_KEEP:-256}"
+. "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
 reps=${1:-3}
 cores=$(nproc)

@@ -307,8 +307,9 @@ fn holders(target: &Path) -> Option<Vec<Holder>> {
 
 /// Whether `pid` runs the program this process runs.
 fn runs_my_program(pid: u32) -> bool {
-    let mine = std::fs::read_link("/proc/self/exe");
-    mine.is_ok() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == mine.ok()
+    static MINE: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    let mine = MINE.get_or_init(|| std::fs::read_link("/proc/self/exe").ok());
+    mine.is_some() && std::fs::read_link(format!("/proc/{pid}/exe")).ok() == *mine
 }
 
 /// Every process `pid` started, and every one they started, to the last.
