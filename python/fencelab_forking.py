@@ -7,7 +7,10 @@ would (standard library only; run by fencelab, not by hand).
 Usage: fencelab_forking.py SERVER serve KEY --forking (SERVER: the path of
 fencelab_server.py beside it; the command line names the implementation as a
 server's does), with a control socket (SOCK_SEQPACKET) at LISTENER_FD on
-which the runner sends one connection per trial.
+which the runner sends one connection per trial: the trial's dispenser.
+Each judge process of the trial (its judge, and the judges it runs again as
+claimers in processes of their own) sends on it "connect" with one end of a
+socket pair of its own, and makes its request on the other end.
 
 It imports the standard library the contract needs, and never the
 implementation: that is imported only in a child, after the child has
@@ -25,7 +28,8 @@ and the trial's namespaces. The child enters the cage with fencelab's own
 code (the bridge's cdylib, through ctypes: `fencelab_enter_cage`), whose
 watcher stays the child of this process; the connection is answered with the
 watcher's pid, then with its exit status when it ends, and closed. When the
-connection closes first (the judge ended or was killed), the cage is killed.
+connection closes first (its judge process ended or was killed), the cage is
+killed.
 This process is single-threaded (a fork copies one thread), not dumpable, and
 dies with the runner (its parent-death signal, and the control socket's end).
 """
@@ -117,8 +121,28 @@ def forking(script, key):
                     for pid in watchers.values():
                         kill_cage(pid)
                     os._exit(0)
-                conn = socket.socket(fileno=fds[0])
-                selector.register(conn, selectors.EVENT_READ, "trial")
+                for fd in fds[1:]:
+                    os.close(fd)
+                dispenser = socket.socket(fileno=fds[0])
+                selector.register(dispenser, selectors.EVENT_READ, "dispenser")
+            elif what == "dispenser":
+                dispenser = event.fileobj
+                if dispenser.fileno() == -1:
+                    continue
+                try:
+                    message, fds, _, _ = socket.recv_fds(dispenser, 64, 1)
+                except OSError:
+                    message, fds = b"", []
+                if message == b"connect" and len(fds) == 1:
+                    conn = socket.socket(fileno=fds[0])
+                    selector.register(conn, selectors.EVENT_READ, "trial")
+                    continue
+                # Every judge of the trial has ended (or one broke the
+                # protocol): no more connections from it.
+                for fd in fds:
+                    os.close(fd)
+                selector.unregister(dispenser)
+                dispenser.close()
             else:
                 conn = event.fileobj
                 if conn.fileno() == -1:

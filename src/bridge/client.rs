@@ -262,8 +262,7 @@ fn start() -> Server {
             spawned: None,
         };
     }
-    // First of all: the runner's connection to a forking server becomes
-    // this judge's alone (close-on-exec), whatever is started next.
+    // The runner's connection to a forking server, if it handed one down.
     let forking = super::zygote::connection().is_some();
     let exe = std::env::var_os(SERVER_ENV).unwrap_or_else(|| {
         not_started(format_args!(
@@ -292,6 +291,8 @@ fn start() -> Server {
     {
         return start_forked(Path::new(&exe), &key, socket, listener, reads, library);
     }
+    // A server this judge starts itself never holds that connection.
+    super::zygote::keep_to_self();
     // Its processes' memory is bounded together, in the cgroup fencelab
     // made for this trial's implementation (and removes after it).
     let memory = std::env::var_os(super::sandbox::MEMORY_ENV).map(|dir| {

@@ -7,8 +7,11 @@
 //! Both sides of the one request a judge makes are here:
 //! - the judge's (`connection`, `fork`, `status`): the runner hands it a
 //!   connection to the forking server as an inherited descriptor
-//!   (`ZYGOTE_ENV`: never a path, so no caged program can find it); on its
-//!   first call it sends what the child needs: the strings of its cage (the
+//!   (`ZYGOTE_ENV`: never a path, so no caged program can find it), the
+//!   trial's dispenser, which the judges it runs again as claimers in
+//!   processes of their own inherit too (no server is ever given it); on
+//!   its first call each sends on it one end of a connection of its own,
+//!   and on that what the child needs: the strings of its cage (the
 //!   trial's directory, the program, what it reads, the memory cgroup) and
 //!   descriptors (the listening socket, the server's three standard streams,
 //!   a pipe for the cage's word, its own user, mount and network
@@ -189,10 +192,22 @@ struct Connection {
 
 static CONNECTION: OnceLock<Connection> = OnceLock::new();
 
+/// The connection the runner handed down (`ZYGOTE_ENV`), once found.
+static DISPENSER: OnceLock<RawFd> = OnceLock::new();
+
 /// The connection the runner handed down (`ZYGOTE_ENV`), when there is one
-/// and it is still what the runner made: a process this judge started
-/// inherits the variable, not the descriptor (made close-on-exec here).
+/// and it is still what the runner made (a process this judge started
+/// inherits the variable; where it did not inherit the descriptor, the
+/// number is another's). It is the trial's dispenser, not a server's
+/// connection: each judge process of the trial (the judge, and the judges
+/// it runs again as claimers in processes of their own) asks on it for a
+/// connection of its own (`fork`), so it stays open across their `exec`.
+/// A judge that starts a server itself closes it to that server first
+/// (`keep_to_self`).
 pub(crate) fn connection() -> Option<RawFd> {
+    if let Some(&fd) = DISPENSER.get() {
+        return Some(fd);
+    }
     let value = std::env::var(ZYGOTE_ENV).ok()?;
     let (fd, pid) = value.split_once(' ')?;
     let (fd, pid): (RawFd, libc::pid_t) = (fd.parse().ok()?, pid.parse().ok()?);
@@ -218,25 +233,59 @@ pub(crate) fn connection() -> Option<RawFd> {
     if peer != 0 || cred.pid != pid {
         return None;
     }
-    // SAFETY: the descriptor is the runner's gift to this process.
-    unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
-    let connection = Connection {
-        // SAFETY: from here on ours alone.
-        fd: unsafe { OwnedFd::from_raw_fd(fd) },
-        status: Mutex::new(None),
-    };
-    CONNECTION.set(connection).ok()?;
-    Some(fd)
+    Some(*DISPENSER.get_or_init(|| fd))
+}
+
+/// Closes the runner's connection to every program this judge starts from
+/// here on (close-on-exec): called before it starts a server itself, which
+/// must never hold it.
+pub(crate) fn keep_to_self() {
+    if let Some(&fd) = DISPENSER.get() {
+        // SAFETY: sets a flag on a descriptor this process holds.
+        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+    }
+}
+
+/// A pair of connected sequenced-packet sockets, close-on-exec.
+pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [0; 2];
+    // SAFETY: fills two descriptors, ours from here on.
+    unsafe {
+        if libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        ) != 0
+        {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
+    }
 }
 
 /// Asks the forking server for a caged child serving `request`, handing it
 /// `fds` (listener, stdin, stdout, stderr, the cage's word, then the user,
-/// mount and network namespaces); the watcher's pid.
+/// mount and network namespaces); the watcher's pid. The request goes on a
+/// connection of this process's alone, made here and sent to the forking
+/// server on the runner's (`connect`): when this process ends, the forking
+/// server sees that connection end and kills the cage.
 pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, String> {
-    let connection = CONNECTION
+    let dispenser = *DISPENSER
         .get()
         .ok_or("no connection to the forking server")?;
-    let fd = connection.fd.as_raw_fd();
+    let (ours, theirs) = seqpacket_pair().map_err(|e| format!("cannot make a connection: {e}"))?;
+    send_with(dispenser, b"connect", &[theirs.as_raw_fd()])
+        .map_err(|e| format!("cannot reach the forking server: {e}"))?;
+    drop(theirs);
+    let connection = Connection {
+        fd: ours,
+        status: Mutex::new(None),
+    };
+    if CONNECTION.set(connection).is_err() {
+        return Err("a second server asked for".to_string());
+    }
+    let fd = CONNECTION.get().expect("just set").fd.as_raw_fd();
     let message = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     send_with(fd, &message, fds).map_err(|e| format!("cannot ask the forking server: {e}"))?;
     let answer = receive(fd, None).ok_or("the forking server did not answer")?;
