@@ -278,6 +278,7 @@ pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, Stri
     send_with(dispenser, b"connect", &[theirs.as_raw_fd()])
         .map_err(|e| format!("cannot reach the forking server: {e}"))?;
     drop(theirs);
+    let fd = ours.as_raw_fd();
     let connection = Connection {
         fd: ours,
         status: Mutex::new(None),
@@ -285,7 +286,6 @@ pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, Stri
     if CONNECTION.set(connection).is_err() {
         return Err("a second server asked for".to_string());
     }
-    let fd = CONNECTION.get().expect("just set").fd.as_raw_fd();
     let message = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     send_with(fd, &message, fds).map_err(|e| format!("cannot ask the forking server: {e}"))?;
     let answer = receive(fd, None).ok_or("the forking server did not answer")?;
