@@ -1053,9 +1053,17 @@ pub(crate) struct Plan {
     exec: Option<Exec>,
 }
 
+impl Plan {
+    /// Whether entering it makes namespaces, and so processes: the
+    /// process that enters it stays as the cage's watcher (`enter_root`).
+    pub(crate) fn has_namespaces(&self) -> bool {
+        self.root.is_some()
+    }
+}
+
 /// A program and its command line and environment, as `execve` takes them,
-/// prepared by the parent (`Cage::executing`).
-struct Exec {
+/// prepared by the parent (`Cage::executing`, and the engine's clones).
+pub(crate) struct Exec {
     program: CString,
     _strings: Vec<CString>,
     /// Pointers into `program` and `_strings`, each list ended by a null.
@@ -1081,7 +1089,25 @@ impl std::fmt::Debug for Exec {
 }
 
 impl Exec {
-    fn new(
+    /// The program's path, its arguments and its environment, each list
+    /// ended by a null: valid while this lives.
+    pub(crate) fn pointers(
+        &self,
+    ) -> (
+        *const libc::c_char,
+        *const *const libc::c_char,
+        *const *const libc::c_char,
+    ) {
+        (
+            self.program.as_ptr(),
+            self.argv.as_ptr(),
+            self.envp.as_ptr(),
+        )
+    }
+
+    /// `program` run with `args` after it and exactly `env`; None where
+    /// one of them holds a NUL byte.
+    pub(crate) fn new(
         program: &Path,
         args: &[&std::ffi::OsStr],
         env: &[(std::ffi::OsString, std::ffi::OsString)],
@@ -1439,7 +1465,14 @@ pub(crate) unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<
         join_memory(plan.cgroup)?;
         limit();
         if let Some(root) = &plan.root {
-            enter_root(root, left, None)?;
+            // Where the plan knows the program (`Cage::executing`), it is
+            // executed from here, by clones (see `start_cloned`).
+            let serve = plan.exec.as_ref().map(|exec| Serve {
+                exec,
+                listener: None,
+                ruleset: plan.ruleset,
+            });
+            enter_root(root, left, serve)?;
         }
         restrict(plan.ruleset)
     }
@@ -1461,7 +1494,7 @@ pub(crate) unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Res
         if let Some(root) = &plan.root {
             let serve = plan.exec.as_ref().map(|exec| Serve {
                 exec,
-                listener,
+                listener: Some(listener),
                 ruleset: plan.ruleset,
             });
             enter_root(root, None, serve)?;
@@ -1495,12 +1528,13 @@ unsafe fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result
     }
 }
 
-/// What the program's process of a serving cage does last, when it executes
-/// the program itself (`Cage::executing`): `serve_from`, then `exec`.
+/// What the program's process of a cage does last, when it executes the
+/// program itself (`Cage::executing`): `serve_from` (a server's cage:
+/// `enter_serving`) or `restrict` alone (`enter`), then `exec`.
 #[derive(Clone, Copy)]
 struct Serve<'a> {
     exec: &'a Exec,
-    listener: RawFd,
+    listener: Option<RawFd>,
     ruleset: Option<RawFd>,
 }
 
@@ -1714,7 +1748,8 @@ const CLONE_STACK: usize = 128 << 10;
 /// copy of, and each of the three copies faults in every page it then
 /// writes and is torn down when it ends or executes. The init (PID 1)
 /// builds the root; the program, a `CLONE_VFORK` clone of the init (PID 2),
-/// finishes the cage (`serve_from`) and executes the program: from then on
+/// finishes the cage (`serve_from` for a server, `restrict` for a judge's
+/// cage entered by `enter`) and executes the program: from then on
 /// it has memory of its own, and nothing untrusted ever runs in the shared
 /// one. The init then says so (a word of 0) and reaps, as `init` does; the
 /// watcher watches. Where the root or the program cannot be started, the
@@ -1852,7 +1887,11 @@ extern "C" fn program_entry(arg: *mut libc::c_void) -> libc::c_int {
     unsafe {
         libc::close((*cloned).report);
         let serve = (*cloned).serve;
-        let errno = match serve_from(serve.listener, serve.ruleset) {
+        let entered = match serve.listener {
+            Some(listener) => serve_from(listener, serve.ruleset),
+            None => restrict(serve.ruleset),
+        };
+        let errno = match entered {
             Ok(()) => {
                 libc::execve(
                     serve.exec.program.as_ptr(),

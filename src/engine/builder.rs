@@ -14,7 +14,6 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::process::Command;
 use std::time::Duration;
 
 use super::crates::{
@@ -84,15 +83,13 @@ impl Host {
     /// from its standard input (`Launch::ByRunner`: nothing in its arguments
     /// or environment tells an untrusted judge which implementation it talks
     /// to), and the lines to write there.
-    pub(super) fn serving_stdin(&self) -> (Command, String) {
-        let mut command = Command::new(&self.program);
-        command.arg(SERVE_STDIN);
+    pub(super) fn serving_stdin(&self) -> (PathBuf, Vec<std::ffi::OsString>, String) {
         let mut lines = format!("{}\n", self.key);
         if let Some(shown) = &self.shown {
             // JSON: one line, whatever the path holds.
             lines.push_str(&format!("{}\n", serde_json::Value::from(shown.as_str())));
         }
-        (command, lines)
+        (self.program.clone(), vec![SERVE_STDIN.into()], lines)
     }
 }
 

@@ -100,6 +100,19 @@ pub(crate) struct Spawn {
 }
 
 impl Spawn {
+    /// The environment as the program gets it: each variable once, with the
+    /// last value given (as `Command::env`), in `Command`'s order.
+    pub(crate) fn environment(&self) -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+        let env: std::collections::BTreeMap<&std::ffi::OsStr, &std::ffi::OsStr> = self
+            .env
+            .iter()
+            .map(|(k, v)| (k.as_os_str(), v.as_os_str()))
+            .collect();
+        env.into_iter()
+            .map(|(k, v)| (k.to_os_string(), v.to_os_string()))
+            .collect()
+    }
+
     /// The same as a `Command` (for `run`, where a cage or a hook of the
     /// caller's needs a fork).
     pub(crate) fn command(&self) -> Command {
@@ -209,7 +222,6 @@ pub(crate) fn run_light_inheriting(
     limits: &Limits,
     inherit: Option<std::os::fd::RawFd>,
 ) -> std::io::Result<Finished> {
-    use std::os::unix::ffi::OsStrExt;
     if limits.cage.is_some() {
         return Err(std::io::Error::other(
             "a caged program is started by a fork (its watcher stays)",
@@ -217,50 +229,97 @@ pub(crate) fn run_light_inheriting(
     }
     let out_path = output_dir.join("stdout");
     let err_path = output_dir.join("stderr");
-    let c = |bytes: &[u8]| std::ffi::CString::new(bytes).map_err(std::io::Error::other);
-    let program = c(spawn.program.as_os_str().as_bytes())?;
-    let mut argv = vec![program.clone()];
-    for arg in &spawn.args {
-        argv.push(c(arg.as_bytes())?);
-    }
-    // A variable given twice is given its last value, as `Command::env`.
-    let env: std::collections::BTreeMap<&std::ffi::OsStr, &std::ffi::OsStr> = spawn
-        .env
-        .iter()
-        .map(|(k, v)| (k.as_os_str(), v.as_os_str()))
-        .collect();
-    let mut envp = Vec::with_capacity(env.len());
-    for (key, value) in env {
-        let mut pair = key.as_bytes().to_vec();
-        pair.push(b'=');
-        pair.extend_from_slice(value.as_bytes());
-        envp.push(c(&pair)?);
-    }
-    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_ptrs.push(std::ptr::null());
-    let mut envp_ptrs: Vec<*const libc::c_char> = envp.iter().map(|e| e.as_ptr()).collect();
-    envp_ptrs.push(std::ptr::null());
-    let dir = c(spawn.dir.as_os_str().as_bytes())?;
     let stdin = File::open("/dev/null")?;
     let stdout = File::create(&out_path)?;
     let stderr = File::create(&err_path)?;
-    let child = Child {
-        program: program.as_ptr(),
-        argv: argv_ptrs.as_ptr(),
-        envp: envp_ptrs.as_ptr(),
-        dir: dir.as_ptr(),
-        stdio: [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()],
+    let stdio = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+    let start = Instant::now();
+    let pid = Prepared::of(spawn)?.start(Started {
+        stdio,
         inherit: inherit.unwrap_or(-1),
         file_size: limits.file_size,
         space: limits.space.as_deref(),
-        // SAFETY: a plain system call.
-        parent: unsafe { libc::getpid() },
-        failed: 0,
-    };
-    let start = Instant::now();
-    let pid = child.spawn()?;
+        serving: None,
+    })?;
     drop((stdin, stdout, stderr));
     finish(pid, start, None, &out_path, &err_path, limits)
+}
+
+/// Starts `spawn` as `run_light` does (a clone sharing this process's
+/// memory, leading a group of its own, in the trial's `space`), with `stdio`
+/// as its standard streams, a server in the cage `plan` listening on
+/// `listener` (`sandbox::enter_serving`, which must start no process: a cage
+/// without namespaces, `Cage::trusted_reading`); its pid, once it has
+/// executed its program. The caller kills its group and reaps it.
+pub(crate) fn start_light_serving(
+    spawn: &Spawn,
+    stdio: [std::os::fd::RawFd; 3],
+    space: Option<&crate::bridge::sandbox::Join>,
+    listener: std::os::fd::RawFd,
+    plan: &crate::bridge::sandbox::Plan,
+) -> std::io::Result<libc::pid_t> {
+    if plan.has_namespaces() {
+        return Err(std::io::Error::other(
+            "a cage with namespaces is started by a fork (its watcher stays)",
+        ));
+    }
+    Prepared::of(spawn)?.start(Started {
+        stdio,
+        inherit: -1,
+        file_size: None,
+        space,
+        serving: Some((listener, plan)),
+    })
+}
+
+/// What else the child of `Prepared::start` is given.
+struct Started<'a> {
+    stdio: [libc::c_int; 3],
+    /// A descriptor to keep open across the exec (-1: none).
+    inherit: libc::c_int,
+    file_size: Option<u64>,
+    space: Option<&'a crate::bridge::sandbox::Join>,
+    /// A server's listening socket and cage (`start_light_serving`).
+    serving: Option<(libc::c_int, &'a crate::bridge::sandbox::Plan)>,
+}
+
+/// A `Spawn` as `execve` takes it, and its directory, made before the clone.
+struct Prepared {
+    exec: crate::bridge::sandbox::Exec,
+    dir: std::ffi::CString,
+}
+
+impl Prepared {
+    fn of(spawn: &Spawn) -> std::io::Result<Prepared> {
+        use std::os::unix::ffi::OsStrExt;
+        let args: Vec<&std::ffi::OsStr> = spawn.args.iter().map(|a| a.as_os_str()).collect();
+        let invalid = || std::io::Error::other("a NUL byte in a command line or environment");
+        Ok(Prepared {
+            exec: crate::bridge::sandbox::Exec::new(&spawn.program, &args, &spawn.environment())
+                .ok_or_else(invalid)?,
+            dir: std::ffi::CString::new(spawn.dir.as_os_str().as_bytes()).map_err(|_| invalid())?,
+        })
+    }
+
+    /// Clones the child and waits for it to execute (`Child::spawn`).
+    fn start(&self, started: Started<'_>) -> std::io::Result<libc::pid_t> {
+        let (program, argv, envp) = self.exec.pointers();
+        Child {
+            program,
+            argv,
+            envp,
+            dir: self.dir.as_ptr(),
+            stdio: started.stdio,
+            inherit: started.inherit,
+            file_size: started.file_size,
+            space: started.space,
+            serving: started.serving,
+            // SAFETY: a plain system call.
+            parent: unsafe { libc::getpid() },
+            failed: 0,
+        }
+        .spawn()
+    }
 }
 
 /// What the child of `run_light` needs, prepared before the clone: it only
@@ -275,6 +334,7 @@ struct Child<'a> {
     inherit: libc::c_int,
     file_size: Option<u64>,
     space: Option<&'a crate::bridge::sandbox::Join>,
+    serving: Option<(libc::c_int, &'a crate::bridge::sandbox::Plan)>,
     parent: libc::pid_t,
     /// The child's errno where it could not execute its program (it shares
     /// this memory): 0 when it did.
@@ -391,6 +451,12 @@ impl Child<'_> {
                 fail(&mut self.failed);
             }
             if libc::chdir(self.dir) != 0 {
+                fail(&mut self.failed);
+            }
+            // A cage without namespaces: system calls on this process alone.
+            if let Some((listener, plan)) = self.serving
+                && crate::bridge::sandbox::enter_serving(listener, plan).is_err()
+            {
                 fail(&mut self.failed);
             }
             let mut none: libc::sigset_t = std::mem::zeroed();

@@ -469,10 +469,15 @@ impl Runner {
         if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
             caged(memory.path());
         }
+        // The cage executes the judge itself, from clones of the process
+        // the runner forks (`Cage::executing`): two forks a trial fewer.
         let cage = self.judge_caged.then(|| {
+            let env = spawn.environment();
+            let args: Vec<&std::ffi::OsStr> = spawn.args.iter().map(|a| a.as_os_str()).collect();
             Cage::new_reading(&tmp, &self.judge, &also, &self.judge_reads)
                 .within(space.as_ref())
                 .bounded(judge_memory.as_ref())
+                .executing(&spawn.program, &args, &env)
         });
         let limits = Limits {
             time: Some(trial.limit),
@@ -619,8 +624,10 @@ fn out_of_memory(who: &str) -> String {
 /// implementation on its standard input, runs in the cage, and is killed with
 /// its process group when dropped.
 struct Served {
-    child: std::process::Child,
-    _stdin: std::process::ChildStdin,
+    /// Its pid, leading its own process group.
+    pid: libc::pid_t,
+    /// Its standard input: it ends when this closes.
+    _stdin: std::fs::File,
     /// Its cage's memory cgroup, removed after the server is gone.
     memory: Option<Memory>,
 }
@@ -635,7 +642,6 @@ impl Served {
     ) -> Result<Served, Error> {
         use std::io::Write as _;
         use std::os::fd::AsRawFd;
-        use std::os::unix::process::CommandExt;
         // A Unix socket's path must fit in 108 bytes: a longer one is
         // reached through a descriptor of its directory.
         let parent = std::fs::File::open(dir).map_err(|e| Error::io("open", dir, e))?;
@@ -661,41 +667,41 @@ impl Served {
             .within(space)
             .bounded(memory.as_ref());
         let plan = cage.plan();
-        let space = space.map(Space::join);
-        let fd = listener.as_raw_fd();
-        let (mut command, key_line) = host.serving_stdin();
-        command
-            .env_clear()
-            .env("RUST_BACKTRACE", "0")
-            .current_dir(tmp)
-            .stdin(std::process::Stdio::piped())
-            .stdout(output("server.stdout")?)
-            .stderr(output("server.stderr")?)
-            .process_group(0);
-        // SAFETY: only system calls between fork and exec: the listening
-        // socket becomes fd 3, then the cage is entered.
-        unsafe {
-            command.pre_exec(move || {
-                if let Some(join) = &space {
-                    crate::bridge::sandbox::join(join)?;
-                }
-                crate::bridge::sandbox::enter_serving(fd, &plan)
-            });
-        }
-        let mut child = command.spawn().map_err(|e| {
+        let join = space.map(Space::join);
+        let (program, args, key_line) = host.serving_stdin();
+        let spawn = process::Spawn {
+            program: std::path::absolute(&program).unwrap_or(program),
+            args,
+            env: vec![("RUST_BACKTRACE".into(), "0".into())],
+            dir: tmp.to_path_buf(),
+        };
+        let (stdin_r, stdin_w) = std::io::pipe().map_err(|e| cage_error("a pipe", e))?;
+        let (stdout, stderr) = (output("server.stdout")?, output("server.stderr")?);
+        let stdio = [stdin_r.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
+        // Started by a clone that shares the runner's memory, not a fork of
+        // it (`process::start_light_serving`): after the limits, the trial's
+        // space, its group and its cage, it executes the server at once.
+        let pid = process::start_light_serving(
+            &spawn,
+            stdio,
+            join.as_deref(),
+            listener.as_raw_fd(),
+            &plan,
+        )
+        .map_err(|e| {
             Error::environment(format!("cannot start {}: {e}", host.program.display())).with_next(
                 "run again (fencelab builds again what is missing); if it happens again, \
                  report it with the command you ran",
             )
         })?;
-        drop(listener);
+        drop((listener, stdin_r, stdout, stderr, plan));
         drop(cage);
-        let mut stdin = child.stdin.take().expect("piped stdin");
+        let mut stdin = std::fs::File::from(std::os::fd::OwnedFd::from(stdin_w));
         // A server that died at once is seen by the judge as one that does not
         // answer; nothing to do here.
         let _ = stdin.write_all(key_line.as_bytes());
         Ok(Served {
-            child,
+            pid,
             _stdin: stdin,
             memory,
         })
@@ -709,8 +715,14 @@ impl Served {
 
 impl Drop for Served {
     fn drop(&mut self) {
-        process::kill_group(self.child.id() as libc::pid_t, libc::SIGKILL);
-        let _ = self.child.wait();
+        process::kill_group(self.pid, libc::SIGKILL);
+        // SAFETY: our own child: reaped once.
+        unsafe {
+            while libc::waitpid(self.pid, std::ptr::null_mut(), 0) < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+        }
     }
 }
 
