@@ -6,6 +6,8 @@
 # REPS. Target (issue 11): within 30 s on this 2-core machine.
 #
 #   bench/mine.sh [REPS]            (default 3)
+#   BEFORE=path/to/fencelab bench/mine.sh    (also that binary, alternating
+#                                             with this tree's, CPU-s beside)
 set -euo pipefail
 . "$(dirname "$0")/keep.sh"
 cd "$(dirname "$0")/.."
@@ -38,16 +40,49 @@ PY
 cd "$work/lab"
 count=$("$fencelab" check --mine --json "$work/first.json" >/dev/null 2>&1; python3 -c "import json,sys; r=json.load(open('$work/first.json')); print(len(r['tests']), r['correct_implementations'], r['mutants'])")
 now() { date +%s.%N; }
+# run_counted FILE CMD...: runs CMD and appends to FILE the CPU-seconds of all
+# it started (a cpuacct cgroup of its own, where this user may make one; else
+# "-"), as bench/python.sh does.
+cpuacct=/sys/fs/cgroup/cpuacct
+run_counted() {
+  out=$1; shift
+  group=$cpuacct/fencelab-bench-$$
+  if mkdir "$group" 2>/dev/null; then
+    status=0
+    sh -c 'echo $$ >"$1/tasks"; shift; exec "$@"' sh "$group" "$@" || status=$?
+    python3 -c "print(int(open('$group/cpuacct.usage').read()) / 1e9)" >>"$out"
+    for pid in $(cat "$group/tasks"); do echo "$pid" >"$cpuacct/tasks" 2>/dev/null || true; done
+    rmdir "$group" 2>/dev/null || true
+    return $status
+  fi
+  echo - >>"$out"
+  "$@"
+}
+# BEFORE=path/to/fencelab: that binary too, alternating with this tree's.
+sides="after=$fencelab"
+if [ -n "${BEFORE:-}" ]; then
+  before=$(realpath "$BEFORE")
+  "$before" check --mine >/dev/null 2>&1 || true
+  sides="before=$before $sides"
+fi
 for _ in $(seq "$reps"); do
-  t0=$(now); "$fencelab" check --mine --json "$work/r.json" >/dev/null 2>&1 || true; t1=$(now)
-  python3 -c "print(f'{$t1 - $t0:.3f}')" >> "$work/times"
+  for side in $sides; do
+    t0=$(now); run_counted "$work/cpu" "${side#*=}" check --mine --json "$work/r.json" >/dev/null 2>&1 || true; t1=$(now)
+    python3 -c "print('${side%%=*}', f'{$t1 - $t0:.3f}')" >> "$work/times"
+  done
 done
-python3 - "$work/times" $count <<'PY'
+paste -d' ' "$work/times" "$work/cpu" > "$work/rows"
+python3 - "$work/rows" $count <<'PY'
 import sys, statistics
-times = [float(l) for l in open(sys.argv[1])]
+rows = [l.split() for l in open(sys.argv[1])]
 tests, correct, mutants = map(int, sys.argv[2:5])
-med = statistics.median(times)
 trials = tests * (correct + mutants)
 print(f"check --mine, warm: {tests} learner tests x ({correct} correct + {mutants} mutants) = {trials} trials")
-print(f"  median {med:.2f} s of {len(times)} runs {[round(t, 2) for t in times]}; {trials / med:.0f} trials/s; target <= 30 s")
+for side in dict.fromkeys(r[0] for r in rows):
+    times = [float(r[1]) for r in rows if r[0] == side]
+    cpus = [float(r[2]) for r in rows if r[0] == side and r[2] != "-"]
+    med = statistics.median(times)
+    cpu = f", {statistics.median(cpus):.1f} CPU-s {[round(c, 1) for c in cpus]}" if cpus else ""
+    print(f"  {side}: median {med:.2f} s of {len(times)} runs {[round(t, 2) for t in times]}{cpu}; "
+          f"{trials / med:.0f} trials/s; target <= 30 s")
 PY
