@@ -846,6 +846,59 @@ mod tests {
         assert_eq!(err.raw_os_error(), Some(libc::ENOENT), "{err}");
     }
 
+    /// The runner's servers (`Served::start`): started by the clone, in the
+    /// trusted cage (Landlock: writes beneath the trial's directory only),
+    /// the listening socket at fd 3, the key line on the standard input, a
+    /// group of its own; a cage with namespaces is refused (its watcher
+    /// would stay in the runner's memory).
+    #[test]
+    fn a_light_server_is_in_its_cage_with_its_socket_at_fd_3_and_namespaces_are_refused() {
+        use crate::bridge::sandbox::{Cage, Layers};
+        let dir = tempfile::tempdir().unwrap();
+        let outside = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("s.sock");
+        let listener = std::os::unix::net::UnixListener::bind(&socket).unwrap();
+        let script = format!(
+            "read key; echo key $key; \
+             [ -S /proc/self/fd/3 ] && echo socket 3; \
+             echo in > in.txt && echo wrote inside; \
+             echo out > {}/out.txt && echo wrote outside; read end; exit 0",
+            outside.path().display()
+        );
+        let spawn = Spawn {
+            dir: dir.path().to_path_buf(),
+            ..light(&script)
+        };
+        let cage = Cage::trusted_reading(dir.path(), &spawn.program, &[]);
+        let plan = cage.plan();
+        let (stdin_r, mut stdin_w) = std::io::pipe().unwrap();
+        let out = File::create(dir.path().join("out")).unwrap();
+        let stdio = [stdin_r.as_raw_fd(), out.as_raw_fd(), out.as_raw_fd()];
+        let pid = start_light_serving(&spawn, stdio, None, listener.as_raw_fd(), &plan).unwrap();
+        std::io::Write::write_all(&mut stdin_w, b"impl-7\n").unwrap();
+        // It leads its own group (it waits for its standard input to end).
+        // SAFETY: a plain system call.
+        assert_eq!(unsafe { libc::getpgid(pid) }, pid);
+        drop((stdin_r, stdin_w, out));
+        let mut status = 0;
+        // SAFETY: our own child, reaped once.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        let said = std::fs::read_to_string(dir.path().join("out")).unwrap();
+        assert!(said.contains("key impl-7\n"), "{said}");
+        assert!(said.contains("socket 3\n"), "{said}");
+        assert!(said.contains("wrote inside\n"), "{said}");
+        if Layers::probe().landlock.is_some() {
+            assert!(!said.contains("wrote outside"), "{said}");
+            assert!(!outside.path().join("out.txt").exists());
+        }
+        let caged = Cage::reading(dir.path(), &spawn.program, &[]);
+        if Layers::probe().namespaces {
+            let refused =
+                start_light_serving(&spawn, stdio, None, listener.as_raw_fd(), &caged.plan());
+            assert!(refused.is_err(), "{refused:?}");
+        }
+    }
+
     #[test]
     fn a_light_spawn_is_killed_at_the_deadline_with_its_group_and_its_leftovers_are_found() {
         let dir = tempfile::tempdir().unwrap();
