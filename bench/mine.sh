@@ -10,6 +10,7 @@
 #                                             with this tree's, CPU-s beside)
 set -euo pipefail
 . "$(dirname "$0")/keep.sh"
+. "$(dirname "$0")/counted.sh"
 cd "$(dirname "$0")/.."
 reps=${1:-3}
 cargo build --release --quiet
@@ -40,24 +41,6 @@ PY
 cd "$work/lab"
 count=$("$fencelab" check --mine --json "$work/first.json" >/dev/null 2>&1; python3 -c "import json,sys; r=json.load(open('$work/first.json')); print(len(r['tests']), r['correct_implementations'], r['mutants'])")
 now() { date +%s.%N; }
-# run_counted FILE CMD...: runs CMD and appends to FILE the CPU-seconds of all
-# it started (a cpuacct cgroup of its own, where this user may make one; else
-# "-"), as bench/python.sh does.
-cpuacct=/sys/fs/cgroup/cpuacct
-run_counted() {
-  out=$1; shift
-  group=$cpuacct/fencelab-bench-$$
-  if mkdir "$group" 2>/dev/null; then
-    status=0
-    sh -c 'echo $$ >"$1/tasks"; shift; exec "$@"' sh "$group" "$@" || status=$?
-    python3 -c "print(int(open('$group/cpuacct.usage').read()) / 1e9)" >>"$out"
-    for pid in $(cat "$group/tasks"); do echo "$pid" >"$cpuacct/tasks" 2>/dev/null || true; done
-    rmdir "$group" 2>/dev/null || true
-    return $status
-  fi
-  echo - >>"$out"
-  "$@"
-}
 # BEFORE=path/to/fencelab: that binary too, alternating with this tree's.
 sides="after=$fencelab"
 if [ -n "${BEFORE:-}" ]; then
@@ -80,7 +63,7 @@ trials = tests * (correct + mutants)
 print(f"check --mine, warm: {tests} learner tests x ({correct} correct + {mutants} mutants) = {trials} trials")
 for side in dict.fromkeys(r[0] for r in rows):
     times = [float(r[1]) for r in rows if r[0] == side]
-    cpus = [float(r[2]) for r in rows if r[0] == side and r[2] != "-"]
+    cpus = [int(r[2]) / 1e9 for r in rows if r[0] == side and r[2] != "-"]
     med = statistics.median(times)
     cpu = f", {statistics.median(cpus):.1f} CPU-s {[round(c, 1) for c in cpus]}" if cpus else ""
     print(f"  {side}: median {med:.2f} s of {len(times)} runs {[round(t, 2) for t in times]}{cpu}; "

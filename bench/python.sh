@@ -19,6 +19,7 @@
 #    (bench/python_floor.py), beside the median trial of each baseline.
 set -eu
 . "$(dirname "$0")/keep.sh"
+. "$(dirname "$0")/counted.sh"
 cd "$(dirname "$0")/.."
 fencelab=$(realpath "${FENCELAB:-target/release/fencelab}")
 reps=${REPS:-3}
@@ -26,25 +27,6 @@ batch=${BATCH:-100}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 now() { date +%s.%N; }
-# run_counted FILE CMD...: runs CMD (in the current directory) and appends to
-# FILE the CPU-seconds of all it started (a cpuacct cgroup of its own, where
-# this user may make one; else "-"); CMD's exit status is returned.
-cpuacct=/sys/fs/cgroup/cpuacct
-run_counted() {
-  out=$1; shift
-  group=$cpuacct/fencelab-bench-$$
-  if mkdir "$group" 2>/dev/null; then
-    status=0
-    sh -c 'echo $$ >"$1/tasks"; shift; exec "$@"' sh "$group" "$@" || status=$?
-    echo "$(cat "$group/cpuacct.usage")" >>"$out"
-    # Leftovers (none expected) go back to the root before the group goes.
-    for pid in $(cat "$group/tasks"); do echo "$pid" >"$cpuacct/tasks" 2>/dev/null || true; done
-    rmdir "$group" 2>/dev/null || true
-    return $status
-  fi
-  echo - >>"$out"
-  "$@"
-}
 echo "load average at the start: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 "$fencelab" new "$work/py" --python --lang en >/dev/null 2>&1
