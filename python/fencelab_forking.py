@@ -4,9 +4,9 @@ per implementation and run by fencelab's runner (src/engine/python.rs,
 and only then runs python/fencelab_server.py, as a server started afresh
 would (standard library only; run by fencelab, not by hand).
 
-Usage: fencelab_forking.py SERVER serve KEY --forking (SERVER: the path of
-fencelab_server.py beside it; the command line names the implementation as a
-server's does), with a control socket (SOCK_SEQPACKET) at LISTENER_FD on
+Usage: fencelab_forking.py SERVER serve KEY --forking | --forking-trusted
+(SERVER: the path of fencelab_server.py beside it; the command line names
+the implementation as a server's does), with a control socket (SOCK_SEQPACKET) at LISTENER_FD on
 which the runner sends one connection per trial: the trial's dispenser.
 Each judge process of the trial (its judge, and the judges it runs again as
 claimers in processes of their own) sends on it "connect" with one end of a
@@ -24,7 +24,11 @@ them, which would copy every page they sit on. On a connection, the trial's judg
 the trial's directory, the program and what it reads, the memory cgroup, the
 environment) with descriptors: the listening socket, the server's standard
 input, output and error, a pipe for the word "ok" (or why the cage failed),
-and the trial's namespaces. The child enters the cage with fencelab's own
+and the trial's namespaces. The cage is the one a judge gives a learner's
+implementation, or, started with --forking-trusted by the runner itself for
+fencelab's own implementations that a learner's tests talk to, the one the
+runner gives those (the request's own word on that is never taken). The
+child enters the cage with fencelab's own
 code (the bridge's cdylib, through ctypes: `fencelab_enter_cage`), whose
 watcher stays the child of this process; the connection is answered with the
 watcher's pid, then with its exit status when it ends, and closed. When the
@@ -56,7 +60,7 @@ def prctl(option, value):
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
-def forking(script, key):
+def forking(script, key, trusted):
     import gc
     import importlib
     import selectors
@@ -164,7 +168,7 @@ def forking(script, key):
                 # so copy, page by page): this process's objects, every one
                 # alive for good.
                 gc.freeze()
-                pid = start_child(key, (code, module), message, fds, libraries, [
+                pid = start_child(key, trusted, (code, module), message, fds, libraries, [
                     control.fileno(), wake_r, wake_w, selector])
                 for fd in fds:
                     os.close(fd)
@@ -229,9 +233,10 @@ def kill_cage(watcher):
             pass
 
 
-def start_child(key, codes, message, fds, libraries, ours):
-    """Forks the child of one trial; its pid (the cage's watcher), or None
-    when the request is not one."""
+def start_child(key, trusted, codes, message, fds, libraries, ours):
+    """Forks the child of one trial; its pid (the cage's watcher, or, in the
+    cage of a trusted implementation, which has no PID namespace, the
+    server itself), or None when the request is not one."""
     import ctypes
     import signal
 
@@ -239,6 +244,7 @@ def start_child(key, codes, message, fds, libraries, ours):
         request = json.loads(message)
         if request.get("key") != key or len(fds) < 5:
             return None
+        request["trusted"] = trusted
         path = request["library"]
         library = libraries.get(path)
         if library is None:
@@ -346,10 +352,11 @@ def exit_status(code):
 
 
 def main(argv):
-    if len(argv) == 4 and argv[1] == "serve" and argv[3] == "--forking":
-        return forking(os.path.abspath(argv[0]), argv[2])
-    print("usage: fencelab_forking.py SERVER serve KEY --forking (run by fencelab, not by hand)",
-          file=sys.stderr)
+    modes = {"--forking": False, "--forking-trusted": True}
+    if len(argv) == 4 and argv[1] == "serve" and argv[3] in modes:
+        return forking(os.path.abspath(argv[0]), argv[2], modes[argv[3]])
+    print("usage: fencelab_forking.py SERVER serve KEY --forking | --forking-trusted "
+          "(run by fencelab, not by hand)", file=sys.stderr)
     return 2
 
 

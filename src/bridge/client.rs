@@ -439,6 +439,8 @@ fn start_forked(
         env: super::zygote::server_env(),
         listener: -1,
         namespaces: Vec::new(),
+        // The forking server's to say (a judge's is never trusted).
+        trusted: false,
     };
     let fds = [
         listener.as_raw_fd(),

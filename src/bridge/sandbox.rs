@@ -611,6 +611,14 @@ impl Join {
     }
 }
 
+impl Join {
+    /// Its namespaces as descriptors (user, mount, network), for a process
+    /// that joins them itself (`Join::of` is how it reads them back).
+    pub(crate) fn descriptors(&self) -> (Option<RawFd>, RawFd, Option<RawFd>) {
+        (self.user, self.mount, self.net)
+    }
+}
+
 impl std::fmt::Debug for Space {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Space({:?})", self.join)

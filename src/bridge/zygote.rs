@@ -35,6 +35,14 @@
 //! memory cgroup by the runner; a judge reads the watcher's exit status from
 //! the forking server, so every verdict reads as for a server started
 //! afresh. The runner uses it only where the cage has a PID namespace.
+//!
+//! The runner also asks it itself (`fork_on`), for the servers of
+//! fencelab's own implementations that a learner's tests talk to
+//! (`engine::runner::Served::forked`): it starts that forking server with
+//! `--forking-trusted`, and its children enter the cage the runner gives
+//! such a server (`Cage::trusted_reading`, `Request::trusted`). The forking
+//! server sets that flag from its own command line, never from the request;
+//! no judge of a learner's is ever given a connection.
 
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -74,6 +82,13 @@ pub(crate) struct Request {
     pub listener: RawFd,
     #[serde(default)]
     pub namespaces: Vec<RawFd>,
+    /// Whether the child serves fencelab's own implementation to a learner's
+    /// tests (the cage of `Cage::trusted_reading`) rather than a learner's
+    /// implementation (`Cage::reading`). Set by the forking server from how
+    /// the runner started it (`--forking-trusted`), never taken from the
+    /// request: whoever holds a connection cannot ask for the looser cage.
+    #[serde(default)]
+    pub trusted: bool,
 }
 
 /// The environment of a server this judge starts (`client::start`): its
@@ -170,8 +185,12 @@ fn enter_cage(request: &Request) -> std::io::Result<()> {
         .as_deref()
         .map(super::sandbox::Memory::adopt)
         .transpose()?;
-    let cage = super::sandbox::Cage::reading(&request.tmp, &request.program, &request.reads)
-        .bounded(memory.as_ref());
+    let cage = if request.trusted {
+        super::sandbox::Cage::trusted_reading(&request.tmp, &request.program, &request.reads)
+    } else {
+        super::sandbox::Cage::reading(&request.tmp, &request.program, &request.reads)
+    }
+    .bounded(memory.as_ref());
     let plan = cage.plan();
     // SAFETY: a single-threaded process; the cage is alive.
     unsafe { super::sandbox::enter_serving(request.listener, &plan)? };
@@ -274,11 +293,10 @@ pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, Stri
     let dispenser = *DISPENSER
         .get()
         .ok_or("no connection to the forking server")?;
-    let (ours, theirs) = seqpacket_pair().map_err(|e| format!("cannot make a connection: {e}"))?;
-    send_with(dispenser, b"connect", &[theirs.as_raw_fd()])
-        .map_err(|e| format!("cannot reach the forking server: {e}"))?;
-    drop(theirs);
-    let fd = ours.as_raw_fd();
+    if CONNECTION.get().is_some() {
+        return Err("a second server asked for".to_string());
+    }
+    let (ours, pid) = fork_on(dispenser, request, fds)?;
     let connection = Connection {
         fd: ours,
         status: Mutex::new(None),
@@ -286,6 +304,23 @@ pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, Stri
     if CONNECTION.set(connection).is_err() {
         return Err("a second server asked for".to_string());
     }
+    Ok(pid)
+}
+
+/// `fork` on the dispenser `dispenser`: the connection the request went on
+/// (the cage lives as long as it is open; the child's exit status comes on
+/// it) and the watcher's pid. The runner asks on it itself for the servers
+/// of fencelab's own implementations that a learner's tests talk to.
+pub(crate) fn fork_on(
+    dispenser: RawFd,
+    request: &Request,
+    fds: &[RawFd],
+) -> Result<(OwnedFd, libc::pid_t), String> {
+    let (ours, theirs) = seqpacket_pair().map_err(|e| format!("cannot make a connection: {e}"))?;
+    send_with(dispenser, b"connect", &[theirs.as_raw_fd()])
+        .map_err(|e| format!("cannot reach the forking server: {e}"))?;
+    drop(theirs);
+    let fd = ours.as_raw_fd();
     let message = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     send_with(fd, &message, fds).map_err(|e| format!("cannot ask the forking server: {e}"))?;
     let answer = receive(fd, None).ok_or("the forking server did not answer")?;
@@ -294,7 +329,7 @@ pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, Stri
         pid: libc::pid_t,
     }
     serde_json::from_slice::<Forked>(&answer)
-        .map(|f| f.pid)
+        .map(|f| (ours, f.pid))
         .map_err(|_| {
             format!(
                 "the forking server answered {}",
@@ -359,7 +394,7 @@ pub(crate) fn send_with(fd: RawFd, message: &[u8], fds: &[RawFd]) -> std::io::Re
 
 /// One message from the sequenced-packet socket `fd`, waiting up to
 /// `limit` (forever: None); None at its end or when the time is up.
-fn receive(fd: RawFd, limit: Option<Duration>) -> Option<Vec<u8>> {
+pub(crate) fn receive(fd: RawFd, limit: Option<Duration>) -> Option<Vec<u8>> {
     let deadline = limit.map(|l| Instant::now() + l);
     loop {
         let wait = match deadline {

@@ -163,7 +163,8 @@ pub fn run(
         // Nothing compiled, or the baseline did not: nothing to run.
         return Ok(finish(results, tests, build_secs));
     };
-    let runner = Runner::new(judge, request.jobs, policy);
+    let mut runner = Runner::new(judge, request.jobs, policy);
+    runner.library = builds.iter().find_map(|b| b.library.clone());
     let (baseline, rest): (Vec<usize>, Vec<usize>) = (0..request.scenarios.len())
         .filter(|&i| results[i].is_none())
         .partition(|&i| request.scenarios[i].kind == ScenarioKind::Baseline);
@@ -230,6 +231,9 @@ struct Piece {
     judge: Option<std::path::PathBuf>,
     tests: Option<Vec<SuiteTest>>,
     hosting: Vec<Hosting>,
+    /// The bridge's cdylib, where the runner itself forks Python servers
+    /// (`python::Hosted::library`).
+    library: Option<std::path::PathBuf>,
     _pin: Option<scratch::Pin>,
 }
 
@@ -239,6 +243,7 @@ impl From<Build> for Piece {
             judge: Some(build.judge),
             tests: Some(build.tests),
             hosting: build.hosting,
+            library: None,
             _pin: Some(build.pin),
         }
     }
@@ -256,6 +261,7 @@ impl Piece {
                 };
                 implementations
             ],
+            library: None,
             _pin: None,
         }
     }
@@ -325,12 +331,14 @@ fn build_python_suite(
                 judge: Some(program),
                 tests: Some(tests),
                 hosting: python.hosting,
+                library: python.library,
                 _pin: python.pin,
             },
             Piece {
                 judge: None,
                 tests: None,
                 hosting: Vec::new(),
+                library: None,
                 _pin: Some(pin),
             },
         ]),
@@ -366,6 +374,7 @@ fn merged(
             .into_iter()
             .map(|h| h.expect("every implementation is hosted or unviable"))
             .collect(),
+        library: python.library,
         _pin: python.pin,
     });
     pieces

@@ -15,7 +15,10 @@
 //! contract's standard library imported, the implementation not), and each
 //! judge has it fork a child that enters the trial's cage with the bridge's
 //! own code before it imports the implementation (`bridge::zygote` says
-//! how, and why it keeps every guarantee of a server started afresh).
+//! how, and why it keeps every guarantee of a server started afresh). The
+//! servers the runner starts itself (fencelab's own implementations, which
+//! a learner's tests are judged against) are forked so too, by the runner's
+//! own request, where the bridge's cdylib is built (`Hosted::library`).
 //!
 //! "Building" is compiling every source with Python's own `compile()`: one
 //! that does not compile is unviable, with Python's message and line. The
@@ -506,6 +509,10 @@ pub(crate) struct Hosted {
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub pin: Option<Pin>,
+    /// The bridge's cdylib, where it is built (by any earlier run that built
+    /// fencelab's judge): with it the runner's forks of fencelab's own
+    /// implementations enter their cage (`Zygotes`). Pinned with the servers.
+    pub library: Option<PathBuf>,
 }
 
 /// The key of a Python implementation (its source's hash).
@@ -525,6 +532,7 @@ pub(crate) fn host(
         return Ok(Hosted {
             hosting: Vec::new(),
             pin: None,
+            library: None,
         });
     }
     let python = interpreter()?;
@@ -543,7 +551,15 @@ pub(crate) fn host(
         let (dir, build) = write_server(scratch, &python, implementations, &hosts)?;
         dirs.push((dir, hosts, build));
     }
-    let members: Vec<&CrateDir> = dirs.iter().map(|(d, _, _)| d).collect();
+    let mut members: Vec<&CrateDir> = dirs.iter().map(|(d, _, _)| d).collect();
+    // The bridge as fencelab compiles it: its cdylib is there when a judge
+    // was built with it (no cargo runs here for it).
+    let bridge = super::crates::write_bridge(scratch)?;
+    let library = scratch.cdylib(&bridge);
+    let library = library.exists().then_some(library);
+    if library.is_some() {
+        members.push(&bridge);
+    }
     scratch.touch(&members);
     let pin = scratch.pin(&lock, &members)?;
     drop(lock);
@@ -571,6 +587,7 @@ pub(crate) fn host(
     Ok(Hosted {
         hosting,
         pin: Some(pin),
+        library,
     })
 }
 
@@ -981,7 +998,10 @@ pub(crate) fn judge_reads(judge: &Path) -> Vec<PathBuf> {
 /// The forking servers of a run (`bridge::zygote`): one per Python
 /// implementation whose trials the judge starts the server of, started on
 /// its first trial and ended after its last (or with the run), each handing
-/// every trial's judge a connection of its own.
+/// every trial's judge a connection of its own. Where the runner starts the
+/// servers itself (fencelab's own implementations, judged by a learner's
+/// tests), it asks on that connection itself, for the cage it gives those
+/// (`trusted`).
 pub(crate) struct Zygotes {
     /// Per server program and key: how many trials have yet to ask.
     waiting: Mutex<HashMap<(PathBuf, String), usize>>,
@@ -990,6 +1010,9 @@ pub(crate) struct Zygotes {
     /// Starts them from a thread that lives as long as the run: a forking
     /// server dies with the thread that started it (its parent-death signal).
     starter: Mutex<mpsc::Sender<(Command, mpsc::Sender<std::io::Result<Child>>)>>,
+    /// Whether they fork the servers of fencelab's own implementations
+    /// (`Launch::ByRunner`), caged as the runner cages those.
+    trusted: bool,
 }
 
 /// One forking server: its process and the runner's end of its control
@@ -1007,13 +1030,22 @@ pub(crate) struct Handed {
 }
 
 impl Zygotes {
-    /// The forking servers the trials of `hosts` (one each) may use: Python implementations whose
-    /// server the judge starts (`Launch::ByJudge`), where the cage has a PID
-    /// namespace (nothing a child starts then outlives its cage). None
-    /// elsewhere: each judge starts an interpreter, as before.
-    pub(crate) fn for_hosts<'a>(hosts: impl Iterator<Item = &'a Host>, launch: Launch) -> Zygotes {
+    /// The forking servers the trials of `hosts` (one each) may use: Python
+    /// implementations, where the cage has a PID namespace (nothing a child
+    /// of a judge's starts then outlives its cage). Whose servers the judge
+    /// starts (`Launch::ByJudge`), each judge asks for its own; whose the
+    /// runner starts (`Launch::ByRunner`), the runner asks, where `library`
+    /// (the bridge's cdylib, with which a child enters its cage) is built.
+    /// None elsewhere: each server is an interpreter started afresh, as
+    /// before.
+    pub(crate) fn for_hosts<'a>(
+        hosts: impl Iterator<Item = &'a Host>,
+        launch: Launch,
+        library: Option<&Path>,
+    ) -> Zygotes {
         let mut waiting: HashMap<(PathBuf, String), usize> = HashMap::new();
-        if launch == Launch::ByJudge && crate::bridge::sandbox::Layers::probe().namespaces {
+        let forks = launch == Launch::ByJudge || library.is_some();
+        if forks && crate::bridge::sandbox::Layers::probe().namespaces {
             for host in hosts {
                 if host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
                     *waiting
@@ -1034,6 +1066,7 @@ impl Zygotes {
             waiting: Mutex::new(waiting),
             running: Mutex::new(HashMap::new()),
             starter: Mutex::new(tx),
+            trusted: launch == Launch::ByRunner,
         }
     }
 
@@ -1090,7 +1123,11 @@ impl Zygotes {
         let mut command = Command::new(&forking);
         command
             .arg(&host.program)
-            .args(["serve", host.key.as_str(), "--forking"])
+            .args(["serve", host.key.as_str()])
+            .arg(match self.trusted {
+                true => "--forking-trusted",
+                false => "--forking",
+            })
             .env_clear()
             .envs(super::process::passed_on())
             .current_dir("/")
@@ -1270,6 +1307,109 @@ mod tests {
         }
         // Its forking server ended with its last trial.
         let forking = format!("serve {} --forking", host.key);
+        assert!(running(&forking).is_empty(), "{:?}", running(&forking));
+    }
+
+    /// A learner's Python tests talk to fencelab's own implementations
+    /// through servers the runner forks itself (where the bridge's cdylib is
+    /// built): each in the cage the runner gives such a server (the
+    /// implementation cannot be made to write outside the trial), holding
+    /// nothing of the forking server's, and gone after its last trial.
+    #[test]
+    fn a_learners_python_tests_are_served_by_caged_forks_of_the_runners() {
+        let layers = crate::bridge::sandbox::Layers::probe();
+        if !layers.namespaces || layers.landlock.is_none() || interpreter().is_err() {
+            eprintln!("no namespaces, no Landlock or no Python here: nothing forks");
+            return;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+        let policy = Policy::of(Trust::LearnerTests);
+        // fencelab's judge, built with the bridge: its cdylib is then there.
+        let plan = Plan {
+            suite: &SuiteFiles::builtin(),
+            implementations: &[],
+            time_limit: None,
+            servers: policy.servers,
+            judge_caged: false,
+            detail: None,
+        };
+        let Built::Done(_build) = builder::build(&scratch, &plan).unwrap() else {
+            panic!("the suite builds");
+        };
+        // The reference, refusing to serve unless the runner's forking
+        // server forked it, with nothing of that server's open, in the
+        // environment a server the runner starts has.
+        let source = format!(
+            "{}\n\
+             import os as _os, sys as _sys\n\
+             if _sys.orig_argv[-1] != '--forking-trusted':\n    raise SystemExit('not forked')\n\
+             if dict(_os.environ) != {{'RUST_BACKTRACE': '0'}}:\n    raise SystemExit('another environment')\n\
+             for _fd in range(4, 4096):\n    \
+                 try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
+                 raise SystemExit(f'descriptor {{_fd}} is open')\n",
+            crate::lab::python::REFERENCE
+        );
+        let implementation = Implementation {
+            shown_path: "lease.py".into(),
+            source,
+        };
+        let hosted = host(
+            &scratch,
+            std::slice::from_ref(&implementation),
+            policy.servers,
+        )
+        .unwrap();
+        assert!(hosted.library.is_some(), "the bridge's cdylib is built");
+        let Hosting::Hosted(host) = &hosted.hosting[0] else {
+            panic!("it compiles: {:?}", hosted.hosting[0]);
+        };
+        let outside = tempfile::tempdir().unwrap();
+        let escape = outside.path().join("escape.db");
+        let tests = format!(
+            "import lease\n\
+             \n\
+             def test_served(tmp_path):\n    \
+                 db = str(tmp_path / 'jobs.db')\n    \
+                 lease.init_db(db)\n    \
+                 assert lease.enqueue(db, 'j') is True\n\
+             \n\
+             def test_has_it_write_outside():\n    \
+                 try:\n        lease.init_db({:?})\n    except Exception:\n        return\n    \
+                 raise AssertionError('the implementation wrote outside its trial')\n",
+            escape.to_str().unwrap()
+        );
+        let suite = SuiteFiles {
+            target: "mine".into(),
+            root: "forked_test.py".into(),
+            files: vec![("forked_test.py".into(), tests)],
+            binding: "import lease".into(),
+            builtin: false,
+        };
+        let Judge::Ready { program, pin, .. } = judge(&scratch, &suite).unwrap() else {
+            panic!("the tests are collected");
+        };
+        let mut runner = Runner::new(program, 2, &policy);
+        runner.library = hosted.library.clone();
+        let trials: Vec<Trial> = ["test_served", "test_has_it_write_outside"]
+            .iter()
+            .map(|test| Trial {
+                host: host.clone(),
+                test: test.to_string(),
+                limit: Duration::from_secs(60),
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        runner
+            .run(&trials, |i, result| outcomes.push((i, result.outcome)))
+            .unwrap();
+        drop(pin);
+        assert_eq!(outcomes.len(), 2);
+        for (i, outcome) in &outcomes {
+            assert!(outcome.passed(), "{}: {outcome:?}", trials[*i].test);
+        }
+        assert!(!escape.exists(), "the implementation wrote {escape:?}");
+        let forking = format!("serve {} --forking-trusted", host.key);
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
     }
 }

@@ -62,6 +62,9 @@ pub(crate) struct Runner {
     /// What the judge's cage reads besides the system and the judge: a
     /// Python judge's interpreter and directory (`engine::python`).
     pub(crate) judge_reads: Vec<PathBuf>,
+    /// The bridge's cdylib, where this runner forks the Python servers it
+    /// starts (`python::Zygotes`); None: it starts each afresh.
+    pub(crate) library: Option<PathBuf>,
 }
 
 pub(crate) use crate::bridge::client::LEFT_BEHIND;
@@ -231,6 +234,7 @@ impl Runner {
             shuffle: policy.shuffle,
             budget: policy.budget,
             judge_reads: crate::engine::python::judge_reads(&judge),
+            library: None,
             judge,
         }
     }
@@ -261,8 +265,11 @@ impl Runner {
         let budgets = self.budget.map(Budgets::new);
         let ended = std::sync::atomic::AtomicBool::new(false);
         let working = Working::new(self.jobs.max(1));
-        let zygotes =
-            crate::engine::python::Zygotes::for_hosts(trials.iter().map(|t| &t.host), self.launch);
+        let zygotes = crate::engine::python::Zygotes::for_hosts(
+            trials.iter().map(|t| &t.host),
+            self.launch,
+            self.library.as_deref(),
+        );
         let nets = Nets::new(trials);
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
@@ -446,7 +453,20 @@ impl Runner {
             }
             Launch::ByRunner => {
                 let socket = dir.join("impl.sock");
-                let server = Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?;
+                // A Python server forked for this trial by the runner itself,
+                // where it can (`python::Zygotes`), else started afresh.
+                let server = match (zygotes.hand(&trial.host)?, &self.library) {
+                    (Some(handed), Some(library)) => Served::forked(
+                        handed,
+                        library,
+                        &trial.host,
+                        &socket,
+                        dir,
+                        &tmp,
+                        space.as_ref(),
+                    )?,
+                    _ => Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?,
+                };
                 // A path too long for a socket is given relative to the
                 // judge's working directory, `tmp`.
                 let named = if socket.as_os_str().len() > 100 {
@@ -624,23 +644,34 @@ fn out_of_memory(who: &str) -> String {
 /// implementation on its standard input, runs in the cage, and is killed with
 /// its process group when dropped.
 struct Served {
-    /// Its pid, leading its own process group.
-    pid: libc::pid_t,
+    /// Its process, which this runner kills when the trial ends.
+    process: ServedProcess,
     /// Its standard input: it ends when this closes.
     _stdin: std::fs::File,
     /// Its cage's memory cgroup, removed after the server is gone.
     memory: Option<Memory>,
 }
 
+/// How a server of the runner's is held.
+enum ServedProcess {
+    /// Started afresh: its pid, leading its own process group.
+    Started(libc::pid_t),
+    /// Forked by a forking server (`python::Zygotes`): the connection its
+    /// request went on, whose end makes the forking server kill it, and the
+    /// trial's hold on that forking server (its death would take the
+    /// server with it).
+    Forked {
+        connection: std::os::fd::OwnedFd,
+        _hold: crate::engine::python::Handed,
+    },
+}
+
 impl Served {
-    fn start(
-        host: &Host,
+    /// Listens on `socket` (in the trial's directory `dir`).
+    fn listen(
         socket: &std::path::Path,
         dir: &std::path::Path,
-        tmp: &std::path::Path,
-        space: Option<&Space>,
-    ) -> Result<Served, Error> {
-        use std::io::Write as _;
+    ) -> Result<std::os::unix::net::UnixListener, Error> {
         use std::os::fd::AsRawFd;
         // A Unix socket's path must fit in 108 bytes: a longer one is
         // reached through a descriptor of its directory.
@@ -651,13 +682,26 @@ impl Served {
         } else {
             socket.to_path_buf()
         };
-        let listener = std::os::unix::net::UnixListener::bind(&short)
-            .map_err(|e| Error::io("listen on", socket, e))?;
-        drop(parent);
-        let output = |name: &str| {
-            let path = dir.join(name);
-            std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))
-        };
+        std::os::unix::net::UnixListener::bind(&short)
+            .map_err(|e| Error::io("listen on", socket, e))
+    }
+
+    /// The file in `dir` a server's stream `name` goes to.
+    fn output(dir: &std::path::Path, name: &str) -> Result<std::fs::File, Error> {
+        let path = dir.join(name);
+        std::fs::File::create(&path).map_err(|e| Error::io("create", &path, e))
+    }
+
+    fn start(
+        host: &Host,
+        socket: &std::path::Path,
+        dir: &std::path::Path,
+        tmp: &std::path::Path,
+        space: Option<&Space>,
+    ) -> Result<Served, Error> {
+        use std::io::Write as _;
+        use std::os::fd::AsRawFd;
+        let listener = Served::listen(socket, dir)?;
         // The implementations are fencelab's (the reference, the wheats, the
         // mutants): the untrusted side is the judge, caged in full.
         // (A Python server also reads its interpreter and its one module.)
@@ -676,7 +720,10 @@ impl Served {
             dir: tmp.to_path_buf(),
         };
         let (stdin_r, stdin_w) = std::io::pipe().map_err(|e| cage_error("a pipe", e))?;
-        let (stdout, stderr) = (output("server.stdout")?, output("server.stderr")?);
+        let (stdout, stderr) = (
+            Served::output(dir, "server.stdout")?,
+            Served::output(dir, "server.stderr")?,
+        );
         let stdio = [stdin_r.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
         // Started by a clone that shares the runner's memory, not a fork of
         // it (`process::start_light_serving`): after the limits, the trial's
@@ -688,12 +735,7 @@ impl Served {
             listener.as_raw_fd(),
             &plan,
         )
-        .map_err(|e| {
-            Error::environment(format!("cannot start {}: {e}", host.program.display())).with_next(
-                "run again (fencelab builds again what is missing); if it happens again, \
-                 report it with the command you ran",
-            )
-        })?;
+        .map_err(|e| not_started(host, e))?;
         drop((listener, stdin_r, stdout, stderr, plan));
         drop(cage);
         let mut stdin = std::fs::File::from(std::os::fd::OwnedFd::from(stdin_w));
@@ -701,10 +743,102 @@ impl Served {
         // answer; nothing to do here.
         let _ = stdin.write_all(key_line.as_bytes());
         Ok(Served {
-            pid,
+            process: ServedProcess::Started(pid),
             _stdin: stdin,
             memory,
         })
+    }
+
+    /// `start` for a Python server forked for this trial by its forking
+    /// server (`handed`), which the runner asks itself: the child enters the
+    /// cage `start` gives a server (`Cage::trusted_reading`, built by the
+    /// bridge's own code in `library`), in the trial's space and its own
+    /// memory cgroup, with the same listening socket, streams and
+    /// environment; it serves the implementation its key names, which comes
+    /// in the request (no judge sees that: the learner's tests are caged in
+    /// a PID namespace of their own).
+    fn forked(
+        handed: crate::engine::python::Handed,
+        library: &std::path::Path,
+        host: &Host,
+        socket: &std::path::Path,
+        dir: &std::path::Path,
+        tmp: &std::path::Path,
+        space: Option<&Space>,
+    ) -> Result<Served, Error> {
+        use std::os::fd::{AsRawFd, OwnedFd};
+        let listener = Served::listen(socket, dir)?;
+        let memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
+        let (stdin_r, stdin_w) = std::io::pipe().map_err(|e| cage_error("a pipe", e))?;
+        let (told_r, told_w) = std::io::pipe().map_err(|e| cage_error("a pipe", e))?;
+        let (stdout, stderr) = (
+            Served::output(dir, "server.stdout")?,
+            Served::output(dir, "server.stderr")?,
+        );
+        // The trial's space, which the child joins (a user namespace of the
+        // runner's own where the space made none).
+        let own_user;
+        let mut namespaces = Vec::new();
+        if let Some(space) = space {
+            let (user, mount, net) = space.join().descriptors();
+            let user = match user {
+                Some(user) => user,
+                None => {
+                    own_user = std::fs::File::open("/proc/self/ns/user")
+                        .map_err(|e| cage_error("the user namespace", e))?;
+                    own_user.as_raw_fd()
+                }
+            };
+            namespaces.extend([user, mount]);
+            namespaces.extend(net);
+        }
+        let request = crate::bridge::zygote::Request {
+            key: host.key.clone(),
+            library: library.to_path_buf(),
+            tmp: std::path::absolute(tmp).unwrap_or_else(|_| tmp.to_path_buf()),
+            program: host.program.clone(),
+            reads: crate::bridge::client::python_reads(&host.program, &host.key),
+            memory: memory.as_ref().map(|m| m.path().to_path_buf()),
+            env: vec![("RUST_BACKTRACE".to_string(), "0".to_string())],
+            listener: -1,
+            namespaces: Vec::new(),
+            trusted: true,
+        };
+        let mut fds = vec![
+            listener.as_raw_fd(),
+            stdin_r.as_raw_fd(),
+            stdout.as_raw_fd(),
+            stderr.as_raw_fd(),
+            told_w.as_raw_fd(),
+        ];
+        fds.extend(namespaces);
+        let (connection, _pid) =
+            crate::bridge::zygote::fork_on(handed.fd.as_raw_fd(), &request, &fds)
+                .map_err(|e| not_started(host, std::io::Error::other(e)))?;
+        drop((listener, stdin_r, stdout, stderr, told_w));
+        let served = Served {
+            process: ServedProcess::Forked {
+                connection,
+                _hold: handed,
+            },
+            _stdin: std::fs::File::from(OwnedFd::from(stdin_w)),
+            memory,
+        };
+        // The cage's word: "ok" from its program once it is in, else why not.
+        let mut told = String::new();
+        let _ = std::io::Read::read_to_string(
+            &mut std::fs::File::from(OwnedFd::from(told_r)),
+            &mut told,
+        );
+        if told != "ok" {
+            let why = if told.is_empty() {
+                "its cage ended before it was entered".to_string()
+            } else {
+                told
+            };
+            return Err(not_started(host, std::io::Error::other(why)));
+        }
+        Ok(served)
     }
 
     /// Whether the OOM killer killed a process of its cage.
@@ -713,14 +847,40 @@ impl Served {
     }
 }
 
+/// fencelab could not start the server of one of its own implementations.
+fn not_started(host: &Host, err: std::io::Error) -> Error {
+    Error::environment(format!("cannot start {}: {err}", host.program.display())).with_next(
+        "run again (fencelab builds again what is missing); if it happens again, \
+         report it with the command you ran",
+    )
+}
+
 impl Drop for Served {
     fn drop(&mut self) {
-        process::kill_group(self.pid, libc::SIGKILL);
-        // SAFETY: our own child: reaped once.
-        unsafe {
-            while libc::waitpid(self.pid, std::ptr::null_mut(), 0) < 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {
+        match &self.process {
+            ServedProcess::Started(pid) => {
+                process::kill_group(*pid, libc::SIGKILL);
+                // SAFETY: our own child: reaped once.
+                unsafe {
+                    while libc::waitpid(*pid, std::ptr::null_mut(), 0) < 0
+                        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+                    {
+                    }
+                }
+            }
+            ServedProcess::Forked { connection, .. } => {
+                use std::os::fd::AsRawFd;
+                // The end of the request's side: the forking server kills
+                // the cage, then closes the connection, which ends here (its
+                // status, when it ended first, is read on the way).
+                // SAFETY: a shutdown of a socket of ours.
+                unsafe { libc::shutdown(connection.as_raw_fd(), libc::SHUT_WR) };
+                while crate::bridge::zygote::receive(
+                    connection.as_raw_fd(),
+                    Some(Duration::from_secs(5)),
+                )
+                .is_some()
+                {}
             }
         }
     }

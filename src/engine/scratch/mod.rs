@@ -306,6 +306,13 @@ impl Scratch {
         self.root.join("crates").join(&krate.name)
     }
 
+    /// Where cargo writes the cdylib of `krate` (the bridge's), once built.
+    pub(crate) fn cdylib(&self, krate: &CrateDir) -> PathBuf {
+        self.profile_dir()
+            .join("deps")
+            .join(format!("lib{}.so", krate.ident()))
+    }
+
     /// The target directory's output for the profile scratch builds use.
     fn profile_dir(&self) -> PathBuf {
         self.target_dir
