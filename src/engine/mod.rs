@@ -286,6 +286,11 @@ fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result
     // by cargo; the pieces are put back in the request's order at the end.
     let (python_impls, rust_impls): (Vec<usize>, Vec<usize>) = (0..request.implementations.len())
         .partition(|&i| python::is_python(&request.implementations[i]));
+    // A learner's Python tests: the runner forks the servers they talk to
+    // with the bridge's cdylib, built here when no run built it yet.
+    if python::is_python_suite(&request.suite) && !python_impls.is_empty() {
+        python::build_library(scratch, policy.servers, Some(detail));
+    }
     let python = python::host(
         scratch,
         &python_impls

@@ -591,6 +591,37 @@ pub(crate) fn host(
     })
 }
 
+/// Builds fencelab's judge (and so the bridge's cdylib, `Hosted::library`)
+/// where that cdylib is not built yet and the runner would fork the servers
+/// of a learner's Python tests (the cage has namespaces): once per bridge,
+/// as a Python implementation's `check` or `grade` builds it. Nothing
+/// fails here: without it, those servers start afresh.
+pub(crate) fn build_library(
+    scratch: &Scratch,
+    servers: Servers,
+    detail: Option<&super::cargo::Detail>,
+) {
+    if !crate::bridge::sandbox::Layers::probe().namespaces {
+        return;
+    }
+    let built = scratch
+        .lock()
+        .and_then(|_lock| super::crates::write_bridge(scratch));
+    if built.is_ok_and(|bridge| scratch.cdylib(&bridge).exists()) {
+        return;
+    }
+    let suite = SuiteFiles::builtin();
+    let plan = super::builder::Plan {
+        suite: &suite,
+        implementations: &[],
+        time_limit: None,
+        servers,
+        judge_caged: false,
+        detail,
+    };
+    let _ = super::builder::build(scratch, &plan);
+}
+
 /// The interpreter's identity: its path, size, modification time and
 /// inode (what the caches of its answers are keyed by).
 fn fingerprint(python: &Interpreter) -> String {
