@@ -641,8 +641,9 @@ fn out_of_memory(who: &str) -> String {
 /// An implementation's server started by the runner for one trial (an
 /// untrusted judge must not start it, or learn which implementation it
 /// serves): it listens on a socket in the trial's directory, is told its
-/// implementation on its standard input, runs in the cage, and is killed with
-/// its process group when dropped.
+/// implementation on its standard input (a forked one: in the runner's
+/// request), runs in the cage, and is killed when dropped (with its process
+/// group; a forked one by its forking server, as the connection ends).
 struct Served {
     /// Its process, which this runner kills when the trial ends.
     process: ServedProcess,
