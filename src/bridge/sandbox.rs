@@ -609,9 +609,7 @@ impl Join {
             dir: CString::new(absolute(dir).as_os_str().as_bytes())?,
         })
     }
-}
 
-impl Join {
     /// Its namespaces as descriptors (user, mount, network), for a process
     /// that joins them itself (`Join::of` is how it reads them back).
     pub(crate) fn descriptors(&self) -> (Option<RawFd>, RawFd, Option<RawFd>) {

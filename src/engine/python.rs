@@ -1167,16 +1167,18 @@ impl Zygotes {
             .stderr(Stdio::null())
             .process_group(0);
         let fd = theirs.as_raw_fd();
+        // What a judge's limits give the server it starts: no core dump,
+        // FILE_SIZE per file; the runner's own servers (`trusted`) have no
+        // FILE_SIZE, as `process::start_light_serving` starts them.
+        let limits = [
+            Some((libc::RLIMIT_CORE, 0)),
+            (!self.trusted).then_some((libc::RLIMIT_FSIZE, process::FILE_SIZE)),
+        ];
         // SAFETY: only system calls between fork and exec: the control
         // socket becomes fd 3 (LISTENER_FD), inherited.
         unsafe {
             command.pre_exec(move || {
-                // What a judge's limits give the server it starts: no core
-                // dump, FILE_SIZE per file.
-                for (resource, value) in [
-                    (libc::RLIMIT_CORE, 0),
-                    (libc::RLIMIT_FSIZE, process::FILE_SIZE),
-                ] {
+                for (resource, value) in limits.into_iter().flatten() {
                     let limit = libc::rlimit {
                         rlim_cur: value,
                         rlim_max: value,
@@ -1370,16 +1372,27 @@ mod tests {
         };
         // The reference, refusing to serve unless the runner's forking
         // server forked it, with nothing of that server's open, in the
-        // environment a server the runner starts has.
+        // environment and with the file size limit a server the runner
+        // starts has (the runner's own: `start_light_serving` sets none).
+        // SAFETY: fills a struct of ours.
+        let mut fsize: libc::rlimit = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut fsize) };
+        let python_limit = |v: libc::rlim_t| match v {
+            libc::RLIM_INFINITY => -1,
+            v => v as i128,
+        };
         let source = format!(
             "{}\n\
-             import os as _os, sys as _sys\n\
+             import os as _os, sys as _sys, resource as _resource\n\
              if _sys.orig_argv[-1] != '--forking-trusted':\n    raise SystemExit('not forked')\n\
              if dict(_os.environ) != {{'RUST_BACKTRACE': '0'}}:\n    raise SystemExit('another environment')\n\
+             if _resource.getrlimit(_resource.RLIMIT_FSIZE) != ({}, {}):\n    raise SystemExit('another file size limit')\n\
              for _fd in range(4, 4096):\n    \
                  try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
                  raise SystemExit(f'descriptor {{_fd}} is open')\n",
-            crate::lab::python::REFERENCE
+            crate::lab::python::REFERENCE,
+            python_limit(fsize.rlim_cur),
+            python_limit(fsize.rlim_max),
         );
         let implementation = Implementation {
             shown_path: "lease.py".into(),
