@@ -1267,6 +1267,27 @@ mod tests {
             .collect()
     }
 
+    /// Runs `tests` on `host` (60 s each), one trial each, and asserts that
+    /// every one passed.
+    fn passes_on(runner: &Runner, host: &Host, tests: &[&str]) {
+        let trials: Vec<Trial> = tests
+            .iter()
+            .map(|test| Trial {
+                host: host.clone(),
+                test: test.to_string(),
+                limit: Duration::from_secs(60),
+            })
+            .collect();
+        let mut outcomes = Vec::new();
+        runner
+            .run(&trials, |i, result| outcomes.push((i, result.outcome)))
+            .unwrap();
+        assert_eq!(outcomes.len(), tests.len());
+        for (i, outcome) in &outcomes {
+            assert!(outcome.passed(), "{}: {outcome:?}", trials[*i].test);
+        }
+    }
+
     #[test]
     fn a_python_trial_is_served_by_a_caged_fork_that_holds_nothing_of_the_forking_server() {
         if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
@@ -1314,30 +1335,19 @@ mod tests {
             panic!("the suite builds");
         };
         let runner = Runner::new(build.judge.clone(), 2, &policy);
-        let trials: Vec<Trial> = [
-            "step1::creates_the_six_columns",
-            "step2::new_job_returns_true",
-            "step3::fresh_job_reads_the_defaults",
-            // Its four claimers are judges run again in processes of their
-            // own: each is served by a fork too (an interpreter started
-            // afresh refuses), and none holds the trial's connection.
-            "step4::claims_race_across_processes",
-        ]
-        .iter()
-        .map(|test| Trial {
-            host: host.clone(),
-            test: test.to_string(),
-            limit: Duration::from_secs(60),
-        })
-        .collect();
-        let mut outcomes = Vec::new();
-        runner
-            .run(&trials, |i, result| outcomes.push((i, result.outcome)))
-            .unwrap();
-        assert_eq!(outcomes.len(), 4);
-        for (i, outcome) in &outcomes {
-            assert!(outcome.passed(), "{}: {outcome:?}", trials[*i].test);
-        }
+        passes_on(
+            &runner,
+            host,
+            &[
+                "step1::creates_the_six_columns",
+                "step2::new_job_returns_true",
+                "step3::fresh_job_reads_the_defaults",
+                // Its four claimers are judges run again in processes of their
+                // own: each is served by a fork too (an interpreter started
+                // afresh refuses), and none holds the trial's connection.
+                "step4::claims_race_across_processes",
+            ],
+        );
         // Its forking server ended with its last trial.
         let forking = format!("serve {} --forking", host.key);
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
@@ -1435,23 +1445,8 @@ mod tests {
         };
         let mut runner = Runner::new(program, 2, &policy);
         runner.library = hosted.library.clone();
-        let trials: Vec<Trial> = ["test_served", "test_has_it_write_outside"]
-            .iter()
-            .map(|test| Trial {
-                host: host.clone(),
-                test: test.to_string(),
-                limit: Duration::from_secs(60),
-            })
-            .collect();
-        let mut outcomes = Vec::new();
-        runner
-            .run(&trials, |i, result| outcomes.push((i, result.outcome)))
-            .unwrap();
+        passes_on(&runner, host, &["test_served", "test_has_it_write_outside"]);
         drop(pin);
-        assert_eq!(outcomes.len(), 2);
-        for (i, outcome) in &outcomes {
-            assert!(outcome.passed(), "{}: {outcome:?}", trials[*i].test);
-        }
         assert!(!escape.exists(), "the implementation wrote {escape:?}");
         let forking = format!("serve {} --forking-trusted", host.key);
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
