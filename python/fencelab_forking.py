@@ -168,8 +168,7 @@ def forking(script, key, trusted):
                 # so copy, page by page): this process's objects, every one
                 # alive for good.
                 gc.freeze()
-                pid = start_child(key, trusted, (code, module), message, fds, libraries, [
-                    control.fileno(), wake_r, wake_w, selector])
+                pid = start_child(key, trusted, (code, module), message, fds, libraries)
                 for fd in fds:
                     os.close(fd)
                 if pid is None:
@@ -233,10 +232,14 @@ def kill_cage(watcher):
             pass
 
 
-def start_child(key, trusted, codes, message, fds, libraries, ours):
+def start_child(key, trusted, codes, message, fds, libraries):
     """Forks the child of one trial; its pid (the cage's watcher, or, in the
     cage of a trusted implementation, which has no PID namespace, the
-    server itself), or None when the request is not one."""
+    server itself), or None when the request is not one.
+
+    Everything the child needs is made here, before the fork: the child is
+    the cage's watcher, and each page it writes is a copy of this
+    process's, so it runs as little Python as it can."""
     import ctypes
     import signal
 
@@ -253,24 +256,26 @@ def start_child(key, trusted, codes, message, fds, libraries, ours):
                                                     ctypes.c_size_t]
             library.fencelab_enter_cage.restype = ctypes.c_int
             libraries[path] = library
+        env = dict(request.get("env", []))
+        listener, stdin, stdout, stderr, told = fds[:5]
+        namespaces = fds[5:8]
+        keep = sorted({told, *namespaces}) + [1 << 16]
+        request["listener"] = LISTENER_FD
+        request["namespaces"] = namespaces
+        entering = json.dumps(request).encode()
+        error = ctypes.create_string_buffer(4096)
     except (ValueError, KeyError, TypeError, AttributeError, OSError):
         return None
+    import fcntl
+
     pid = os.fork()
     if pid != 0:
         return pid
-    told = -1
     try:
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        ours[3].close()
-        for fd in ours[:3]:
-            os.close(fd)
-        listener, stdin, stdout, stderr, told = fds[:5]
-        namespaces = fds[5:8]
-        # 0, 1, 2 and LISTENER_FD as a server started afresh has them.
-        import fcntl
-
-        # Out of the way first (above every target), then into place.
+        # 0, 1, 2 and LISTENER_FD as a server started afresh has them: out
+        # of the way first (above every target), then into place.
         moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 1024)
                  for fd in (listener, stdin, stdout, stderr)]
         for fd in (listener, stdin, stdout, stderr):
@@ -278,26 +283,23 @@ def start_child(key, trusted, codes, message, fds, libraries, ours):
         for target, fd in zip((LISTENER_FD, 0, 1, 2), moved):
             os.dup2(fd, target)
             os.close(fd)
-        # Nothing else of the forking server's (the other trials'
-        # connections) stays open in the child.
+        # Nothing else of the forking server's (its selector, the other
+        # trials' connections) stays open in the child.
         start = LISTENER_FD + 1
-        for fd in sorted({told, *namespaces}) + [1 << 16]:
+        for fd in keep:
             os.closerange(start, fd)
             start = fd + 1
-        # The environment a server started by the judge would have had.
-        os.environ.clear()
-        os.environ.update(dict(request.get("env", [])))
-        request["listener"] = LISTENER_FD
-        request["namespaces"] = namespaces
-        error = ctypes.create_string_buffer(4096)
-        entered = library.fencelab_enter_cage(json.dumps(request).encode(), error, len(error))
-        if entered != 0:
+        if library.fencelab_enter_cage(entering, error, len(error)) != 0:
             os.write(told, b"cannot enter the cage: " + error.value)
             os._exit(1)
         # In the cage (this is its program now): nothing else of this
-        # process's stays open.
+        # process's stays open (the cage's own descriptors included, which
+        # fencelab_enter_cage leaves to this), and the environment a server
+        # started by the judge would have had.
         os.write(told, b"ok")
         os.closerange(LISTENER_FD + 1, 1 << 16)
+        os.environ.clear()
+        os.environ.update(env)
         run_child(key, *codes)
     except BaseException as err:  # nothing of a child returns to the loop
         try:
