@@ -180,9 +180,10 @@ pub(crate) fn failure_text(stdout: &str, test: &str) -> String {
     };
     body.lines()
         .filter(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))
-        // Where the bridge's proxy panicked says nothing to anyone: the next line
-        // says what the implementation did.
-        .filter(|l| !(l.contains("panicked at crates/bridge-") && l.contains("/src/client.rs:")))
+        // Where the bridge panicked (its client, or the proxy of a Python
+        // implementation) says nothing to anyone, and names a scratch crate:
+        // the next line says what the implementation did.
+        .filter(|l| !l.contains("panicked at crates/bridge-"))
         .map(
             |line| match (line.starts_with("thread '"), line.find("panicked at ")) {
                 (true, Some(at)) => unscratch(&line[at..]),
@@ -336,6 +337,24 @@ mod tests {
             failure_text(LIBTEST_FAILURE, "step4::x"),
             "panicked at tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)"
         );
+    }
+
+    #[test]
+    fn where_the_bridge_panicked_is_left_out() {
+        for file in ["client.rs:210:9", "proxy.rs:82:17"] {
+            let stdout = LIBTEST_FAILURE.replace(
+                "crates/judge-d1847bc7452d6721/tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)",
+                &format!(
+                    "crates/bridge-4842e0297bd32c04/src/{file}:\nthe implementation returned an error the contract does not have: ValueError: x"
+                ),
+            );
+            assert_ne!(stdout, LIBTEST_FAILURE);
+            assert_eq!(
+                failure_text(&stdout, "step4::x"),
+                "the implementation returned an error the contract does not have: ValueError: x",
+                "{file}"
+            );
+        }
     }
 
     #[test]
