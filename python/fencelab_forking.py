@@ -29,7 +29,7 @@ implementation, or, started with --forking-trusted by the runner itself for
 fencelab's own implementations that a learner's tests talk to, the one the
 runner gives those (the request's own word on that is never taken). The
 child enters the cage with fencelab's own
-code (the bridge's cdylib, through ctypes: `fencelab_enter_cage`), whose
+code (the bridge's cdylib, through ctypes: `fencelab_fork_cage`), whose
 watcher stays the child of this process; the connection is answered with the
 watcher's pid, then with its exit status when it ends, and closed. When the
 connection closes first (its judge process ended or was killed), the cage is
@@ -60,6 +60,17 @@ def prctl(option, value):
     ctypes.CDLL(None, use_errno=True).prctl(option, value, 0, 0, 0)
 
 
+def ctypes_trim():
+    """Returns the C heap's free memory to the system (glibc's
+    `malloc_trim`); nothing where the C library has none."""
+    import ctypes
+
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (AttributeError, OSError):
+        pass
+
+
 def forking(script, key, trusted):
     import gc
     import importlib
@@ -87,6 +98,11 @@ def forking(script, key, trusted):
     prctl(4, 0)  # PR_SET_DUMPABLE
     if os.getppid() != parent:
         return 0
+    # What compiling and importing freed goes back to the system: a page
+    # kept here is a page each child's fork copies the mapping of and its
+    # exit unmaps (about 1 MB of this process's 8 MB of its own).
+    gc.collect()
+    ctypes_trim()
     control = socket.socket(fileno=LISTENER_FD)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
@@ -237,9 +253,12 @@ def start_child(key, trusted, codes, message, fds, libraries):
     cage of a trusted implementation, which has no PID namespace, the
     server itself), or None when the request is not one.
 
-    Everything the child needs is made here, before the fork: the child is
-    the cage's watcher, and each page it writes is a copy of this
-    process's, so it runs as little Python as it can."""
+    The fork is fencelab's own code's (`fencelab_fork_cage`, the bridge's
+    cdylib), and so is everything the child does until it is the cage's
+    program: the child is the cage's watcher, and each page it wrote would
+    be a copy of this process's, so it runs no Python. The interpreter is
+    told of the fork as `os.fork` tells it, the program's side in the
+    program (where its hooks run: the watcher runs none)."""
     import ctypes
     import signal
 
@@ -251,51 +270,36 @@ def start_child(key, trusted, codes, message, fds, libraries):
         path = request["library"]
         library = libraries.get(path)
         if library is None:
-            library = ctypes.CDLL(path)
-            library.fencelab_enter_cage.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
-                                                    ctypes.c_size_t]
-            library.fencelab_enter_cage.restype = ctypes.c_int
+            library = ctypes.PyDLL(path)
+            library.fencelab_fork_cage.argtypes = [ctypes.c_char_p, ctypes.c_char_p,
+                                                   ctypes.c_size_t]
+            library.fencelab_fork_cage.restype = ctypes.c_int
             libraries[path] = library
         env = dict(request.get("env", []))
-        listener, stdin, stdout, stderr, told = fds[:5]
-        namespaces = fds[5:8]
-        keep = sorted({told, *namespaces}) + [1 << 16]
-        request["listener"] = LISTENER_FD
-        request["namespaces"] = namespaces
+        told = fds[4]
+        request["fds"] = fds
         entering = json.dumps(request).encode()
         error = ctypes.create_string_buffer(4096)
+        # This interpreter's own (the child's is reset to the default).
+        interrupt = signal.getsignal(signal.SIGINT)
     except (ValueError, KeyError, TypeError, AttributeError, OSError):
         return None
-    import fcntl
-
-    pid = os.fork()
+    ctypes.pythonapi.PyOS_BeforeFork()
+    pid = library.fencelab_fork_cage(entering, error, len(error))
     if pid != 0:
-        return pid
+        ctypes.pythonapi.PyOS_AfterFork_Parent()
+        return pid if pid > 0 else None
     try:
+        ctypes.pythonapi.PyOS_AfterFork_Child()
+        # In the cage (this is its program now): the signals as a server
+        # started afresh has them, nothing else of this process's open (the
+        # cage's own descriptors included, which fencelab_fork_cage leaves
+        # to this), and the environment a server started by the judge would
+        # have had.
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
-        # 0, 1, 2 and LISTENER_FD as a server started afresh has them: out
-        # of the way first (above every target), then into place.
-        moved = [fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 1024)
-                 for fd in (listener, stdin, stdout, stderr)]
-        for fd in (listener, stdin, stdout, stderr):
-            os.close(fd)
-        for target, fd in zip((LISTENER_FD, 0, 1, 2), moved):
-            os.dup2(fd, target)
-            os.close(fd)
-        # Nothing else of the forking server's (its selector, the other
-        # trials' connections) stays open in the child.
-        start = LISTENER_FD + 1
-        for fd in keep:
-            os.closerange(start, fd)
-            start = fd + 1
-        if library.fencelab_enter_cage(entering, error, len(error)) != 0:
-            os.write(told, b"cannot enter the cage: " + error.value)
-            os._exit(1)
-        # In the cage (this is its program now): nothing else of this
-        # process's stays open (the cage's own descriptors included, which
-        # fencelab_enter_cage leaves to this), and the environment a server
-        # started by the judge would have had.
+        if interrupt is not None:
+            signal.signal(signal.SIGINT, interrupt)
         os.write(told, b"ok")
         os.closerange(LISTENER_FD + 1, 1 << 16)
         os.environ.clear()

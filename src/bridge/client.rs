@@ -437,8 +437,7 @@ fn start_forked(
         reads,
         memory: std::env::var_os(super::sandbox::MEMORY_ENV).map(PathBuf::from),
         env: super::zygote::server_env(),
-        listener: -1,
-        namespaces: Vec::new(),
+        fds: Vec::new(),
         // The forking server's to say (a judge's is never trusted).
         trusted: false,
     };

@@ -18,12 +18,14 @@
 //!   namespaces: the trial's space, and the implementation's closed network
 //!   a server it started would share). The answer is the pid of the cage's watcher; its exit
 //!   status follows when it ends;
-//! - the child's (`fencelab_enter_cage`, exported by the bridge's cdylib and
-//!   called through `ctypes` in the forked child, before the implementation
-//!   is imported): it joins the trial's space and builds and enters the
-//!   very cage a judge gives a server it starts (`sandbox::Cage::reading`,
-//!   `bounded`, `enter_serving`: the same code, not a second cage), watcher
-//!   and init included.
+//! - the child's (`fencelab_fork_cage`, exported by the bridge's cdylib and
+//!   called through `ctypes` by the forking server, which it forks; the
+//!   child runs none of the forking server's Python until it is the cage's
+//!   program, and the implementation is imported only then): it joins the
+//!   trial's space and builds and enters the very cage a judge gives a
+//!   server it starts (`sandbox::Cage::reading`, `bounded`,
+//!   `enter_serving`: the same code, not a second cage), watcher and init
+//!   included.
 //!
 //! Why this design (rather than a Python port of the cage, or the judge
 //! forking the interpreter): the cage stays one piece of Rust; the forking
@@ -58,8 +60,8 @@ use std::time::{Duration, Instant};
 pub(crate) const ZYGOTE_ENV: &str = "FENCELAB_ZYGOTE";
 
 /// What a judge asks of the forking server (python/fencelab_forking.py
-/// reads `key` and `library`; the child hands all of it to
-/// `fencelab_enter_cage`, with the descriptors' numbers filled in).
+/// reads `key` and `library`, and hands all of it to `fencelab_fork_cage`,
+/// with the descriptors' numbers filled in).
 #[derive(serde::Serialize, serde::Deserialize, Debug)]
 pub(crate) struct Request {
     /// The implementation to serve (the forking server serves one).
@@ -76,12 +78,11 @@ pub(crate) struct Request {
     /// The environment a server started by the judge would have had (the
     /// child takes it on: `TMPDIR`, `HOME`, ...).
     pub env: Vec<(String, String)>,
-    /// Filled in by the child: its listening socket, and the trial's user,
-    /// mount and network namespaces (as received).
+    /// Filled in by the forking server: the descriptors it received with
+    /// the request, in their order there (`fork`'s `fds`), at their numbers
+    /// in its process.
     #[serde(default)]
-    pub listener: RawFd,
-    #[serde(default)]
-    pub namespaces: Vec<RawFd>,
+    pub fds: Vec<RawFd>,
     /// Whether the child serves fencelab's own implementation to a learner's
     /// tests (the cage of `Cage::trusted_reading`) rather than a learner's
     /// implementation (`Cage::reading`). Set by the forking server from how
@@ -120,45 +121,138 @@ pub(crate) fn library() -> Option<PathBuf> {
     path.exists().then_some(path)
 }
 
-/// The child's side, called through `ctypes` by the forked child of
-/// python/fencelab_forking.py with a `Request` as JSON: enters the cage and
-/// returns 0 in the process that is to serve (the cage's program); where
-/// the cage has a PID namespace, the process that called it stays outside
-/// as the watcher and never returns. On failure, -1 and why in `error`.
+/// The forking server's fork of one trial (python/fencelab_forking.py,
+/// `start_child`, through `ctypes.PyDLL`, so with the interpreter's lock
+/// held as `os.fork` holds it, between `PyOS_BeforeFork` and
+/// `PyOS_AfterFork_Parent` or `_Child`), given a `Request` as JSON with its
+/// descriptors (`Request::fds`): the child's pid in the forking server, -1
+/// and why in `error` where the request is not one or the fork failed; 0 in
+/// the cage's program, which serves. Nothing of the child runs Python
+/// before that: it is the cage's watcher (where the cage has a PID
+/// namespace; the program itself where it has none), and every page it
+/// wrote would be a copy of the forking server's. Where it cannot enter the
+/// cage, it says why on the request's pipe for the cage's word and exits 1.
+///
+/// In the program, the descriptors 0, 1 and 2 are the server's standard
+/// streams, `server::LISTENER_FD` its listening socket, and the cage's word
+/// and the cage's own descriptors are still open: the caller writes that
+/// word ("ok") and closes every descriptor above `LISTENER_FD` before it
+/// runs anything else. The signals of the forking server's own handlers
+/// (SIGCHLD, SIGINT) are at their defaults.
 ///
 /// # Safety
 /// `request` is a C string; `error` holds `error_len` bytes. Call only in a
-/// single-threaded process, as between fork and exec. Where it returns 0,
-/// the cage's own descriptors are still open: the caller closes every
-/// descriptor above `server::LISTENER_FD` before it runs anything else.
+/// single-threaded process.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn fencelab_enter_cage(
+pub unsafe extern "C" fn fencelab_fork_cage(
     request: *const c_char,
     error: *mut c_char,
     error_len: usize,
-) -> c_int {
+) -> libc::pid_t {
+    let failed = |message: String| {
+        let n = message.len().min(error_len.saturating_sub(1));
+        if !error.is_null() && error_len > 0 {
+            // SAFETY: `n` bytes and a NUL fit in the caller's buffer.
+            unsafe {
+                std::ptr::copy_nonoverlapping(message.as_ptr().cast(), error, n);
+                *error.add(n) = 0;
+            }
+        }
+        -1
+    };
     // SAFETY: the caller passes a C string.
     let text = unsafe { CStr::from_ptr(request) }.to_string_lossy();
-    match serde_json::from_str::<Request>(&text)
-        .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
-        .and_then(|request| {
-            enter_cage(&request)?;
-            // Not freed (see `enter_cage`): the program exits, or serves.
+    let request = match serde_json::from_str::<Request>(&text) {
+        Ok(request) if request.fds.len() >= 5 => request,
+        Ok(_) => return failed("a request without its descriptors".to_string()),
+        Err(e) => return failed(format!("a malformed request: {e}")),
+    };
+    // SAFETY: the caller is single-threaded.
+    let pid = unsafe { libc::fork() };
+    if pid != 0 {
+        if pid < 0 {
+            return failed(format!("fork: {}", std::io::Error::last_os_error()));
+        }
+        return pid;
+    }
+    let told = request.fds[4];
+    // SAFETY: the child of a single-threaded process.
+    match unsafe { child(&request) } {
+        Ok(()) => {
+            // Not freed: each page a free writes is one the program copies.
             std::mem::forget(request);
-            Ok(())
-        }) {
-        Ok(()) => 0,
+            0
+        }
         Err(err) => {
-            let message = err.to_string();
-            let n = message.len().min(error_len.saturating_sub(1));
-            if !error.is_null() && error_len > 0 {
-                // SAFETY: `n` bytes and a NUL fit in the caller's buffer.
-                unsafe {
-                    std::ptr::copy_nonoverlapping(message.as_ptr().cast(), error, n);
-                    *error.add(n) = 0;
-                }
+            let message = format!("cannot enter the cage: {err}");
+            // SAFETY: writes our own bytes, then ends this child.
+            unsafe {
+                libc::write(told, message.as_ptr().cast(), message.len());
+                libc::_exit(1)
             }
-            -1
+        }
+    }
+}
+
+/// The forked child's way into the cage: the forking server's signal
+/// handlers gone, the server's descriptors in place (0, 1, 2 and
+/// `LISTENER_FD`) and none of the forking server's others open, then the
+/// cage (`enter_cage`).
+///
+/// # Safety
+/// Only in the child of a single-threaded process.
+unsafe fn child(request: &Request) -> std::io::Result<()> {
+    let check = |result: libc::c_int| {
+        if result < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(result)
+        }
+    };
+    let listener_fd = super::server::LISTENER_FD;
+    // The listening socket and the standard streams move; the cage's word
+    // and the namespaces stay where they are.
+    let (moved, kept) = request.fds.split_at(4);
+    unsafe {
+        // Whatever the forking server's handlers would write to (its wakeup
+        // pipe) is closed below; a signal must not reach them meanwhile.
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        // Out of the way first (above every target), then into place: the
+        // listening socket, standard input, output and error.
+        let mut high = Vec::with_capacity(moved.len());
+        for &fd in moved {
+            high.push(check(libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 1024))?);
+            libc::close(fd);
+        }
+        for (target, fd) in [listener_fd, 0, 1, 2].into_iter().zip(high) {
+            check(libc::dup2(fd, target))?;
+            libc::close(fd);
+        }
+        // Nothing else of the forking server's (its control socket, its
+        // selector, the other trials' connections) stays open.
+        let mut keep: Vec<RawFd> = kept.iter().copied().filter(|&fd| fd > listener_fd).collect();
+        keep.sort_unstable();
+        let mut first = listener_fd + 1;
+        for fd in keep.into_iter().chain([RawFd::MAX]) {
+            if fd > first {
+                close_range(first, fd - 1);
+            }
+            first = fd.saturating_add(1);
+        }
+    }
+    enter_cage(request, listener_fd, &kept[1..])
+}
+
+/// Closes the descriptors `first..=last` (`close_range`, or one by one up
+/// to 65,536 where the kernel has none).
+unsafe fn close_range(first: RawFd, last: RawFd) {
+    // SAFETY: closes descriptors only.
+    unsafe {
+        if libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32) != 0 {
+            for fd in first..=last.min(1 << 16) {
+                libc::close(fd);
+            }
         }
     }
 }
@@ -166,7 +260,7 @@ pub unsafe extern "C" fn fencelab_enter_cage(
 /// Joins the trial's space (the namespaces the judge sent, unless they are
 /// this process's already), then enters the cage a judge builds for a
 /// server (`client::start`): the same calls, in the same order.
-fn enter_cage(request: &Request) -> std::io::Result<()> {
+fn enter_cage(request: &Request, listener: RawFd, namespaces: &[RawFd]) -> std::io::Result<()> {
     let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
     let same = |fd: RawFd, kind: &str| {
         use std::os::unix::fs::MetadataExt;
@@ -175,7 +269,7 @@ fn enter_cage(request: &Request) -> std::io::Result<()> {
         let ok = unsafe { libc::fstat(fd, &mut stat) } == 0;
         ok && own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)
     };
-    match request.namespaces[..] {
+    match namespaces[..] {
         [user, mount, ref net @ ..] if !same(mount, "mnt") => {
             let user = (!same(user, "user")).then_some(user);
             // The judge's network: the trials' closed one, where it is in it.
@@ -199,15 +293,14 @@ fn enter_cage(request: &Request) -> std::io::Result<()> {
     .bounded(memory.as_ref());
     let plan = cage.plan();
     // SAFETY: a single-threaded process; the cage is alive.
-    unsafe { super::sandbox::enter_serving(request.listener, &plan)? };
+    unsafe { super::sandbox::enter_serving(listener, &plan)? };
     // In the program now. What the cage was built from is not freed: every
     // page a free writes (a `CString` zeroes its first byte; the allocator
     // writes its own records) is a page the program copies from the
-    // watcher, which made it (about 60 of a trial's 840 page faults). The
-    // cage's own descriptors (its places, its ruleset, cgroup.procs) are
-    // still closed before anything of the implementation runs: the caller
-    // closes every descriptor above the listening socket's first thing
-    // (python/fencelab_forking.py, `start_child`).
+    // watcher, which made it. The cage's own descriptors (its places, its
+    // ruleset, cgroup.procs) are still closed before anything of the
+    // implementation runs: the caller closes every descriptor above the
+    // listening socket's first thing (`fencelab_fork_cage`).
     std::mem::forget(plan);
     std::mem::forget(cage);
     std::mem::forget(memory);
