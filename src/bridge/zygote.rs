@@ -231,7 +231,11 @@ unsafe fn child(request: &Request) -> std::io::Result<()> {
         }
         // Nothing else of the forking server's (its control socket, its
         // selector, the other trials' connections) stays open.
-        let mut keep: Vec<RawFd> = kept.iter().copied().filter(|&fd| fd > listener_fd).collect();
+        let mut keep: Vec<RawFd> = kept
+            .iter()
+            .copied()
+            .filter(|&fd| fd > listener_fd)
+            .collect();
         keep.sort_unstable();
         let mut first = listener_fd + 1;
         for fd in keep.into_iter().chain([RawFd::MAX]) {

@@ -1298,12 +1298,18 @@ mod tests {
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         // The reference, refusing to be served unless it was forked from the
         // forking server, with nothing of it open (only the standard streams
-        // and the listening socket), in the environment its judge gave it.
+        // and the listening socket), in the environment its judge gave it,
+        // with the signal handlers of an interpreter started afresh (none of
+        // the forking server's, none left at the defaults the fork set).
         let source = format!(
             "{}\n\
-             import os as _os, sys as _sys\n\
+             import os as _os, sys as _sys, signal as _signal\n\
              if _sys.orig_argv[-1] != '--forking':\n    raise SystemExit('started afresh')\n\
              if _os.environ.get('TMPDIR') != _os.getcwd():\n    raise SystemExit('another environment')\n\
+             if _signal.getsignal(_signal.SIGCHLD) != _signal.SIG_DFL:\n    raise SystemExit('a SIGCHLD handler')\n\
+             try:\n    _os.kill(_os.getpid(), _signal.SIGINT)\n    sum(range(100000))\n\
+             except KeyboardInterrupt:\n    pass\n\
+             else:\n    raise SystemExit('no SIGINT handler')\n\
              for _fd in range(4, 4096):\n    \
                  try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
                  raise SystemExit(f'descriptor {{_fd}} is open')\n",
