@@ -78,9 +78,9 @@ pub(crate) struct Request {
     /// The environment a server started by the judge would have had (the
     /// child takes it on: `TMPDIR`, `HOME`, ...).
     pub env: Vec<(String, String)>,
-    /// Filled in by the forking server: the descriptors it received with
-    /// the request, in their order there (`fork`'s `fds`), at their numbers
-    /// in its process.
+    /// Filled in by the forking server's child: the descriptors the
+    /// forking server received with the request, in their order there
+    /// (`fork`'s `fds`), at their numbers in its process.
     #[serde(default)]
     pub fds: Vec<RawFd>,
     /// Whether the child serves fencelab's own implementation to a learner's
@@ -124,13 +124,17 @@ pub(crate) fn library() -> Option<PathBuf> {
 /// The forking server's fork of one trial (python/fencelab_forking.py,
 /// `start_child`, through `ctypes.PyDLL`, so with the interpreter's lock
 /// held as `os.fork` holds it, between `PyOS_BeforeFork` and
-/// `PyOS_AfterFork_Parent` or `_Child`), given a `Request` as JSON with its
-/// descriptors (`Request::fds`): the child's pid in the forking server, -1
-/// and why in `error` where the request is not one or the fork failed; 0 in
-/// the cage's program, which serves. Nothing of the child runs Python
-/// before that: it is the cage's watcher (where the cage has a PID
-/// namespace; the program itself where it has none), and every page it
-/// wrote would be a copy of the forking server's. Where it cannot enter the
+/// `PyOS_AfterFork_Parent` or `_Child`), given the judge's `Request` as
+/// JSON, as it came, whether the cage is the trusted one (the forking
+/// server's word, from its command line: `Request::trusted`) and the
+/// request's descriptors (`Request::fds`): the child's pid in the forking
+/// server, -1 and why in `error` where the fork failed; 0 in the cage's
+/// program, which serves. Nothing of the child runs Python before that: it
+/// is the cage's watcher (where the cage has a PID namespace; the program
+/// itself where it has none), and every page it writes is a copy of the
+/// forking server's. Nothing is allocated here before the fork either: a
+/// page the forking server writes while the child lives is a copy too, so
+/// the request is read in the child. Where the child cannot enter the
 /// cage, it says why on the request's pipe for the cage's word and exits 1.
 ///
 /// In the program, the descriptors 0, 1 and 2 are the server's standard
@@ -141,48 +145,56 @@ pub(crate) fn library() -> Option<PathBuf> {
 /// (SIGCHLD, SIGINT) are at their defaults.
 ///
 /// # Safety
-/// `request` is a C string; `error` holds `error_len` bytes. Call only in a
-/// single-threaded process.
+/// `request` is a C string; `fds` holds `nfds` descriptors; `error` holds
+/// `error_len` bytes. Call only in a single-threaded process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fencelab_fork_cage(
     request: *const c_char,
+    trusted: c_int,
+    fds: *const c_int,
+    nfds: usize,
     error: *mut c_char,
     error_len: usize,
 ) -> libc::pid_t {
-    let failed = |message: String| {
-        let n = message.len().min(error_len.saturating_sub(1));
-        if !error.is_null() && error_len > 0 {
-            // SAFETY: `n` bytes and a NUL fit in the caller's buffer.
-            unsafe {
-                std::ptr::copy_nonoverlapping(message.as_ptr().cast(), error, n);
-                *error.add(n) = 0;
-            }
+    if request.is_null() || fds.is_null() || nfds < 5 {
+        let message = b"a request without its descriptors\0";
+        if !error.is_null() && error_len >= message.len() {
+            // SAFETY: the message and its NUL fit in the caller's buffer.
+            unsafe { std::ptr::copy_nonoverlapping(message.as_ptr().cast(), error, message.len()) };
         }
-        -1
-    };
-    // SAFETY: the caller passes a C string.
-    let text = unsafe { CStr::from_ptr(request) }.to_string_lossy();
-    let request = match serde_json::from_str::<Request>(&text) {
-        Ok(request) if request.fds.len() >= 5 => request,
-        Ok(_) => return failed("a request without its descriptors".to_string()),
-        Err(e) => return failed(format!("a malformed request: {e}")),
-    };
+        return -1;
+    }
     // SAFETY: the caller is single-threaded.
     let pid = unsafe { libc::fork() };
     if pid != 0 {
-        if pid < 0 {
-            return failed(format!("fork: {}", std::io::Error::last_os_error()));
+        if pid < 0 && !error.is_null() && error_len > 0 {
+            // SAFETY: one NUL in the caller's buffer: "why" is errno's.
+            unsafe { *error = 0 };
         }
         return pid;
     }
-    let told = request.fds[4];
-    // SAFETY: the child of a single-threaded process.
-    match unsafe { child(&request) } {
-        Ok(()) => {
+    // SAFETY: the caller's descriptors and C string, as copied by the fork.
+    let (fds, text) = unsafe {
+        (
+            std::slice::from_raw_parts(fds, nfds).to_vec(),
+            CStr::from_ptr(request).to_string_lossy(),
+        )
+    };
+    let told = fds[4];
+    let entered = serde_json::from_str::<Request>(&text)
+        .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
+        .and_then(|mut request| {
+            // The request's own word on its cage is never taken.
+            request.trusted = trusted != 0;
+            request.fds = fds;
+            // SAFETY: the child of a single-threaded process.
+            unsafe { child(&request)? };
             // Not freed: each page a free writes is one the program copies.
             std::mem::forget(request);
-            0
-        }
+            Ok(())
+        });
+    match entered {
+        Ok(()) => 0,
         Err(err) => {
             let message = format!("cannot enter the cage: {err}");
             // SAFETY: writes our own bytes, then ends this child.
