@@ -1288,6 +1288,18 @@ mod tests {
         }
     }
 
+    /// Whether this process ignores SIGINT (a shell's background job does),
+    /// as every process it starts then does: an interpreter started afresh
+    /// keeps it ignored rather than install its own handler.
+    fn sigint_ignored() -> bool {
+        // SAFETY: reads this process's disposition into a struct of ours.
+        unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old) == 0
+                && old.sa_sigaction == libc::SIG_IGN
+        }
+    }
+
     #[test]
     fn a_python_trial_is_served_by_a_caged_fork_that_holds_nothing_of_the_forking_server() {
         if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
@@ -1299,21 +1311,27 @@ mod tests {
         // The reference, refusing to be served unless it was forked from the
         // forking server, with nothing of it open (only the standard streams
         // and the listening socket), in the environment its judge gave it,
-        // with the signal handlers of an interpreter started afresh (none of
-        // the forking server's, none left at the defaults the fork set).
+        // with the signal handlers of an interpreter started afresh here (none
+        // of the forking server's, none left at the defaults the fork set).
         let source = format!(
             "{}\n\
              import os as _os, sys as _sys, signal as _signal\n\
              if _sys.orig_argv[-1] != '--forking':\n    raise SystemExit('started afresh')\n\
              if _os.environ.get('TMPDIR') != _os.getcwd():\n    raise SystemExit('another environment')\n\
              if _signal.getsignal(_signal.SIGCHLD) != _signal.SIG_DFL:\n    raise SystemExit('a SIGCHLD handler')\n\
-             try:\n    _os.kill(_os.getpid(), _signal.SIGINT)\n    sum(range(100000))\n\
-             except KeyboardInterrupt:\n    pass\n\
-             else:\n    raise SystemExit('no SIGINT handler')\n\
+             import ctypes as _ctypes\n\
+             _old = _ctypes.create_string_buffer(256)\n\
+             _ctypes.CDLL(None).sigaction(_signal.SIGINT, None, _old)\n\
+             _handler = int.from_bytes(_old.raw[:8], 'little')\n\
+             _python = _signal.getsignal(_signal.SIGINT)\n\
+             if not ((_handler == 1 and _python == _signal.SIG_IGN) if {} else \
+                 (_handler not in (0, 1) and _python is _signal.default_int_handler)):\n    \
+                 raise SystemExit('SIGINT unlike an interpreter started afresh')\n\
              for _fd in range(4, 4096):\n    \
                  try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
                  raise SystemExit(f'descriptor {{_fd}} is open')\n",
-            crate::lab::python::REFERENCE
+            crate::lab::python::REFERENCE,
+            if sigint_ignored() { "True" } else { "False" },
         );
         let implementation = Implementation {
             shown_path: "forked.py".into(),
