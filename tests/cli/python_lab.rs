@@ -171,6 +171,41 @@ fn check_of_a_python_lab_goes_step_by_step_in_pythons_terms() {
     }
 }
 
+/// An exception the contract does not have (here `ValueError` from
+/// `init_db`, whose argument is valid) is told as what the implementation
+/// raised, with no path of fencelab's own: in `check`'s screen, in both
+/// languages, and in `grade`'s report, where every such message began with
+/// the place the bridge's proxy panicked (`crates/bridge-<hash>/src/proxy.rs`).
+#[test]
+fn an_error_the_contract_does_not_have_is_told_without_fencelabs_paths() {
+    let (_dir, lab) = new_lab(Lang::En);
+    let source = format!(
+        "{}\n\ndef init_db(path):\n    raise ValueError('jobs')\n",
+        python::REFERENCE
+    );
+    std::fs::write(lab.join("lease.py"), source).unwrap();
+    let checked = check_lab(&lab, Some(1));
+    let first = checked.first_failing().expect("step 1 fails");
+    assert_eq!(first.step, 1);
+    let internal = ["crates/", "bridge-", "proxy.rs", "panicked at"];
+    for lang in Lang::ALL {
+        let text = render(&checked, lang);
+        assert!(text.contains("ValueError: jobs"), "{text}");
+        for path in internal {
+            assert!(!text.contains(path), "{lang:?}: `{path}` in\n{text}");
+        }
+        snapshot!(format!("python_check_foreign_error_{}", lang.code()), text);
+    }
+    let out = run_in(&lab, &["grade", "lease.py", "--json", "report.json", "-q"]);
+    let report = std::fs::read_to_string(lab.join("report.json")).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    assert!(report.contains("ValueError: jobs"), "{report}");
+    for path in internal {
+        assert!(!report.contains(path), "`{path}` in\n{report}");
+    }
+}
+
 /// The command itself, in a Python lab, with no flag: the edition and the
 /// language come from the lab; the reference passes, a broken step fails.
 #[test]
