@@ -282,8 +282,7 @@ def start_child(key, trusted, codes, message, fds, libraries):
         if library is None:
             library = ctypes.PyDLL(path)
             library.fencelab_fork_cage.argtypes = [
-                ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t,
-                ctypes.c_char_p, ctypes.c_size_t]
+                ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]
             library.fencelab_fork_cage.restype = ctypes.c_int
             libraries[path] = library
         env = dict(request.get("env", []))
@@ -291,14 +290,12 @@ def start_child(key, trusted, codes, message, fds, libraries):
         # The request as it came (the child reads it), with this process's
         # word on its cage and the descriptors that came with it.
         descriptors = (ctypes.c_int * len(fds))(*fds)
-        error = ctypes.create_string_buffer(4096)
         # This interpreter's own (the child's is reset to the default).
         interrupt = signal.getsignal(signal.SIGINT)
     except (ValueError, KeyError, TypeError, AttributeError, OSError):
         return None
     ctypes.pythonapi.PyOS_BeforeFork()
-    pid = library.fencelab_fork_cage(message, int(trusted), descriptors, len(fds), error,
-                                     len(error))
+    pid = library.fencelab_fork_cage(message, int(trusted), descriptors, len(fds))
     if pid != 0:
         ctypes.pythonapi.PyOS_AfterFork_Parent()
         return pid if pid > 0 else None

@@ -437,9 +437,6 @@ fn start_forked(
         reads,
         memory: std::env::var_os(super::sandbox::MEMORY_ENV).map(PathBuf::from),
         env: super::zygote::server_env(),
-        fds: Vec::new(),
-        // The forking server's to say (a judge's is never trusted).
-        trusted: false,
     };
     let fds = [
         listener.as_raw_fd(),

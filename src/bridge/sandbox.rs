@@ -2055,17 +2055,24 @@ unsafe fn die(signal: libc::c_int) -> ! {
 /// too: what the watcher and the init hold open would keep a pipe of the
 /// program's (its output, std's report of a failed exec) from ending.
 unsafe fn keep_only(a: RawFd, b: RawFd) {
+    unsafe { close_all_but(0, &mut [a, b]) }
+}
+
+/// Closes every descriptor from `first` on but those in `keep` (which it
+/// sorts; below `first` or negative: ignored). System calls only: safe
+/// between fork and exec.
+pub(crate) unsafe fn close_all_but(first: RawFd, keep: &mut [RawFd]) {
+    keep.sort_unstable();
+    let mut from = first.max(0) as libc::c_uint;
     unsafe {
-        let (low, high) = if a < b { (a, b) } else { (b, a) };
-        let mut from: libc::c_uint = 0;
-        for keep in [low, high] {
-            if keep < 0 {
+        for &fd in keep.iter() {
+            if fd < 0 || (fd as libc::c_uint) < from {
                 continue;
             }
-            if keep as libc::c_uint > from {
-                close_range(from, keep as libc::c_uint - 1);
+            if fd as libc::c_uint > from {
+                close_range(from, fd as libc::c_uint - 1);
             }
-            from = keep as libc::c_uint + 1;
+            from = fd as libc::c_uint + 1;
         }
         close_range(from, libc::c_uint::MAX);
     }

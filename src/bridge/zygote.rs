@@ -42,7 +42,7 @@
 //! fencelab's own implementations that a learner's tests talk to
 //! (`engine::runner::Served::forked`): it starts that forking server with
 //! `--forking-trusted`, and its children enter the cage the runner gives
-//! such a server (`Cage::trusted_reading`, `Request::trusted`). The forking
+//! such a server (`Cage::trusted_reading`, `fencelab_fork_cage`'s `trusted`). The forking
 //! server sets that flag from its own command line, never from the request;
 //! no judge of a learner's is ever given a connection.
 
@@ -78,18 +78,6 @@ pub(crate) struct Request {
     /// The environment a server started by the judge would have had (the
     /// child takes it on: `TMPDIR`, `HOME`, ...).
     pub env: Vec<(String, String)>,
-    /// Filled in by the forking server's child: the descriptors the
-    /// forking server received with the request, in their order there
-    /// (`fork`'s `fds`), at their numbers in its process.
-    #[serde(default)]
-    pub fds: Vec<RawFd>,
-    /// Whether the child serves fencelab's own implementation to a learner's
-    /// tests (the cage of `Cage::trusted_reading`) rather than a learner's
-    /// implementation (`Cage::reading`). Set by the forking server from how
-    /// the runner started it (`--forking-trusted`), never taken from the
-    /// request: whoever holds a connection cannot ask for the looser cage.
-    #[serde(default)]
-    pub trusted: bool,
 }
 
 /// The environment of a server this judge starts (`client::start`): its
@@ -125,17 +113,21 @@ pub(crate) fn library() -> Option<PathBuf> {
 /// `start_child`, through `ctypes.PyDLL`, so with the interpreter's lock
 /// held as `os.fork` holds it, between `PyOS_BeforeFork` and
 /// `PyOS_AfterFork_Parent` or `_Child`), given the judge's `Request` as
-/// JSON, as it came, whether the cage is the trusted one (the forking
-/// server's word, from its command line: `Request::trusted`) and the
-/// request's descriptors (`Request::fds`): the child's pid in the forking
-/// server, -1 and why in `error` where the fork failed; 0 in the cage's
-/// program, which serves. Nothing of the child runs Python before that: it
-/// is the cage's watcher (where the cage has a PID namespace; the program
-/// itself where it has none), and every page it writes is a copy of the
-/// forking server's. Nothing is allocated here before the fork either: a
-/// page the forking server writes while the child lives is a copy too, so
-/// the request is read in the child. Where the child cannot enter the
-/// cage, it says why on the request's pipe for the cage's word and exits 1.
+/// JSON, as it came, whether the cage is the one the runner gives
+/// fencelab's own implementations (`Cage::trusted_reading`: the forking
+/// server's word, from how the runner started it, `--forking-trusted`;
+/// never the request's, so whoever holds a connection cannot ask for the
+/// looser cage), and the descriptors that came with the request (`fork`'s
+/// `fds`, at their numbers in the forking server): the child's pid in the
+/// forking server (-1 where the descriptors are too few or the fork
+/// failed); 0 in the cage's program, which serves. Nothing of the child
+/// runs Python before that: it is the cage's watcher (where the cage has a
+/// PID namespace; the program itself where it has none), and every page it
+/// writes is a copy of the forking server's. Nothing is allocated here
+/// before the fork either: a page the forking server writes while the
+/// child lives is a copy too, so the request is read in the child. Where
+/// the child cannot enter the cage, it says why on the request's pipe for
+/// the cage's word and exits 1.
 ///
 /// In the program, the descriptors 0, 1 and 2 are the server's standard
 /// streams, `server::LISTENER_FD` its listening socket, and the cage's word
@@ -145,50 +137,35 @@ pub(crate) fn library() -> Option<PathBuf> {
 /// (SIGCHLD, SIGINT) are at their defaults.
 ///
 /// # Safety
-/// `request` is a C string; `fds` holds `nfds` descriptors; `error` holds
-/// `error_len` bytes. Call only in a single-threaded process.
+/// `request` is a C string; `fds` holds `nfds` descriptors. Call only in a
+/// single-threaded process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fencelab_fork_cage(
     request: *const c_char,
     trusted: c_int,
     fds: *const c_int,
     nfds: usize,
-    error: *mut c_char,
-    error_len: usize,
 ) -> libc::pid_t {
     if request.is_null() || fds.is_null() || nfds < 5 {
-        let message = b"a request without its descriptors\0";
-        if !error.is_null() && error_len >= message.len() {
-            // SAFETY: the message and its NUL fit in the caller's buffer.
-            unsafe { std::ptr::copy_nonoverlapping(message.as_ptr().cast(), error, message.len()) };
-        }
         return -1;
     }
     // SAFETY: the caller is single-threaded.
     let pid = unsafe { libc::fork() };
     if pid != 0 {
-        if pid < 0 && !error.is_null() && error_len > 0 {
-            // SAFETY: one NUL in the caller's buffer: "why" is errno's.
-            unsafe { *error = 0 };
-        }
         return pid;
     }
     // SAFETY: the caller's descriptors and C string, as copied by the fork.
     let (fds, text) = unsafe {
         (
-            std::slice::from_raw_parts(fds, nfds).to_vec(),
+            std::slice::from_raw_parts(fds, nfds),
             CStr::from_ptr(request).to_string_lossy(),
         )
     };
-    let told = fds[4];
     let entered = serde_json::from_str::<Request>(&text)
         .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
-        .and_then(|mut request| {
-            // The request's own word on its cage is never taken.
-            request.trusted = trusted != 0;
-            request.fds = fds;
+        .and_then(|request| {
             // SAFETY: the child of a single-threaded process.
-            unsafe { child(&request)? };
+            unsafe { child(&request, trusted != 0, fds)? };
             // Not freed: each page a free writes is one the program copies.
             std::mem::forget(request);
             Ok(())
@@ -197,9 +174,10 @@ pub unsafe extern "C" fn fencelab_fork_cage(
         Ok(()) => 0,
         Err(err) => {
             let message = format!("cannot enter the cage: {err}");
-            // SAFETY: writes our own bytes, then ends this child.
+            // SAFETY: writes our own bytes to the cage's word, then ends
+            // this child.
             unsafe {
-                libc::write(told, message.as_ptr().cast(), message.len());
+                libc::write(fds[4], message.as_ptr().cast(), message.len());
                 libc::_exit(1)
             }
         }
@@ -207,13 +185,14 @@ pub unsafe extern "C" fn fencelab_fork_cage(
 }
 
 /// The forked child's way into the cage: the forking server's signal
-/// handlers gone, the server's descriptors in place (0, 1, 2 and
-/// `LISTENER_FD`) and none of the forking server's others open, then the
-/// cage (`enter_cage`).
+/// handlers gone, the server's descriptors (`fds`: the listening socket,
+/// standard input, output and error, the cage's word, the namespaces) in
+/// place (0, 1, 2 and `LISTENER_FD`) and none of the forking server's
+/// others open, then the cage (`enter_cage`).
 ///
 /// # Safety
 /// Only in the child of a single-threaded process.
-unsafe fn child(request: &Request) -> std::io::Result<()> {
+unsafe fn child(request: &Request, trusted: bool, fds: &[RawFd]) -> std::io::Result<()> {
     let check = |result: libc::c_int| {
         if result < 0 {
             Err(std::io::Error::last_os_error())
@@ -224,7 +203,7 @@ unsafe fn child(request: &Request) -> std::io::Result<()> {
     let listener_fd = super::server::LISTENER_FD;
     // The listening socket and the standard streams move; the cage's word
     // and the namespaces stay where they are.
-    let (moved, kept) = request.fds.split_at(4);
+    let (moved, kept) = fds.split_at(4);
     unsafe {
         // Whatever the forking server's handlers would write to (its wakeup
         // pipe) is closed below; a signal must not reach them meanwhile.
@@ -243,40 +222,21 @@ unsafe fn child(request: &Request) -> std::io::Result<()> {
         }
         // Nothing else of the forking server's (its control socket, its
         // selector, the other trials' connections) stays open.
-        let mut keep: Vec<RawFd> = kept
-            .iter()
-            .copied()
-            .filter(|&fd| fd > listener_fd)
-            .collect();
-        keep.sort_unstable();
-        let mut first = listener_fd + 1;
-        for fd in keep.into_iter().chain([RawFd::MAX]) {
-            if fd > first {
-                close_range(first, fd - 1);
-            }
-            first = fd.saturating_add(1);
-        }
+        super::sandbox::close_all_but(listener_fd + 1, &mut kept.to_vec());
     }
-    enter_cage(request, listener_fd, &kept[1..])
-}
-
-/// Closes the descriptors `first..=last` (`close_range`, or one by one up
-/// to 65,536 where the kernel has none).
-unsafe fn close_range(first: RawFd, last: RawFd) {
-    // SAFETY: closes descriptors only.
-    unsafe {
-        if libc::syscall(libc::SYS_close_range, first as u32, last as u32, 0u32) != 0 {
-            for fd in first..=last.min(1 << 16) {
-                libc::close(fd);
-            }
-        }
-    }
+    enter_cage(request, trusted, listener_fd, &kept[1..])
 }
 
 /// Joins the trial's space (the namespaces the judge sent, unless they are
 /// this process's already), then enters the cage a judge builds for a
-/// server (`client::start`): the same calls, in the same order.
-fn enter_cage(request: &Request, listener: RawFd, namespaces: &[RawFd]) -> std::io::Result<()> {
+/// server (`client::start`), or, `trusted`, the one the runner gives
+/// fencelab's own implementations: the same calls, in the same order.
+fn enter_cage(
+    request: &Request,
+    trusted: bool,
+    listener: RawFd,
+    namespaces: &[RawFd],
+) -> std::io::Result<()> {
     let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
     let same = |fd: RawFd, kind: &str| {
         use std::os::unix::fs::MetadataExt;
@@ -301,7 +261,7 @@ fn enter_cage(request: &Request, listener: RawFd, namespaces: &[RawFd]) -> std::
         .as_deref()
         .map(super::sandbox::Memory::adopt)
         .transpose()?;
-    let cage = if request.trusted {
+    let cage = if trusted {
         super::sandbox::Cage::trusted_reading(&request.tmp, &request.program, &request.reads)
     } else {
         super::sandbox::Cage::reading(&request.tmp, &request.program, &request.reads)

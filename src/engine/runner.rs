@@ -801,8 +801,6 @@ impl Served {
             reads: crate::bridge::client::python_reads(&host.program, &host.key),
             memory: memory.as_ref().map(|m| m.path().to_path_buf()),
             env: vec![("RUST_BACKTRACE".to_string(), "0".to_string())],
-            fds: Vec::new(),
-            trusted: true,
         };
         let mut fds = vec![
             listener.as_raw_fd(),
