@@ -130,23 +130,49 @@ fn float_scores(points: &points::Points) -> Vec<f64> {
     let Some(last) = scores.iter().rposition(|s| *s > 0.0) else {
         return scores;
     };
-    for _ in 0..8 {
-        let sum = scores.iter().fold(0.0, |acc, s| acc + s);
-        if sum == target {
-            break;
-        }
-        let before: f64 = scores[..last].iter().fold(0.0, |acc, s| acc + s);
-        let wanted = target - before;
-        scores[last] = if wanted == scores[last] {
-            if sum < target {
-                wanted.next_up()
-            } else {
-                wanted.next_down()
-            }
-        } else {
-            wanted
+    // The sum in order is monotonic in the last earning test's score: the
+    // score nearest its own (in a window of a billionth of it, far more
+    // than rounding moves it) whose sum is the target, found by halving
+    // over the floats in between (positive floats order as their bits).
+    // Stepping it by one unit in its last place at a time could take
+    // thousands of steps where it is much smaller than the sum.
+    let own = scores[last];
+    let search = |scores: &mut Vec<f64>| {
+        let sum_with = |scores: &mut Vec<f64>, x: f64| {
+            scores[last] = x;
+            scores.iter().fold(0.0, |acc, s| acc + s)
         };
+        let (mut lo, mut hi) = (
+            (own * (1.0 - 1e-9)).to_bits(),
+            (own * (1.0 + 1e-9)).to_bits(),
+        );
+        while lo < hi {
+            let mid = lo + (hi - lo) / 2;
+            if sum_with(scores, f64::from_bits(mid)) < target {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        sum_with(scores, f64::from_bits(lo)) == target
+    };
+    if search(&mut scores) {
+        return scores;
     }
+    // Where what comes before it sits halfway between two of the sum's
+    // floats, rounding to even reaches every other sum only: an earlier
+    // earning test's score moved by one unit in its last place moves that.
+    if let Some(j) = scores[..last].iter().rposition(|s| *s > 0.0) {
+        let kept = scores[j];
+        for nudged in [kept.next_up(), kept.next_down()] {
+            scores[j] = nudged;
+            if search(&mut scores) {
+                return scores;
+            }
+        }
+        scores[j] = kept;
+    }
+    scores[last] = own;
     scores
 }
 
