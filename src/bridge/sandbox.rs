@@ -610,6 +610,11 @@ impl Join {
         })
     }
 
+    /// The trial's directory, as `Join::of` takes it back.
+    pub(crate) fn dir(&self) -> &std::ffi::CStr {
+        &self.dir
+    }
+
     /// Its namespaces as descriptors (user, mount, network), for a process
     /// that joins them itself (`Join::of` is how it reads them back).
     pub(crate) fn descriptors(&self) -> (Option<RawFd>, RawFd, Option<RawFd>) {

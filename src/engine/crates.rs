@@ -20,6 +20,9 @@ const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 /// The name of the judge's test that prints its build id.
 pub(super) const BUILD_ID_TEST: &str = "fencelab_build_id";
 pub(super) const BUILD_ID_PREFIX: &str = "fencelab-build-id: ";
+/// The name of the judge's test that prints what its process was given
+/// (a unit test compares a judge forked by its zygote with one executed).
+pub(crate) const PROBE_TEST: &str = "fencelab_judge_probe";
 
 pub(super) fn manifest(name: &str, extra: &str, dependencies: &[String]) -> String {
     format!(
@@ -81,6 +84,10 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
             "src/zygote.rs".to_string(),
             include_str!("../bridge/zygote.rs").to_string(),
         ),
+        (
+            "src/judge_zygote.rs".to_string(),
+            include_str!("../bridge/judge_zygote.rs").to_string(),
+        ),
     ];
     scratch.write_crate("bridge", &files)
 }
@@ -97,7 +104,9 @@ pub(super) fn write_judge(
         .files
         .iter()
         .flat_map(|(p, c)| [p.as_str(), c.as_str()]);
-    let build_id = hash_of(sources.chain([bridge.name.as_str(), suite.binding.as_str()]));
+    let init = judge_init(bridge);
+    let build_id =
+        hash_of(sources.chain([bridge.name.as_str(), suite.binding.as_str(), init.as_str()]));
     let root_path = &suite.root;
     let proxy = format!("use {}::proxy as lease;", bridge.ident());
     let deps = vec![
@@ -119,6 +128,7 @@ pub(super) fn write_judge(
                 "\n/// Prints the id of the sources this judge was built from (run by fencelab).\n\
                  #[test]\n#[ignore]\nfn {BUILD_ID_TEST}() {{\n    println!(\"{BUILD_ID_PREFIX}{build_id}\");\n}}\n"
             ));
+            root.push_str(&init);
             root
         } else {
             contents.clone()
@@ -126,6 +136,21 @@ pub(super) fn write_judge(
         files.push((format!("tests/{path}"), contents));
     }
     Ok((scratch.write_crate("judge", &files)?, build_id))
+}
+
+/// What the judge's root file ends with: the bridge's `judge_zygote::init`
+/// among the functions the C library runs before `main`, so that the
+/// runner can start the judge once and fork it per trial.
+fn judge_init(bridge: &CrateDir) -> String {
+    format!(
+        "\n/// What this process was given, as a judge (run by fencelab's tests).\n\
+         #[test]\n#[ignore]\nfn {PROBE_TEST}() {{\n    {bridge}::judge_zygote::probe();\n}}\n\
+         \n/// Before `main`: a judge started as a zygote forks here (run by fencelab).\n\
+         #[used]\n#[unsafe(link_section = \".init_array\")]\n\
+         static FENCELAB_JUDGE_ZYGOTE: unsafe extern \"C\" fn(\n    std::ffi::c_int,\n    \
+         *mut *mut std::ffi::c_char,\n    *mut *mut std::ffi::c_char,\n) = {bridge}::judge_zygote::init;\n",
+        bridge = bridge.ident()
+    )
 }
 
 /// An implementation crate: its file verbatim as the crate root (so that any

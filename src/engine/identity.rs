@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::Duration;
 
-use super::crates::{BUILD_ID_PREFIX, BUILD_ID_TEST};
+use super::crates::{BUILD_ID_PREFIX, BUILD_ID_TEST, PROBE_TEST};
 use super::process::{self, Limits};
 use crate::bridge::server::IDENTIFY;
 use crate::error::Error;
@@ -116,7 +116,7 @@ pub(super) fn check_judge(
         Ok(ask(args)?
             .lines()
             .filter_map(|l| l.strip_suffix(": test"))
-            .filter(|name| *name != BUILD_ID_TEST)
+            .filter(|name| *name != BUILD_ID_TEST && *name != PROBE_TEST)
             .map(String::from)
             .collect())
     };

@@ -192,7 +192,15 @@ pub(crate) fn run(
     // Its stdio are files: dropping the handle closes nothing it needs.
     let pid = child.id() as libc::pid_t;
     drop(child);
-    finish(pid, start, left, &out_path, &err_path, limits)
+    finish(
+        pid,
+        Waiter::Child,
+        start,
+        left,
+        &out_path,
+        &err_path,
+        limits,
+    )
 }
 
 /// `run` for an uncaged `spawn` (`limits.cage` must be `None`; an error
@@ -203,24 +211,27 @@ pub(crate) fn run(
 /// writes until the child has executed a copy. The child does what `run`'s
 /// does between fork and exec (its own process group, no core, the file
 /// size limit, the trial's space, death with fencelab), then executes.
-/// (The runner calls `run_light_inheriting`.)
+/// (The runner calls `run_judge`.)
 #[cfg(test)]
 pub(crate) fn run_light(
     spawn: &Spawn,
     output_dir: &Path,
     limits: &Limits,
 ) -> std::io::Result<Finished> {
-    run_light_inheriting(spawn, output_dir, limits, None)
+    run_judge(spawn, output_dir, limits, None, None)
 }
 
 /// `run_light`, the program also inheriting `inherit` (a descriptor of this
 /// process's, close-on-exec here: the flag is cleared in the child's own
-/// table only, so no other program this process starts meanwhile gets it).
-pub(crate) fn run_light_inheriting(
+/// table only, so no other program this process starts meanwhile gets it);
+/// or where `zygote` is given, the same judge forked by it (`JudgeZygote`)
+/// rather than executed afresh.
+pub(crate) fn run_judge(
     spawn: &Spawn,
     output_dir: &Path,
     limits: &Limits,
     inherit: Option<std::os::fd::RawFd>,
+    zygote: Option<&JudgeZygote>,
 ) -> std::io::Result<Finished> {
     if limits.cage.is_some() {
         return Err(std::io::Error::other(
@@ -234,15 +245,180 @@ pub(crate) fn run_light_inheriting(
     let stderr = File::create(&err_path)?;
     let stdio = [stdin.as_raw_fd(), stdout.as_raw_fd(), stderr.as_raw_fd()];
     let start = Instant::now();
-    let pid = Prepared::of(spawn)?.start(Started {
-        stdio,
-        inherit: inherit.unwrap_or(-1),
-        file_size: limits.file_size,
-        space: limits.space.as_deref(),
-        serving: None,
-    })?;
+    let (pid, waiter) = match zygote {
+        Some(zygote) => {
+            let (pid, connection) = zygote.fork(
+                spawn,
+                stdio,
+                inherit,
+                limits.file_size,
+                limits.space.as_deref(),
+            )?;
+            (pid, Waiter::Zygote(connection))
+        }
+        None => {
+            let pid = Prepared::of(spawn)?.start(Started {
+                stdio,
+                inherit: inherit.unwrap_or(-1),
+                file_size: limits.file_size,
+                space: limits.space.as_deref(),
+                serving: None,
+            })?;
+            (pid, Waiter::Child)
+        }
+    };
     drop((stdin, stdout, stderr));
-    finish(pid, start, None, &out_path, &err_path, limits)
+    finish(pid, waiter, start, None, &out_path, &err_path, limits)
+}
+
+/// fencelab's own judge started once (by a clone, as `run_light` starts
+/// it) as a zygote, which forks a child per trial set up as `run_light`'s
+/// clone sets up the judge it executes (`bridge::judge_zygote`): a judge
+/// executed afresh cost about 1.3 ms of processor time in its start alone.
+/// Dropped, it ends, and its children with it.
+pub(crate) struct JudgeZygote {
+    control: OwnedFd,
+    pid: libc::pid_t,
+}
+
+impl JudgeZygote {
+    /// `judge` started as a zygote, or None where it is not one (a judge
+    /// built without `bridge::judge_zygote::init` ends at once, refusing
+    /// the argument): its trials are then executed as before. Call it on
+    /// a thread that outlives the trials: the zygote dies with that thread.
+    pub(crate) fn start(judge: &Path) -> Option<JudgeZygote> {
+        use crate::bridge::judge_zygote::{ARG_SLOTS, READY, ZYGOTE_ARG};
+        let (ours, theirs) = crate::bridge::zygote::seqpacket_pair().ok()?;
+        let mut args: Vec<std::ffi::OsString> = vec![
+            ZYGOTE_ARG.into(),
+            theirs.as_raw_fd().to_string().into(),
+            std::process::id().to_string().into(),
+        ];
+        args.extend(std::iter::repeat_n("-".into(), ARG_SLOTS));
+        let spawn = Spawn {
+            program: std::path::absolute(judge).ok()?,
+            args,
+            env: passed_on().collect(),
+            dir: "/".into(),
+        };
+        let null = File::open("/dev/null").ok()?;
+        let sink = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/dev/null")
+            .ok()?;
+        let pid = Prepared::of(&spawn)
+            .ok()?
+            .start(Started {
+                stdio: [null.as_raw_fd(), sink.as_raw_fd(), sink.as_raw_fd()],
+                inherit: theirs.as_raw_fd(),
+                file_size: None,
+                space: None,
+                serving: None,
+            })
+            .ok()?;
+        drop(theirs);
+        let zygote = JudgeZygote { control: ours, pid };
+        // A judge that is not a zygote ends, and its end of the socket with it.
+        let said = crate::bridge::zygote::receive(zygote.control.as_raw_fd(), Some(ZYGOTE_START));
+        (said.as_deref() == Some(READY)).then_some(zygote)
+    }
+
+    /// Forks the judge of one trial: `spawn` (its program this zygote's),
+    /// `stdio`, the descriptor it inherits at the same number, the file
+    /// size limit and the trial's space; its pid (leading its own group)
+    /// and the connection on which its end comes (`Waiter::Zygote`).
+    fn fork(
+        &self,
+        spawn: &Spawn,
+        stdio: [libc::c_int; 3],
+        inherit: Option<std::os::fd::RawFd>,
+        file_size: Option<u64>,
+        space: Option<&crate::bridge::sandbox::Join>,
+    ) -> std::io::Result<(libc::pid_t, OwnedFd)> {
+        use std::ffi::CString;
+        use std::os::unix::ffi::OsStrExt;
+        let invalid = || std::io::Error::other("a NUL byte in a command line or environment");
+        let c = |bytes: &[u8]| CString::new(bytes).map_err(|_| invalid());
+        let mut args = vec![c(spawn.program.as_os_str().as_bytes())?];
+        for arg in &spawn.args {
+            args.push(c(arg.as_bytes())?);
+        }
+        let mut env = Vec::new();
+        for (key, value) in spawn.environment() {
+            let mut pair = key.as_bytes().to_vec();
+            pair.push(b'=');
+            pair.extend_from_slice(value.as_bytes());
+            env.push(c(&pair)?);
+        }
+        let (user, mount, net) = match space {
+            Some(join) => {
+                let (user, mount, net) = join.descriptors();
+                (user, Some(mount), net)
+            }
+            None => (None, None, None),
+        };
+        let request = crate::bridge::judge_zygote::Request {
+            inherit,
+            file_size,
+            dir: c(spawn.dir.as_os_str().as_bytes())?,
+            space: space.map(|join| join.dir().to_owned()),
+            args,
+            env,
+            namespaces: [user.is_some(), mount.is_some(), net.is_some()],
+        };
+        let (ours, theirs) = crate::bridge::zygote::seqpacket_pair()?;
+        let mut fds = vec![theirs.as_raw_fd()];
+        fds.extend(stdio);
+        fds.extend(inherit.into_iter().chain(user).chain(mount).chain(net));
+        crate::bridge::zygote::send_with(self.control.as_raw_fd(), &request.encode(), &fds)?;
+        drop(theirs);
+        let answer = crate::bridge::zygote::receive(ours.as_raw_fd(), None)
+            .ok_or_else(|| std::io::Error::other("the judge's zygote did not fork it"))?;
+        let pid = <[u8; 4]>::try_from(answer.as_slice())
+            .map(libc::pid_t::from_le_bytes)
+            .map_err(|_| std::io::Error::other("the judge's zygote answered otherwise"))?;
+        Ok((pid, ours))
+    }
+}
+
+impl Drop for JudgeZygote {
+    fn drop(&mut self) {
+        // SAFETY: our own child, killed and reaped once.
+        unsafe {
+            libc::kill(self.pid, libc::SIGKILL);
+            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        }
+    }
+}
+
+/// How long a judge may take to say it is a zygote (it says so before it
+/// does anything else; one that is not ends at once).
+const ZYGOTE_START: Duration = Duration::from_secs(60);
+
+/// How `finish` learns that its child ended.
+enum Waiter {
+    /// It is this process's child (`wait_with_cpu`).
+    Child,
+    /// It is a judge's zygote's, which says so on this connection.
+    Zygote(OwnedFd),
+}
+
+impl Waiter {
+    fn wait(self, pid: libc::pid_t) -> std::io::Result<(ExitStatus, Duration)> {
+        use std::os::unix::process::ExitStatusExt;
+        match self {
+            Waiter::Child => wait_with_cpu(pid),
+            Waiter::Zygote(connection) => {
+                let answer = crate::bridge::zygote::receive(connection.as_raw_fd(), None)
+                    .filter(|a| a.len() == 12)
+                    .ok_or_else(|| std::io::Error::other("the judge's zygote ended"))?;
+                let (status, cpu) = answer.split_at(4);
+                let status = i32::from_le_bytes(status.try_into().expect("four bytes"));
+                let cpu = u64::from_le_bytes(cpu.try_into().expect("eight bytes"));
+                Ok((ExitStatus::from_raw(status), Duration::from_micros(cpu)))
+            }
+        }
+    }
 }
 
 /// Starts `spawn` as `run_light` does (a clone sharing this process's
@@ -485,6 +661,7 @@ unsafe fn fail(failed: &mut libc::c_int) -> ! {
 /// reads its output back.
 fn finish(
     pid: libc::pid_t,
+    waiter: Waiter,
     start: Instant,
     left: Option<OwnedFd>,
     out_path: &Path,
@@ -494,7 +671,7 @@ fn finish(
     let group = pid;
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(wait_with_cpu(pid));
+        let _ = tx.send(waiter.wait(pid));
     });
     let waited = match limits.time {
         Some(limit) => rx.recv_timeout(limit).ok(),
@@ -754,6 +931,125 @@ mod tests {
         }
     }
 
+    /// fencelab's judge forked by its zygote is given what it is given
+    /// executed afresh by a clone (`run_light`): the same command line,
+    /// directory, environment, process group, descriptors (the inherited
+    /// one included, and none of the zygote's), signals, limits and
+    /// namespaces (the trial's space), as the judge's probe prints them.
+    #[test]
+    fn a_judge_forked_by_its_zygote_is_given_what_an_executed_one_is() {
+        use crate::engine::builder::{self, Built, Plan};
+        use crate::engine::policy::{Policy, Trust};
+        use crate::engine::scratch::Scratch;
+        use crate::lab::suite::SuiteFiles;
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+        let plan = Plan {
+            suite: &SuiteFiles::builtin(),
+            implementations: &[],
+            time_limit: None,
+            servers: Policy::of(Trust::Submissions).servers,
+            judge_caged: false,
+            detail: None,
+        };
+        let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
+            panic!("the suite builds");
+        };
+        let zygote = JudgeZygote::start(&build.judge).expect("fencelab's judge is a zygote");
+        let work = tempfile::tempdir().unwrap();
+        let tmp = work.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let space = crate::bridge::sandbox::Space::for_trial(&tmp, None).unwrap();
+        let (_read, write) = left_pipe().unwrap();
+        let probe = crate::engine::crates::PROBE_TEST;
+        let spawn = Spawn {
+            program: std::path::absolute(&build.judge).unwrap(),
+            args: [
+                "--exact",
+                probe,
+                "--ignored",
+                "--nocapture",
+                "--test-threads",
+                "1",
+            ]
+            .map(std::ffi::OsString::from)
+            .to_vec(),
+            env: vec![
+                ("PATH".into(), "/usr/bin:/bin".into()),
+                ("FENCELAB_PROBE".into(), "two words".into()),
+                ("HOME".into(), tmp.clone().into()),
+            ],
+            dir: tmp.clone(),
+        };
+        let limits = Limits {
+            time: Some(Duration::from_secs(120)),
+            output_cap: 1 << 20,
+            file_size: Some(FILE_SIZE),
+            cage: None,
+            space: space.as_ref().map(crate::bridge::sandbox::Space::join),
+        };
+        let run = |zygote: Option<&JudgeZygote>, name: &str| {
+            let out = work.path().join(name);
+            std::fs::create_dir_all(&out).unwrap();
+            let finished = run_judge(&spawn, &out, &limits, Some(write.as_raw_fd()), zygote)
+                .expect("the judge runs");
+            assert!(finished.success(), "{finished:?}");
+            // What the probe printed, from its first line to libtest's "ok".
+            let from = finished.stdout.find("args [").expect("the probe printed");
+            let printed: Vec<String> = finished.stdout[from..]
+                .lines()
+                .take_while(|l| *l != "ok")
+                .map(String::from)
+                .collect();
+            assert!(printed.len() > 20, "the probe printed: {finished:?}");
+            printed
+        };
+        let executed = run(None, "executed");
+        let forked = run(Some(&zygote), "forked");
+        // A judge executed afresh also inherits whatever this process holds
+        // open without close-on-exec (cargo's jobserver, say); the forked one
+        // holds its standard streams and the descriptor it inherits alone.
+        let fd = write.as_raw_fd();
+        let mut given = [
+            "0=/dev/null".to_string(),
+            "1=a file".to_string(),
+            "2=a file".to_string(),
+            format!("{fd}=pipe"),
+        ];
+        given.sort();
+        let given = format!("{given:?}");
+        let descriptors = |printed: &[String]| {
+            let line = printed
+                .iter()
+                .find(|l| l.starts_with("descriptors "))
+                .unwrap();
+            let mut fds: Vec<&str> = line["descriptors [".len()..line.len() - 1]
+                .split(", ")
+                .collect();
+            fds.retain(|f| {
+                let n = f.trim_matches('"').split('=').next().unwrap();
+                ["0", "1", "2", &fd.to_string()].contains(&n)
+            });
+            format!("[{}]", fds.join(", "))
+        };
+        assert_eq!(descriptors(&executed), given);
+        assert!(
+            forked.contains(&format!("descriptors {given}")),
+            "{forked:?}"
+        );
+        let others = |printed: &[String]| -> Vec<String> {
+            printed
+                .iter()
+                .filter(|l| !l.starts_with("descriptors "))
+                .cloned()
+                .collect()
+        };
+        assert_eq!(others(&executed), others(&forked));
+        // And it is the probe's own: its command line, its directory.
+        assert!(forked[0].contains(probe), "{forked:?}");
+        assert!(forked.iter().any(|l| l.contains("two words")), "{forked:?}");
+    }
+
     #[test]
     fn a_light_spawn_inherits_the_descriptor_it_is_given_and_no_other() {
         let dir = tempfile::tempdir().unwrap();
@@ -771,9 +1067,14 @@ mod tests {
             "for fd in {given} {other}; do if [ -e /proc/self/fd/$fd ]; then echo open $fd; \
              else echo closed $fd; fi; done"
         );
-        let finished =
-            run_light_inheriting(&light(&script), dir.path(), &Limits::default(), Some(given))
-                .unwrap();
+        let finished = run_judge(
+            &light(&script),
+            dir.path(),
+            &Limits::default(),
+            Some(given),
+            None,
+        )
+        .unwrap();
         assert_eq!(
             finished.stdout.lines().collect::<Vec<_>>(),
             [format!("open {given}"), format!("closed {other}")],

@@ -1235,7 +1235,7 @@ impl Drop for Zygote {
 impl Handed {
     /// Hands the connection down to the judge `spawn` starts: named in
     /// `ZYGOTE_ENV`; the descriptor returned is to be inherited by the judge
-    /// alone (`process::run_light_inheriting` clears its close-on-exec flag
+    /// alone (`process::run_judge` clears its close-on-exec flag
     /// in the judge's clone only), so the runner starts it without a fork.
     pub(crate) fn pass_to(&self, spawn: &mut process::Spawn) -> std::os::fd::RawFd {
         let fd = self.fd.as_raw_fd();

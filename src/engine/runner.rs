@@ -271,6 +271,11 @@ impl Runner {
             self.library.as_deref(),
         );
         let nets = Nets::new(trials);
+        // fencelab's own judge, forked per trial from one started here (on
+        // this thread, which outlives the trials), where it can be.
+        let judge_zygote = (!self.judge_caged && trials.len() > 1)
+            .then(|| process::JudgeZygote::start(&self.judge))
+            .flatten();
         std::thread::scope(|scope| {
             if let Some(budgets) = &budgets {
                 let ended = &ended;
@@ -300,6 +305,7 @@ impl Runner {
                 let (next, failure, base, order) = (&next, &failure, base.path(), &order);
                 let budgets = budgets.as_ref();
                 let (working, nets, zygotes) = (&working, &nets, &zygotes);
+                let judge_zygote = judge_zygote.as_ref();
                 scope.spawn(move || {
                     loop {
                         let _slot = working.enter(budgets);
@@ -345,7 +351,7 @@ impl Runner {
                             }
                         };
                         let ran = self
-                            .run_one(trial, &dir, net.as_deref(), &caged, zygotes)
+                            .run_one(trial, &dir, net.as_deref(), &caged, zygotes, judge_zygote)
                             .map(|(mut result, cpu)| {
                                 if let Some(budgets) = budgets {
                                     budgets.used(cpu);
@@ -402,6 +408,7 @@ impl Runner {
         net: Option<&Net>,
         caged: &dyn Fn(&std::path::Path),
         zygotes: &crate::engine::python::Zygotes,
+        judge_zygote: Option<&process::JudgeZygote>,
     ) -> Result<(TrialResult, Duration), Error> {
         // The judge's output stays beside the test's temporary directory, out of
         // the implementation's reach (it may write only under `tmp`).
@@ -514,7 +521,7 @@ impl Runner {
         // inherited by it alone; an untrusted judge's cage needs a fork.
         let finished = if limits.cage.is_none() {
             let inherit = _zygote.as_ref().map(|handed| handed.pass_to(&mut spawn));
-            process::run_light_inheriting(&spawn, dir, &limits, inherit)
+            process::run_judge(&spawn, dir, &limits, inherit, judge_zygote)
         } else {
             process::run(spawn.command(), dir, &limits)
         };

@@ -1,0 +1,535 @@
+//! fencelab's own judge started once per run and forked per trial, rather
+//! than executed afresh by each trial: a start of the judge's program cost
+//! about 1.3 ms of processor time here, most of it the C library's probing
+//! of the processor's caches (`cpuid`, which a virtual machine traps), as
+//! much as a trial's test itself.
+//!
+//! The judge's program carries `init` in its `.init_array` (the engine
+//! appends it to the judge's root file, `engine::crates::write_judge`): it
+//! runs before `main`, and returns at once unless the program was started
+//! as a judge zygote (`ZYGOTE_ARG`, by `engine::process::JudgeZygote`).
+//! Then it never returns in that process: it waits on its control socket
+//! for trials, and forks a child for each. The child (`child`) puts itself
+//! where the runner's clone would have put a judge it executed (its own
+//! process group, death with its parent, its standard streams and the
+//! descriptor it inherits, signals and limits, the trial's space, its
+//! directory, its environment and its command line), and returns from
+//! `init`: `main` then runs the test as in a judge executed afresh. Nothing
+//! of the suite has run in the zygote (it runs before `main`, and only this
+//! module's code), so each child starts from the state an executed judge
+//! starts from.
+//!
+//! The zygote is fencelab's own code and the suite's, never a learner's
+//! (an untrusted judge is executed in its cage as before), single-threaded,
+//! and dies with the runner (its parent-death signal, and its control
+//! socket's end); each child dies with it. For each trial the runner sends,
+//! with the request, one end of a connection of the trial's own: the zygote
+//! answers on it the child's pid, then its wait status and the processor
+//! time it and what it waited for used, as `wait4` gives them to a parent.
+
+use std::ffi::{CStr, CString, c_char, c_int};
+use std::os::fd::RawFd;
+
+/// The first argument of a judge started as a zygote; the second is its
+/// control socket's descriptor, the third the runner's pid.
+pub const ZYGOTE_ARG: &str = "--fencelab-judge-zygote";
+/// How many arguments a trial's command line may have: the zygote is
+/// started with this many after its own, whose slots a child's take.
+pub const ARG_SLOTS: usize = 16;
+/// What the zygote says on its control socket once it waits for trials.
+pub const READY: &[u8] = b"ready";
+
+/// A trial's request, as the runner sends it: NUL-separated fields.
+pub(crate) struct Request {
+    /// Where the descriptor the judge inherits goes (the runner's number).
+    pub inherit: Option<RawFd>,
+    pub file_size: Option<u64>,
+    pub dir: CString,
+    /// The trial's space: its directory (the namespaces come as descriptors).
+    pub space: Option<CString>,
+    pub args: Vec<CString>,
+    pub env: Vec<CString>,
+    /// Which of the namespaces came: user, mount, network.
+    pub namespaces: [bool; 3],
+}
+
+impl Request {
+    /// The bytes the runner sends.
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        let mut field = |bytes: &[u8]| {
+            out.extend_from_slice(bytes);
+            out.push(0);
+        };
+        field(
+            self.inherit
+                .map_or(String::new(), |fd| fd.to_string())
+                .as_bytes(),
+        );
+        field(
+            self.file_size
+                .map_or(String::new(), |s| s.to_string())
+                .as_bytes(),
+        );
+        field(self.dir.as_bytes());
+        field(self.space.as_ref().map_or(&b""[..], |s| s.as_bytes()));
+        let flags: String = self
+            .namespaces
+            .iter()
+            .map(|&n| if n { '1' } else { '0' })
+            .collect();
+        field(flags.as_bytes());
+        field(self.args.len().to_string().as_bytes());
+        for arg in &self.args {
+            field(arg.as_bytes());
+        }
+        for var in &self.env {
+            field(var.as_bytes());
+        }
+        out
+    }
+
+    /// The request in `bytes`, or None where it is not one.
+    pub(crate) fn decode(bytes: &[u8]) -> Option<Request> {
+        let mut fields = bytes.strip_suffix(&[0])?.split(|&b| b == 0);
+        let mut next = || fields.next();
+        let number = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u64>().ok();
+        let inherit = match next()? {
+            b"" => None,
+            b => Some(RawFd::try_from(number(b)?).ok()?),
+        };
+        let file_size = match next()? {
+            b"" => None,
+            b => Some(number(b)?),
+        };
+        let dir = CString::new(next()?).ok()?;
+        let space = match next()? {
+            b"" => None,
+            b => Some(CString::new(b).ok()?),
+        };
+        let flags = next()?;
+        if flags.len() != 3 {
+            return None;
+        }
+        let namespaces = [flags[0] == b'1', flags[1] == b'1', flags[2] == b'1'];
+        let count = number(next()?)? as usize;
+        if count == 0 || count > ARG_SLOTS {
+            return None;
+        }
+        let mut args = Vec::with_capacity(count);
+        for _ in 0..count {
+            args.push(CString::new(next()?).ok()?);
+        }
+        let mut env = Vec::new();
+        while let Some(var) = next() {
+            env.push(CString::new(var).ok()?);
+        }
+        Some(Request {
+            inherit,
+            file_size,
+            dir,
+            space,
+            args,
+            env,
+            namespaces,
+        })
+    }
+}
+
+/// Runs before `main` in every judge program (its `.init_array`): nothing
+/// unless the program was started as a zygote, which never returns but in
+/// the child of each trial, set up for it.
+///
+/// # Safety
+/// Only as an `.init_array` function, which the C library calls with the
+/// program's `argc`, `argv` and `envp`.
+pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, _envp: *mut *mut c_char) {
+    if argc < 4 || argv.is_null() {
+        return;
+    }
+    // SAFETY: `argv` holds `argc` C strings.
+    let arg = |i: usize| unsafe { CStr::from_ptr(*argv.add(i)) };
+    if arg(1).to_bytes() != ZYGOTE_ARG.as_bytes() {
+        return;
+    }
+    let number = |i: usize| {
+        std::str::from_utf8(arg(i).to_bytes())
+            .ok()?
+            .parse::<i32>()
+            .ok()
+    };
+    let (Some(control), Some(runner)) = (number(2), number(3)) else {
+        // SAFETY: ends this process.
+        unsafe { libc::_exit(2) }
+    };
+    // SAFETY: a single-threaded process (before `main`); returns only in a
+    // child, set up.
+    let args = unsafe { serve(control, runner) }.args;
+    // The child's command line, in the slots of the zygote's (the standard
+    // library reads `argv` when asked, and stops at the first null).
+    if args.len() >= argc as usize {
+        // SAFETY: ends this child.
+        unsafe { libc::_exit(127) }
+    }
+    let count = args.len();
+    for (i, a) in args.into_iter().enumerate() {
+        // SAFETY: a slot of `argv`; the string lives as long as the process.
+        unsafe { *argv.add(i) = a.into_raw() };
+    }
+    // SAFETY: a slot of `argv`, which has `argc` of them.
+    unsafe { *argv.add(count) = std::ptr::null_mut() };
+}
+
+/// The zygote's loop: one child per request on `control`; returns in each
+/// child, set up, its request.
+///
+/// # Safety
+/// Only in a single-threaded process.
+unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != runner {
+            libc::_exit(0);
+        }
+        // Its children's ends come as a descriptor to poll.
+        let mut chld: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut chld);
+        libc::sigaddset(&mut chld, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &chld, std::ptr::null_mut());
+        let ended = libc::signalfd(-1, &chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if ended < 0 || super::zygote::send_with(control, READY, &[]).is_err() {
+            libc::_exit(1);
+        }
+        // Each running child's connection.
+        let mut running: Vec<(libc::pid_t, RawFd)> = Vec::new();
+        loop {
+            let mut polls = [
+                libc::pollfd {
+                    fd: control,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: ended,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            if libc::poll(polls.as_mut_ptr(), 2, -1) < 0 {
+                continue;
+            }
+            if polls[1].revents != 0 {
+                let mut info = [0u8; 128];
+                while libc::read(ended, info.as_mut_ptr().cast(), info.len()) > 0 {}
+                reap(&mut running);
+            }
+            if polls[0].revents == 0 {
+                continue;
+            }
+            let (message, fds) = match receive_with(control) {
+                Some(received) => received,
+                // The runner is gone, or done with this judge.
+                None => libc::_exit(0),
+            };
+            let Some((&connection, given)) = fds.split_first() else {
+                continue;
+            };
+            let request = Request::decode(&message);
+            let pid = match &request {
+                Some(request) if given.len() == 3 + request.given() => libc::fork(),
+                _ => -1,
+            };
+            if pid == 0 {
+                let request = request.unwrap_or_else(|| libc::_exit(127));
+                if child(&request, given).is_err() {
+                    libc::_exit(127);
+                }
+                return request;
+            }
+            for &fd in given {
+                libc::close(fd);
+            }
+            let answer = pid.to_le_bytes();
+            if pid < 0 || super::zygote::send_with(connection, &answer, &[]).is_err() {
+                libc::close(connection);
+                continue;
+            }
+            running.push((pid, connection));
+        }
+    }
+}
+
+impl Request {
+    /// How many descriptors come beside the standard streams.
+    fn given(&self) -> usize {
+        usize::from(self.inherit.is_some()) + self.namespaces.iter().filter(|&&n| n).count()
+    }
+}
+
+/// Collects every ended child and tells its trial how it ended: its wait
+/// status and processor time (microseconds), little-endian.
+///
+/// # Safety
+/// Only in the zygote.
+unsafe fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
+    loop {
+        let mut status = 0;
+        // SAFETY: fills a rusage of ours.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: waits for a child of this process.
+        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage) };
+        if pid <= 0 {
+            return;
+        }
+        let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
+        let cpu = micros(usage.ru_utime) + micros(usage.ru_stime);
+        if let Some(at) = running.iter().position(|&(p, _)| p == pid) {
+            let (_, connection) = running.swap_remove(at);
+            let mut answer = status.to_le_bytes().to_vec();
+            answer.extend_from_slice(&cpu.to_le_bytes());
+            let _ = super::zygote::send_with(connection, &answer, &[]);
+            // SAFETY: the zygote's own descriptor, closed once.
+            unsafe { libc::close(connection) };
+        }
+    }
+}
+
+/// One message and the descriptors that came with it, from the control
+/// socket; None at its end.
+fn receive_with(fd: RawFd) -> Option<(Vec<u8>, Vec<RawFd>)> {
+    let mut buf = vec![0u8; 1 << 16];
+    // SAFETY: CMSG_SPACE of a constant.
+    let space = unsafe { libc::CMSG_SPACE((8 * std::mem::size_of::<c_int>()) as u32) } as usize;
+    let mut control = vec![0u8; space];
+    loop {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        // SAFETY: a msghdr of ours pointing into buffers of ours.
+        let mut header: libc::msghdr = unsafe { std::mem::zeroed() };
+        header.msg_iov = &mut iov;
+        header.msg_iovlen = 1;
+        header.msg_control = control.as_mut_ptr().cast();
+        header.msg_controllen = space as _;
+        // SAFETY: receives into the buffers above.
+        let n = unsafe { libc::recvmsg(fd, &mut header, libc::MSG_CMSG_CLOEXEC) };
+        if n < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            return None;
+        }
+        if n == 0 {
+            return None;
+        }
+        let mut fds = Vec::new();
+        // SAFETY: walks the control messages the kernel wrote.
+        unsafe {
+            let mut cmsg = libc::CMSG_FIRSTHDR(&header);
+            while !cmsg.is_null() {
+                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                    let data = libc::CMSG_DATA(cmsg).cast::<c_int>();
+                    let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                    for i in 0..bytes / std::mem::size_of::<c_int>() {
+                        fds.push(*data.add(i));
+                    }
+                }
+                cmsg = libc::CMSG_NXTHDR(&header, cmsg);
+            }
+        }
+        buf.truncate(n as usize);
+        return Some((buf, fds));
+    }
+}
+
+/// The child of a trial: what the runner's clone does before it executes a
+/// judge (`engine::process`'s `Child::run`), in the same order: death with
+/// its parent (the zygote), its own process group, its standard streams
+/// and the descriptor it inherits (`given`: standard input, output and
+/// error, then the inherited one, then the namespaces), nothing else open,
+/// signals at their defaults, no core, the file size limit, the trial's
+/// space, its directory; then its environment.
+///
+/// # Safety
+/// Only in the child of the zygote.
+unsafe fn child(request: &Request, given: &[RawFd]) -> std::io::Result<()> {
+    let check = |result: c_int| {
+        if result < 0 {
+            Err(std::io::Error::last_os_error())
+        } else {
+            Ok(result)
+        }
+    };
+    unsafe {
+        let zygote = libc::getppid();
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        if libc::getppid() != zygote {
+            libc::_exit(137);
+        }
+        check(libc::setpgid(0, 0))?;
+        // Every descriptor given out of the way first (above every target),
+        // then the streams and the inherited one into place.
+        let above = request.inherit.map_or(3, |target| target.max(2) + 1);
+        let mut high = Vec::with_capacity(given.len());
+        for &fd in given {
+            high.push(check(libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above))?);
+        }
+        super::sandbox::close_all_but(0, &mut high.clone());
+        let (streams, rest) = high.split_at(3);
+        for (target, &fd) in streams.iter().enumerate() {
+            check(libc::dup2(fd, target as c_int))?;
+            libc::close(fd);
+        }
+        let namespaces = match request.inherit {
+            Some(target) => {
+                check(libc::dup2(rest[0], target))?;
+                libc::close(rest[0]);
+                &rest[1..]
+            }
+            None => rest,
+        };
+        // Signals as a fresh process has them: none blocked (the zygote
+        // blocks SIGCHLD), none handled (it handles none).
+        let mut none: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut none);
+        let no_core = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
+        if let Some(bytes) = request.file_size {
+            let cap = libc::rlimit {
+                rlim_cur: bytes,
+                rlim_max: bytes,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
+        }
+        if let Some(dir) = &request.space {
+            let mut next = namespaces.iter().copied();
+            let [user, mount, net] = request.namespaces;
+            let user = if user { next.next() } else { None };
+            let mount = if mount { next.next() } else { None };
+            let net = if net { next.next() } else { None };
+            let mount = mount.ok_or_else(|| std::io::Error::other("no mount namespace"))?;
+            let path = std::path::Path::new(std::ffi::OsStr::from_encoded_bytes_unchecked(
+                dir.as_bytes(),
+            ));
+            let join = super::sandbox::Join::of(user, mount, net, path)?;
+            super::sandbox::join(&join)?;
+            // Joining a user namespace changed this process's credentials,
+            // which cleared its parent-death signal. (A judge executed
+            // afresh loses it again at its `exec`, root in that namespace:
+            // this one keeps it, and dies with the zygote.)
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+            if libc::getppid() != zygote {
+                libc::_exit(137);
+            }
+        }
+        for &fd in namespaces {
+            libc::close(fd);
+        }
+        check(libc::chdir(request.dir.as_ptr()))?;
+        libc::clearenv();
+        for var in &request.env {
+            // The string lives as long as the process (putenv keeps it).
+            check(libc::putenv(var.clone().into_raw()))?;
+        }
+        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+    }
+    Ok(())
+}
+
+/// Prints what this process was given as a judge (its command line, its
+/// directory and environment, its process group, descriptors, signals,
+/// limits and namespaces): the judge's `PROBE_TEST`, by which a unit test
+/// compares a judge forked by the zygote with one executed afresh.
+pub fn probe() {
+    let mut lines = vec![format!(
+        "args {:?}",
+        std::env::args().skip(1).collect::<Vec<_>>()
+    )];
+    lines.push(format!("dir {:?}", std::env::current_dir().ok()));
+    let mut env: Vec<_> = std::env::vars_os().collect();
+    env.sort();
+    lines.push(format!("env {env:?}"));
+    // SAFETY: plain queries of this process.
+    let (pid, group, dumpable) = unsafe {
+        (
+            libc::getpid(),
+            libc::getpgid(0),
+            libc::prctl(libc::PR_GET_DUMPABLE),
+        )
+    };
+    lines.push(format!("leads its group {}", pid == group));
+    lines.push(format!("dumpable {dumpable}"));
+    let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
+        .map(|dir| {
+            dir.flatten()
+                .filter_map(|e| {
+                    let target = std::fs::read_link(e.path()).ok()?;
+                    let target = target.to_string_lossy();
+                    // The directory read here has a descriptor of its own.
+                    (!target.ends_with("/fd") && !target.contains("/task/")).then(|| {
+                        let kind = target.split(':').next().unwrap_or("").to_string();
+                        let kind = if target.starts_with('/') && !target.starts_with("/dev/") {
+                            "a file".to_string()
+                        } else {
+                            kind
+                        };
+                        format!("{}={kind}", e.file_name().to_string_lossy())
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    fds.sort();
+    lines.push(format!("descriptors {fds:?}"));
+    // This thread's signals (libtest's main thread may be starting it), and
+    // the process's ids.
+    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+    for line in status.lines() {
+        if [
+            "SigBlk",
+            "SigIgn",
+            "SigCgt",
+            "Uid",
+            "Gid",
+            "NoNewPrivs",
+            "Seccomp",
+            "Cpus_allowed_list",
+        ]
+        .iter()
+        .any(|k| line.starts_with(&format!("{k}:")))
+        {
+            lines.push(line.replace('\t', " "));
+        }
+    }
+    for (name, resource) in [
+        ("core", libc::RLIMIT_CORE),
+        ("fsize", libc::RLIMIT_FSIZE),
+        ("nofile", libc::RLIMIT_NOFILE),
+        ("nproc", libc::RLIMIT_NPROC),
+        ("stack", libc::RLIMIT_STACK),
+    ] {
+        // SAFETY: fills a struct of ours.
+        let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
+        unsafe { libc::getrlimit(resource, &mut limit) };
+        lines.push(format!(
+            "limit {name} {} {}",
+            limit.rlim_cur, limit.rlim_max
+        ));
+    }
+    for ns in ["user", "mnt", "net", "pid", "ipc", "uts", "cgroup"] {
+        let target = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok();
+        lines.push(format!("namespace {ns} {target:?}"));
+    }
+    // SAFETY: reads this process's mask without changing it.
+    let umask = unsafe {
+        let mask = libc::umask(0o022);
+        libc::umask(mask);
+        mask
+    };
+    lines.push(format!("umask {umask:o}"));
+    println!("{}", lines.join("\n"));
+}
