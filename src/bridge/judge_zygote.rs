@@ -36,6 +36,12 @@ pub const ZYGOTE_ARG: &str = "--fencelab-judge-zygote";
 /// How many arguments a trial's command line may have: the zygote is
 /// started with this many after its own, whose slots a child's take.
 pub const ARG_SLOTS: usize = 16;
+/// The room the zygote is started with, in its last argument and in the
+/// variable `ROOM_ENV`, where a child writes its own command line and
+/// environment (bytes).
+pub const ARG_ROOM: usize = 4096;
+pub const ENV_ROOM: usize = 16384;
+pub const ROOM_ENV: &str = "FENCELAB_ZYGOTE_ROOM";
 /// What the zygote says on its control socket once it waits for trials.
 pub const READY: &[u8] = b"ready";
 
@@ -143,7 +149,7 @@ impl Request {
 /// # Safety
 /// Only as an `.init_array` function, which the C library calls with the
 /// program's `argc`, `argv` and `envp`.
-pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, _envp: *mut *mut c_char) {
+pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, envp: *mut *mut c_char) {
     if argc < 4 || argv.is_null() {
         return;
     }
@@ -164,20 +170,91 @@ pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, _envp: *mut *
     };
     // SAFETY: a single-threaded process (before `main`); returns only in a
     // child, set up.
-    let args = unsafe { serve(control, runner) }.args;
-    // The child's command line, in the slots of the zygote's (the standard
-    // library reads `argv` when asked, and stops at the first null).
-    if args.len() >= argc as usize {
+    let request = unsafe { serve(control, runner) };
+    let slots = argc as usize;
+    if request.args.len() >= slots {
         // SAFETY: ends this child.
         unsafe { libc::_exit(127) }
     }
-    let count = args.len();
-    for (i, a) in args.into_iter().enumerate() {
+    // The child's command line and environment where the kernel shows a
+    // process's own (`/proc/PID/cmdline`, `environ`: what `ps` and a
+    // look at a trial's processes read), in the room the zygote was started
+    // with; and its command line in the slots of the zygote's `argv` (the
+    // standard library reads `argv` when asked, and stops at the first
+    // null; the environment it reads is the C library's, set already).
+    // SAFETY: the kernel's strings, `argc` of them from `argv[0]`.
+    let written = unsafe { area(argv, slots) }
+        .and_then(|room| Some((room.as_mut_ptr(), write_into(room, &request.args)?)));
+    let count = request.args.len();
+    for (i, arg) in request.args.into_iter().enumerate() {
+        let at = match &written {
+            // SAFETY: within the room, where `write_into` put it.
+            Some((room, starts)) => unsafe { room.add(starts[i]).cast() },
+            None => arg.into_raw(),
+        };
         // SAFETY: a slot of `argv`; the string lives as long as the process.
-        unsafe { *argv.add(i) = a.into_raw() };
+        unsafe { *argv.add(i) = at };
     }
-    // SAFETY: a slot of `argv`, which has `argc` of them.
+    // SAFETY: a slot of `argv`, which has `argc` of them (`count` is fewer).
     unsafe { *argv.add(count) = std::ptr::null_mut() };
+    if !envp.is_null() {
+        // SAFETY: `envp` is ended by a null.
+        let count = (0..)
+            .take_while(|&i| unsafe { !(*envp.add(i)).is_null() })
+            .count();
+        // SAFETY: the kernel's strings, `count` of them from `envp[0]`
+        // (the C library's environment is the child's own by now).
+        if let Some(room) = unsafe { area(envp, count) } {
+            write_into(room, &request.env);
+        }
+    }
+}
+
+/// The bytes of the `count` strings of `list`, where they lie one after
+/// the other from `list[0]` (as the kernel lays out a program's arguments
+/// and its environment); None where they do not.
+///
+/// # Safety
+/// `list` holds `count` C strings, which nothing else reads meanwhile.
+unsafe fn area(list: *mut *mut c_char, count: usize) -> Option<&'static mut [u8]> {
+    if count == 0 {
+        return None;
+    }
+    unsafe {
+        let start = (*list).cast::<u8>();
+        let mut end = start;
+        for i in 0..count {
+            let string = (*list.add(i)).cast::<u8>();
+            if string != end {
+                return None;
+            }
+            end = string.add(libc::strlen(string.cast()) + 1);
+        }
+        Some(std::slice::from_raw_parts_mut(
+            start,
+            end.offset_from(start) as usize,
+        ))
+    }
+}
+
+/// Writes `items` into `room` one after the other, each ended by a null,
+/// and nulls after them; where each begins, or None (nothing written)
+/// where they do not fit.
+fn write_into(room: &mut [u8], items: &[CString]) -> Option<Vec<usize>> {
+    let need: usize = items.iter().map(|i| i.as_bytes_with_nul().len()).sum();
+    if need > room.len() {
+        return None;
+    }
+    let mut starts = Vec::with_capacity(items.len());
+    let mut at = 0;
+    for item in items {
+        let bytes = item.as_bytes_with_nul();
+        room[at..at + bytes.len()].copy_from_slice(bytes);
+        starts.push(at);
+        at += bytes.len();
+    }
+    room[at..].fill(0);
+    Some(starts)
 }
 
 /// The zygote's loop: one child per request on `control`; returns in each
@@ -450,6 +527,22 @@ pub fn probe() {
         std::env::args().skip(1).collect::<Vec<_>>()
     )];
     lines.push(format!("dir {:?}", std::env::current_dir().ok()));
+    // What the kernel shows of this process (`ps`, a look at /proc), the
+    // nulls after a forked judge's own left out.
+    for (name, sorted) in [("cmdline", false), ("environ", true)] {
+        let bytes = std::fs::read(format!("/proc/self/{name}")).unwrap_or_default();
+        let mut items: Vec<String> = bytes
+            .split(|&b| b == 0)
+            .map(|i| String::from_utf8_lossy(i).into_owned())
+            .collect();
+        while items.last().is_some_and(String::is_empty) {
+            items.pop();
+        }
+        if sorted {
+            items.sort();
+        }
+        lines.push(format!("{name} {items:?}"));
+    }
     let mut env: Vec<_> = std::env::vars_os().collect();
     env.sort();
     lines.push(format!("env {env:?}"));
@@ -532,4 +625,59 @@ pub fn probe() {
     };
     lines.push(format!("umask {umask:o}"));
     println!("{}", lines.join("\n"));
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_reads_back_as_it_was_sent() {
+        let c = |s: &str| CString::new(s).unwrap();
+        let request = Request {
+            inherit: Some(57),
+            file_size: Some(1 << 28),
+            dir: c("/tmp/trial/tmp"),
+            space: Some(c("/tmp/trial/tmp")),
+            args: vec![c("/judge"), c("--exact"), c("step1::x"), c("")],
+            env: vec![c("A=b=c"), c("EMPTY=")],
+            namespaces: [true, true, false],
+        };
+        let back = Request::decode(&request.encode()).expect("a request");
+        assert_eq!(back.inherit, Some(57));
+        assert_eq!(back.file_size, Some(1 << 28));
+        assert_eq!((&back.dir, &back.space), (&request.dir, &request.space));
+        assert_eq!((&back.args, &back.env), (&request.args, &request.env));
+        assert_eq!(back.namespaces, [true, true, false]);
+        let none = Request {
+            inherit: None,
+            file_size: None,
+            space: None,
+            env: vec![],
+            namespaces: [false; 3],
+            ..back
+        };
+        let again = Request::decode(&none.encode()).expect("a request");
+        assert_eq!(
+            (again.inherit, again.file_size, again.space),
+            (None, None, None)
+        );
+        assert!(again.env.is_empty());
+        // Not a request: cut short, or no arguments.
+        let bytes = none.encode();
+        assert!(Request::decode(&bytes[..bytes.len() / 2]).is_none());
+        let no_arguments = [&b"\0\0/\0\0"[..], b"000\0", b"0\0"].concat();
+        assert!(Request::decode(&no_arguments).is_none());
+    }
+
+    #[test]
+    fn what_fits_in_the_room_is_written_after_itself_and_the_rest_zeroed() {
+        let mut room = [b'-'; 16];
+        let items = [CString::new("ab").unwrap(), CString::new("cde").unwrap()];
+        assert_eq!(write_into(&mut room, &items), Some(vec![0, 3]));
+        assert_eq!(&room, b"ab\0cde\0\0\0\0\0\0\0\0\0\0");
+        let mut small = [b'-'; 6];
+        assert_eq!(write_into(&mut small, &items), None);
+        assert_eq!(&small, b"------", "nothing written where it does not fit");
+    }
 }

@@ -287,18 +287,30 @@ impl JudgeZygote {
     /// the argument): its trials are then executed as before. Call it on
     /// a thread that outlives the trials: the zygote dies with that thread.
     pub(crate) fn start(judge: &Path) -> Option<JudgeZygote> {
-        use crate::bridge::judge_zygote::{ARG_SLOTS, READY, ZYGOTE_ARG};
+        use crate::bridge::judge_zygote::{
+            ARG_ROOM, ARG_SLOTS, ENV_ROOM, READY, ROOM_ENV, ZYGOTE_ARG,
+        };
         let (ours, theirs) = crate::bridge::zygote::seqpacket_pair().ok()?;
         let mut args: Vec<std::ffi::OsString> = vec![
             ZYGOTE_ARG.into(),
             theirs.as_raw_fd().to_string().into(),
             std::process::id().to_string().into(),
         ];
-        args.extend(std::iter::repeat_n("-".into(), ARG_SLOTS));
+        // The slots of a child's command line, the last with the room
+        // where it writes it for the kernel to show; the same for its
+        // environment.
+        args.extend(std::iter::repeat_n("-".into(), ARG_SLOTS - 1));
+        args.push("-".repeat(ARG_ROOM).into());
+        let mut env: Vec<_> = passed_on().collect();
+        env.push((ROOM_ENV.into(), "-".repeat(ENV_ROOM).into()));
+        // Where its run's trials are, as a judge's own says where its trial
+        // is: so is it found among a run's processes (its children take
+        // on their own environment, the C library's and the kernel's).
+        env.push(("TMPDIR".into(), std::env::temp_dir().into()));
         let spawn = Spawn {
             program: std::path::absolute(judge).ok()?,
             args,
-            env: passed_on().collect(),
+            env,
             dir: "/".into(),
         };
         let null = File::open("/dev/null").ok()?;
