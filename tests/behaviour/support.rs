@@ -275,18 +275,25 @@ struct Holder {
 /// other children that run this very program, with all they started (under
 /// a runner, the other trials' judges: reading their cages' files at every
 /// look cost a batch's race tests more processor time than all the rest of
-/// the batch).
+/// the batch). A judge forked by fencelab's zygote looks under the zygote's
+/// parent (`started_by`): the zygote's other children are other trials'
+/// judges, and the Python servers are the runner's forking server's.
 fn holders(target: &Path) -> Option<Vec<Holder>> {
     std::fs::read_dir("/proc/self/fd").ok()?;
     let me = std::process::id();
-    let mut pending = match std::os::unix::process::parent_id() {
+    let mut pending = match started_by() {
         0 | 1 => vec![me],
         parent => {
             let another_of_mine = |pid: u32| pid != me && runs_my_program(pid);
-            children(parent)
+            let mut near: Vec<u32> = children(parent)
                 .into_iter()
                 .filter(|pid| !another_of_mine(*pid))
-                .collect()
+                .collect();
+            // This process, where the zygote forked it.
+            if !near.contains(&me) {
+                near.push(me);
+            }
+            near
         }
     };
     let mut holders = Vec::new();
@@ -304,6 +311,30 @@ fn holders(target: &Path) -> Option<Vec<Holder>> {
     }
     Some(holders)
 }
+
+/// The process that started this one: its parent, or where that is the
+/// judge's zygote, which forked this judge for the process that started
+/// the trial (fencelab's runner, `bridge::judge_zygote`), the zygote's
+/// parent.
+fn started_by() -> u32 {
+    let parent = std::os::unix::process::parent_id();
+    let args = std::fs::read(format!("/proc/{parent}/cmdline")).unwrap_or_default();
+    if args.split(|&b| b == 0).nth(1) != Some(JUDGE_ZYGOTE_ARG.as_bytes()) {
+        return parent;
+    }
+    let stat = std::fs::read_to_string(format!("/proc/{parent}/stat")).unwrap_or_default();
+    // The field after the state, after the name (which is in parentheses).
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    after
+        .split_whitespace()
+        .nth(1)
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(parent)
+}
+
+/// The first argument of a judge started as fencelab's zygote
+/// (`bridge::judge_zygote::ZYGOTE_ARG`).
+const JUDGE_ZYGOTE_ARG: &str = "--fencelab-judge-zygote";
 
 /// Whether `pid` runs the program this process runs.
 fn runs_my_program(pid: u32) -> bool {
