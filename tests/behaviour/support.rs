@@ -275,9 +275,9 @@ struct Holder {
 /// other children that run this very program, with all they started (under
 /// a runner, the other trials' judges: reading their cages' files at every
 /// look cost a batch's race tests more processor time than all the rest of
-/// the batch). A judge forked by fencelab's zygote looks under the zygote's
-/// parent (`started_by`): the zygote's other children are other trials'
-/// judges, and the Python servers are the runner's forking server's.
+/// the batch). A judge of a Python trial forked by fencelab's zygote looks
+/// under the zygote's parent (`started_by`): its servers are the runner's
+/// forking server's, and the zygote's other children other trials' judges.
 fn holders(target: &Path) -> Option<Vec<Holder>> {
     std::fs::read_dir("/proc/self/fd").ok()?;
     let me = std::process::id();
@@ -318,6 +318,13 @@ fn holders(target: &Path) -> Option<Vec<Holder>> {
 /// parent.
 fn started_by() -> u32 {
     let parent = std::os::unix::process::parent_id();
+    // Only a Python trial's servers are another's (the runner's forking
+    // server's, handed to the judge as `FENCELAB_ZYGOTE`); a Rust trial's
+    // are this judge's own, and the zygote (one thread) is quicker to look
+    // under than the runner (dozens).
+    if std::env::var_os("FENCELAB_ZYGOTE").is_none() {
+        return parent;
+    }
     let args = std::fs::read(format!("/proc/{parent}/cmdline")).unwrap_or_default();
     if args.split(|&b| b == 0).nth(1) != Some(JUDGE_ZYGOTE_ARG.as_bytes()) {
         return parent;
