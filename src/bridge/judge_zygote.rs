@@ -32,18 +32,18 @@ use std::os::fd::RawFd;
 
 /// The first argument of a judge started as a zygote; the second is its
 /// control socket's descriptor, the third the runner's pid.
-pub const ZYGOTE_ARG: &str = "--fencelab-judge-zygote";
+pub(crate) const ZYGOTE_ARG: &str = "--fencelab-judge-zygote";
 /// How many arguments a trial's command line may have: the zygote is
 /// started with this many after its own, whose slots a child's take.
-pub const ARG_SLOTS: usize = 16;
+pub(crate) const ARG_SLOTS: usize = 16;
 /// The room the zygote is started with, in its last argument and in the
 /// variable `ROOM_ENV`, where a child writes its own command line and
 /// environment (bytes).
-pub const ARG_ROOM: usize = 4096;
-pub const ENV_ROOM: usize = 16384;
-pub const ROOM_ENV: &str = "FENCELAB_ZYGOTE_ROOM";
+pub(crate) const ARG_ROOM: usize = 4096;
+pub(crate) const ENV_ROOM: usize = 16384;
+pub(crate) const ROOM_ENV: &str = "FENCELAB_ZYGOTE_ROOM";
 /// What the zygote says on its control socket once it waits for trials.
-pub const READY: &[u8] = b"ready";
+pub(crate) const READY: &[u8] = b"ready";
 
 /// A trial's request, as the runner sends it: NUL-separated fields.
 pub(crate) struct Request {
@@ -277,6 +277,7 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
         if ended < 0 || super::zygote::send_with(control, READY, &[]).is_err() {
             libc::_exit(1);
         }
+        let me = libc::getpid();
         // Each running child's connection.
         let mut running: Vec<(libc::pid_t, RawFd)> = Vec::new();
         loop {
@@ -312,13 +313,25 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
                 continue;
             };
             let request = Request::decode(&message);
+            // The child's word on its set-up: its errno where it failed,
+            // nothing (the pipe's end) where it is the judge now.
+            let mut word = [-1; 2];
             let pid = match &request {
-                Some(request) if given.len() == 3 + request.given() => libc::fork(),
-                _ => -1,
+                Some(request)
+                    if given.len() == 3 + request.given()
+                        && libc::pipe2(word.as_mut_ptr(), libc::O_CLOEXEC) == 0 =>
+                {
+                    libc::fork()
+                }
+                _ => -libc::EINVAL,
             };
             if pid == 0 {
                 let request = request.unwrap_or_else(|| libc::_exit(127));
-                if child(&request, given).is_err() {
+                libc::close(word[0]);
+                let mut word = word[1];
+                if let Err(err) = child(&request, given, me, &mut word) {
+                    let errno = err.raw_os_error().unwrap_or(libc::EINVAL).to_le_bytes();
+                    libc::write(word, errno.as_ptr().cast(), errno.len());
                     libc::_exit(127);
                 }
                 return request;
@@ -326,8 +339,27 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
             for &fd in given {
                 libc::close(fd);
             }
+            let mut pid = pid;
+            if pid > 0 {
+                libc::close(word[1]);
+                let mut errno = [0u8; 4];
+                let said = loop {
+                    let n = libc::read(word[0], errno.as_mut_ptr().cast(), errno.len());
+                    if n >= 0 || *libc::__errno_location() != libc::EINTR {
+                        break n;
+                    }
+                };
+                libc::close(word[0]);
+                // Reaped with the others; fencelab's failure, not the judge's.
+                if said != 0 {
+                    pid = -i32::from_le_bytes(errno).max(1);
+                }
+            } else if pid < 0 && word[0] >= 0 {
+                libc::close(word[0]);
+                libc::close(word[1]);
+            }
             let answer = pid.to_le_bytes();
-            if pid < 0 || super::zygote::send_with(connection, &answer, &[]).is_err() {
+            if super::zygote::send_with(connection, &answer, &[]).is_err() || pid < 0 {
                 libc::close(connection);
                 continue;
             }
@@ -430,7 +462,12 @@ fn receive_with(fd: RawFd) -> Option<(Vec<u8>, Vec<RawFd>)> {
 ///
 /// # Safety
 /// Only in the child of the zygote.
-unsafe fn child(request: &Request, given: &[RawFd]) -> std::io::Result<()> {
+unsafe fn child(
+    request: &Request,
+    given: &[RawFd],
+    zygote: libc::pid_t,
+    word: &mut RawFd,
+) -> std::io::Result<()> {
     let check = |result: c_int| {
         if result < 0 {
             Err(std::io::Error::last_os_error())
@@ -439,7 +476,6 @@ unsafe fn child(request: &Request, given: &[RawFd]) -> std::io::Result<()> {
         }
     };
     unsafe {
-        let zygote = libc::getppid();
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         if libc::getppid() != zygote {
             libc::_exit(137);
@@ -452,7 +488,11 @@ unsafe fn child(request: &Request, given: &[RawFd]) -> std::io::Result<()> {
         for &fd in given {
             high.push(check(libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above))?);
         }
-        super::sandbox::close_all_but(0, &mut high.clone());
+        // The word's pipe moves too (its new number is the caller's).
+        *word = check(libc::fcntl(*word, libc::F_DUPFD_CLOEXEC, above))?;
+        let mut keep = high.clone();
+        keep.push(*word);
+        super::sandbox::close_all_but(0, &mut keep);
         let (streams, rest) = high.split_at(3);
         for (target, &fd) in streams.iter().enumerate() {
             check(libc::dup2(fd, target as c_int))?;
@@ -513,6 +553,8 @@ unsafe fn child(request: &Request, given: &[RawFd]) -> std::io::Result<()> {
             check(libc::putenv(var.clone().into_raw()))?;
         }
         libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
+        // Set up: the zygote answers the runner with this pid.
+        libc::close(*word);
     }
     Ok(())
 }

@@ -389,6 +389,10 @@ impl JudgeZygote {
         let pid = <[u8; 4]>::try_from(answer.as_slice())
             .map(libc::pid_t::from_le_bytes)
             .map_err(|_| std::io::Error::other("the judge's zygote answered otherwise"))?;
+        // A child that could not be set up for its trial (its errno).
+        if pid <= 0 {
+            return Err(std::io::Error::from_raw_os_error(-pid));
+        }
         Ok((pid, ours))
     }
 }
@@ -1060,6 +1064,19 @@ mod tests {
         // And it is the probe's own: its command line, its directory.
         assert!(forked[0].contains(probe), "{forked:?}");
         assert!(forked.iter().any(|l| l.contains("two words")), "{forked:?}");
+        // A judge that cannot be set up for its trial (its directory is
+        // gone) is fencelab's failure either way, never a judge that ran.
+        let gone = Spawn {
+            dir: work.path().join("gone"),
+            ..spawn.clone()
+        };
+        for zygote in [None, Some(&zygote)] {
+            let out = work.path().join("out");
+            std::fs::create_dir_all(&out).unwrap();
+            let failed = run_judge(&gone, &out, &limits, None, zygote).map(|f| f.status);
+            let err = failed.expect_err("no judge runs");
+            assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
+        }
     }
 
     #[test]
