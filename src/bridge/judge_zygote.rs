@@ -257,6 +257,25 @@ fn write_into(room: &mut [u8], items: &[CString]) -> Option<Vec<usize>> {
     Some(starts)
 }
 
+/// A trial's process's limits: no core, and files of at most `file_size`
+/// bytes (only system calls: for a child between fork, or clone, and exec).
+pub(crate) fn trial_limits(file_size: Option<u64>) {
+    let no_core = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: plain system calls on limits of ours.
+    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) };
+    if let Some(bytes) = file_size {
+        let cap = libc::rlimit {
+            rlim_cur: bytes,
+            rlim_max: bytes,
+        };
+        // SAFETY: as above.
+        unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &cap) };
+    }
+}
+
 /// The zygote's loop: one child per request on `control`; returns in each
 /// child, set up, its request.
 ///
@@ -510,18 +529,7 @@ unsafe fn child(
         // blocks SIGCHLD), none handled (it handles none).
         let mut none: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut none);
-        let no_core = libc::rlimit {
-            rlim_cur: 0,
-            rlim_max: 0,
-        };
-        libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-        if let Some(bytes) = request.file_size {
-            let cap = libc::rlimit {
-                rlim_cur: bytes,
-                rlim_max: bytes,
-            };
-            libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
-        }
+        trial_limits(request.file_size);
         if let Some(dir) = &request.space {
             let mut next = namespaces.iter().copied();
             let [user, mount, net] = request.namespaces;

@@ -162,18 +162,7 @@ pub(crate) fn run(
                 // The parent died before the signal was asked for.
                 libc::_exit(137);
             }
-            let no_core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            if let Some(bytes) = file_size {
-                let cap = libc::rlimit {
-                    rlim_cur: bytes,
-                    rlim_max: bytes,
-                };
-                libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
-            }
+            crate::bridge::judge_zygote::trial_limits(file_size);
             if let Some(join) = &space {
                 crate::bridge::sandbox::join(join)?;
             }
@@ -625,18 +614,7 @@ impl Child<'_> {
                     libc::sigaction(signal, &default, std::ptr::null_mut());
                 }
             }
-            let no_core = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            libc::setrlimit(libc::RLIMIT_CORE, &no_core);
-            if let Some(bytes) = self.file_size {
-                let cap = libc::rlimit {
-                    rlim_cur: bytes,
-                    rlim_max: bytes,
-                };
-                libc::setrlimit(libc::RLIMIT_FSIZE, &cap);
-            }
+            crate::bridge::judge_zygote::trial_limits(self.file_size);
             if let Some(join) = self.space
                 && crate::bridge::sandbox::join(join).is_err()
             {
