@@ -240,8 +240,16 @@ fn step_of_module(path: &str) -> Option<u32> {
         .ok()
 }
 
+/// The suite's support file, compiled into the library's own tests (against
+/// the reference, `crate::lease`), where its helpers are tested on answers
+/// made up for them (it allows its own dead code).
+#[cfg(test)]
+#[path = "../../tests/behaviour/support.rs"]
+mod support;
+
 #[cfg(test)]
 mod tests {
+    use super::support::{Answer, nobody_claims, one_winner};
     use super::*;
     use crate::lab::worksheet::Worksheet;
 
@@ -327,5 +335,49 @@ mod tests {
                 "the root declares {path}"
             );
         }
+    }
+
+    // The support's helpers on answers made up here: a failing test tells
+    // the same implementation the same thing on every run, whatever order
+    // its claimers finished in.
+
+    /// What `f` failed with.
+    fn failure(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+        let payload = std::panic::catch_unwind(f).expect_err("the observation fails");
+        payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn claimers_of_a_held_job_are_told_of_in_one_order() {
+        let told = |answers: Vec<Option<i64>>| {
+            failure(move || nobody_claims("claim_many on a held job", &Ok(answers), 3))
+        };
+        let one = told(vec![Some(7), Some(8), Some(6)]);
+        assert_eq!(one, told(vec![Some(8), Some(6), Some(7)]));
+        assert!(
+            one.ends_with("actual: an answer other than None: Some(6), Some(7), Some(8)\n"),
+            "{one}"
+        );
+        // Only `None`s, too few: shown as they are (any order reads the same).
+        let few = told(vec![None]);
+        assert!(few.ends_with("actual: Ok([None])\n"), "{few}");
+    }
+
+    #[test]
+    fn a_race_lists_the_other_answers_as_people_count() {
+        let answers: Vec<Answer> = ["Some(10)", "Some(1)", "Some(9)", "Some(10)"]
+            .into_iter()
+            .map(Answer::from)
+            .collect();
+        let told = failure(move || {
+            one_winner("a race", &answers, "Some(1)", "None", "one Some(1)");
+        });
+        assert!(
+            told.ends_with("an answer other than Some(1) or None: Some(9), Some(10)\n"),
+            "{told}"
+        );
     }
 }

@@ -11,8 +11,8 @@
 
 use crate::lease;
 use crate::support::{
-    Answer, Db, Row, WINNER, claim_many_racing, kind, observe, observe_that, ok, one_winner,
-    stored_owner_won, winner_row,
+    Answer, Db, Row, WINNER, claim_many_racing, kind, nobody_claims, observe, observe_that, ok,
+    one_winner, stored_owner_won, winner_row,
 };
 
 /// The answers of a `claim_many` as `one_winner` reads them.
@@ -147,11 +147,7 @@ fn held_job_gives_none_to_everybody() {
     db.put("job-1", Row::held("holder", 5, 50.0));
     let before = db.rows();
     let answers = lease::claim_many(&db.path, "job-1", &["w0", "w1", "w2"], 20.0, 5.0);
-    observe(
-        "claim_many on a held job",
-        kind(&answers),
-        ok([None::<i64>; 3]),
-    );
+    nobody_claims("claim_many on a held job", &answers, 3);
     observe(
         "rows after claim_many on a held job (must be unchanged)",
         db.rows(),
@@ -163,11 +159,7 @@ fn held_job_gives_none_to_everybody() {
 fn missing_job_gives_none_to_everybody() {
     let db = Db::new();
     let answers = lease::claim_many(&db.path, "ghost", &["w0", "w1"], 20.0, 5.0);
-    observe(
-        "claim_many on a missing job",
-        kind(&answers),
-        ok([None::<i64>; 2]),
-    );
+    nobody_claims("claim_many on a missing job", &answers, 2);
     observe(
         "rows after claim_many on a missing job (none created)",
         db.rows(),

@@ -525,7 +525,7 @@ fn race_outcome(answers: &[Answer], win: &str, lose: &str) -> Said {
         .filter(|a| *a != win && *a != lose)
         .map(|a| format!("{a:?}"))
         .collect();
-    others.sort();
+    others.sort_by_key(|a| counted(a));
     others.dedup();
     let winners = answers.iter().filter(|a| *a == win).count();
     if !others.is_empty() {
@@ -536,6 +536,59 @@ fn race_outcome(answers: &[Answer], win: &str, lose: &str) -> Said {
     } else {
         Said(format!("more than one answer is {win}"))
     }
+}
+
+/// `text` in pieces that sort as people count: each run of digits by its
+/// value (`Some(2)` before `Some(10)`), the rest as text.
+fn counted(text: &str) -> Vec<(String, Option<u128>)> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while !rest.is_empty() {
+        let words = rest
+            .find(|c: char| c.is_ascii_digit())
+            .unwrap_or(rest.len());
+        let digits = rest[words..]
+            .find(|c: char| !c.is_ascii_digit())
+            .map_or(rest.len(), |end| words + end);
+        let value = rest[words..digits].parse().ok();
+        pieces.push((rest[..words].to_string(), value));
+        rest = &rest[digits..];
+    }
+    pieces
+}
+
+/// Fails the test with the observation `what` unless `answers` is `Ok` with
+/// one answer per owner (`owners` of them), each `None`: no owner may claim.
+///
+/// Where an implementation lets several owners claim, which owner got which
+/// answer is the scheduler's choice (three owners of a held job given fences
+/// 6, 7 and 8 in any order): a failing test shows the answers other than
+/// `None`, each once and sorted, never their order or how many there are, so
+/// that the same implementation is told the same thing on every run.
+#[track_caller]
+pub fn nobody_claims(
+    what: &str,
+    answers: &Result<Vec<Option<i64>>, lease::LeaseError>,
+    owners: usize,
+) {
+    let expected = format!("{:?}", ok(vec![None::<i64>; owners]));
+    let got = match answers {
+        Ok(got) => got,
+        Err(_) => return observe_that(what, false, kind(answers), &expected),
+    };
+    let fences: std::collections::BTreeSet<i64> = got.iter().flatten().copied().collect();
+    if fences.is_empty() {
+        // Only `None`s: the answers read the same in any order.
+        return observe(what, kind(answers), Answer::from(expected));
+    }
+    let others: Vec<String> = fences.iter().map(|f| format!("Some({f})")).collect();
+    let others = others.join(", ");
+    observe_that(
+        what,
+        false,
+        Said(format!("an answer other than None: {others}")),
+        &expected,
+    );
 }
 
 /// Fails the test with the observation `what` unless the row of `job_id`
