@@ -376,6 +376,7 @@ mod tests {
             "panicked at tests/behaviour/step8.rs:47:5:\nobservation: claim_many of four owners on a fresh job\nexpected: exactly one Some(1), None for every other owner\nactual: more than one answer is Some(1)\n",
             "panicked at tests/behaviour/step4.rs:360:5:\nobservation: four claims on one thread each, started while the write lock is held, then let go\nexpected: exactly one Ok(Some(1)) and three Ok(None)\nactual: an answer other than Ok(Some(1)) or Ok(None): Err(Db(\"database is locked\"))\n",
             "panicked at tests/behaviour/step8.rs:203:5:\nobservation: answer given to the stored owner\nexpected: Some(1)\nactual: None\n",
+            "panicked at tests/behaviour/step8.rs:150:5:\nobservation: claim_many on a held job\nexpected: Ok([None, None, None])\nactual: an answer other than None: Some(6), Some(7), Some(8)\n",
             "panicked at tests/behaviour/step8.rs:74:9:\nobservation: stored row of job-0 (its owner, the winner, written as <the winner>)\nexpected:\n    Some(\n        Row {\n            owner: Some(\n                \"<the winner>\",\n            ),\n            until: 15.0,\n            fence: 1,\n            result: None,\n            done: 0,\n        },\n    )\nactual:\n    Some(\n        Row {\n            owner: Some(\n                \"<the winner>\",\n            ),\n            until: 25.0,\n            fence: 1,\n            result: None,\n            done: 0,\n        },\n    )\n",
         ];
         let mut shown = String::new();
