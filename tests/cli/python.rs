@@ -229,6 +229,11 @@ fn a_python_too_old_is_named_with_its_version() {
     assert!(stderr.contains("is Python 3.8.10"), "{stderr}");
 }
 
+/// What no report of a Python submission may hold: the grader's
+/// environment, and a classmate's submission.
+const TOKEN: &str = "fencelab-attack-token-93c1";
+const PEER_MARKER: &str = "PEER-SECRET-7f3a9c";
+
 /// The hostile Python submissions of tests/fixtures/python/ and the Python
 /// reference, graded in one run: each hostile one earns nothing for the
 /// calls it subverts, the reference beside them still scores 100, a syntax
@@ -251,12 +256,23 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     for entry in std::fs::read_dir(root.join("tests/fixtures/python")).unwrap() {
         let change = entry.unwrap().path();
         let (_, source) = crate::common::changed(&change, &python_reference);
-        let source = source.replace("GRADER_PORT", &port);
+        let source = source
+            .replace("GRADER_PORT", &port)
+            .replace(
+                "PEER_PATH",
+                &dir.path().join("honest.py").display().to_string(),
+            )
+            .replace("ROOT_DIR", &root.display().to_string());
         let name = change.with_extension("py");
         std::fs::write(fixtures.join(name.file_name().unwrap()), source).unwrap();
     }
+    // A classmate's submission, marked so that a copy of it would show.
     let reference = dir.path().join("honest.py");
-    std::fs::copy(root.join(python::FILE), &reference).unwrap();
+    std::fs::write(
+        &reference,
+        python_reference.replacen('\n', &format!("\n# {PEER_MARKER}\n"), 1),
+    )
+    .unwrap();
     let escape = Path::new("/tmp/fencelab-python-escape");
     let _ = std::fs::remove_file(escape);
     let hostile = [
@@ -266,10 +282,12 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         "forks_in_claim.py",
         "writes_outside.py",
         "reaches_out_in_claim.py",
+        "reads_what_is_not_its_own.py",
         "syntax_error.py",
     ];
     let json = dir.path().join("grade.json");
     let output = fencelab()
+        .env("FENCELAB_ATTACK_TOKEN", TOKEN)
         .arg("grade")
         .args(hostile.iter().map(|f| fixtures.join(f)))
         .arg(&reference)
@@ -304,6 +322,7 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         "exits_in_claim.py",
         "loops_in_claim.py",
         "forks_in_claim.py",
+        "reads_what_is_not_its_own.py",
     ] {
         let s = of(name);
         assert_eq!(claim_passed(&s), 0, "{name}: {stdout}");
@@ -329,6 +348,32 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         listener.accept().is_err(),
         "a submission reached the grader's loopback"
     );
+    // What it looked for reached it (it says so in every claim), and none
+    // of what is not its own did: the grader's environment, the classmate,
+    // the instructor's files, another process, the forking server's objects.
+    let looked = of("reads_what_is_not_its_own.py");
+    let told: Vec<&str> = looked["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["message"].as_str())
+        .filter(|m| m.contains("STOLEN ["))
+        .collect();
+    assert!(!told.is_empty(), "the probe ran: {stdout}");
+    for secret in [
+        TOKEN,
+        "fencelab-attack-token",
+        PEER_MARKER,
+        "deliberate break of an implementation",
+        ".toml",
+        "CARGO",
+        "root:x:0",
+    ] {
+        assert!(
+            !text.contains(secret) && !stdout.contains(secret),
+            "{secret} reached the report: {told:?}"
+        );
+    }
     let broken = of("syntax_error.py");
     let errors = broken["compile_errors"].as_str().unwrap();
     assert!(
