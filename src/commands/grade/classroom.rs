@@ -161,13 +161,27 @@ fn float_scores(points: &points::Points) -> Vec<f64> {
     }
     // Where what comes before it sits halfway between two of the sum's
     // floats, rounding to even reaches every other sum only: an earlier
-    // earning test's score moved by one unit in its last place moves that.
-    if let Some(j) = scores[..last].iter().rposition(|s| *s > 0.0) {
+    // earning test's score moved by a few units in its last place moves
+    // that. One unit may not be enough: where the earlier score's units are
+    // finer than the sum's before it (1.85 after 3.03), the sum before the
+    // last rounds back to itself until the score has moved by two or four
+    // (3.03 + 1.85 + 11.11 reached 15.989999999999998 or 15.990000000000002
+    // but never 15.99 with one). The nearest earlier earning tests are tried
+    // first, the smallest moves first.
+    let earlier: Vec<usize> = (0..last)
+        .rev()
+        .filter(|&j| scores[j] > 0.0)
+        .take(4)
+        .collect();
+    for j in earlier {
         let kept = scores[j];
-        for nudged in [kept.next_up(), kept.next_down()] {
-            scores[j] = nudged;
-            if search(&mut scores) {
-                return scores;
+        for units in 1..=NUDGE_UNITS {
+            for up in [true, false] {
+                scores[j] =
+                    (0..units).fold(kept, |x, _| if up { x.next_up() } else { x.next_down() });
+                if search(&mut scores) {
+                    return scores;
+                }
             }
         }
         scores[j] = kept;
@@ -175,6 +189,10 @@ fn float_scores(points: &points::Points) -> Vec<f64> {
     scores[last] = own;
     scores
 }
+
+/// How many units in its last place an earlier earning test's score may be
+/// moved by, at most: far fewer than would show at the hundredth.
+const NUDGE_UNITS: u32 = 64;
 
 /// Classroom's result for `submission`, small enough for `$GITHUB_OUTPUT`.
 pub(crate) fn result(submission: &SubmissionReport) -> Result {
@@ -263,6 +281,27 @@ mod tests {
                 .iter()
                 .any(|t| t["status"] == "fail" && t["score"] == 0.0)
         );
+    }
+
+    #[test]
+    fn the_sum_is_the_score_where_one_unit_earlier_cannot_reach_it() {
+        // 3.03 + 1.85 + 11.11 in order: with the last score alone, or the
+        // one before it moved by a single unit in its last place, the
+        // reporter's sum is 15.989999999999998 or 15.990000000000002.
+        let s = submission(&[11, 18, 3], &[1, 1, 1]);
+        assert_eq!(s.score, 15.99);
+        let tests = decode(&output_line(&s))["tests"]
+            .as_array()
+            .unwrap()
+            .clone();
+        let total = tests
+            .iter()
+            .fold(0.0, |acc, t| acc + t["score"].as_f64().unwrap());
+        assert_eq!(total, 15.99);
+        for t in &tests {
+            let score = t["score"].as_f64().unwrap();
+            assert!([0.0, 3.03, 1.85, 11.11].contains(&((score * 100.0).round() / 100.0)));
+        }
     }
 
     #[test]
