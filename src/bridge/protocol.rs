@@ -14,6 +14,10 @@ pub(crate) const SHOWN_ENV: &str = "FENCELAB_SHOWN";
 /// The name of the environment variable that holds the socket of a server the
 /// runner started (an untrusted judge gets only this).
 pub(crate) const SOCKET_ENV: &str = "FENCELAB_SOCKET";
+/// The `PATH` of every process a trial runs (a judge, a server): where the
+/// system's programs are, the same on every machine, never the grader's own
+/// (which names its home and its tools: `/home/grader/.cargo/bin`).
+pub(crate) const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// The marker that starts a judge's message about the implementation's process
 /// itself (it crashed, exited, or could not start), as opposed to its answers.
 pub(crate) const PROCESS_ENDED: &str = "fencelab: the implementation's process";

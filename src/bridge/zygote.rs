@@ -80,22 +80,18 @@ pub(crate) struct Request {
     pub env: Vec<(String, String)>,
 }
 
-/// The environment of a server this judge starts (`client::start`): its
-/// own, without what is fencelab's to know, `RUST_BACKTRACE=0`.
+/// The environment of a server this judge starts (`client::start`), as
+/// strings for the request.
 pub(crate) fn server_env() -> Vec<(String, String)> {
-    let mut env: Vec<(String, String)> = std::env::vars_os()
+    super::client::server_env()
+        .into_iter()
         .map(|(k, v)| {
             (
                 k.to_string_lossy().into_owned(),
                 v.to_string_lossy().into_owned(),
             )
         })
-        .filter(|(k, _)| {
-            k != super::sandbox::MEMORY_ENV && k != ZYGOTE_ENV && k != "RUST_BACKTRACE"
-        })
-        .collect();
-    env.push(("RUST_BACKTRACE".to_string(), "0".to_string()));
-    env
+        .collect()
 }
 
 /// The bridge's cdylib beside the judge that runs this code: cargo writes a

@@ -16,13 +16,16 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The variables of fencelab's environment a judge (or a server the engine
-/// starts) gets: where programs are, and the locale.
+/// The environment a judge (or a server the engine starts) begins with:
+/// where the system's programs are (`SYSTEM_PATH`, never the grader's own
+/// `PATH`: a learner's tests are a judge) and fencelab's locale.
 pub(super) fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)> {
-    std::env::vars_os().filter(|(key, _)| {
-        let key = key.to_string_lossy();
-        key == "PATH" || key == "LANG" || key.starts_with("LC_")
-    })
+    std::env::vars_os()
+        .filter(|(key, _)| {
+            let key = key.to_string_lossy();
+            key == "LANG" || key.starts_with("LC_")
+        })
+        .chain([("PATH".into(), crate::bridge::protocol::SYSTEM_PATH.into())])
 }
 
 /// The largest file a trial's process may write (`RLIMIT_FSIZE`).

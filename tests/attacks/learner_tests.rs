@@ -125,7 +125,20 @@ fn a_learners_tests_see_only_their_own_trial() {
     }
     assert!(said("reads_the_instructors_files").contains("STOLEN []"));
     assert!(said("reads_other_processes").contains("STOLEN []"));
-    assert!(said("reads_the_environment").contains("STOLEN ["));
+    // The learner's tests are a judge: they see the system's PATH, never
+    // the grader's own (this process's, where it is another).
+    let environment = said("reads_the_environment");
+    assert!(environment.contains("STOLEN ["));
+    assert!(
+        environment
+            .split([' ', '[', ']'])
+            .any(|word| word == "PATH=/usr/local/bin:/usr/bin:/bin"),
+        "{environment}"
+    );
+    let own = std::env::var("PATH").unwrap_or_default();
+    if own != "/usr/local/bin:/usr/bin:/bin" {
+        assert!(!environment.contains(&own), "{environment}");
+    }
     assert!(
         said("reaches_out").contains("NET tcp=false udp=false dns=false unix=false"),
         "{}",

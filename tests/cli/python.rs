@@ -288,6 +288,14 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     let json = dir.path().join("grade.json");
     let output = fencelab()
         .env("FENCELAB_ATTACK_TOKEN", TOKEN)
+        // The grader's own PATH, with a directory that names the grader.
+        .env(
+            "PATH",
+            format!(
+                "/home/grader-7c1e/.cargo/bin:{}",
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .arg("grade")
         .args(hostile.iter().map(|f| fixtures.join(f)))
         .arg(&reference)
@@ -360,6 +368,11 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         .filter(|m| m.contains("STOLEN ["))
         .collect();
     assert!(!told.is_empty(), "the probe ran: {stdout}");
+    assert!(
+        told.iter()
+            .all(|m| m.contains("PATH=/usr/local/bin:/usr/bin:/bin | ")),
+        "it read its environment: {told:?}"
+    );
     for secret in [
         TOKEN,
         "fencelab-attack-token",
@@ -368,6 +381,12 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         ".toml",
         "CARGO",
         "root:x:0",
+        // The grader's PATH and home, fencelab's own variables (the
+        // server's path, under the scratch workspace, and its key).
+        "grader-7c1e",
+        ".cargo",
+        "FENCELAB_",
+        "pyserver-",
     ] {
         assert!(
             !text.contains(secret) && !stdout.contains(secret),

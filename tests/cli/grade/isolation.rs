@@ -48,6 +48,14 @@ fn the_graders_environment_does_not_reach_a_submission() {
     let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
         .args(["grade", &made_file("leaks_environment.rs"), "--json", &json])
         .env("FENCELAB_TEST_SECRET", "s3cr3t-token")
+        // The grader's own PATH, with a directory that names the grader.
+        .env(
+            "PATH",
+            format!(
+                "/home/grader-7c1e/.cargo/bin:{}",
+                std::env::var("PATH").unwrap_or_default()
+            ),
+        )
         .current_dir(root())
         .output()
         .unwrap();
@@ -57,7 +65,29 @@ fn the_graders_environment_does_not_reach_a_submission() {
         report.contains("InvalidParameterName") || report.contains("TMPDIR="),
         "the leak ran: {report}"
     );
-    assert!(!report.contains("s3cr3t-token"), "the secret leaked");
+    // What the implementation saw is the trial's own and the system's: its
+    // places, the system's PATH, the locale; not the grader's secret, PATH
+    // or home, and nothing of fencelab's (the server's path and key).
+    let names: Vec<&str> = report
+        .split([' ', '"', '('])
+        .filter_map(|word| word.split_once('=').map(|(name, _)| name))
+        .filter(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+        .collect();
+    assert!(names.contains(&"TMPDIR"), "{report}");
+    for name in &names {
+        assert!(
+            ["HOME", "TMPDIR", "PATH", "LANG", "RUST_BACKTRACE"].contains(name)
+                || name.starts_with("LC_"),
+            "{name} reached the implementation: {report}"
+        );
+    }
+    assert!(
+        report.contains("PATH=/usr/local/bin:/usr/bin:/bin"),
+        "{report}"
+    );
+    for secret in ["s3cr3t-token", "grader-7c1e", "FENCELAB_", ".cargo"] {
+        assert!(!report.contains(secret), "{secret} leaked: {report}");
+    }
 }
 
 #[test]
