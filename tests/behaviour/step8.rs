@@ -4,15 +4,17 @@
 //! win: every test where owners compete for a free job starts its (first)
 //! claim_many while the test holds the write lock, then lets go
 //! (`claim_many_racing`), so a race shows on every run and is told the same
-//! way; and what a failing test says never names the winner (`one_winner`).
+//! way; so do the tests of a held or a missing job (`claim_many_locked`), so
+//! that a claim that does not wait for a busy database fails them on every
+//! run; and what a failing test says never names the winner (`one_winner`).
 //! A test that checks the stored owner against the answers' order has an
 //! even number of owners: answers in reverse order then never put the winner
 //! back at its own index, whichever owner won.
 
 use crate::lease;
 use crate::support::{
-    Answer, Db, Row, WINNER, claim_many_racing, kind, nobody_claims, observe, observe_that, ok,
-    one_winner, stored_owner_won, winner_row,
+    Answer, Db, Row, WINNER, claim_many_locked, claim_many_racing, kind, nobody_claims, observe,
+    observe_that, ok, one_winner, stored_owner_won, winner_row,
 };
 
 /// The answers of a `claim_many` as `one_winner` reads them.
@@ -146,7 +148,7 @@ fn held_job_gives_none_to_everybody() {
     let db = Db::new();
     db.put("job-1", Row::held("holder", 5, 50.0));
     let before = db.rows();
-    let answers = lease::claim_many(&db.path, "job-1", &["w0", "w1", "w2"], 20.0, 5.0);
+    let answers = claim_many_locked(&db, "job-1", &["w0", "w1", "w2"], 20.0, 5.0);
     nobody_claims("claim_many on a held job", &answers, 3);
     observe(
         "rows after claim_many on a held job (must be unchanged)",
@@ -158,7 +160,7 @@ fn held_job_gives_none_to_everybody() {
 #[test]
 fn missing_job_gives_none_to_everybody() {
     let db = Db::new();
-    let answers = lease::claim_many(&db.path, "ghost", &["w0", "w1"], 20.0, 5.0);
+    let answers = claim_many_locked(&db, "ghost", &["w0", "w1"], 20.0, 5.0);
     nobody_claims("claim_many on a missing job", &answers, 2);
     observe(
         "rows after claim_many on a missing job (none created)",

@@ -650,21 +650,35 @@ pub fn claim_many_racing(
     now: f64,
     ttl: f64,
 ) -> Result<Vec<Answer>, Answer> {
+    claim_many_locked(db, job_id, owners, now, ttl)
+        .map(|answers| {
+            answers
+                .iter()
+                .map(|a| Answer::from(format!("{a:?}")))
+                .collect()
+        })
+        .map_err(|e| kind(&Err::<(), _>(e)))
+}
+
+/// `claim_many` started while the test holds the write lock, let go as
+/// `claim_many_racing` lets it go; its own answer. Every claimer meets the
+/// lock on every run: one that does not wait for a busy database fails the
+/// same way each time, where a `claim_many` started on a free database meets
+/// a lock only when two of its own claims happen to overlap (a test of a held
+/// job passed one run and failed the next with "database is locked").
+pub fn claim_many_locked(
+    db: &Db,
+    job_id: &str,
+    owners: &[&str],
+    now: f64,
+    ttl: f64,
+) -> Result<Vec<Option<i64>>, lease::LeaseError> {
     let lock = db.hold_write_lock();
     std::thread::scope(|s| {
         let claims = s.spawn(|| lease::claim_many(&db.path, job_id, owners, now, ttl));
         lock.wait_for_claimers(owners.len());
         drop(lock);
-        claims
-            .join()
-            .unwrap()
-            .map(|answers| {
-                answers
-                    .iter()
-                    .map(|a| Answer::from(format!("{a:?}")))
-                    .collect()
-            })
-            .map_err(|e| kind(&Err::<(), _>(e)))
+        claims.join().unwrap()
     })
 }
 
