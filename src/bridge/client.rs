@@ -314,7 +314,7 @@ fn start() -> Server {
     if let Some(shown) = &shown {
         args.push(shown);
     }
-    let env = server_env();
+    let env = super::protocol::server_env();
     let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads)
         .bounded(memory.as_ref())
         .executing(Path::new(&exe), &args, &env);
@@ -377,29 +377,6 @@ fn start() -> Server {
             stderr,
         }),
     }
-}
-
-/// The whole environment of an implementation's server, started by this
-/// judge (`start`) or forked for it (`start_forked`): the trial's own places
-/// (`HOME`, `TMPDIR`, as the judge has them), the system's `PATH`, the
-/// locale, `RUST_BACKTRACE=0`, sorted. Nothing else: not what is the
-/// judge's to know (the server's path, its key, the path to show, the memory
-/// cgroup, the forking server's connection), and nothing of the grader's (its
-/// `PATH`, a CI job's tokens), which the implementation could raise in an
-/// error and so put in its report.
-pub(crate) fn server_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
-        .filter(|(k, _)| {
-            let k = k.to_string_lossy();
-            k == "HOME" || k == "TMPDIR" || k == "LANG" || k.starts_with("LC_")
-        })
-        .chain([
-            ("PATH".into(), super::protocol::SYSTEM_PATH.into()),
-            ("RUST_BACKTRACE".into(), "0".into()),
-        ])
-        .collect();
-    env.sort();
-    env
 }
 
 /// `start` for a Python server forked by the forking server the runner

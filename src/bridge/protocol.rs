@@ -18,6 +18,29 @@ pub(crate) const SOCKET_ENV: &str = "FENCELAB_SOCKET";
 /// system's programs are, the same on every machine, never the grader's own
 /// (which names its home and its tools: `/home/grader/.cargo/bin`).
 pub(crate) const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+/// The whole environment of an implementation's server, started by its
+/// judge (`client::start`) or forked for it (`client::start_forked`): the trial's own places
+/// (`HOME`, `TMPDIR`, as the judge has them), the system's `PATH`, the
+/// locale, `RUST_BACKTRACE=0`, sorted. Nothing else: not what is the
+/// judge's to know (the server's path, its key, the path to show, the memory
+/// cgroup, the forking server's connection), and nothing of the grader's (its
+/// `PATH`, a CI job's tokens), which the implementation could raise in an
+/// error and so put in its report.
+pub(crate) fn server_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    let mut env: Vec<(std::ffi::OsString, std::ffi::OsString)> = std::env::vars_os()
+        .filter(|(k, _)| {
+            let k = k.to_string_lossy();
+            k == "HOME" || k == "TMPDIR" || k == "LANG" || k.starts_with("LC_")
+        })
+        .chain([
+            ("PATH".into(), SYSTEM_PATH.into()),
+            ("RUST_BACKTRACE".into(), "0".into()),
+        ])
+        .collect();
+    env.sort();
+    env
+}
+
 /// The marker that starts a judge's message about the implementation's process
 /// itself (it crashed, exited, or could not start), as opposed to its answers.
 pub(crate) const PROCESS_ENDED: &str = "fencelab: the implementation's process";

@@ -83,7 +83,7 @@ pub(crate) struct Request {
 /// The environment of a server this judge starts (`client::start`), as
 /// strings for the request.
 pub(crate) fn server_env() -> Vec<(String, String)> {
-    super::client::server_env()
+    super::protocol::server_env()
         .into_iter()
         .map(|(k, v)| {
             (
