@@ -355,6 +355,19 @@ def exit_when_the_judge_goes():
     os._exit(0)
 
 
+def print_own_traceback(err, shown):
+    """Prints what the learner's module raised at import as Python prints an
+    uncaught exception, its frames from the module's own on (the server's,
+    which name fencelab's scratch files, left out: `python lease.py` shows
+    none of them either); the exit status, 1."""
+    tb = err.__traceback__
+    while tb is not None and tb.tb_frame.f_code.co_filename != shown:
+        tb = tb.tb_next
+    err = err.with_traceback(tb)
+    sys.excepthook(type(err), err, tb)
+    return 1
+
+
 def serve(key):
     table = hosted()
     shown = next((i["shown"] for i in table["impls"] if i["key"] == key), None)
@@ -380,7 +393,12 @@ def serve(key):
     linecache.cache[shown] = (len(source), None, source.splitlines(True), shown)
     # Importing runs the learner's top level: what it raises ends the process,
     # as a Rust server's failing constructor would.
-    exec(code if code is not None else compile_module(source, shown), module.__dict__)
+    try:
+        exec(code if code is not None else compile_module(source, shown), module.__dict__)
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as err:
+        raise SystemExit(print_own_traceback(err, shown)) from None
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=answer, args=(conn, module, shown), daemon=True).start()

@@ -206,6 +206,61 @@ fn an_error_the_contract_does_not_have_is_told_without_fencelabs_paths() {
     }
 }
 
+/// A module that raises at import (a typo at its top level, say) is told
+/// what `python lease.py` would print: its own frames, never the server's,
+/// which name fencelab's scratch files (`.../crates/pyserver-<hash>/
+/// fencelab_server.py`, three frames of them before).
+#[test]
+fn a_module_that_raises_at_import_is_told_without_fencelabs_paths() {
+    let (_dir, lab) = new_lab(Lang::En);
+    let source = format!(
+        "{}\nraise RuntimeError('broken at import')\n",
+        python::REFERENCE
+    );
+    let line = source.lines().count();
+    std::fs::write(lab.join("lease.py"), source).unwrap();
+    let checked = check_lab(&lab, Some(1));
+    assert_eq!(checked.first_failing().map(|s| s.step), Some(1));
+    // What Python prints, line by line (the screen indents a message).
+    let told = [
+        "Traceback (most recent call last):".to_string(),
+        format!("  File \"lease.py\", line {line}, in <module>"),
+        "RuntimeError: broken at import".to_string(),
+    ];
+    let internal = [
+        "crates/",
+        "pyserver-",
+        "fencelab_server.py",
+        "fencelab_forking.py",
+    ];
+    for lang in Lang::ALL {
+        let text = render(&checked, lang);
+        let lines: Vec<&str> = text.lines().map(str::trim_start).collect();
+        assert!(
+            lines
+                .windows(3)
+                .any(|w| w.iter().zip(&told).all(|(a, b)| *a == b.trim_start())),
+            "{text}"
+        );
+        for path in internal {
+            assert!(!text.contains(path), "{lang:?}: `{path}` in\n{text}");
+        }
+        snapshot!(
+            format!("python_check_raises_at_import_{}", lang.code()),
+            text
+        );
+    }
+    let out = run_in(&lab, &["grade", "lease.py", "--json", "report.json", "-q"]);
+    let report = std::fs::read_to_string(lab.join("report.json")).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    let json = serde_json::to_string(&told.join("\n")).unwrap();
+    assert!(report.contains(json.trim_matches('"')), "{report}");
+    for path in internal {
+        assert!(!report.contains(path), "`{path}` in\n{report}");
+    }
+}
+
 /// The command itself, in a Python lab, with no flag: the edition and the
 /// language come from the lab; the reference passes, a broken step fails.
 #[test]
