@@ -359,13 +359,12 @@ def print_own_traceback(err, shown):
     """Prints what the learner's module raised at import as Python prints an
     uncaught exception, its frames from the module's own on (the server's,
     which name fencelab's scratch files, left out: `python lease.py` shows
-    none of them either); the exit status, 1."""
+    none of them either)."""
     tb = err.__traceback__
     while tb is not None and tb.tb_frame.f_code.co_filename != shown:
         tb = tb.tb_next
     err = err.with_traceback(tb)
     sys.excepthook(type(err), err, tb)
-    return 1
 
 
 def serve(key):
@@ -398,7 +397,8 @@ def serve(key):
     except (SystemExit, KeyboardInterrupt):
         raise
     except BaseException as err:
-        raise SystemExit(print_own_traceback(err, shown)) from None
+        print_own_traceback(err, shown)
+        raise SystemExit(1) from None
     while True:
         conn, _ = listener.accept()
         threading.Thread(target=answer, args=(conn, module, shown), daemon=True).start()

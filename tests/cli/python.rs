@@ -288,14 +288,7 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     let json = dir.path().join("grade.json");
     let output = fencelab()
         .env("FENCELAB_ATTACK_TOKEN", TOKEN)
-        // The grader's own PATH, with a directory that names the grader.
-        .env(
-            "PATH",
-            format!(
-                "/home/grader-7c1e/.cargo/bin:{}",
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
+        .env("PATH", crate::common::graders_path())
         .arg("grade")
         .args(hostile.iter().map(|f| fixtures.join(f)))
         .arg(&reference)
@@ -370,7 +363,7 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     assert!(!told.is_empty(), "the probe ran: {stdout}");
     assert!(
         told.iter()
-            .all(|m| m.contains("PATH=/usr/local/bin:/usr/bin:/bin | ")),
+            .all(|m| m.contains(&format!("PATH={} | ", crate::common::SYSTEM_PATH))),
         "it read its environment: {told:?}"
     );
     for secret in [

@@ -16,6 +16,18 @@ pub fn scratch() -> fencelab::engine::scratch::Scratch {
         .expect("the scratch workspace")
 }
 
+/// A `PATH` for fencelab that is the grader's own: this one, after a
+/// directory that names the grader (`grader-7c1e`), which no trial may see.
+pub fn graders_path() -> String {
+    format!(
+        "/home/grader-7c1e/.cargo/bin:{}",
+        std::env::var("PATH").unwrap_or_default()
+    )
+}
+
+/// The `PATH` every process of a trial gets (`bridge::protocol::SYSTEM_PATH`).
+pub const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
+
 /// A file of `tests/fixtures/submissions/`.
 pub fn fixture(name: &str) -> PathBuf {
     root().join("tests/fixtures/submissions").join(name)

@@ -48,14 +48,7 @@ fn the_graders_environment_does_not_reach_a_submission() {
     let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
         .args(["grade", &made_file("leaks_environment.rs"), "--json", &json])
         .env("FENCELAB_TEST_SECRET", "s3cr3t-token")
-        // The grader's own PATH, with a directory that names the grader.
-        .env(
-            "PATH",
-            format!(
-                "/home/grader-7c1e/.cargo/bin:{}",
-                std::env::var("PATH").unwrap_or_default()
-            ),
-        )
+        .env("PATH", crate::common::graders_path())
         .current_dir(root())
         .output()
         .unwrap();
@@ -82,7 +75,7 @@ fn the_graders_environment_does_not_reach_a_submission() {
         );
     }
     assert!(
-        report.contains("PATH=/usr/local/bin:/usr/bin:/bin"),
+        report.contains(&format!("PATH={}", crate::common::SYSTEM_PATH)),
         "{report}"
     );
     for secret in ["s3cr3t-token", "grader-7c1e", "FENCELAB_", ".cargo"] {
