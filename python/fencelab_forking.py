@@ -97,6 +97,8 @@ def forking(script, key, trusted):
     server = types.ModuleType("__main__")
     server.__file__ = script
     exec(compile(source[:entry], script, "exec", dont_inherit=True), server.__dict__)
+    # The table read here is the one each child's server finds read.
+    server.HOSTED = table
     code = compile("\n" * source.count("\n", 0, entry) + source[entry:], script, "exec",
                    dont_inherit=True)
     # The implementation, compiled once too (never run here: compiling runs

@@ -3,7 +3,10 @@ server process that imports the learner's module and answers the judge's
 calls, as src/bridge/server.rs does for a Rust one (written by fencelab next
 to the hosted modules; standard library only; run by fencelab, not by hand).
 
-One request per connection, one response back, each a line of JSON; floats
+Requests come one after another on a connection, each answered before the
+next is read, each a line of JSON: a judge's thread makes all its calls on
+one connection, so they run on one thread here, as a learner's own calls
+would; calls made at once come on connections of their own. Floats
 travel as their bits (an unsigned 64-bit integer), so NaN, infinities and
 every fraction arrive exactly as sent. The messages are serde's encoding of
 src/bridge/protocol.rs.
@@ -53,9 +56,17 @@ def to_bits(value):
     return struct.unpack("<Q", struct.pack("<d", float(value)))[0]
 
 
+#: hosted.json once read (a forking server reads it before it forks: its
+#: children do not read it again).
+HOSTED = None
+
+
 def hosted():
-    with open(os.path.join(HERE, "hosted.json"), encoding="utf-8") as f:
-        return json.load(f)
+    global HOSTED
+    if HOSTED is None:
+        with open(os.path.join(HERE, "hosted.json"), encoding="utf-8") as f:
+            HOSTED = json.load(f)
+    return HOSTED
 
 
 def compile_module(source, shown):
@@ -269,23 +280,34 @@ def location(err, shown):
 
 
 def answer(conn, module, shown):
+    """Answers the requests of one connection, one after another, until the
+    judge closes it."""
     with conn:
-        reader = conn.makefile("rb")
-        line = reader.readline()
         try:
-            request = json.loads(line)
-        except ValueError as err:
-            response = {"Returned": {"Err": {"error": {"Other": f"malformed bridge message: {err}"},
-                                             "display": f"malformed bridge message: {err}"}}}
-        else:
-            if isinstance(request, dict) and "Python" in request:
-                response = respond_python(module, request["Python"])
-            else:
-                response = respond(module, shown, request)
-        try:
-            conn.sendall((json.dumps(response) + "\n").encode())
+            for line in conn.makefile("rb"):
+                if not answer_one(conn, line, module, shown):
+                    return
         except OSError:
-            pass
+            return
+
+
+def answer_one(conn, line, module, shown):
+    """Answers one request; False when the answer could not be sent."""
+    try:
+        request = json.loads(line)
+    except ValueError as err:
+        response = {"Returned": {"Err": {"error": {"Other": f"malformed bridge message: {err}"},
+                                         "display": f"malformed bridge message: {err}"}}}
+    else:
+        if isinstance(request, dict) and "Python" in request:
+            response = respond_python(module, request["Python"])
+        else:
+            response = respond(module, shown, request)
+    try:
+        conn.sendall((json.dumps(response) + "\n").encode())
+    except OSError:
+        return False
+    return True
 
 
 def respond(module, shown, request):
@@ -345,14 +367,27 @@ def raised(err):
     return out
 
 
-def exit_when_the_judge_goes():
+def answer_until_the_judge_goes(listener, module, shown):
+    """Answers each connection on a thread of its own, until the judge goes
+    away (its end of the standard input closes): then the process ends. One
+    thread watches both (a thread of its own for the input cost each trial
+    about 0.4 ms of processor time)."""
+    import select
+
+    poller = select.poll()
+    poller.register(0, select.POLLIN)
+    poller.register(listener.fileno(), select.POLLIN)
     while True:
-        try:
-            if not os.read(0, 256):
-                break
-        except OSError:
-            break
-    os._exit(0)
+        for fd, _ in poller.poll():
+            if fd == 0:
+                try:
+                    if os.read(0, 256):
+                        continue
+                except OSError:
+                    pass
+                os._exit(0)
+            conn, _ = listener.accept()
+            threading.Thread(target=answer, args=(conn, module, shown), daemon=True).start()
 
 
 def print_own_traceback(err, shown):
@@ -374,7 +409,6 @@ def serve(key):
         print(f"fencelab server: no implementation {key!r} in this build", file=sys.stderr)
         sys.exit(2)
     listener = socket.socket(fileno=LISTENER_FD)
-    threading.Thread(target=exit_when_the_judge_goes, daemon=True).start()
     # Forked by python/fencelab_forking.py, the server finds the module's
     # source and code compiled there (the same compile, of the same file).
     precompiled = globals().get("PRECOMPILED")
@@ -399,9 +433,7 @@ def serve(key):
     except BaseException as err:
         print_own_traceback(err, shown)
         raise SystemExit(1) from None
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=answer, args=(conn, module, shown), daemon=True).start()
+    answer_until_the_judge_goes(listener, module, shown)
 
 
 def main(argv):

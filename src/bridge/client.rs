@@ -1,6 +1,8 @@
 //! The judge's side of the bridge: starts the implementation's process on the
-//! first call of a test and forwards every call to it, one connection per call
-//! so that calls from several threads of a test can be under way at once.
+//! first call of a test and forwards every call to it, on a connection per
+//! thread of the judge: calls from several threads of a test can be under way
+//! at once, and a thread's calls, one after another, run on one thread of the
+//! server, as a learner's own calls would.
 //!
 //! Whatever goes wrong on the other side ends the test with a message that says
 //! what the implementation did: panicked (with its message), ended (with its exit
@@ -239,14 +241,40 @@ pub(crate) fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
     reads
 }
 
-/// One request and its response over a fresh connection to `socket`.
+thread_local! {
+    /// This thread's connection to the implementation's process (its
+    /// socket's path beside it), made on the thread's first call.
+    static CONNECTION: std::cell::RefCell<Option<(PathBuf, BufReader<UnixStream>)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// One request and its response over this thread's connection to `socket`
+/// (made on the first call; a connection that failed is not used again).
 pub(crate) fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
-    let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
-    (&stream)
+    CONNECTION.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if !matches!(&*cell, Some((path, _)) if path == socket) {
+            let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
+            *cell = Some((socket.to_path_buf(), BufReader::new(stream)));
+        }
+        let Some((_, reader)) = cell.as_mut() else {
+            unreachable!("connected above")
+        };
+        let answered = exchange_on(reader, request);
+        if answered.is_err() {
+            *cell = None;
+        }
+        answered
+    })
+}
+
+fn exchange_on(reader: &mut BufReader<UnixStream>, request: &Request) -> Result<Response, String> {
+    reader
+        .get_ref()
         .write_all(to_line(request).as_bytes())
         .map_err(|e| format!("cannot send the call: {e}"))?;
     let mut line = String::new();
-    BufReader::new(&stream)
+    reader
         .read_line(&mut line)
         .map_err(|e| format!("cannot read the answer: {e}"))?;
     if line.is_empty() {

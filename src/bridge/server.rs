@@ -1,7 +1,10 @@
 //! The implementation's side of the bridge: the main function of the server
 //! process, which hosts one or more implementations (the reference and all its
-//! mutants are compiled into one server) and answers each call on a thread of
-//! its own until the judge goes away.
+//! mutants are compiled into one server) and answers each connection on a
+//! thread of its own until the judge goes away. A connection carries one
+//! judge thread's calls, one after another (`client::exchange`), so they run
+//! on one thread here, as a learner's own calls would; calls made at once
+//! come on connections of their own.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::FromRawFd;
@@ -123,7 +126,7 @@ fn exit_when_the_judge_goes() {
     std::process::exit(0);
 }
 
-/// Answers connections on `listener` forever, one request each.
+/// Answers connections on `listener` forever, each on a thread of its own.
 pub(crate) fn serve(
     listener: UnixListener,
     dispatch: Dispatch,
@@ -164,38 +167,46 @@ pub(crate) fn serve(
     }
 }
 
-/// Reads one request from `stream`, calls the implementation and writes the response.
+/// Answers the requests on `stream`, one after another, until the judge
+/// closes it.
 pub(crate) fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &str) {
     let mut reader = BufReader::new(&stream);
     let mut line = String::new();
-    if reader.read_line(&mut line).is_err() {
-        return;
+    while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
+        let response = respond(&line, dispatch, compiled, shown);
+        if (&stream).write_all(to_line(&response).as_bytes()).is_err() {
+            return;
+        }
+        line.clear();
     }
-    let response = match from_line::<Request>(&line) {
-        Ok(request) => match catch_unwind(AssertUnwindSafe(|| {
-            ANSWERING.with(|a| a.set(true));
-            let returned = dispatch(request);
-            ANSWERING.with(|a| a.set(false));
-            returned
-        })) {
-            Ok(returned) => Response::Returned(returned),
-            Err(payload) => {
-                let message = if let Some(s) = payload.downcast_ref::<&str>() {
-                    s.to_string()
-                } else if let Some(s) = payload.downcast_ref::<String>() {
-                    s.clone()
-                } else {
-                    "(a panic without a message)".to_string()
-                };
-                let location = LAST_PANIC_AT
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .take()
-                    .map(|at| at.replace(compiled, shown));
-                Response::Panicked { message, location }
-            }
-        },
-        Err(err) => Response::Returned(Err(Failure::other(err))),
+}
+
+/// Calls the implementation for one request (a line) and says what it did.
+fn respond(line: &str, dispatch: Dispatch, compiled: &str, shown: &str) -> Response {
+    let request = match from_line::<Request>(line) {
+        Ok(request) => request,
+        Err(err) => return Response::Returned(Err(Failure::other(err))),
     };
-    let _ = (&stream).write_all(to_line(&response).as_bytes());
+    ANSWERING.with(|a| a.set(true));
+    let returned = catch_unwind(AssertUnwindSafe(|| dispatch(request)));
+    // Until the next request, a panic on this thread is not a call's.
+    ANSWERING.with(|a| a.set(false));
+    match returned {
+        Ok(returned) => Response::Returned(returned),
+        Err(payload) => {
+            let message = if let Some(s) = payload.downcast_ref::<&str>() {
+                s.to_string()
+            } else if let Some(s) = payload.downcast_ref::<String>() {
+                s.clone()
+            } else {
+                "(a panic without a message)".to_string()
+            };
+            let location = LAST_PANIC_AT
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take()
+                .map(|at| at.replace(compiled, shown));
+            Response::Panicked { message, location }
+        }
+    }
 }

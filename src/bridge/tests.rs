@@ -172,3 +172,80 @@ fn an_error_shows_the_implementations_own_words() {
     // An error the test made itself has the proxy's words.
     assert_eq!(LeaseError::InvalidNow(1.5).to_string(), "invalid now 1.5");
 }
+
+/// The server's thread of each call of `on_its_thread`'s (the order they
+/// came in).
+static THREADS: std::sync::Mutex<Vec<(String, std::thread::ThreadId)>> =
+    std::sync::Mutex::new(Vec::new());
+
+/// Records the server's thread of each call, by the job it names; panics on
+/// a job whose name ends in "panic".
+fn on_its_thread(request: Request) -> Result<Answer, Failure> {
+    let Request::Enqueue { job_id, .. } = request else {
+        return Ok(Answer::Unit);
+    };
+    THREADS
+        .lock()
+        .unwrap()
+        .push((job_id.clone(), std::thread::current().id()));
+    if job_id.ends_with("panic") {
+        panic!("asked to");
+    }
+    Ok(Answer::Bool(true))
+}
+
+/// A thread's calls, one after another, run on one thread of the server, as
+/// a learner's own calls would (a connection made per call put each on a
+/// thread of its own: a module that keeps what its first call opened, as
+/// SQLite keeps a connection to the thread that made it, failed its second);
+/// calls made at once, from threads of their own, run on threads of their
+/// own; a panic is a call's answer and the next call is answered.
+#[test]
+fn a_threads_calls_run_on_one_thread_of_the_server_and_others_on_their_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = serve_in_background(dir.path(), on_its_thread);
+    let enqueue = |job: &str| Request::Enqueue {
+        path: "x".into(),
+        job_id: job.into(),
+    };
+    let calls = |who: &str| {
+        for job in ["1", "2", "panic", "3"] {
+            let response = exchange(&socket, &enqueue(&format!("{who}{job}"))).unwrap();
+            assert_eq!(
+                matches!(response, Response::Panicked { .. }),
+                job == "panic",
+                "{who}{job}: {response:?}"
+            );
+        }
+    };
+    let barrier = std::sync::Barrier::new(2);
+    std::thread::scope(|s| {
+        for who in ["a", "b"] {
+            let (barrier, calls, socket, enqueue) = (&barrier, &calls, &socket, &enqueue);
+            s.spawn(move || {
+                // Both threads have made their first call before either
+                // makes its second: their connections are open at once.
+                let first = exchange(socket, &enqueue(&format!("{who}0"))).unwrap();
+                assert!(matches!(first, Response::Returned(Ok(Answer::Bool(true)))));
+                barrier.wait();
+                calls(who);
+            });
+        }
+    });
+    let threads = THREADS.lock().unwrap().clone();
+    let of = |who: &str| -> Vec<std::thread::ThreadId> {
+        threads
+            .iter()
+            .filter(|(job, _)| job.starts_with(who))
+            .map(|(_, thread)| *thread)
+            .collect()
+    };
+    let (a, b) = (of("a"), of("b"));
+    assert_eq!((a.len(), b.len()), (5, 5), "{threads:?}");
+    assert!(a.iter().all(|t| *t == a[0]), "a's calls: {a:?}");
+    assert!(b.iter().all(|t| *t == b[0]), "b's calls: {b:?}");
+    assert_ne!(
+        a[0], b[0],
+        "two threads' calls shared a thread of the server"
+    );
+}

@@ -206,6 +206,45 @@ fn an_error_the_contract_does_not_have_is_told_without_fencelabs_paths() {
     }
 }
 
+/// A test's calls, one after another, run on one thread of the Python
+/// server, as a learner's own calls would (`import lease` and call it): a
+/// module that keeps what its first call made for the thread that made it
+/// (as SQLite keeps a connection) passes steps 1 to 3, on every run. A
+/// thread per call, before, failed every such test at its second call.
+#[test]
+fn a_tests_calls_run_on_one_thread_of_the_python_server() {
+    let (_dir, lab) = new_lab(Lang::En);
+    let source = format!(
+        "{}\n\
+import threading as _threading
+_FIRST = []
+
+
+def _on_the_first_thread(function):
+    def call(*args):
+        if not _FIRST:
+            _FIRST.append(_threading.get_ident())
+        if _FIRST[0] != _threading.get_ident():
+            raise RuntimeError(f'{{function.__name__}}() on another thread than the first call')
+        return function(*args)
+    return call
+
+
+init_db, enqueue, state = map(_on_the_first_thread, (init_db, enqueue, state))
+",
+        python::REFERENCE
+    );
+    std::fs::write(lab.join("lease.py"), source).unwrap();
+    for run in 1..=2 {
+        let checked = check_lab(&lab, Some(3));
+        assert!(
+            checked.first_failing().is_none(),
+            "run {run}:\n{}",
+            render(&checked, Lang::En)
+        );
+    }
+}
+
 /// A module that raises at import (a typo at its top level, say) is told
 /// what `python lease.py` would print: its own frames, never the server's,
 /// which name fencelab's scratch files (`.../crates/pyserver-<hash>/
