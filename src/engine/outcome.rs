@@ -179,7 +179,9 @@ pub(crate) fn failure_text(stdout: &str, test: &str) -> String {
         None => stdout,
     };
     body.lines()
-        .filter(|l| !l.starts_with("note: run with `RUST_BACKTRACE"))
+        // Rust's note on backtraces, a claimer process's (in an observed
+        // value, indented) included: nothing a learner can act on.
+        .filter(|l| !l.trim_start().starts_with("note: run with `RUST_BACKTRACE"))
         // Where the bridge panicked (its client, or the proxy of a Python
         // implementation) says nothing to anyone, and names a scratch crate:
         // the next line says what the implementation did.

@@ -637,7 +637,7 @@ fn blame_the_test(outcome: TestOutcome) -> TestOutcome {
 }
 
 /// The message of a trial whose `who` ran out of memory.
-fn out_of_memory(who: &str) -> String {
+pub(crate) fn out_of_memory(who: &str) -> String {
     format!(
         "fencelab: {who} ran out of memory: its processes used more than {} MiB together, \
          and the kernel killed them",

@@ -6,6 +6,7 @@ pub(crate) mod diff;
 pub mod github;
 pub(crate) mod markup;
 pub(crate) mod observation;
+pub(crate) mod own_words;
 pub(crate) mod paths;
 pub mod printer;
 pub mod progress;

@@ -129,11 +129,19 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
             Edition::Rust => text,
             Edition::Python => text.replace(IMPL_PANICKED, "fencelab: the implementation failed"),
         };
+        // fencelab's own sentences in the learner's language too.
+        let text = crate::output::own_words::translate(&text, lang);
         return indent(text.trim(), n);
     };
     // The suite writes in English; a learner reading Japanese reads its
     // observations in Japanese too.
     let _ = writeln!(out, "{}: {}", w.observed, translate(&o.what, lang));
+    // An actual value may hold fencelab's own sentences (a claimer
+    // process's implementation that ended).
+    let o = Observation {
+        actual: crate::output::own_words::translate(&o.actual, lang),
+        ..o
+    };
     let (expected, actual) = match edition {
         // The expected text may be a sentence of the suite's, in English.
         Edition::Rust => (o.expected.clone(), o.actual.clone()),

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use crate::lease;
 use crate::support::{
-    Answer, Db, INVALID_NOW, INVALID_TTL, Row, claim_in_processes, kind, observe, ok, one_winner,
-    stored_owner_won,
+    Answer, Db, INVALID_NOW, INVALID_TTL, Row, claim_in_processes, joined, kind, observe, ok,
+    one_winner, stored_owner_won,
 };
 
 #[test]
@@ -325,7 +325,7 @@ fn waits_for_a_busy_database() {
         lock.wait_for_connections(1);
         std::thread::sleep(Duration::from_millis(400));
         drop(lock);
-        kind(&claimer.join().unwrap())
+        kind(&joined(claimer))
     });
     observe(
         "claim that starts while another connection holds the write lock for 400 ms",
@@ -352,10 +352,7 @@ fn concurrent_claims_have_one_winner() {
         // Let go once every claimer has done all it can while the lock is held.
         lock.wait_for_claimers(owners.len());
         drop(lock);
-        claimers
-            .into_iter()
-            .map(|c| kind(&c.join().unwrap()))
-            .collect()
+        claimers.into_iter().map(|c| kind(&joined(c))).collect()
     });
     one_winner(
         "four claims on one thread each, started while the write lock is held, then let go",

@@ -678,8 +678,18 @@ pub fn claim_many_locked(
         let claims = s.spawn(|| lease::claim_many(&db.path, job_id, owners, now, ttl));
         lock.wait_for_claimers(owners.len());
         drop(lock);
-        claims.join().unwrap()
+        joined(claims)
     })
+}
+
+/// What a thread of the test returned; where it panicked (its call found
+/// the implementation's process gone, say), the test fails with that panic
+/// alone, as its own, rather than add `called Result::unwrap() on an Err
+/// value: Any { .. }`, which says nothing.
+pub fn joined<T>(thread: std::thread::ScopedJoinHandle<'_, T>) -> T {
+    thread
+        .join()
+        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
 }
 
 /// How `kind` renders `Err(LeaseError::InvalidTtl(_))`.

@@ -245,6 +245,54 @@ init_db, enqueue, state = map(_on_the_first_thread, (init_db, enqueue, state))
     }
 }
 
+/// What fencelab says itself when the implementation's process ends in a
+/// call (`os._exit(1)`), or when the call raises, is in the lab's language,
+/// as the observations are; before, a Japanese screen said it in English.
+#[test]
+fn what_fencelab_says_of_a_process_that_ends_is_in_the_labs_language() {
+    let (_dir, lab) = new_lab(Lang::Ja);
+    let mut checked = Vec::new();
+    for (step, change) in [
+        (1, "def init_db(path):\n    import os\n    os._exit(1)\n"),
+        (
+            2,
+            "def enqueue(path, job_id):\n    raise TypeError('not a job')\n",
+        ),
+    ] {
+        let source = format!("{}\n\n{change}", python::REFERENCE);
+        std::fs::write(lab.join("lease.py"), source).unwrap();
+        checked.push(check_lab(&lab, Some(step)));
+    }
+    let [step1, step2] = &checked[..] else {
+        unreachable!()
+    };
+    let english = [
+        "the implementation's process",
+        "exited with status",
+        "the implementation failed",
+    ];
+    for (checked, name) in [(step1, "ends"), (step2, "raises")] {
+        let ja = render(checked, Lang::Ja);
+        for words in english {
+            assert!(!ja.contains(words), "`{words}` in\n{ja}");
+        }
+        snapshot!(format!("python_check_process_{name}_ja"), ja);
+        let en = render(checked, Lang::En);
+        snapshot!(format!("python_check_process_{name}_en"), en);
+    }
+    let ja = render(step1, Lang::Ja);
+    assert!(
+        ja.contains("fencelab: 実装のプロセスが init_db() の途中で終了ステータス 1 で終了しました"),
+        "{ja}"
+    );
+    let ja = render(step2, Lang::Ja);
+    assert!(
+        ja.contains("fencelab: 実装が enqueue() の中で失敗しました（場所: lease.py:"),
+        "{ja}"
+    );
+    assert!(ja.contains("TypeError: not a job"), "{ja}");
+}
+
 /// A module that raises at import (a typo at its top level, say) is told
 /// what `python lease.py` would print: its own frames, never the server's,
 /// which name fencelab's scratch files (`.../crates/pyserver-<hash>/
