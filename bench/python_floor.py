@@ -8,6 +8,11 @@ Then the same server forked per run from an interpreter that imported it and
 the contract's standard library once (the pre-started interpreter of issue
 20, not built yet), for the floor that design would have.
 
+Last, what a submission's forking server costs to make
+(python/fencelab_forking.py): an interpreter started afresh that imports
+what it preloads, runs the server's definitions and compiles the module,
+beside the same forked from the root, which did the first two once.
+
 Usage: python3 bench/python_floor.py SERVER_DIR [N]
   SERVER_DIR: a pyserver-* directory of the scratch workspace (its first
   hosted implementation is served)."""
@@ -90,6 +95,60 @@ def forked(server_module, key):
         return usage.ru_utime + usage.ru_stime, answered
 
 
+def forking_server(server_dir, n):
+    """CPU-seconds of making one forking server, started afresh (as each
+    submission's was before the root) and forked from a root (as now)."""
+    import subprocess
+
+    forking = os.path.join(server_dir, "fencelab_forking.py")
+    script = os.path.join(server_dir, "fencelab_server.py")
+    with open(os.path.join(server_dir, "hosted.json"), encoding="utf-8") as f:
+        key = json.load(f)["impls"][0]["key"]
+    with open(forking, encoding="utf-8") as f:
+        python = f.readline()[2:].split()[0]  # the interpreter of its #! line
+    setup = (f"import sys, os, json, gc, importlib, resource\n"
+             f"sys.path.insert(0, {server_dir!r})\n"
+             f"import fencelab_forking as F\n"
+             f"def made():\n"
+             f"    table = json.load(open({os.path.join(server_dir, 'hosted.json')!r}))\n"
+             f"    F.precompiled({script!r}, {key!r}, table)\n"
+             f"    gc.collect(); F.ctypes_trim()\n"
+             f"def ready():\n"
+             f"    for name in F.PRELOADED: importlib.import_module(name)\n"
+             f"    import selectors, signal\n"
+             f"    return F.server_definitions({script!r})\n")
+
+    def children():
+        r = resource.getrusage(resource.RUSAGE_CHILDREN)
+        return r.ru_utime + r.ru_stime
+
+    import resource
+
+    afresh = []
+    for _ in range(n):
+        before = children()
+        subprocess.run([python, "-IuS", "-c", setup + "ready(); made()"], check=True)
+        afresh.append(children() - before)
+    root = subprocess.run(
+        [python, "-IuS", "-c", setup + (
+            "ready(); gc.collect(); F.ctypes_trim(); gc.freeze()\n"
+            "def children():\n"
+            "    r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+            "    return r.ru_utime + r.ru_stime\n"
+            f"for _ in range({n}):\n"
+            "    before = children()\n"
+            "    pid = os.fork()\n"
+            "    if pid == 0:\n"
+            "        made(); os._exit(0)\n"
+            "    os.waitpid(pid, 0)\n"
+            "    print(children() - before)\n")],
+        check=True, capture_output=True, text=True)
+    forked = [float(line) for line in root.stdout.split()]
+    for what, runs in (("a forking server started afresh", afresh),
+                       ("a forking server forked from the root", forked)):
+        print(f"{what}, median of {n}: {sorted(runs)[n // 2] * 1000:.1f} ms CPU")
+
+
 def report(what, runs):
     n = len(runs)
     cpu = sorted(c for c, _ in runs)[n // 2]
@@ -119,6 +178,7 @@ def main():
 
     report("the same, forked from a pre-started interpreter (uncaged)",
            [forked(module, key) for _ in range(n)])
+    forking_server(server, n)
 
 
 if __name__ == "__main__":

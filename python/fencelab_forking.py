@@ -1,41 +1,50 @@
-"""The forking server of a Python implementation: an interpreter started once
-per implementation and run by fencelab's runner (src/engine/python.rs,
-`Zygotes`), which forks a child per trial; the child enters the trial's cage
-and only then runs python/fencelab_server.py, as a server started afresh
-would (standard library only; run by fencelab, not by hand).
+"""The forking servers of Python implementations: an interpreter started once
+per run by fencelab's runner (src/engine/python.rs, `Zygotes`), the root,
+which imports the standard library the contract needs and runs the
+server's definitions once, and forks, on the runner's word, a forking
+server per implementation; that one forks a child per trial; the child
+enters the trial's cage and only then runs python/fencelab_server.py, as a
+server started afresh would (standard library only; run by fencelab, not by
+hand).
 
-Usage: fencelab_forking.py SERVER serve KEY --forking | --forking-trusted
-(SERVER: the path of fencelab_server.py beside it; the command line names
-the implementation as a server's does), with a control socket (SOCK_SEQPACKET) at LISTENER_FD on
-which the runner sends one connection per trial: the trial's dispenser.
+Usage: fencelab_forking.py SERVER root --forking | --forking-trusted
+(SERVER: the path of fencelab_server.py beside it), with a control socket
+(SOCK_SEQPACKET) at LISTENER_FD. On it the runner sends an implementation's
+key with one descriptor, the forking server's own control socket; the root
+forks the forking server and answers with its pid. The root holds nothing
+of any implementation (it never reads one: the forking server it forks
+compiles its own), is single-threaded, not dumpable, and dies with the
+runner (its parent-death signal, and the control socket's end); each forking
+server dies with the root.
+
+A forking server's control socket (at LISTENER_FD in it) carries, from the
+runner, one connection per trial: the trial's dispenser.
 Each judge process of the trial (its judge, and the judges it runs again as
 claimers in processes of their own) sends on it "connect" with one end of a
 socket pair of its own, and makes its request on the other end.
 
-It imports the standard library the contract needs, and never the
-implementation: that is imported only in a child, after the child has
-entered the trial's cage. It compiles the implementation's source once
-(compiling runs none of its code; fencelab compiled it already to know it
-viable), and each child runs that code, in its cage, where a server started
-afresh would compile the file itself. Before each fork it freezes its
-objects (`gc.freeze`), so that the child's collector does not write to
+A forking server never imports the implementation: that is imported only
+in a child, after the child has entered the trial's cage. It compiles the
+implementation's source once (compiling runs none of its code; fencelab
+compiled it already to know it viable), and each child runs that code, in
+its cage, where a server started afresh would compile the file itself.
+Before each fork it freezes its objects (`gc.freeze`; the root froze its
+own before it forked), so that the child's collector does not write to
 them, which would copy every page they sit on. On a connection, the trial's judge
 (src/bridge/zygote.rs) sends one request, a JSON object (the cage's strings:
 the trial's directory, the program and what it reads, the memory cgroup, the
 environment) with descriptors: the listening socket, the server's standard
 input, output and error, a pipe for the word "ok" (or why the cage failed),
 and the trial's namespaces. The cage is the one a judge gives a learner's
-implementation, or, started with --forking-trusted by the runner itself for
-fencelab's own implementations that a learner's tests talk to, the one the
+implementation, or, with --forking-trusted (the runner's root for
+fencelab's own implementations that a learner's tests talk to), the one the
 runner gives those (the request's own word on that is never taken). The
 child enters the cage with fencelab's own
 code (the bridge's cdylib, through ctypes: `fencelab_fork_cage`), whose
-watcher stays the child of this process; the connection is answered with the
+watcher stays the child of the forking server; the connection is answered with the
 watcher's pid, then with its exit status when it ends, and closed. When the
 connection closes first (its judge process ended or was killed), the cage is
 killed.
-This process is single-threaded (a fork copies one thread), not dumpable, and
-dies with the runner (its parent-death signal, and the control socket's end).
 """
 
 import json
@@ -71,49 +80,121 @@ def ctypes_trim():
         pass
 
 
-def forking(script, key, trusted):
+def root(script, trusted):
+    """The root: what every forking server needs, made once (the standard
+    library the contract imports, the server's definitions), then a fork of
+    itself per implementation the runner names, which serves it
+    (`forking`). Nothing of an implementation is read here."""
     import gc
     import importlib
-    import selectors
+    import selectors  # noqa: F401 (what each forking server's loop uses)
     import signal
-    import types
 
     for name in PRELOADED:
         importlib.import_module(name)
-    with open(os.path.join(os.path.dirname(script), "hosted.json"), encoding="utf-8") as f:
-        table = json.load(f)
-    if not any(i["key"] == key for i in table["impls"]):
-        print(f"fencelab forking server: no implementation {key!r} in this build",
-              file=sys.stderr)
-        return 2
-    # The server, run here once up to its entry point (its top level
-    # defines, and does nothing else), as the __main__ each child takes on:
-    # the child runs the entry point alone, compiled at its own lines, so
-    # its frames are a server's started afresh. Each child ran the
-    # definitions itself before: about 0.5 ms and 115 copied pages a trial.
+    server, code = server_definitions(script)
+    parent = os.getppid()
+    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    prctl(4, 0)  # PR_SET_DUMPABLE
+    if os.getppid() != parent:
+        return 0
+    # What importing freed goes back to the system, and what is left is
+    # frozen: each forking server's collector, and its children's, leave
+    # it alone (a page written is a page copied).
+    gc.collect()
+    ctypes_trim()
+    gc.freeze()
+    control = socket.socket(fileno=LISTENER_FD)
+    while True:
+        try:
+            message, fds, _, _ = socket.recv_fds(control, 1024, 1)
+        except OSError:
+            message, fds = b"", []
+        reap_ended()
+        if not message:
+            # The runner is gone, or done: its forking servers die with
+            # this process (their parent-death signal).
+            os._exit(0)
+        if len(fds) != 1:
+            for fd in fds:
+                os.close(fd)
+            control.send(json.dumps({"error": "a request without its control socket"}).encode())
+            continue
+        key = message.decode("utf-8", "replace")
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                # The forking server's control socket takes this one's place.
+                control.detach()
+                os.dup2(fds[0], LISTENER_FD)
+                os.close(fds[0])
+                os.setpgid(0, 0)
+                status = forking(script, key, trusted, server, code)
+            finally:
+                os._exit(status or 0)
+        os.close(fds[0])
+        control.send(json.dumps({"pid": pid}).encode())
+
+
+def reap_ended():
+    """Collects the forking servers that ended. The runner, which waits on
+    them by their pid (a pidfd it opens while it holds the answer), asks
+    one at a time: none is collected while it may still open one."""
+    while True:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+
+
+def server_definitions(script):
+    """The server, run up to its entry point (its top level defines, and
+    does nothing else), as the __main__ each child takes on, and the entry
+    point's code: the child runs the entry point alone, compiled at its own
+    lines, so its frames are a server's started afresh. Each child ran the
+    definitions itself before: about 0.5 ms and 115 copied pages a trial."""
+    import types
+
     with open(script, encoding="utf-8") as f:
         source = f.read()
     entry = source.index('\nif __name__ == "__main__":') + 1
     server = types.ModuleType("__main__")
     server.__file__ = script
     exec(compile(source[:entry], script, "exec", dont_inherit=True), server.__dict__)
-    # The table read here is the one each child's server finds read.
-    server.HOSTED = table
     code = compile("\n" * source.count("\n", 0, entry) + source[entry:], script, "exec",
                    dont_inherit=True)
+    return server, code
+
+
+def forking(script, key, trusted, server, code):
+    """A forking server: the root's fork for the implementation `key`,
+    forking a child per trial."""
+    import gc
+    import selectors
+    import signal
+
+    with open(os.path.join(os.path.dirname(script), "hosted.json"), encoding="utf-8") as f:
+        table = json.load(f)
+    if not any(i["key"] == key for i in table["impls"]):
+        print(f"fencelab forking server: no implementation {key!r} in this build",
+              file=sys.stderr)
+        return 2
+    # The table read here is the one each child's server finds read.
+    server.HOSTED = table
     # The implementation, compiled once too (never run here: compiling runs
     # none of its code, and fencelab compiled it already to know it is
     # viable): each child runs this code, in its cage, as a server started
     # afresh runs what it compiles itself.
     module = precompiled(script, key, table)
     parent = os.getppid()
-    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
-    prctl(4, 0)  # PR_SET_DUMPABLE
+    prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: with the root
     if os.getppid() != parent:
         return 0
-    # What compiling and importing freed goes back to the system: a page
-    # kept here is a page each child's fork copies the mapping of and its
-    # exit unmaps (about 1 MB of this process's 8 MB of its own).
+    # What compiling freed goes back to the system: a page kept here is a
+    # page each child's fork copies the mapping of and its exit unmaps.
     gc.collect()
     ctypes_trim()
     control = socket.socket(fileno=LISTENER_FD)
@@ -368,9 +449,9 @@ def exit_status(code):
 
 def main(argv):
     modes = {"--forking": False, "--forking-trusted": True}
-    if len(argv) == 4 and argv[1] == "serve" and argv[3] in modes:
-        return forking(os.path.abspath(argv[0]), argv[2], modes[argv[3]])
-    print("usage: fencelab_forking.py SERVER serve KEY --forking | --forking-trusted "
+    if len(argv) == 3 and argv[1] == "root" and argv[2] in modes:
+        return root(os.path.abspath(argv[0]), modes[argv[2]])
+    print("usage: fencelab_forking.py SERVER root --forking | --forking-trusted "
           "(run by fencelab, not by hand)", file=sys.stderr)
     return 2
 

@@ -1,8 +1,11 @@
-//! A Python server forked per trial from an interpreter started once
-//! (python/fencelab_forking.py, `SERVER serve KEY --forking`, started by the
-//! runner: `engine::python::Zygotes`), instead of an interpreter started
-//! afresh by each judge: the interpreter's start (about 90 ms of CPU here)
-//! leaves the trial.
+//! A Python server forked per trial from a forking server per
+//! implementation (python/fencelab_forking.py, itself forked, on the
+//! runner's word, from the run's root interpreter, `SERVER root --forking`,
+//! started once by the runner: `engine::python::Zygotes`), instead of an
+//! interpreter started afresh by each judge: the interpreter's start (about
+//! 90 ms of CPU here) leaves the trial, and its imports leave the
+//! submission (a forking server forked from the root: 3.6 ms, where one
+//! started afresh took 61: `bench/python_floor.py`).
 //!
 //! Both sides of the one request a judge makes are here:
 //! - the judge's (`connection`, `fork`, `status`): the runner hands it a

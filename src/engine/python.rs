@@ -34,7 +34,7 @@
 //! warm `check` starts no interpreter before its trials.
 
 use std::collections::HashMap;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -1027,30 +1027,46 @@ pub(crate) fn judge_reads(judge: &Path) -> Vec<PathBuf> {
 }
 
 /// The forking servers of a run (`bridge::zygote`): one per Python
-/// implementation whose trials the judge starts the server of, started on
-/// its first trial and ended after its last (or with the run), each handing
-/// every trial's judge a connection of its own. Where the runner starts the
-/// servers itself (fencelab's own implementations, judged by a learner's
-/// tests), it asks on that connection itself, for the cage it gives those
-/// (`trusted`).
+/// implementation whose trials the judge starts the server of, forked from
+/// the run's root interpreter on its first trial (the root, started once,
+/// imported what each needs) and ended after its last (or with the run),
+/// each handing every trial's judge a connection of its own. Where the
+/// runner starts the servers itself (fencelab's own implementations, judged
+/// by a learner's tests), it asks on that connection itself, for the cage it
+/// gives those (`trusted`).
 pub(crate) struct Zygotes {
     /// Per server program and key: how many trials have yet to ask.
     waiting: Mutex<HashMap<(PathBuf, String), usize>>,
     /// The servers running, shared with the trials that use them.
     running: Mutex<HashMap<(PathBuf, String), Arc<Zygote>>>,
-    /// Starts them from a thread that lives as long as the run: a forking
-    /// server dies with the thread that started it (its parent-death signal).
+    /// The root interpreter of each forking script, started on its first
+    /// forking server's start, and shared with them.
+    roots: Mutex<HashMap<PathBuf, Arc<Root>>>,
+    /// Starts the roots from a thread that lives as long as the run: a root
+    /// dies with the thread that started it (its parent-death signal), and
+    /// its forking servers with it.
     starter: Mutex<mpsc::Sender<(Command, mpsc::Sender<std::io::Result<Child>>)>>,
     /// Whether they fork the servers of fencelab's own implementations
     /// (`Launch::ByRunner`), caged as the runner cages those.
     trusted: bool,
 }
 
-/// One forking server: its process and the runner's end of its control
-/// socket, on which each trial's connection is sent.
-pub(crate) struct Zygote {
+/// A root interpreter (python/fencelab_forking.py `root`): its process and
+/// the runner's end of its control socket, on which one start is asked at a
+/// time (the answer, the forking server's pid, is opened as a pidfd before
+/// the next: the root collects its ended children only while it answers).
+pub(crate) struct Root {
     child: Mutex<Child>,
+    control: Mutex<OwnedFd>,
+}
+
+/// One forking server: its process (a pidfd, where the kernel has them) and
+/// the runner's end of its control socket, on which each trial's connection
+/// is sent; and the root it was forked from, which lives as long.
+pub(crate) struct Zygote {
+    pidfd: Option<OwnedFd>,
     control: OwnedFd,
+    _root: Arc<Root>,
 }
 
 /// A trial's connection to its forking server: the judge's end (inherited as
@@ -1096,6 +1112,7 @@ impl Zygotes {
         Zygotes {
             waiting: Mutex::new(waiting),
             running: Mutex::new(HashMap::new()),
+            roots: Mutex::new(HashMap::new()),
             starter: Mutex::new(tx),
             trusted: launch == Launch::ByRunner,
         }
@@ -1147,14 +1164,64 @@ impl Zygotes {
         }))
     }
 
+    /// Forks `host`'s forking server from its script's root, starting the
+    /// root on the first.
     fn start(&self, host: &Host) -> Result<Zygote, Error> {
+        let forking = host.program.with_file_name(FORKING_FILE);
+        let root = {
+            let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
+            match roots.get(&forking) {
+                Some(root) => root.clone(),
+                None => {
+                    let root = Arc::new(self.start_root(&forking, &host.program)?);
+                    roots.insert(forking.clone(), root.clone());
+                    root
+                }
+            }
+        };
+        let failed = |e: std::io::Error| cage_error("the forking Python server", e);
+        let (ours, theirs) = crate::bridge::zygote::seqpacket_pair().map_err(failed)?;
+        let control = root.control.lock().unwrap_or_else(|e| e.into_inner());
+        crate::bridge::zygote::send_with(
+            control.as_raw_fd(),
+            host.key.as_bytes(),
+            &[theirs.as_raw_fd()],
+        )
+        .map_err(failed)?;
+        drop(theirs);
+        let answer = crate::bridge::zygote::receive(control.as_raw_fd(), Some(ROOT_ANSWERS))
+            .unwrap_or_default();
+        let pid = serde_json::from_slice::<serde_json::Value>(&answer)
+            .ok()
+            .and_then(|v| v.get("pid").and_then(serde_json::Value::as_i64))
+            .and_then(|pid| libc::pid_t::try_from(pid).ok())
+            .ok_or_else(|| {
+                failed(std::io::Error::other(format!(
+                    "its root answered {:?}",
+                    String::from_utf8_lossy(&answer)
+                )))
+            })?;
+        // Opened while the root waits for the next start, before which it
+        // collects none of its children: the pid is still this server's.
+        // SAFETY: a system call with plain integers.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        drop(control);
+        Ok(Zygote {
+            // SAFETY: a descriptor the kernel just made for us.
+            pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) }),
+            control: ours,
+            _root: root,
+        })
+    }
+
+    /// Starts the root interpreter of `forking` (whose server is `server`).
+    fn start_root(&self, forking: &Path, server: &Path) -> Result<Root, Error> {
         let (ours, theirs) = crate::bridge::zygote::seqpacket_pair()
             .map_err(|e| cage_error("a control socket for the forking Python server", e))?;
-        let forking = host.program.with_file_name(FORKING_FILE);
-        let mut command = Command::new(&forking);
+        let mut command = Command::new(forking);
         command
-            .arg(&host.program)
-            .args(["serve", host.key.as_str()])
+            .arg(server)
+            .arg("root")
             .arg(match self.trusted {
                 true => "--forking-trusted",
                 false => "--forking",
@@ -1169,7 +1236,8 @@ impl Zygotes {
         let fd = theirs.as_raw_fd();
         // What a judge's limits give the server it starts: no core dump,
         // FILE_SIZE per file; the runner's own servers (`trusted`) have no
-        // FILE_SIZE, as `process::start_light_serving` starts them.
+        // FILE_SIZE, as `process::start_light_serving` starts them. The
+        // forking servers the root forks, and their children, inherit them.
         let limits = [
             Some((libc::RLIMIT_CORE, 0)),
             (!self.trusted).then_some((libc::RLIMIT_FSIZE, process::FILE_SIZE)),
@@ -1215,20 +1283,51 @@ impl Zygotes {
                 )
             })?;
         drop(theirs);
-        Ok(Zygote {
+        Ok(Root {
             child: Mutex::new(child),
-            control: ours,
+            control: Mutex::new(ours),
         })
+    }
+}
+
+/// How long a root may take to fork a forking server.
+const ROOT_ANSWERS: Duration = Duration::from_secs(30);
+
+impl Drop for Root {
+    /// Kills it (and so every forking server it forked, and every cage
+    /// those still watch: their parent-death signals) and collects it.
+    fn drop(&mut self) {
+        let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
+        let _ = child.kill();
+        let _ = child.wait();
     }
 }
 
 impl Drop for Zygote {
     /// Kills it (and so every cage it still watches: their init's
-    /// parent-death signal) and collects it.
+    /// parent-death signal), and waits until it has ended (its root
+    /// collects it). Without a pidfd, closing its control socket ends it.
     fn drop(&mut self) {
-        let child = self.child.get_mut().unwrap_or_else(|e| e.into_inner());
-        let _ = child.kill();
-        let _ = child.wait();
+        let Some(pidfd) = &self.pidfd else { return };
+        // SAFETY: system calls on a pidfd of ours and a pollfd of ours.
+        unsafe {
+            libc::syscall(
+                libc::SYS_pidfd_send_signal,
+                pidfd.as_raw_fd(),
+                libc::SIGKILL,
+                std::ptr::null::<libc::siginfo_t>(),
+                0,
+            );
+            let mut poll = libc::pollfd {
+                fd: pidfd.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            };
+            while libc::poll(&mut poll, 1, 5_000) < 0
+                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
+            {
+            }
+        }
     }
 }
 
@@ -1372,8 +1471,10 @@ mod tests {
                 "step4::claims_race_across_processes",
             ],
         );
-        // Its forking server ended with its last trial.
-        let forking = format!("serve {} --forking", host.key);
+        // Its forking server ended with its last trial, and the root it was
+        // forked from with the run (both run the root's command line, which
+        // names this implementation's server).
+        let forking = format!("{} root --forking", host.program.display());
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
     }
 
@@ -1472,7 +1573,7 @@ mod tests {
         passes_on(&runner, host, &["test_served", "test_has_it_write_outside"]);
         drop(pin);
         assert!(!escape.exists(), "the implementation wrote {escape:?}");
-        let forking = format!("serve {} --forking-trusted", host.key);
+        let forking = format!("{} root --forking-trusted", host.program.display());
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
     }
 }
