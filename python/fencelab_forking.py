@@ -105,6 +105,7 @@ def root(script, trusted):
     ctypes_trim()
     gc.freeze()
     control = socket.socket(fileno=LISTENER_FD)
+    me = os.getpid()
     while True:
         try:
             message, fds, _, _ = socket.recv_fds(control, 1024, 1)
@@ -130,7 +131,7 @@ def root(script, trusted):
                 os.dup2(fds[0], LISTENER_FD)
                 os.close(fds[0])
                 os.setpgid(0, 0)
-                status = forking(script, key, trusted, server, code)
+                status = forking(script, key, trusted, server, code, me)
             finally:
                 os._exit(status or 0)
         os.close(fds[0])
@@ -169,9 +170,9 @@ def server_definitions(script):
     return server, code
 
 
-def forking(script, key, trusted, server, code):
-    """A forking server: the root's fork for the implementation `key`,
-    forking a child per trial."""
+def forking(script, key, trusted, server, code, root_pid):
+    """A forking server: the root's fork (the root: `root_pid`) for the
+    implementation `key`, forking a child per trial."""
     import gc
     import selectors
     import signal
@@ -189,10 +190,9 @@ def forking(script, key, trusted, server, code):
     # viable): each child runs this code, in its cage, as a server started
     # afresh runs what it compiles itself.
     module = precompiled(script, key, table)
-    parent = os.getppid()
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: with the root
-    if os.getppid() != parent:
-        return 0
+    if os.getppid() != root_pid:
+        return 0  # the root is gone already
     # What compiling freed goes back to the system: a page kept here is a
     # page each child's fork copies the mapping of and its exit unmaps.
     gc.collect()
