@@ -138,17 +138,25 @@ def root(script, trusted):
         control.send(json.dumps({"pid": pid}).encode())
 
 
-def reap_ended():
-    """Collects the forking servers that ended. The runner, which waits on
-    them by their pid (a pidfd it opens while it holds the answer), asks
-    one at a time: none is collected while it may still open one."""
+def ended_children():
+    """The pid and wait status of each child of this process that has ended,
+    each collected."""
     while True:
         try:
-            pid, _ = os.waitpid(-1, os.WNOHANG)
+            pid, status = os.waitpid(-1, os.WNOHANG)
         except ChildProcessError:
             return
         if pid == 0:
             return
+        yield pid, status
+
+
+def reap_ended():
+    """Collects the forking servers that ended. The runner, which waits on
+    them by their pid (a pidfd it opens while it holds the answer), asks
+    one at a time: none is collected while it may still open one."""
+    for _ in ended_children():
+        pass
 
 
 def server_definitions(script):
@@ -309,13 +317,7 @@ def precompiled(script, key, table):
 
 def reap(watchers, close):
     """Collects every ended watcher and tells its judge how it ended."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
+    for pid, status in ended_children():
         for conn, watcher in list(watchers.items()):
             if watcher == pid:
                 try:
