@@ -108,5 +108,6 @@ grade after "$fencelab" "$batch"
 if [ -n "$before" ]; then grade before "$before" "${BEFORE_BATCH:-10}"; fi
 
 server=$(ls -td target/fencelab/ws/crates/pyserver-* 2>/dev/null | head -1)
-if [ -n "$server" ]; then python3 bench/python_floor.py "$server" 20; fi
+root=$(ls -td target/fencelab/ws/crates/pyroot-* 2>/dev/null | head -1)
+if [ -n "$server" ]; then python3 bench/python_floor.py "$server" 20 $root; fi
 echo "load average at the end: $(cut -d' ' -f1-3 /proc/loadavg)"

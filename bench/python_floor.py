@@ -13,9 +13,10 @@ Last, what a submission's forking server costs to make
 what it preloads, runs the server's definitions and compiles the module,
 beside the same forked from the root, which did the first two once.
 
-Usage: python3 bench/python_floor.py SERVER_DIR [N]
+Usage: python3 bench/python_floor.py SERVER_DIR [N [ROOT_DIR]]
   SERVER_DIR: a pyserver-* directory of the scratch workspace (its first
-  hosted implementation is served)."""
+  hosted implementation is served); ROOT_DIR: a pyroot-* directory (the
+  root's script), for the last figures."""
 
 import json
 import os
@@ -95,28 +96,30 @@ def forked(server_module, key):
         return usage.ru_utime + usage.ru_stime, answered
 
 
-def forking_server(server_dir, n):
+def forking_server(server_dir, root_dir, n):
     """CPU-seconds of making one forking server, started afresh (as each
-    submission's was before the root) and forked from a root (as now)."""
+    submission's was before the root) and forked from a root (as now; the
+    root's script is in `root_dir`)."""
     import subprocess
 
-    forking = os.path.join(server_dir, "fencelab_forking.py")
+    forking = os.path.join(root_dir, "fencelab_forking.py")
     script = os.path.join(server_dir, "fencelab_server.py")
     with open(os.path.join(server_dir, "hosted.json"), encoding="utf-8") as f:
         key = json.load(f)["impls"][0]["key"]
     with open(forking, encoding="utf-8") as f:
         python = f.readline()[2:].split()[0]  # the interpreter of its #! line
     setup = (f"import sys, os, json, gc, importlib, resource\n"
-             f"sys.path.insert(0, {server_dir!r})\n"
+             f"sys.path.insert(0, {root_dir!r})\n"
              f"import fencelab_forking as F\n"
-             f"def made():\n"
+             f"def made(compiled):\n"
+             f"    F.server_definitions({script!r}, compiled)\n"
              f"    table = json.load(open({os.path.join(server_dir, 'hosted.json')!r}))\n"
              f"    F.precompiled({script!r}, {key!r}, table)\n"
              f"    gc.collect(); F.ctypes_trim()\n"
              f"def ready():\n"
              f"    for name in F.PRELOADED: importlib.import_module(name)\n"
              f"    import selectors, signal\n"
-             f"    return F.server_definitions({script!r})\n")
+             f"    return F.server_code({os.path.join(root_dir, 'fencelab_server.py')!r})\n")
 
     def children():
         r = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -127,11 +130,11 @@ def forking_server(server_dir, n):
     afresh = []
     for _ in range(n):
         before = children()
-        subprocess.run([python, "-IuS", "-c", setup + "ready(); made()"], check=True)
+        subprocess.run([python, "-IuS", "-c", setup + "made(ready())"], check=True)
         afresh.append(children() - before)
     root = subprocess.run(
         [python, "-IuS", "-c", setup + (
-            "ready(); gc.collect(); F.ctypes_trim(); gc.freeze()\n"
+            "compiled = ready(); gc.collect(); F.ctypes_trim(); gc.freeze()\n"
             "def children():\n"
             "    r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
             "    return r.ru_utime + r.ru_stime\n"
@@ -139,7 +142,7 @@ def forking_server(server_dir, n):
             "    before = children()\n"
             "    pid = os.fork()\n"
             "    if pid == 0:\n"
-            "        made(); os._exit(0)\n"
+            "        made(compiled); os._exit(0)\n"
             "    os.waitpid(pid, 0)\n"
             "    print(children() - before)\n")],
         check=True, capture_output=True, text=True)
@@ -178,7 +181,8 @@ def main():
 
     report("the same, forked from a pre-started interpreter (uncaged)",
            [forked(module, key) for _ in range(n)])
-    forking_server(server, n)
+    if len(sys.argv) > 3:
+        forking_server(server, os.path.abspath(sys.argv[3]), n)
 
 
 if __name__ == "__main__":

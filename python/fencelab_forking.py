@@ -1,21 +1,22 @@
 """The forking servers of Python implementations: an interpreter started once
 per run by fencelab's runner (src/engine/python.rs, `Zygotes`), the root,
-which imports the standard library the contract needs and runs the
-server's definitions once, and forks, on the runner's word, a forking
-server per implementation; that one forks a child per trial; the child
-enters the trial's cage and only then runs python/fencelab_server.py, as a
-server started afresh would (standard library only; run by fencelab, not by
-hand).
+which imports the standard library the contract needs and compiles the
+server once, and forks, on the runner's word, a forking server per
+implementation; that one forks a child per trial; the child enters the
+trial's cage and only then runs python/fencelab_server.py, as a server
+started afresh would (standard library only; run by fencelab, not by hand).
 
-Usage: fencelab_forking.py SERVER root --forking | --forking-trusted
-(SERVER: the path of fencelab_server.py beside it), with a control socket
-(SOCK_SEQPACKET) at LISTENER_FD. On it the runner sends an implementation's
-key with one descriptor, the forking server's own control socket; the root
-forks the forking server and answers with its pid. The root holds nothing
-of any implementation (it never reads one: the forking server it forks
-compiles its own), is single-threaded, not dumpable, and dies with the
-runner (its parent-death signal, and the control socket's end); each forking
-server dies with the root.
+Usage: fencelab_forking.py root --forking | --forking-trusted, from a
+directory of fencelab's own (`pyroot-<hash>/`: this script and the server,
+nothing of any implementation), with a control socket (SOCK_SEQPACKET) at
+LISTENER_FD. On it the runner sends a JSON object, an implementation's key
+and the server hosting it (the script in its own directory, beside its
+`hosted.json` and `impls/`), with one descriptor, the forking server's own
+control socket; the root forks the forking server and answers with its pid.
+The root holds nothing of any implementation (it never reads one: the
+forking server it forks reads its own directory), is single-threaded, not
+dumpable, and dies with the runner (its parent-death signal, and the
+control socket's end); each forking server dies with the root.
 
 A forking server's control socket (at LISTENER_FD in it) carries, from the
 runner, one connection per trial: the trial's dispenser.
@@ -27,7 +28,10 @@ A forking server never imports the implementation: that is imported only
 in a child, after the child has entered the trial's cage. It compiles the
 implementation's source once (compiling runs none of its code; fencelab
 compiled it already to know it viable), and each child runs that code, in
-its cage, where a server started afresh would compile the file itself.
+its cage, where a server started afresh would compile the file itself. The
+server's own code, compiled by the root, is named after the forking
+server's own script before it runs: each frame of it is a frame of that
+script, as in a server started afresh from it.
 Before each fork it freezes its objects (`gc.freeze`; the root froze its
 own before it forked), so that the child's collector does not write to
 them, which would copy every page they sit on. On a connection, the trial's judge
@@ -55,6 +59,8 @@ import sys
 #: The descriptor of the control socket here, and of the listening socket in
 #: a child (as python/fencelab_server.py expects it).
 LISTENER_FD = 3
+#: The server's file name, beside this script wherever fencelab writes it.
+SERVER_FILE = "fencelab_server.py"
 
 #: What the contract's implementations import, imported once here.
 PRELOADED = ("__future__", "sqlite3", "concurrent.futures", "concurrent.futures.thread",
@@ -80,11 +86,12 @@ def ctypes_trim():
         pass
 
 
-def root(script, trusted):
+def root(here, trusted):
     """The root: what every forking server needs, made once (the standard
-    library the contract imports, the server's definitions), then a fork of
-    itself per implementation the runner names, which serves it
-    (`forking`). Nothing of an implementation is read here."""
+    library the contract imports, the server compiled: `here` is the
+    directory of fencelab's own it was started from, the server beside it),
+    then a fork of itself per implementation the runner names, which serves
+    it (`forking`). Nothing of an implementation is read here."""
     import gc
     import importlib
     import selectors  # noqa: F401 (what each forking server's loop uses)
@@ -92,7 +99,7 @@ def root(script, trusted):
 
     for name in PRELOADED:
         importlib.import_module(name)
-    server, code = server_definitions(script)
+    compiled = server_code(os.path.join(here, SERVER_FILE))
     parent = os.getppid()
     prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
     prctl(4, 0)  # PR_SET_DUMPABLE
@@ -108,7 +115,7 @@ def root(script, trusted):
     me = os.getpid()
     while True:
         try:
-            message, fds, _, _ = socket.recv_fds(control, 1024, 1)
+            message, fds, _, _ = socket.recv_fds(control, 1 << 16, 1)
         except OSError:
             message, fds = b"", []
         reap_ended()
@@ -116,12 +123,16 @@ def root(script, trusted):
             # The runner is gone, or done: its forking servers die with
             # this process (their parent-death signal).
             os._exit(0)
-        if len(fds) != 1:
+        try:
+            asked = json.loads(message)
+            key, script = asked["key"], asked["server"]
+            if not (isinstance(key, str) and isinstance(script, str) and len(fds) == 1):
+                raise ValueError
+        except (ValueError, KeyError, TypeError):
             for fd in fds:
                 os.close(fd)
-            control.send(json.dumps({"error": "a request without its control socket"}).encode())
+            control.send(json.dumps({"error": "not a forking server's start"}).encode())
             continue
-        key = message.decode("utf-8", "replace")
         pid = os.fork()
         if pid == 0:
             status = 1
@@ -131,7 +142,7 @@ def root(script, trusted):
                 os.dup2(fds[0], LISTENER_FD)
                 os.close(fds[0])
                 os.setpgid(0, 0)
-                status = forking(script, key, trusted, server, code, me)
+                status = forking(script, key, trusted, compiled, me)
             finally:
                 os._exit(status or 0)
         os.close(fds[0])
@@ -159,32 +170,58 @@ def reap_ended():
         pass
 
 
-def server_definitions(script):
-    """The server, run up to its entry point (its top level defines, and
-    does nothing else), as the __main__ each child takes on, and the entry
-    point's code: the child runs the entry point alone, compiled at its own
-    lines, so its frames are a server's started afresh. Each child ran the
-    definitions itself before: about 0.5 ms and 115 copied pages a trial."""
+def server_code(script):
+    """The server's code, compiled once: its top level up to its entry point
+    (which defines, and does nothing else), and the entry point alone, at
+    its own lines. Run once here, so that what it imports is imported for
+    every forking server (`server_definitions` runs it again for each)."""
     import types
 
     with open(script, encoding="utf-8") as f:
         source = f.read()
     entry = source.index('\nif __name__ == "__main__":') + 1
-    server = types.ModuleType("__main__")
-    server.__file__ = script
-    exec(compile(source[:entry], script, "exec", dont_inherit=True), server.__dict__)
+    definitions = compile(source[:entry], script, "exec", dont_inherit=True)
     code = compile("\n" * source.count("\n", 0, entry) + source[entry:], script, "exec",
                    dont_inherit=True)
+    exec(definitions, types.ModuleType("__main__").__dict__)
+    return definitions, code
+
+
+def named(code, script):
+    """`code` and every code object within it, named after `script`."""
+    import types
+
+    consts = tuple(named(c, script) if isinstance(c, types.CodeType) else c
+                   for c in code.co_consts)
+    return code.replace(co_filename=script, co_consts=consts)
+
+
+def server_definitions(script, compiled):
+    """The server `script` (the one in the implementation's own directory,
+    the same file as the root's), run up to its entry point, as the __main__
+    each child takes on, and the entry point's code: the root's compiled
+    code, named after `script`, so that its frames are those of a server
+    started afresh from it. Each child ran the definitions itself before:
+    about 0.5 ms and 115 copied pages a trial; compiling them in each
+    forking server, about 3.6 ms."""
+    import types
+
+    definitions, code = (named(c, script) for c in compiled)
+    server = types.ModuleType("__main__")
+    server.__file__ = script
+    exec(definitions, server.__dict__)
     return server, code
 
 
-def forking(script, key, trusted, server, code, root_pid):
+def forking(script, key, trusted, compiled, root_pid):
     """A forking server: the root's fork (the root: `root_pid`) for the
-    implementation `key`, forking a child per trial."""
+    implementation `key`, hosted by the server `script`, forking a child per
+    trial."""
     import gc
     import selectors
     import signal
 
+    server, code = server_definitions(script, compiled)
     with open(os.path.join(os.path.dirname(script), "hosted.json"), encoding="utf-8") as f:
         table = json.load(f)
     if not any(i["key"] == key for i in table["impls"]):
@@ -451,9 +488,9 @@ def exit_status(code):
 
 def main(argv):
     modes = {"--forking": False, "--forking-trusted": True}
-    if len(argv) == 3 and argv[1] == "root" and argv[2] in modes:
-        return root(os.path.abspath(argv[0]), modes[argv[2]])
-    print("usage: fencelab_forking.py SERVER root --forking | --forking-trusted "
+    if len(argv) == 2 and argv[0] == "root" and argv[1] in modes:
+        return root(os.path.dirname(os.path.abspath(__file__)), modes[argv[1]])
+    print("usage: fencelab_forking.py root --forking | --forking-trusted "
           "(run by fencelab, not by hand)", file=sys.stderr)
     return 2
 

@@ -21,9 +21,12 @@ How Python maps onto the contract (python/CONTRACT.md says it for learners):
 - a value of the wrong type (state() answering {} or a tuple, enqueue()
   answering 1) is reported as such, never converted.
 
-Usage: fencelab_server.py --identify | serve KEY | serve-stdin (KEY on the
-standard input) | --check FILE (sources as JSON; prints what does not
-compile).
+Usage: fencelab_server.py --identify [DIR...] | serve KEY | serve-stdin
+(KEY on the standard input) | --check FILE (sources as JSON; prints what
+does not compile). --identify says, of this server's directory or of each
+DIR, the build and the implementations it hosts, and whether the server
+there is this very file (a line of JSON each): a run identifies all of its
+servers with one interpreter.
 
 A learner's own Python tests reach it through python/lease_proxy.py: a
 request {"Python": {"call", "args"}} is answered with what the function
@@ -436,11 +439,28 @@ def serve(key):
     answer_until_the_judge_goes(listener, module, shown)
 
 
+def identify(dirs):
+    """Prints, per directory of `dirs`, what its server would say of itself:
+    its build and keys, where its server is this file, byte for byte."""
+    with open(os.path.abspath(__file__), "rb") as f:
+        me = f.read()
+    for here in dirs:
+        said = {"dir": here}
+        try:
+            with open(os.path.join(here, "fencelab_server.py"), "rb") as f:
+                said["same"] = f.read() == me
+            with open(os.path.join(here, "hosted.json"), encoding="utf-8") as f:
+                table = json.load(f)
+            said["build"] = table["build"]
+            said["impls"] = [{"key": i["key"]} for i in table["impls"]]
+        except (OSError, ValueError, KeyError, TypeError) as err:
+            said["error"] = repr(err)
+        print(json.dumps(said))
+
+
 def main(argv):
-    if argv == ["--identify"]:
-        table = hosted()
-        print(json.dumps({"build": table["build"],
-                          "impls": [{"key": i["key"]} for i in table["impls"]]}))
+    if argv[:1] == ["--identify"]:
+        identify(argv[1:] or [HERE])
         return 0
     if len(argv) == 2 and argv[0] == "--check":
         check(argv[1])
@@ -466,7 +486,7 @@ def main(argv):
             key += byte
         serve(key.decode())
         return 0
-    print("usage: fencelab_server.py --identify | serve KEY | serve-stdin | --check FILE "
+    print("usage: fencelab_server.py --identify [DIR...] | serve KEY | serve-stdin | --check FILE "
           "(run by fencelab, not by hand)", file=sys.stderr)
     return 2
 

@@ -1,7 +1,8 @@
 //! A Python server forked per trial from a forking server per
 //! implementation (python/fencelab_forking.py, itself forked, on the
-//! runner's word, from the run's root interpreter, `SERVER root --forking`,
-//! started once by the runner: `engine::python::Zygotes`), instead of an
+//! runner's word, from the run's one root interpreter,
+//! `pyroot-<hash>/fencelab_forking.py root --forking`, started once per run
+//! by the runner: `engine::python::Zygotes`), instead of an
 //! interpreter started afresh by each judge: the interpreter's start (about
 //! 90 ms of CPU here) leaves the trial, and its imports leave the
 //! submission (a forking server forked from the root: 3.6 ms, where one

@@ -164,7 +164,7 @@ pub fn run(
         return Ok(finish(results, tests, build_secs));
     };
     let mut runner = Runner::new(judge, request.jobs, policy);
-    runner.library = builds.iter().find_map(|b| b.library.clone());
+    runner.forking = builds.iter().find_map(|b| b.forking.clone());
     let (baseline, rest): (Vec<usize>, Vec<usize>) = (0..request.scenarios.len())
         .filter(|&i| results[i].is_none())
         .partition(|&i| request.scenarios[i].kind == ScenarioKind::Baseline);
@@ -231,9 +231,8 @@ struct Piece {
     judge: Option<std::path::PathBuf>,
     tests: Option<Vec<SuiteTest>>,
     hosting: Vec<Hosting>,
-    /// The bridge's cdylib, where the runner itself forks Python servers
-    /// (`python::Hosted::library`).
-    library: Option<std::path::PathBuf>,
+    /// What the runner forks Python servers with (`python::Forking`).
+    forking: Option<python::Forking>,
     _pin: Option<scratch::Pin>,
 }
 
@@ -243,7 +242,7 @@ impl From<Build> for Piece {
             judge: Some(build.judge),
             tests: Some(build.tests),
             hosting: build.hosting,
-            library: None,
+            forking: None,
             _pin: Some(build.pin),
         }
     }
@@ -261,7 +260,7 @@ impl Piece {
                 };
                 implementations
             ],
-            library: None,
+            forking: None,
             _pin: None,
         }
     }
@@ -336,14 +335,14 @@ fn build_python_suite(
                 judge: Some(program),
                 tests: Some(tests),
                 hosting: python.hosting,
-                library: python.library,
+                forking: python.forking,
                 _pin: python.pin,
             },
             Piece {
                 judge: None,
                 tests: None,
                 hosting: Vec::new(),
-                library: None,
+                forking: None,
                 _pin: Some(pin),
             },
         ]),
@@ -379,7 +378,7 @@ fn merged(
             .into_iter()
             .map(|h| h.expect("every implementation is hosted or unviable"))
             .collect(),
-        library: python.library,
+        forking: python.forking,
         _pin: python.pin,
     });
     pieces

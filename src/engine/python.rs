@@ -509,9 +509,24 @@ pub(crate) struct Hosted {
     /// Per implementation, in the order given.
     pub hosting: Vec<Hosting>,
     pub pin: Option<Pin>,
+    /// What the run forks their servers with (`Zygotes`), pinned with them;
+    /// None when there are none.
+    pub forking: Option<Forking>,
+}
+
+/// What a run forks Python servers with (`Zygotes`): the root's script,
+/// and the bridge's cdylib.
+#[derive(Debug, Clone)]
+pub(crate) struct Forking {
+    /// python/fencelab_forking.py in a directory of fencelab's own
+    /// (`pyroot-<hash>/`, beside the server it compiles once for all): the
+    /// run's root interpreter is started from it, so that nothing it holds,
+    /// nor its command line, which every fork of it shows, names an
+    /// implementation's directory.
+    pub root: PathBuf,
     /// The bridge's cdylib, where it is built (by any earlier run that built
     /// fencelab's judge): with it the runner's forks of fencelab's own
-    /// implementations enter their cage (`Zygotes`). Pinned with the servers.
+    /// implementations enter their cage.
     pub library: Option<PathBuf>,
 }
 
@@ -532,7 +547,7 @@ pub(crate) fn host(
         return Ok(Hosted {
             hosting: Vec::new(),
             pin: None,
-            library: None,
+            forking: None,
         });
     }
     let python = interpreter()?;
@@ -551,7 +566,9 @@ pub(crate) fn host(
         let (dir, build) = write_server(scratch, &python, implementations, &hosts)?;
         dirs.push((dir, hosts, build));
     }
+    let root = write_root(scratch, &python)?;
     let mut members: Vec<&CrateDir> = dirs.iter().map(|(d, _, _)| d).collect();
+    members.push(&root);
     // The bridge as fencelab compiles it: its cdylib is there when a judge
     // was built with it (no cargo runs here for it).
     let bridge = super::crates::write_bridge(scratch)?;
@@ -569,13 +586,24 @@ pub(crate) fn host(
             errors: e.unwrap_or_default(),
         })
         .collect();
-    for (dir, hosts, build) in &dirs {
+    let expected: Vec<Expected<'_>> = dirs
+        .iter()
+        .map(|(dir, hosts, build)| Expected {
+            script: scratch.dir(dir).join(SERVER_FILE),
+            build,
+            // As the table holds them: each once, in order.
+            keys: hosts.iter().fold(Vec::new(), |mut keys, &i| {
+                let key = key_of(&implementations[i].source);
+                if !keys.contains(&key) {
+                    keys.push(key);
+                }
+                keys
+            }),
+        })
+        .collect();
+    identify_once(&python, &expected)?;
+    for (dir, hosts, _) in &dirs {
         let script = scratch.dir(dir).join(SERVER_FILE);
-        let keys: Vec<String> = hosts
-            .iter()
-            .map(|&i| key_of(&implementations[i].source))
-            .collect();
-        identify_once(&script, &python, build, &keys)?;
         for &i in hosts {
             hosting[i] = Hosting::Hosted(Host {
                 program: script.clone(),
@@ -587,7 +615,10 @@ pub(crate) fn host(
     Ok(Hosted {
         hosting,
         pin: Some(pin),
-        library,
+        forking: Some(Forking {
+            root: scratch.dir(&root).join(FORKING_FILE),
+            library,
+        }),
     })
 }
 
@@ -759,30 +790,50 @@ fn write_server(
             .map(String::as_str),
     );
     let table = serde_json::json!({ "build": build, "impls": impls });
-    // -I: no PYTHON* variables, no user site, not the working directory on
-    // sys.path; -u: what it prints reaches the judge at once (before an
-    // os._exit, say); -S: no site module (faster, and nothing installed).
-    let script = format!("#!{} -IuS\n{SERVER}", python.executable.to_string_lossy());
     let reads: String = python
         .reads
         .iter()
         .map(|p| format!("{}\n", p.to_string_lossy()))
         .collect();
-    files.push((SERVER_FILE.to_string(), script));
-    files.push((
-        FORKING_FILE.to_string(),
-        format!("#!{} -IuS\n{FORKING}", python.executable.to_string_lossy()),
-    ));
+    files.push(script(python, SERVER_FILE, SERVER));
     files.push(("hosted.json".to_string(), table.to_string()));
     files.push(("reads".to_string(), reads));
     let dir = scratch.write_crate("pyserver", &files)?;
+    executable(scratch, &dir, &[SERVER_FILE])?;
+    Ok((dir, build))
+}
+
+/// Writes the root's directory: the forking script, and the server it
+/// compiles once for every forking server (the same file as in each
+/// server's directory), nothing of any implementation.
+fn write_root(scratch: &Scratch, python: &Interpreter) -> Result<CrateDir, Error> {
+    let files = [
+        script(python, FORKING_FILE, FORKING),
+        script(python, SERVER_FILE, SERVER),
+    ];
+    let dir = scratch.write_crate("pyroot", &files)?;
+    executable(scratch, &dir, &[FORKING_FILE, SERVER_FILE])?;
+    Ok(dir)
+}
+
+/// A script of fencelab's as written for `python`: `name` and its text.
+fn script(python: &Interpreter, name: &str, text: &str) -> (String, String) {
+    // -I: no PYTHON* variables, no user site, not the working directory on
+    // sys.path; -u: what it prints reaches the judge at once (before an
+    // os._exit, say); -S: no site module (faster, and nothing installed).
+    let text = format!("#!{} -IuS\n{text}", python.executable.to_string_lossy());
+    (name.to_string(), text)
+}
+
+/// Makes `files` of `dir` executable.
+fn executable(scratch: &Scratch, dir: &CrateDir, files: &[&str]) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt;
-    for file in [SERVER_FILE, FORKING_FILE] {
-        let script = scratch.dir(&dir).join(file);
+    for file in files {
+        let script = scratch.dir(dir).join(file);
         std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
             .map_err(|e| Error::io("make executable", &script, e))?;
     }
-    Ok((dir, build))
+    Ok(())
 }
 
 /// The file in a server's directory saying which interpreter ran its
@@ -790,36 +841,53 @@ fn write_server(
 /// contents, so once is enough for that interpreter).
 const IDENTIFIED_FILE: &str = "identified";
 
-/// [`identify`], once per server directory and interpreter.
-fn identify_once(
-    script: &Path,
-    python: &Interpreter,
-    build: &str,
-    keys: &[String],
-) -> Result<(), Error> {
-    let marker = script.with_file_name(IDENTIFIED_FILE);
+/// One server to identify: its script, the build it must say and the keys
+/// it must host, in order.
+struct Expected<'a> {
+    script: PathBuf,
+    build: &'a str,
+    keys: Vec<String>,
+}
+
+/// [`identify`], once per server directory and interpreter: the servers
+/// whose directory has no marker for `python` yet, all at once.
+fn identify_once(python: &Interpreter, servers: &[Expected<'_>]) -> Result<(), Error> {
     let identity = fingerprint(python);
-    if std::fs::read_to_string(&marker).is_ok_and(|said| said == identity) {
+    let marker = |e: &Expected<'_>| e.script.with_file_name(IDENTIFIED_FILE);
+    let unknown: Vec<&Expected<'_>> = servers
+        .iter()
+        .filter(|e| !std::fs::read_to_string(marker(e)).is_ok_and(|said| said == identity))
+        .collect();
+    if unknown.is_empty() {
         return Ok(());
     }
-    identify(script, build, keys)?;
-    // At best: a marker that cannot be written means asking again next time.
-    let _ = std::fs::write(&marker, identity);
+    identify(&unknown)?;
+    for expected in unknown {
+        // At best: a marker that cannot be written means asking again next time.
+        let _ = std::fs::write(marker(expected), &identity);
+    }
     Ok(())
 }
 
-/// The server must say it is this build and hosts exactly `keys`.
-fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
+/// Each server must say it is this build and hosts exactly its keys: the
+/// first one's script runs (`--identify DIR...`), and says so of every
+/// directory, whose server must be that very file.
+fn identify(servers: &[&Expected<'_>]) -> Result<(), Error> {
     let dir = tempfile::tempdir()
         .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
-    let mut command = Command::new(script);
+    let dirs: Vec<&Path> = servers
+        .iter()
+        .map(|e| e.script.parent().unwrap_or(Path::new("/")))
+        .collect();
+    let mut command = Command::new(&servers[0].script);
     command
         .arg("--identify")
+        .args(&dirs)
         .current_dir(dir.path())
         .env_clear();
     let limits = Limits {
-        time: Some(Duration::from_secs(30)),
-        output_cap: 1024 * 1024,
+        time: Some(Duration::from_secs(30 + servers.len() as u64 / 10)),
+        output_cap: 1024 * 1024 + 1024 * servers.len(),
         file_size: Some(1024 * 1024),
         cage: None,
         space: None,
@@ -828,6 +896,8 @@ fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
         .map_err(|e| Error::environment(format!("cannot run the Python server: {e}")))?;
     #[derive(serde::Deserialize)]
     struct Identity {
+        dir: PathBuf,
+        same: bool,
         build: String,
         impls: Vec<Key>,
     }
@@ -835,10 +905,26 @@ fn identify(script: &Path, build: &str, keys: &[String]) -> Result<(), Error> {
     struct Key {
         key: String,
     }
-    let identity: Option<Identity> = serde_json::from_str(finished.stdout.trim()).ok();
-    match identity {
-        Some(id) if id.build == build && id.impls.iter().map(|k| &k.key).eq(keys.iter()) => Ok(()),
-        _ => Err(Error::internal(format!(
+    let said: Vec<Option<Identity>> = finished
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).ok())
+        .collect();
+    let right = said.len() == servers.len()
+        && said
+            .iter()
+            .zip(servers.iter().zip(&dirs))
+            .all(|(id, (e, dir))| {
+                id.as_ref().is_some_and(|id| {
+                    id.same
+                        && id.dir == *dir
+                        && id.build == e.build
+                        && id.impls.iter().map(|k| &k.key).eq(e.keys.iter())
+                })
+            });
+    match right {
+        true => Ok(()),
+        false => Err(Error::internal(format!(
             "the Python server did not say it hosts this run's implementations: {} {}",
             finished.stdout.trim(),
             finished.stderr.trim()
@@ -1028,8 +1114,9 @@ pub(crate) fn judge_reads(judge: &Path) -> Vec<PathBuf> {
 
 /// The forking servers of a run (`bridge::zygote`): one per Python
 /// implementation whose trials the judge starts the server of, forked from
-/// the run's root interpreter on its first trial (the root, started once,
-/// imported what each needs) and ended after its last (or with the run),
+/// the run's root interpreter on its first trial (the root, started once
+/// per run, imported what each needs and compiled the server) and ended
+/// after its last (or with the run),
 /// each handing every trial's judge a connection of its own. Where the
 /// runner starts the servers itself (fencelab's own implementations, judged
 /// by a learner's tests), it asks on that connection itself, for the cage it
@@ -1039,9 +1126,11 @@ pub(crate) struct Zygotes {
     waiting: Mutex<HashMap<(PathBuf, String), usize>>,
     /// The servers running, shared with the trials that use them.
     running: Mutex<HashMap<(PathBuf, String), Arc<Zygote>>>,
-    /// The root interpreter of each forking script, started on its first
-    /// forking server's start, and shared with them.
-    roots: Mutex<HashMap<PathBuf, Arc<Root>>>,
+    /// The root's script (`Forking::root`), where the servers fork.
+    root_script: Option<PathBuf>,
+    /// The run's root interpreter, started on the first forking server's
+    /// start, and shared with them.
+    root: Mutex<Option<Arc<Root>>>,
     /// Starts the roots from a thread that lives as long as the run: a root
     /// dies with the thread that started it (its parent-death signal), and
     /// its forking servers with it.
@@ -1081,17 +1170,17 @@ impl Zygotes {
     /// implementations, where the cage has a PID namespace (nothing a child
     /// of a judge's starts then outlives its cage). Whose servers the judge
     /// starts (`Launch::ByJudge`), each judge asks for its own; whose the
-    /// runner starts (`Launch::ByRunner`), the runner asks, where `library`
-    /// (the bridge's cdylib, with which a child enters its cage) is built.
-    /// None elsewhere: each server is an interpreter started afresh, as
-    /// before.
+    /// runner starts (`Launch::ByRunner`), the runner asks, where the
+    /// bridge's cdylib (with which a child enters its cage) is built. None
+    /// elsewhere, or without `forking`: each server is an interpreter
+    /// started afresh, as before.
     pub(crate) fn for_hosts<'a>(
         hosts: impl Iterator<Item = &'a Host>,
         launch: Launch,
-        library: Option<&Path>,
+        forking: Option<&Forking>,
     ) -> Zygotes {
         let mut waiting: HashMap<(PathBuf, String), usize> = HashMap::new();
-        let forks = launch == Launch::ByJudge || library.is_some();
+        let forks = forking.is_some_and(|f| launch == Launch::ByJudge || f.library.is_some());
         if forks && crate::bridge::sandbox::Layers::probe().namespaces {
             for host in hosts {
                 if host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
@@ -1112,7 +1201,8 @@ impl Zygotes {
         Zygotes {
             waiting: Mutex::new(waiting),
             running: Mutex::new(HashMap::new()),
-            roots: Mutex::new(HashMap::new()),
+            root_script: forking.map(|f| f.root.clone()),
+            root: Mutex::new(None),
             starter: Mutex::new(tx),
             trusted: launch == Launch::ByRunner,
         }
@@ -1164,27 +1254,29 @@ impl Zygotes {
         }))
     }
 
-    /// Forks `host`'s forking server from its script's root, starting the
-    /// root on the first.
+    /// Forks `host`'s forking server from the run's root, starting the root
+    /// on the first.
     fn start(&self, host: &Host) -> Result<Zygote, Error> {
-        let forking = host.program.with_file_name(FORKING_FILE);
+        let failed = |e: std::io::Error| cage_error("the forking Python server", e);
         let root = {
-            let mut roots = self.roots.lock().unwrap_or_else(|e| e.into_inner());
-            match roots.get(&forking) {
+            let mut root = self.root.lock().unwrap_or_else(|e| e.into_inner());
+            match &*root {
                 Some(root) => root.clone(),
                 None => {
-                    let root = Arc::new(self.start_root(&forking, &host.program)?);
-                    roots.insert(forking.clone(), root.clone());
-                    root
+                    let script = self
+                        .root_script
+                        .as_deref()
+                        .ok_or_else(|| failed(std::io::Error::other("no root to fork it from")))?;
+                    root.insert(Arc::new(self.start_root(script)?)).clone()
                 }
             }
         };
-        let failed = |e: std::io::Error| cage_error("the forking Python server", e);
         let (ours, theirs) = crate::bridge::zygote::seqpacket_pair().map_err(failed)?;
         let control = root.control.lock().unwrap_or_else(|e| e.into_inner());
+        let asked = serde_json::json!({ "key": host.key, "server": host.program });
         crate::bridge::zygote::send_with(
             control.as_raw_fd(),
-            host.key.as_bytes(),
+            asked.to_string().as_bytes(),
             &[theirs.as_raw_fd()],
         )
         .map_err(failed)?;
@@ -1214,13 +1306,12 @@ impl Zygotes {
         })
     }
 
-    /// Starts the root interpreter of `forking` (whose server is `server`).
-    fn start_root(&self, forking: &Path, server: &Path) -> Result<Root, Error> {
+    /// Starts the run's root interpreter, `forking` (`Forking::root`).
+    fn start_root(&self, forking: &Path) -> Result<Root, Error> {
         let (ours, theirs) = crate::bridge::zygote::seqpacket_pair()
             .map_err(|e| cage_error("a control socket for the forking Python server", e))?;
         let mut command = Command::new(forking);
         command
-            .arg(server)
             .arg("root")
             .arg(match self.trusted {
                 true => "--forking-trusted",
@@ -1418,6 +1509,7 @@ mod tests {
              if _sys.orig_argv[-1] != '--forking':\n    raise SystemExit('started afresh')\n\
              if _os.environ.get('TMPDIR') != _os.getcwd():\n    raise SystemExit('another environment')\n\
              if _signal.getsignal(_signal.SIGCHLD) != _signal.SIG_DFL:\n    raise SystemExit('a SIGCHLD handler')\n\
+             if _sys._getframe(1).f_code.co_filename != _sys.argv[0]:\n    raise SystemExit('the server named after another file')\n\
              import ctypes as _ctypes\n\
              _old = _ctypes.create_string_buffer(256)\n\
              _ctypes.CDLL(None).sigaction(_signal.SIGINT, None, _old)\n\
@@ -1457,7 +1549,8 @@ mod tests {
         let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
             panic!("the suite builds");
         };
-        let runner = Runner::new(build.judge.clone(), 2, &policy);
+        let mut runner = Runner::new(build.judge.clone(), 2, &policy);
+        runner.forking = hosted.forking.clone();
         passes_on(
             &runner,
             host,
@@ -1472,9 +1565,9 @@ mod tests {
             ],
         );
         // Its forking server ended with its last trial, and the root it was
-        // forked from with the run (both run the root's command line, which
-        // names this implementation's server).
-        let forking = format!("{} root --forking", host.program.display());
+        // forked from with the run (both run the root's command line).
+        let root = hosted.forking.as_ref().expect("forked").root.display();
+        let forking = format!("{root} root --forking");
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
     }
 
@@ -1539,7 +1632,8 @@ mod tests {
             policy.servers,
         )
         .unwrap();
-        assert!(hosted.library.is_some(), "the bridge's cdylib is built");
+        let forking = hosted.forking.as_ref().expect("a root to fork from");
+        assert!(forking.library.is_some(), "the bridge's cdylib is built");
         let Hosting::Hosted(host) = &hosted.hosting[0] else {
             panic!("it compiles: {:?}", hosted.hosting[0]);
         };
@@ -1569,11 +1663,128 @@ mod tests {
             panic!("the tests are collected");
         };
         let mut runner = Runner::new(program, 2, &policy);
-        runner.library = hosted.library.clone();
+        runner.forking = hosted.forking.clone();
         passes_on(&runner, host, &["test_served", "test_has_it_write_outside"]);
         drop(pin);
         assert!(!escape.exists(), "the implementation wrote {escape:?}");
-        let forking = format!("{} root --forking-trusted", host.program.display());
+        let forking = format!("{} root --forking-trusted", forking.root.display());
         assert!(running(&forking).is_empty(), "{:?}", running(&forking));
+    }
+
+    /// Two implementations in two server directories (as `grade` hosts
+    /// them): their forking servers are forked from one root, started from
+    /// a directory of fencelab's own, and gone with the run.
+    #[test]
+    fn a_runs_forking_servers_are_forked_from_one_root() {
+        if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
+            eprintln!("no namespaces or no Python here: nothing forks");
+            return;
+        }
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+        let implementations: Vec<Implementation> = ["one.py", "two.py"]
+            .iter()
+            .map(|shown| Implementation {
+                shown_path: shown.to_string(),
+                source: crate::lab::python::REFERENCE.into(),
+            })
+            .collect();
+        let policy = Policy::of(Trust::Submissions);
+        let hosted = host(&scratch, &implementations, policy.servers).unwrap();
+        let hosts: Vec<Host> = hosted
+            .hosting
+            .iter()
+            .map(|h| match h {
+                Hosting::Hosted(host) => host.clone(),
+                Hosting::Unviable { errors } => panic!("it compiles: {errors}"),
+            })
+            .collect();
+        assert_ne!(hosts[0].program, hosts[1].program, "a directory each");
+        let forking = hosted.forking.as_ref().expect("a root to fork from");
+        assert!(!forking.root.starts_with(hosts[0].program.parent().unwrap()));
+        // Two trials each: after one of each, both servers still run.
+        let zygotes =
+            Zygotes::for_hosts(hosts.iter().chain(&hosts), Launch::ByJudge, Some(forking));
+        let handed: Vec<Handed> = hosts
+            .iter()
+            .map(|host| zygotes.hand(host).unwrap().expect("forked"))
+            .collect();
+        let cmdline = format!("{} root --forking", forking.root.display());
+        let root = zygotes
+            .root
+            .lock()
+            .unwrap()
+            .clone()
+            .expect("a root started");
+        let root_pid = root.child.lock().unwrap().id().to_string();
+        assert!(handed.iter().all(|h| Arc::ptr_eq(&h._server._root, &root)));
+        // The root's forks: the two forking servers, which show the root's
+        // command line.
+        let forks: Vec<(PathBuf, String)> = std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| {
+                    let after = &stat[stat.rfind(')').unwrap() + 2..];
+                    after.split(' ').nth(1) == Some(&root_pid)
+                })
+            })
+            .filter_map(|e| Some((e.path(), std::fs::read(e.path().join("cmdline")).ok()?)))
+            .map(|(p, c)| (p, String::from_utf8_lossy(&c).replace('\0', " ")))
+            .collect();
+        assert_eq!(forks.len(), 2, "{forks:?}");
+        assert!(forks.iter().all(|(_, c)| c.contains(&cmdline)), "{forks:?}");
+        drop(root);
+        drop(handed);
+        drop(zygotes);
+        // (Other tests' roots run the same command line meanwhile.)
+        let root = PathBuf::from(format!("/proc/{root_pid}"));
+        for (proc, _) in forks.iter().chain([&(root, String::new())]) {
+            let alive = std::fs::read_to_string(proc.join("stat"))
+                .is_ok_and(|stat| !stat[stat.rfind(')').unwrap()..].starts_with(") Z"));
+            assert!(!alive, "{proc:?} is still running");
+        }
+    }
+
+    /// One interpreter identifies every server directory of a run; a
+    /// directory whose server is not that file, or whose table says
+    /// another build or other keys, is refused.
+    #[test]
+    fn every_server_is_identified_by_one_interpreter_and_a_stale_one_is_refused() {
+        let Ok(python) = interpreter() else {
+            eprintln!("no Python here");
+            return;
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let write = |name: &str, server: &str, build: &str, key: &str| -> PathBuf {
+            let here = dir.path().join(name);
+            std::fs::create_dir(&here).unwrap();
+            let (file, text) = script(&python, SERVER_FILE, server);
+            let path = here.join(file);
+            std::fs::write(&path, text).unwrap();
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+            let table =
+                serde_json::json!({ "build": build, "impls": [{ "key": key, "shown": "x.py" }] });
+            std::fs::write(here.join("hosted.json"), table.to_string()).unwrap();
+            path
+        };
+        let expected = |script: PathBuf, build: &'static str, key: &str| Expected {
+            script,
+            build,
+            keys: vec![key.to_string()],
+        };
+        let a = expected(write("a", SERVER, "b1", "k1"), "b1", "k1");
+        let b = expected(write("b", SERVER, "b2", "k2"), "b2", "k2");
+        identify(&[&a, &b]).expect("both are right");
+        // Each refused: another server file, another build, other keys.
+        let stale = expected(
+            write("c", &format!("{SERVER}\n# stale\n"), "b3", "k3"),
+            "b3",
+            "k3",
+        );
+        assert!(identify(&[&a, &stale]).is_err());
+        assert!(identify(&[&a, &expected(b.script.clone(), "b9", "k2")]).is_err());
+        assert!(identify(&[&a, &expected(b.script.clone(), "b2", "k9")]).is_err());
     }
 }

@@ -62,9 +62,10 @@ pub(crate) struct Runner {
     /// What the judge's cage reads besides the system and the judge: a
     /// Python judge's interpreter and directory (`engine::python`).
     pub(crate) judge_reads: Vec<PathBuf>,
-    /// The bridge's cdylib, where this runner forks the Python servers it
-    /// starts (`python::Zygotes`); None: it starts each afresh.
-    pub(crate) library: Option<PathBuf>,
+    /// What this runner forks Python servers with (`python::Zygotes`): the
+    /// servers its judges start, and, where the bridge's cdylib is built,
+    /// those it starts itself; None: each is started afresh.
+    pub(crate) forking: Option<crate::engine::python::Forking>,
 }
 
 pub(crate) use crate::bridge::client::LEFT_BEHIND;
@@ -234,7 +235,7 @@ impl Runner {
             shuffle: policy.shuffle,
             budget: policy.budget,
             judge_reads: crate::engine::python::judge_reads(&judge),
-            library: None,
+            forking: None,
             judge,
         }
     }
@@ -268,7 +269,7 @@ impl Runner {
         let zygotes = crate::engine::python::Zygotes::for_hosts(
             trials.iter().map(|t| &t.host),
             self.launch,
-            self.library.as_deref(),
+            self.forking.as_ref(),
         );
         let nets = Nets::new(trials);
         // fencelab's own judge, forked per trial from one started here (on
@@ -462,7 +463,8 @@ impl Runner {
                 let socket = dir.join("impl.sock");
                 // A Python server forked for this trial by the runner itself,
                 // where it can (`python::Zygotes`), else started afresh.
-                let server = match (zygotes.hand(&trial.host)?, &self.library) {
+                let library = self.forking.as_ref().and_then(|f| f.library.as_ref());
+                let server = match (zygotes.hand(&trial.host)?, library) {
                     (Some(handed), Some(library)) => Served::forked(
                         handed,
                         library,

@@ -317,6 +317,7 @@ fn a_module_that_raises_at_import_is_told_without_fencelabs_paths() {
     let internal = [
         "crates/",
         "pyserver-",
+        "pyroot-",
         "fencelab_server.py",
         "fencelab_forking.py",
     ];
