@@ -34,7 +34,11 @@
 //!   (`start_cloned`): one copy of the judge's memory per cage, not three;
 //!   nothing untrusted ever runs in that shared memory, and the program's
 //!   credentials, namespaces, limits and Landlock domain are its own, as
-//!   after a fork.
+//!   after a fork. Where the program is a server that goes on as it is (a
+//!   Python server forked per trial), the init is such a clone and the
+//!   program the watcher's own fork (`start_forked`): two copies, not
+//!   three; the program is then PID 2 but the watcher's child (its
+//!   `getppid()` says 0), and the watcher tells the init when it ended.
 //! - **Landlock** (Linux 5.13+): the same paths are the only ones it may read
 //!   or execute, and it may write only beneath the trial's directory (and
 //!   /dev/null); where the ABI allows, no TCP, no signals and no abstract
@@ -1483,7 +1487,7 @@ pub(crate) unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<
                 listener: None,
                 ruleset: plan.ruleset,
             });
-            enter_root(root, left, serve)?;
+            enter_root(root, left, serve, false)?;
         }
         restrict(plan.ruleset)
     }
@@ -1508,7 +1512,9 @@ pub(crate) unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Res
                 listener: Some(listener),
                 ruleset: plan.ruleset,
             });
-            enter_root(root, None, serve)?;
+            // A server not executed from here goes on with this memory (a
+            // Python server forked per trial): `start_forked`.
+            enter_root(root, None, serve, true)?;
         }
         serve_from(listener, plan.ruleset)
     }
@@ -1601,10 +1607,19 @@ unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
 /// builds the root and starts the program, the grandchild, which returns
 /// from here to execute it. When the init ends, the kernel kills whatever
 /// else is in the namespace, so nothing the program started outlives it.
+/// Where the program is executed from here (`serve`), the init and the
+/// program share this process's memory until it executes
+/// (`start_cloned`); where it is a server that is not (`forked`: a Python
+/// server forked per trial, which goes on with the memory it has), the init
+/// shares it and the program is this process's fork (`start_forked`): two
+/// copies of it a cage, not three. (Its parent is then this process, the
+/// watcher, outside its namespace: `getppid()` says 0 there, where it says
+/// 1 in the others.)
 unsafe fn enter_root(
     root: &Root,
     left: Option<RawFd>,
     serve: Option<Serve<'_>>,
+    forked: bool,
 ) -> std::io::Result<()> {
     let check = |result: libc::c_int| {
         if result == 0 {
@@ -1624,6 +1639,9 @@ unsafe fn enter_root(
         check(libc::pipe2(report.as_mut_ptr(), libc::O_CLOEXEC))?;
         if let Some(serve) = serve {
             return start_cloned(root, report, left, serve);
+        }
+        if forked {
+            return start_forked(root, report, left);
         }
         let init_pid = libc::fork();
         if init_pid < 0 {
@@ -1832,6 +1850,290 @@ unsafe fn start_cloned(
             libc::ECHILD
         };
         Err(std::io::Error::from_raw_os_error(errno))
+    }
+}
+
+/// `enter_root`'s namespaces made, for a program that is not executed from
+/// here (it goes on with this process's memory: a Python server forked per
+/// trial): the init is a clone that shares this process's memory
+/// (`CLONE_VM`, on a stack of its own, system calls only), as in
+/// `start_cloned`, and the program is this process's fork once the init has
+/// built the root: PID 2, this process's child (not the init's), with a
+/// copy of this memory as the init's fork of it would have had, where the
+/// init's own copy, and its end, cost as much again. The program's working
+/// directory becomes the trial's in the new root (this process's is left
+/// in the old one, which the init unmounted). The watcher (this process)
+/// waits for the program, tells the init it ended, and ends as the
+/// program did, with the init's word on what else was still running
+/// (`watch_forked`). Returns in the program only (to be executed by the
+/// caller, or to go on as it is).
+unsafe fn start_forked(
+    root: &Root,
+    report: [RawFd; 2],
+    left: Option<RawFd>,
+) -> std::io::Result<()> {
+    unsafe {
+        let check = |result: libc::c_int| {
+            if result == 0 {
+                Ok(())
+            } else {
+                Err(std::io::Error::last_os_error())
+            }
+        };
+        // The watcher's word to the init: "S" the program started, "E" it
+        // ended.
+        let mut telling = [0; 2];
+        check(libc::pipe2(telling.as_mut_ptr(), libc::O_CLOEXEC))?;
+        let stack = libc::mmap(
+            std::ptr::null_mut(),
+            CLONE_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+            -1,
+            0,
+        );
+        if stack == libc::MAP_FAILED {
+            return Err(std::io::Error::last_os_error());
+        }
+        let mut forked = Forked {
+            root,
+            report: report[1],
+            unused: report[0],
+            told: telling[0],
+            telling: telling[1],
+        };
+        let init_pid = libc::clone(
+            forked_init_entry,
+            ((stack as usize + CLONE_STACK) & !15) as *mut libc::c_void,
+            libc::CLONE_VM | libc::SIGCHLD,
+            (&raw mut forked).cast(),
+        );
+        if init_pid < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        libc::close(report[1]);
+        libc::close(telling[0]);
+        let word = read_word(report[0]);
+        let program = match word {
+            Some(0) => libc::fork(),
+            _ => -1,
+        };
+        if program == 0 {
+            // The program: its working directory the trial's, in the new
+            // root; nothing of the watcher's and the init's.
+            libc::close(report[0]);
+            libc::close(telling[1]);
+            libc::munmap(stack, CLONE_STACK);
+            check(libc::chdir(root.work.as_ptr()))?;
+            return Ok(());
+        }
+        if program > 0 {
+            libc::write(telling[1], b"S".as_ptr().cast(), 1);
+            watch_forked(init_pid, program, [report[0], telling[1]], left);
+        }
+        // The init could not build the root (its errno), or the program
+        // could not be forked (this process's).
+        let errno = match word {
+            Some(0) => *libc::__errno_location(),
+            Some(errno) => errno,
+            None => libc::ECHILD,
+        };
+        libc::kill(init_pid, libc::SIGKILL);
+        let mut status = 0;
+        while libc::waitpid(init_pid, &mut status, 0) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        libc::close(report[0]);
+        libc::close(telling[1]);
+        Err(std::io::Error::from_raw_os_error(errno))
+    }
+}
+
+/// Reads a word of 4 bytes (an errno, 0 for none) from `fd`: None where the
+/// writer ended first.
+unsafe fn read_word(fd: RawFd) -> Option<libc::c_int> {
+    let mut word = [0u8; 4];
+    let mut got = 0;
+    unsafe {
+        while got < word.len() {
+            let n = libc::read(fd, word[got..].as_mut_ptr().cast(), word.len() - got);
+            if n > 0 {
+                got += n as usize;
+            } else if !(n < 0 && *libc::__errno_location() == libc::EINTR) {
+                return None;
+            }
+        }
+    }
+    Some(i32::from_ne_bytes(word))
+}
+
+/// What the init of `start_forked` reads (on the watcher's stack, in the
+/// memory both share).
+struct Forked<'a> {
+    root: &'a Root,
+    /// The init's end of the report pipe (to the watcher).
+    report: RawFd,
+    /// The watcher's end, closed by the init.
+    unused: RawFd,
+    /// The init's end of the watcher's word.
+    told: RawFd,
+    /// The watcher's end of it, closed by the init.
+    telling: RawFd,
+}
+
+/// The init of `start_forked`: PID 1, killed if the watcher dies. Builds the
+/// root, says so (a word of 0, or the errno), then reaps the namespace's
+/// orphans until the watcher says the program ended. System calls only.
+extern "C" fn forked_init_entry(arg: *mut libc::c_void) -> libc::c_int {
+    let forked = arg.cast::<Forked>();
+    // SAFETY: `arg` is the watcher's `Forked`, alive while the watcher waits
+    // for this init's word (and, once the word is 0, for ever: the watcher
+    // never returns); only system calls.
+    unsafe {
+        let report = (*forked).report;
+        let told = (*forked).told;
+        let say = |errno: libc::c_int| {
+            libc::write(report, errno.to_ne_bytes().as_ptr().cast(), 4);
+        };
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+        libc::close((*forked).unused);
+        libc::close((*forked).telling);
+        if let Err(err) = build_root((*forked).root) {
+            say(err.raw_os_error().unwrap_or(libc::EIO));
+            libc::_exit(1);
+        }
+        // The orphans it reaps (its own signal mask: not the watcher's).
+        let mut children: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut children);
+        libc::sigaddset(&mut children, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &children, std::ptr::null_mut());
+        let signals = libc::signalfd(-1, &children, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if signals < 0 {
+            say((*libc::__errno_location()).max(1));
+            libc::_exit(1);
+        }
+        let scrub = (*forked).root.scrub;
+        say(0);
+        forked_init(report, told, signals, &scrub)
+    }
+}
+
+/// The rest of `start_forked`'s init, as `init`: reaps every orphan of the
+/// namespace until the watcher says the program ended ("E"), waits up to
+/// `LINGER` for the others to end too, and tells the watcher whether
+/// others were still running, then exits, which kills them. The memory it
+/// shares with the watcher is made not dumpable and its command line is
+/// wiped once the program has its own copy of it ("S"): before, the
+/// program would be forked not dumpable too (its judge could no longer
+/// read its descriptors) and without its command line.
+unsafe fn forked_init(
+    report: RawFd,
+    told: RawFd,
+    signals: RawFd,
+    scrub: &[(usize, usize); 2],
+) -> ! {
+    unsafe {
+        close_all_but(0, &mut [report, told, signals]);
+        libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0);
+        loop {
+            let mut polled = [
+                libc::pollfd {
+                    fd: told,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+                libc::pollfd {
+                    fd: signals,
+                    events: libc::POLLIN,
+                    revents: 0,
+                },
+            ];
+            if libc::poll(polled.as_mut_ptr(), 2, -1) < 0 {
+                if *libc::__errno_location() == libc::EINTR {
+                    continue;
+                }
+                break;
+            }
+            if polled[1].revents != 0 {
+                let mut info = [0u8; 128];
+                while libc::read(signals, info.as_mut_ptr().cast(), info.len()) > 0 {}
+                while libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) > 0 {}
+            }
+            if polled[0].revents != 0 {
+                let mut byte = 0u8;
+                let n = libc::read(told, (&raw mut byte).cast(), 1);
+                if n == 1 && byte == b'S' {
+                    libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
+                    for &(start, end) in scrub {
+                        if start != 0 && start < end {
+                            std::ptr::write_bytes(start as *mut u8, 0, end - start);
+                        }
+                    }
+                } else if !(n < 0 && *libc::__errno_location() == libc::EINTR) {
+                    // "E", or the watcher is gone.
+                    break;
+                }
+            }
+        }
+        let others = u8::from(others_stay(LINGER_MS));
+        libc::write(report, (&raw const others).cast(), 1);
+        libc::_exit(0)
+    }
+}
+
+/// The watcher of `start_forked`: waits for the program, its child, tells
+/// the init, then ends as the program did (as `watch`, and as it, says on
+/// `left` whether others were still running). Killed, it takes the
+/// namespace with it (the init's parent-death signal).
+unsafe fn watch_forked(
+    init_pid: libc::pid_t,
+    program: libc::pid_t,
+    [report, telling]: [RawFd; 2],
+    left: Option<RawFd>,
+) -> ! {
+    unsafe {
+        close_all_but(0, &mut [report, telling, left.unwrap_or(-1)]);
+        // The init may be gone (killed): its end of the pipe with it.
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+        let mut ended = 0;
+        loop {
+            let pid = libc::waitpid(program, &mut ended, 0);
+            if pid == program {
+                break;
+            }
+            if pid < 0 && *libc::__errno_location() != libc::EINTR {
+                ended = libc::SIGKILL;
+                break;
+            }
+        }
+        libc::write(telling, b"E".as_ptr().cast(), 1);
+        let mut others = 0u8;
+        let got = loop {
+            let n = libc::read(report, (&raw mut others).cast(), 1);
+            if !(n < 0 && *libc::__errno_location() == libc::EINTR) {
+                break n;
+            }
+        };
+        let mut status = 0;
+        while libc::waitpid(init_pid, &mut status, 0) < 0
+            && *libc::__errno_location() == libc::EINTR
+        {}
+        if got != 1 {
+            // The init was killed before the program ended.
+            die(libc::SIGKILL);
+        }
+        if others != 0
+            && let Some(fd) = left
+        {
+            libc::write(fd, b"L".as_ptr().cast(), 1);
+        }
+        if libc::WIFEXITED(ended) {
+            libc::_exit(libc::WEXITSTATUS(ended));
+        }
+        if libc::WIFSIGNALED(ended) {
+            die(libc::WTERMSIG(ended));
+        }
+        die(libc::SIGKILL)
     }
 }
 
@@ -2680,6 +2982,79 @@ mod pid_namespace {
             Some(Some(libc::ENOENT)),
             "{missing:?}"
         );
+    }
+
+    /// A server's cage whose program is not executed from it (a Python
+    /// server forked per trial goes on as it is: here `std` executes `sh`
+    /// after it) is `start_forked`'s: the program is the watcher's fork,
+    /// process 2 (its parent, the watcher, outside: 0), in the trial's
+    /// directory, its end the watcher's; the init, which shares the
+    /// watcher's memory, reaps the orphans of the namespace while the
+    /// program runs, and takes what is left with it when the program ends.
+    /// Fails where the program is not in the new root's trial directory,
+    /// where orphans stay zombies, or where the watcher misreports.
+    #[test]
+    fn a_server_that_goes_on_as_it_is_is_the_watchers_fork_under_an_init_sharing_its_memory() {
+        use std::os::unix::process::{CommandExt, ExitStatusExt};
+        if !Layers::probe().namespaces {
+            eprintln!("skipped: no namespaces here");
+            return;
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let tmp = dir.path().join("tmp");
+        std::fs::create_dir_all(&tmp).unwrap();
+        let sh = &std::fs::canonicalize("/bin/sh").unwrap();
+        let listener = std::os::unix::net::UnixListener::bind(tmp.join("s")).unwrap();
+        let serve = |script: &str| {
+            let cage = Cage::new(&tmp, sh, &[]);
+            let plan = cage.plan();
+            let fd = listener.as_raw_fd();
+            let mut command = Command::new(sh);
+            command
+                .args(["-c", script])
+                .current_dir("/")
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            // SAFETY: only system calls between fork and exec.
+            unsafe {
+                command.pre_exec(move || enter_serving(fd, &plan));
+            }
+            let output = command.spawn().and_then(|c| c.wait_with_output()).unwrap();
+            drop(cage);
+            output
+        };
+        let done = serve("echo $$ $PPID $(pwd); exit 7");
+        let said = String::from_utf8_lossy(&done.stdout);
+        assert_eq!(
+            said.split_whitespace().collect::<Vec<_>>(),
+            ["2", "0", tmp.to_str().unwrap()],
+            "{done:?}"
+        );
+        assert_eq!(done.status.code(), Some(7), "{done:?}");
+        let killed = serve("kill -SEGV $$");
+        assert_eq!(killed.status.signal(), Some(libc::SIGSEGV), "{killed:?}");
+        // Orphans that end are reaped while the program runs: gone from
+        // /proc, where a zombie stays until its parent reaps it.
+        let reaped = serve(
+            "[ -r /proc/1/status ] || exit 9; (true & echo $! > p1); (true & echo $! > p2); \
+             there() { [ -e /proc/$(cat p1) ] || [ -e /proc/$(cat p2) ]; }; i=0; \
+             while there && [ $i -lt 400 ]; do sleep 0.05; i=$((i+1)); done; \
+             if there; then echo zombies; else echo reaped; fi",
+        );
+        assert_eq!(
+            String::from_utf8_lossy(&reaped.stdout),
+            "reaped\n",
+            "{reaped:?}"
+        );
+        // What it left running ends with it.
+        let left = serve("(sleep 657 &); echo started");
+        assert_eq!(
+            String::from_utf8_lossy(&left.stdout),
+            "started\n",
+            "{left:?}"
+        );
+        assert_eq!(left.status.code(), Some(0), "{left:?}");
+        assert!(live("sleep 657").is_empty(), "{:?}", live("sleep 657"));
     }
 
     #[test]
