@@ -1446,6 +1446,11 @@ mod tests {
     use crate::engine::runner::{Runner, Trial};
     use crate::lab::suite::SuiteFiles;
 
+    /// Held by each test here that starts a root: a root's command line is
+    /// the same for every run of one scratch workspace, so one test's look
+    /// for what its run left running would see another's roots.
+    static ROOTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
     /// The processes whose command line holds `text`.
     fn running(text: &str) -> Vec<String> {
         std::fs::read_dir("/proc")
@@ -1496,6 +1501,7 @@ mod tests {
             eprintln!("no namespaces or no Python here: nothing forks");
             return;
         }
+        let _roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         // The reference, refusing to be served unless it was forked from the
@@ -1584,6 +1590,7 @@ mod tests {
             eprintln!("no namespaces, no Landlock or no Python here: nothing forks");
             return;
         }
+        let _roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         let policy = Policy::of(Trust::LearnerTests);
@@ -1681,6 +1688,7 @@ mod tests {
             eprintln!("no namespaces or no Python here: nothing forks");
             return;
         }
+        let _roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         let implementations: Vec<Implementation> = ["one.py", "two.py"]
