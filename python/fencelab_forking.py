@@ -34,7 +34,10 @@ server's own script before it runs: each frame of it is a frame of that
 script, as in a server started afresh from it.
 Before each fork it freezes its objects (`gc.freeze`; the root froze its
 own before it forked), so that the child's collector does not write to
-them, which would copy every page they sit on. On a connection, the trial's judge
+them, which would copy every page they sit on. Where the runner names the
+bridge's cdylib, the forking server's loop is the bridge's
+(`fencelab_forking_loop`), which runs no Python between two forks and
+returns only in a child; else it is `forking`'s, in Python. On a connection, the trial's judge
 (src/bridge/zygote.rs) sends one request, a JSON object (the cage's strings:
 the trial's directory, the program and what it reads, the memory cgroup, the
 environment) with descriptors: the listening socket, the server's standard
@@ -125,8 +128,9 @@ def root(here, trusted):
             os._exit(0)
         try:
             asked = json.loads(message)
-            key, script = asked["key"], asked["server"]
-            if not (isinstance(key, str) and isinstance(script, str) and len(fds) == 1):
+            key, script, library = asked["key"], asked["server"], asked.get("library")
+            if not (isinstance(key, str) and isinstance(script, str) and len(fds) == 1
+                    and (library is None or isinstance(library, str))):
                 raise ValueError
         except (ValueError, KeyError, TypeError):
             for fd in fds:
@@ -142,7 +146,7 @@ def root(here, trusted):
                 os.dup2(fds[0], LISTENER_FD)
                 os.close(fds[0])
                 os.setpgid(0, 0)
-                status = forking(script, key, trusted, compiled, me)
+                status = forking(script, key, trusted, compiled, me, library)
             finally:
                 os._exit(status or 0)
         os.close(fds[0])
@@ -213,10 +217,11 @@ def server_definitions(script, compiled):
     return server, code
 
 
-def forking(script, key, trusted, compiled, root_pid):
+def forking(script, key, trusted, compiled, root_pid, library=None):
     """A forking server: the root's fork (the root: `root_pid`) for the
     implementation `key`, hosted by the server `script`, forking a child per
-    trial."""
+    trial: from the bridge's own loop where the runner named its cdylib
+    (`library`: `served_by_the_bridge`), else from the loop below."""
     import gc
     import selectors
     import signal
@@ -242,6 +247,8 @@ def forking(script, key, trusted, compiled, root_pid):
     # page each child's fork copies the mapping of and its exit unmaps.
     gc.collect()
     ctypes_trim()
+    if library is not None:
+        served_by_the_bridge(library, key, trusted, (code, server, module))
     control = socket.socket(fileno=LISTENER_FD)
     wake_r, wake_w = os.pipe()
     os.set_blocking(wake_r, False)
@@ -407,7 +414,6 @@ def start_child(key, trusted, codes, message, fds, libraries):
                 ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]
             library.fencelab_fork_cage.restype = ctypes.c_int
             libraries[path] = library
-        env = dict(request.get("env", []))
         told = fds[4]
         # The request as it came (the child reads it), with this process's
         # word on its cage and the descriptors that came with it.
@@ -421,17 +427,56 @@ def start_child(key, trusted, codes, message, fds, libraries):
     if pid != 0:
         ctypes.pythonapi.PyOS_AfterFork_Parent()
         return pid if pid > 0 else None
+    in_child(key, codes, message, told, interrupt)
+
+
+def served_by_the_bridge(library, key, trusted, codes):
+    """Serves every trial from the bridge's loop (`fencelab_forking_loop`, in
+    its cdylib `library`), which returns only in a child, in its cage: this
+    process then runs no Python between two forks, and writes to a few
+    pages of its own, where `forking`'s loop wrote to about 115 after each
+    fork (each page a copy). Returns where the bridge's loop cannot start
+    (`forking`'s serves then)."""
+    import ctypes
+    import gc
+    import signal
+
+    try:
+        bridge = ctypes.PyDLL(library)
+        loop = bridge.fencelab_forking_loop
+    except (OSError, AttributeError):
+        return
+    loop.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                     ctypes.c_size_t, ctypes.POINTER(ctypes.c_int)]
+    loop.restype = ctypes.c_int
+    request = ctypes.create_string_buffer(1 << 16)
+    told = ctypes.c_int(-1)
+    # This interpreter's own (the child's is reset to the default).
+    interrupt = signal.getsignal(signal.SIGINT)
+    gc.freeze()
+    if loop(LISTENER_FD, key.encode(), int(trusted), request, len(request),
+            ctypes.byref(told)) != 0:
+        return
+    in_child(key, codes, request.value, told.value, interrupt)
+
+
+def in_child(key, codes, message, told, interrupt):
+    """The child of a trial, in its cage (this is its program now): the
+    signals as a server started afresh has them, nothing else of the
+    forking server's open (the cage's own descriptors included, which
+    `fencelab_fork_cage` leaves to this), and the environment a server
+    started by the judge would have had (the request's); then the server.
+    Never returns."""
+    import ctypes
+    import signal
+
     try:
         ctypes.pythonapi.PyOS_AfterFork_Child()
-        # In the cage (this is its program now): the signals as a server
-        # started afresh has them, nothing else of this process's open (the
-        # cage's own descriptors included, which fencelab_fork_cage leaves
-        # to this), and the environment a server started by the judge would
-        # have had.
         signal.set_wakeup_fd(-1)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         if interrupt is not None:
             signal.signal(signal.SIGINT, interrupt)
+        env = dict(json.loads(message).get("env", []))
         os.write(told, b"ok")
         os.closerange(LISTENER_FD + 1, 1 << 16)
         os.environ.clear()

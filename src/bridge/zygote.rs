@@ -29,7 +29,11 @@
 //!   trial's space and builds and enters the very cage a judge gives a
 //!   server it starts (`sandbox::Cage::reading`, `bounded`,
 //!   `enter_serving`: the same code, not a second cage), watcher and init
-//!   included.
+//!   included;
+//! - the forking server's loop (`fencelab_forking_loop`, where the runner
+//!   names the cdylib to the forking server): the connections, the forks
+//!   and the watchers' ends, in Rust, so that the forking server runs no
+//!   Python between two forks (each page it writes after a fork is a copy).
 //!
 //! Why this design (rather than a Python port of the cage, or the judge
 //! forking the interpreter): the cage stays one piece of Rust; the forking
@@ -161,26 +165,351 @@ pub unsafe extern "C" fn fencelab_fork_cage(
             CStr::from_ptr(request).to_string_lossy(),
         )
     };
-    let entered = serde_json::from_str::<Request>(&text)
+    // SAFETY: the child of a single-threaded process.
+    unsafe { enter_or_end(&text, None, trusted != 0, fds) };
+    0
+}
+
+/// The child's side of a fork: the request `text` read, its key checked
+/// (where `key` says which the forking server serves), and the cage
+/// entered; where any of it fails, the cage's word says why and the child
+/// ends.
+///
+/// # Safety
+/// Only in the child of a single-threaded process; `fds` as
+/// `fencelab_fork_cage`'s.
+unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &[RawFd]) {
+    let entered = serde_json::from_str::<Request>(text)
         .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
         .and_then(|request| {
+            if key.is_some_and(|key| key != request.key) {
+                return Err(std::io::Error::other(
+                    "a request for another implementation",
+                ));
+            }
             // SAFETY: the child of a single-threaded process.
-            unsafe { child(&request, trusted != 0, fds)? };
+            unsafe { child(&request, trusted, fds)? };
             // Not freed: each page a free writes is one the program copies.
             std::mem::forget(request);
             Ok(())
         });
-    match entered {
-        Ok(()) => 0,
-        Err(err) => {
-            let message = format!("cannot enter the cage: {err}");
-            // SAFETY: writes our own bytes to the cage's word, then ends
-            // this child.
+    if let Err(err) = entered {
+        let message = format!("cannot enter the cage: {err}");
+        // SAFETY: writes our own bytes to the cage's word, then ends this
+        // child.
+        unsafe {
+            libc::write(fds[4], message.as_ptr().cast(), message.len());
+            libc::_exit(1)
+        }
+    }
+}
+
+/// The descriptors a request comes with, at most (`Request`'s order: the
+/// listener, the three standard streams, the cage's word, the three
+/// namespaces).
+const REQUEST_FDS: usize = 8;
+
+/// The forking server's loop, run by python/fencelab_forking.py's forking
+/// server (`forking`) where the bridge's cdylib is known before its first
+/// trial, instead of its loop in Python: between two forks it runs only
+/// this, which writes to a few pages of its own (a loop in Python wrote to
+/// about 115 after each fork, each a copy, as the child's writes are).
+/// `control`: the runner's control socket (a trial's dispenser each
+/// message, with its descriptor; its end ends the forking server, each
+/// cage it still watches killed); on a dispenser, "connect" with a
+/// connection's end; on a connection, one request with its descriptors
+/// (`Request`, `REQUEST_FDS`), answered with the watcher's pid, then with
+/// its wait status when it ends; a connection that ends first has its
+/// cage killed. Each fork is the interpreter's as `os.fork` makes it
+/// (`PyOS_BeforeFork`, `PyOS_AfterFork_Parent`; the child's after-fork is
+/// the caller's, in Python). Nothing is allocated between forks but what
+/// the loop's lists grow by.
+///
+/// Returns only in a child, in its cage (as `fencelab_fork_cage` returns
+/// 0): 0, with the request copied to `request_out` (NUL-terminated, at most
+/// `out_len` bytes with the NUL) and the descriptor of the cage's word at
+/// `told_out`; or -1, at once, where the interpreter's fork hooks cannot be
+/// found (the caller serves from Python then).
+///
+/// # Safety
+/// `key` is a C string; `request_out` holds `out_len` bytes; `told_out`
+/// one int. Call only in a single-threaded process, holding the
+/// interpreter's lock (`ctypes.PyDLL`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fencelab_forking_loop(
+    control: c_int,
+    key: *const c_char,
+    trusted: c_int,
+    request_out: *mut c_char,
+    out_len: usize,
+    told_out: *mut c_int,
+) -> c_int {
+    // SAFETY: looks up two symbols of the process.
+    let hooks = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_BeforeFork".as_ptr()),
+            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_AfterFork_Parent".as_ptr()),
+        )
+    };
+    if key.is_null() || request_out.is_null() || told_out.is_null() || out_len == 0 {
+        return -1;
+    }
+    let (before, after) = match hooks {
+        (b, a) if !b.is_null() && !a.is_null() => {
+            // SAFETY: both are `void f(void)` in the C API.
             unsafe {
-                libc::write(fds[4], message.as_ptr().cast(), message.len());
-                libc::_exit(1)
+                (
+                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(b),
+                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(a),
+                )
             }
         }
+        _ => return -1,
+    };
+    // SAFETY: the caller's C string.
+    let key = unsafe { CStr::from_ptr(key) }
+        .to_string_lossy()
+        .into_owned();
+    let mut forking = Forking::default();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut polled: Vec<libc::pollfd> = Vec::with_capacity(64);
+    loop {
+        polled.clear();
+        let watch = |fd: RawFd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        polled.push(watch(control));
+        polled.extend(forking.dispensers.iter().map(|d| watch(d.as_raw_fd())));
+        polled.extend(forking.trials.iter().map(|t| watch(t.conn.as_raw_fd())));
+        polled.extend(forking.watched().map(watch));
+        // SAFETY: pollfds of ours.
+        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            forking.end();
+        }
+        // One at a time: what it does may close a descriptor and open
+        // another at its number, which a later one of this round would
+        // name (the others are still ready at the next poll).
+        let Some(fd) = polled.iter().find(|p| p.revents != 0).map(|p| p.fd) else {
+            continue;
+        };
+        {
+            if fd == control {
+                match receive_with(control, &mut buf, 1) {
+                    Some((_, fds)) if !fds.is_empty() => {
+                        let mut fds = fds.into_iter();
+                        forking.dispensers.extend(fds.next());
+                    }
+                    // The runner is gone, or done with this implementation.
+                    _ => forking.end(),
+                }
+            } else if let Some(at) = forking.dispensers.iter().position(|d| d.as_raw_fd() == fd) {
+                match receive_with(fd, &mut buf, 1) {
+                    Some((n, fds)) if &buf[..n] == b"connect" && fds.len() == 1 => {
+                        let conn = fds.into_iter().next().expect("one");
+                        forking.trials.push(Trial {
+                            conn,
+                            watcher: None,
+                        });
+                    }
+                    // Every judge of the trial has ended (or one broke the
+                    // protocol): no more connections from it.
+                    _ => {
+                        forking.dispensers.swap_remove(at);
+                    }
+                }
+            } else if let Some(at) = forking.trials.iter().position(|t| t.conn.as_raw_fd() == fd) {
+                let received = receive_with(fd, &mut buf, REQUEST_FDS);
+                let asked = match received {
+                    Some((n, fds))
+                        if n > 0
+                            && n < buf.len()
+                            && fds.len() >= 5
+                            && forking.trials[at].watcher.is_none() =>
+                    {
+                        Some((n, fds))
+                    }
+                    _ => None,
+                };
+                let Some((n, fds)) = asked else {
+                    // The judge went away (or broke the protocol): its cage goes.
+                    forking.close(at);
+                    continue;
+                };
+                before();
+                // SAFETY: a single-threaded process (the caller's word).
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+                    // SAFETY: the child of a single-threaded process.
+                    unsafe { enter_or_end(&text, Some(&key), trusted != 0, &raw) };
+                    let len = n.min(out_len - 1);
+                    // SAFETY: the caller's buffer of `out_len` bytes, and its int.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(buf.as_ptr(), request_out.cast(), len);
+                        *request_out.add(len) = 0;
+                        *told_out = raw[4];
+                    }
+                    // The descriptors stay open (the caller closes what it
+                    // does not serve with); nothing of the loop is freed.
+                    std::mem::forget(fds);
+                    std::mem::forget(forking);
+                    std::mem::forget(buf);
+                    std::mem::forget(polled);
+                    return 0;
+                }
+                after();
+                drop(fds);
+                if pid < 0 {
+                    forking.close(at);
+                    continue;
+                }
+                // SAFETY: a system call with plain integers.
+                let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+                if pidfd < 0 {
+                    // Without one its end is never seen: no trial of it.
+                    super::sandbox::kill_cage(pid);
+                    // SAFETY: our own child, killed.
+                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+                    forking.close(at);
+                    continue;
+                }
+                // SAFETY: a descriptor the kernel just made for us.
+                let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+                let answer = format!("{{\"pid\": {pid}}}");
+                forking.trials[at].watcher = Some((pid, pidfd));
+                if send_with(fd, answer.as_bytes(), &[]).is_err() {
+                    forking.close(at);
+                }
+            } else {
+                forking.reap(fd);
+            }
+        }
+    }
+}
+
+/// A trial's connection and, once forked, its watcher (pid and pidfd).
+struct Trial {
+    conn: OwnedFd,
+    watcher: Option<(libc::pid_t, OwnedFd)>,
+}
+
+/// What `fencelab_forking_loop` holds.
+#[derive(Default)]
+struct Forking {
+    dispensers: Vec<OwnedFd>,
+    trials: Vec<Trial>,
+    /// Watchers whose judge went away: killed, not yet collected.
+    killed: Vec<(libc::pid_t, OwnedFd)>,
+}
+
+impl Forking {
+    /// The pidfds of every watcher not yet collected.
+    fn watched(&self) -> impl Iterator<Item = RawFd> + '_ {
+        self.trials
+            .iter()
+            .filter_map(|t| t.watcher.as_ref())
+            .chain(&self.killed)
+            .map(|(_, pidfd)| pidfd.as_raw_fd())
+    }
+
+    /// Closes trial `at`'s connection, killing its cage (collected later).
+    fn close(&mut self, at: usize) {
+        let trial = self.trials.swap_remove(at);
+        if let Some((pid, pidfd)) = trial.watcher {
+            super::sandbox::kill_cage(pid);
+            self.killed.push((pid, pidfd));
+        }
+    }
+
+    /// Collects the watcher whose pidfd is `pidfd`, and tells its judge how
+    /// it ended.
+    fn reap(&mut self, pidfd: RawFd) {
+        let mut status = 0;
+        if let Some(at) = self.killed.iter().position(|(_, p)| p.as_raw_fd() == pidfd) {
+            let (pid, _) = self.killed.swap_remove(at);
+            // SAFETY: our own child, ended.
+            unsafe { libc::waitpid(pid, &mut status, 0) };
+            return;
+        }
+        let Some(at) = self.trials.iter().position(|t| {
+            t.watcher
+                .as_ref()
+                .is_some_and(|(_, p)| p.as_raw_fd() == pidfd)
+        }) else {
+            return;
+        };
+        let trial = self.trials.swap_remove(at);
+        let (pid, _) = trial.watcher.expect("a watcher");
+        // SAFETY: our own child, ended.
+        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
+            let answer = format!("{{\"status\": {status}}}");
+            let _ = send_with(trial.conn.as_raw_fd(), answer.as_bytes(), &[]);
+        }
+    }
+
+    /// The runner is gone, or done: every cage still watched is killed, and
+    /// the forking server ends.
+    fn end(&mut self) -> ! {
+        for (pid, _) in self.trials.iter().filter_map(|t| t.watcher.as_ref()) {
+            super::sandbox::kill_cage(*pid);
+        }
+        // SAFETY: ends this process.
+        unsafe { libc::_exit(0) }
+    }
+}
+
+/// One message from the sequenced-packet socket `fd` into `buf`, with up to
+/// `max_fds` descriptors (close-on-exec, ours): its length and them; None
+/// at its end or on an error.
+fn receive_with(fd: RawFd, buf: &mut [u8], max_fds: usize) -> Option<(usize, Vec<OwnedFd>)> {
+    // SAFETY: arithmetic on a length.
+    let space =
+        unsafe { libc::CMSG_SPACE((max_fds * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    let mut control = vec![0u8; space];
+    // SAFETY: every pointer points into buffers that outlive the call; the
+    // descriptors read back are those the kernel put in the control buffer.
+    unsafe {
+        let mut iov = libc::iovec {
+            iov_base: buf.as_mut_ptr().cast(),
+            iov_len: buf.len(),
+        };
+        let mut header: libc::msghdr = std::mem::zeroed();
+        header.msg_iov = &mut iov;
+        header.msg_iovlen = 1;
+        header.msg_control = control.as_mut_ptr().cast();
+        header.msg_controllen = space as _;
+        let n = loop {
+            let n = libc::recvmsg(fd, &mut header, libc::MSG_CMSG_CLOEXEC);
+            if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
+                break n;
+            }
+        };
+        let mut fds = Vec::new();
+        if n >= 0 {
+            let mut cmsg = libc::CMSG_FIRSTHDR(&header);
+            while !cmsg.is_null() {
+                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                    let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                    let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
+                        / std::mem::size_of::<RawFd>();
+                    for i in 0..count {
+                        fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
+                    }
+                }
+                cmsg = libc::CMSG_NXTHDR(&header, cmsg);
+            }
+        }
+        if n <= 0 || header.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
+            return None;
+        }
+        Some((n as usize, fds))
     }
 }
 

@@ -1128,6 +1128,9 @@ pub(crate) struct Zygotes {
     running: Mutex<HashMap<(PathBuf, String), Arc<Zygote>>>,
     /// The root's script (`Forking::root`), where the servers fork.
     root_script: Option<PathBuf>,
+    /// The bridge's cdylib (`Forking::library`): each forking server forks
+    /// from its loop (`fencelab_forking_loop`) where it is named.
+    library: Option<PathBuf>,
     /// The run's root interpreter, started on the first forking server's
     /// start, and shared with them.
     root: Mutex<Option<Arc<Root>>>,
@@ -1202,6 +1205,7 @@ impl Zygotes {
             waiting: Mutex::new(waiting),
             running: Mutex::new(HashMap::new()),
             root_script: forking.map(|f| f.root.clone()),
+            library: forking.and_then(|f| f.library.clone()),
             root: Mutex::new(None),
             starter: Mutex::new(tx),
             trusted: launch == Launch::ByRunner,
@@ -1273,7 +1277,11 @@ impl Zygotes {
         };
         let (ours, theirs) = crate::bridge::zygote::seqpacket_pair().map_err(failed)?;
         let control = root.control.lock().unwrap_or_else(|e| e.into_inner());
-        let asked = serde_json::json!({ "key": host.key, "server": host.program });
+        let asked = serde_json::json!({
+            "key": host.key,
+            "server": host.program,
+            "library": self.library,
+        });
         crate::bridge::zygote::send_with(
             control.as_raw_fd(),
             asked.to_string().as_bytes(),
@@ -1536,6 +1544,8 @@ mod tests {
             source,
         };
         let policy = Policy::of(Trust::Submissions);
+        // The bridge's cdylib, so that the runner can name it.
+        build_library(&scratch, policy.servers, None);
         let hosted = host(
             &scratch,
             std::slice::from_ref(&implementation),
@@ -1556,21 +1566,28 @@ mod tests {
         let Built::Done(build) = builder::build(&scratch, &plan).unwrap() else {
             panic!("the suite builds");
         };
+        let tests = [
+            "step1::creates_the_six_columns",
+            "step2::new_job_returns_true",
+            "step3::fresh_job_reads_the_defaults",
+            // Its four claimers are judges run again in processes of their
+            // own: each is served by a fork too (an interpreter started
+            // afresh refuses), and none holds the trial's connection.
+            "step4::claims_race_across_processes",
+        ];
         let mut runner = Runner::new(build.judge.clone(), 2, &policy);
-        runner.forking = hosted.forking.clone();
-        passes_on(
-            &runner,
-            host,
-            &[
-                "step1::creates_the_six_columns",
-                "step2::new_job_returns_true",
-                "step3::fresh_job_reads_the_defaults",
-                // Its four claimers are judges run again in processes of their
-                // own: each is served by a fork too (an interpreter started
-                // afresh refuses), and none holds the trial's connection.
-                "step4::claims_race_across_processes",
-            ],
-        );
+        // Forked by the bridge's loop where the runner names the bridge's
+        // cdylib (built with the judge above), and by the forking server's
+        // own loop in Python where it names none.
+        let without = hosted
+            .forking
+            .clone()
+            .map(|f| Forking { library: None, ..f });
+        assert!(hosted.forking.as_ref().is_some_and(|f| f.library.is_some()));
+        for forking in [hosted.forking.clone(), without] {
+            runner.forking = forking;
+            passes_on(&runner, host, &tests);
+        }
         // Its forking server ended with its last trial, and the root it was
         // forked from with the run (both run the root's command line).
         let root = hosted.forking.as_ref().expect("forked").root.display();
@@ -1681,7 +1698,8 @@ mod tests {
 
     /// Two implementations in two server directories (as `grade` hosts
     /// them): their forking servers are forked from one root, started from
-    /// a directory of fencelab's own, and gone with the run.
+    /// a directory of fencelab's own, serve from the bridge's loop (its
+    /// cdylib built: the runner names it), and are gone with the run.
     #[test]
     fn a_runs_forking_servers_are_forked_from_one_root() {
         if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
@@ -1699,6 +1717,7 @@ mod tests {
             })
             .collect();
         let policy = Policy::of(Trust::Submissions);
+        build_library(&scratch, policy.servers, None);
         let hosted = host(&scratch, &implementations, policy.servers).unwrap();
         let hosts: Vec<Host> = hosted
             .hosting
@@ -1743,6 +1762,32 @@ mod tests {
             .collect();
         assert_eq!(forks.len(), 2, "{forks:?}");
         assert!(forks.iter().all(|(_, c)| c.contains(&cmdline)), "{forks:?}");
+        // Each serves from the bridge's loop: its cdylib is loaded (a
+        // forking server's loop in Python loads it at its first trial
+        // only, and none comes here), and no handler of Python's catches
+        // SIGCHLD (that loop's does).
+        let library = forking
+            .library
+            .as_ref()
+            .expect("the bridge's cdylib is built");
+        let library = library.to_str().unwrap();
+        for (proc, _) in &forks {
+            let deadline = std::time::Instant::now() + Duration::from_secs(30);
+            while !std::fs::read_to_string(proc.join("maps")).is_ok_and(|m| m.contains(library)) {
+                assert!(
+                    std::time::Instant::now() < deadline,
+                    "{proc:?} never loaded {library}"
+                );
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let status = std::fs::read_to_string(proc.join("status")).unwrap();
+            let caught = status
+                .lines()
+                .find_map(|l| l.strip_prefix("SigCgt:"))
+                .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+                .unwrap();
+            assert_eq!(caught & (1 << (libc::SIGCHLD - 1)), 0, "{proc:?}: {status}");
+        }
         drop(root);
         drop(handed);
         drop(zygotes);
