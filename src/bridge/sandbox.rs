@@ -1825,17 +1825,8 @@ unsafe fn start_cloned(
         }
         // The init's word: only the init holds the pipe's other end now.
         libc::close(report[1]);
-        let mut word = [0u8; 4];
-        let mut got = 0;
-        while got < word.len() {
-            let n = libc::read(report[0], word[got..].as_mut_ptr().cast(), word.len() - got);
-            if n > 0 {
-                got += n as usize;
-            } else if !(n < 0 && *libc::__errno_location() == libc::EINTR) {
-                break;
-            }
-        }
-        if got == word.len() && i32::from_ne_bytes(word) == 0 {
+        let word = read_word(report[0]);
+        if word == Some(0) {
             watch(init_pid, report[0], left);
         }
         // The init has ended (or was killed) before the program started.
@@ -1844,12 +1835,9 @@ unsafe fn start_cloned(
             && *libc::__errno_location() == libc::EINTR
         {}
         libc::close(report[0]);
-        let errno = if got == word.len() {
-            i32::from_ne_bytes(word)
-        } else {
-            libc::ECHILD
-        };
-        Err(std::io::Error::from_raw_os_error(errno))
+        Err(std::io::Error::from_raw_os_error(
+            word.unwrap_or(libc::ECHILD),
+        ))
     }
 }
 
