@@ -4,6 +4,11 @@
 //! when it floods; and, once a call's answer is in, passed on into the test's
 //! own output on the calling thread, so that it shows with the test that
 //! caused it every time.
+//!
+//! Nothing of where fencelab keeps the implementation reaches the learner
+//! through it: what it prints, and what its panics, exceptions and errors
+//! say, name its file as the learner does (`Rename`), never its scratch crate
+//! or server (a `dbg!`, a printed traceback, a `file!()`).
 
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
@@ -13,6 +18,69 @@ use std::sync::{Arc, Mutex};
 pub(super) const OUTPUT_CAP: usize = 4 * 1024;
 /// How much it may print in all (each stream) before it is killed for flooding.
 pub(super) const FLOOD: usize = 4 * 1024 * 1024;
+
+/// The paths fencelab keeps the implementation's code at, each with what the
+/// learner is shown instead: the path rustc saw for a Rust implementation's
+/// file (`crates/impl-<hash>/src/lib.rs`, in `dbg!`, `file!()` and panic
+/// messages) as the file the learner named, and the server program (its
+/// command line, a Python server's own frames in a printed traceback) and
+/// the key it is hosted under (a hash) by what they are.
+#[derive(Debug, Default)]
+pub(crate) struct Rename {
+    pairs: Vec<(String, String)>,
+}
+
+impl Rename {
+    /// For the server `exe` hosting the implementation `key`, its file shown
+    /// as `shown` (a Rust server is told it; a Python server names its
+    /// module so itself).
+    pub(crate) fn of(exe: &std::path::Path, key: &str, shown: Option<&str>) -> Rename {
+        let mut pairs = Vec::new();
+        if let Some(shown) = shown.filter(|s| !s.is_empty()) {
+            pairs.push((super::server::compiled_path(key), shown.to_string()));
+        }
+        if let Some(path) = exe.to_str().filter(|p| !p.is_empty()) {
+            let python = super::protocol::serves_python(exe);
+            let name = if python { PYTHON_SERVER } else { RUST_SERVER };
+            pairs.push((path.to_string(), name.to_string()));
+        }
+        // Its key (a hash, in the server's command line).
+        if !key.is_empty() {
+            pairs.push((key.to_string(), "implementation".to_string()));
+        }
+        Rename { pairs }
+    }
+
+    /// `text` with every path of fencelab's renamed.
+    pub(crate) fn text(&self, text: &str) -> String {
+        self.pairs
+            .iter()
+            .fold(text.to_string(), |text, (from, to)| text.replace(from, to))
+    }
+
+    /// How many bytes at the end of `text` start one of the paths (at least
+    /// `PARTIAL` of it): the start of a path cut off where the kept output
+    /// ends, dropped rather than shown.
+    pub(super) fn cut_off(&self, text: &[u8]) -> usize {
+        self.pairs
+            .iter()
+            .filter_map(|(from, _)| {
+                let from = from.as_bytes();
+                (PARTIAL..from.len().min(text.len() + 1))
+                    .rev()
+                    .find(|&n| text.ends_with(&from[..n]))
+            })
+            .max()
+            .unwrap_or(0)
+    }
+}
+
+/// What a Rust server is called where its path would be shown.
+const RUST_SERVER: &str = "fencelab-server";
+use super::protocol::PYTHON_SERVER;
+
+/// The shortest start of a path that `Rename::cut_off` drops.
+const PARTIAL: usize = 6;
 
 /// The start of one of the implementation's output streams, and how much more
 /// there was.
@@ -37,12 +105,17 @@ pub(super) struct Output {
     captured: Mutex<Captured>,
     /// The process to kill when it floods.
     pid: libc::pid_t,
+    rename: Arc<Rename>,
 }
 
 impl Output {
     /// Takes the stream over; a thread of its own keeps reading it, so that the
     /// implementation never blocks on a full pipe.
-    pub(super) fn start(pipe: impl Into<std::os::fd::OwnedFd>, pid: libc::pid_t) -> Arc<Output> {
+    pub(super) fn start(
+        pipe: impl Into<std::os::fd::OwnedFd>,
+        pid: libc::pid_t,
+        rename: Arc<Rename>,
+    ) -> Arc<Output> {
         let pipe = pipe.into();
         // SAFETY: fcntl on a descriptor we own.
         unsafe {
@@ -53,6 +126,7 @@ impl Output {
             pipe,
             captured: Mutex::new(Captured::default()),
             pid,
+            rename,
         });
         let reader = Arc::clone(&output);
         std::thread::spawn(move || {
@@ -111,11 +185,19 @@ impl Output {
     /// and that was not passed on yet. Called on the thread that made a call,
     /// once its answer is in: whatever was printed during the call is in the
     /// pipe by then, so it is shown with the test that caused it, every time.
+    /// fencelab's paths in it are renamed (`Rename`), each part on its own:
+    /// a path printed in two writes around an answer (by a thread of the
+    /// implementation printing while another answers) is not.
     pub(super) fn pass_on(&self) -> Captured {
         let mut c = self.captured.lock().unwrap_or_else(|e| e.into_inner());
         self.take_available(&mut c);
         if c.emitted < c.kept.len() {
-            eprint!("{}", String::from_utf8_lossy(&c.kept[c.emitted..]));
+            let mut end = c.kept.len();
+            if end == OUTPUT_CAP {
+                end -= self.rename.cut_off(&c.kept[c.emitted..]);
+            }
+            let text = String::from_utf8_lossy(&c.kept[c.emitted..end]);
+            eprint!("{}", self.rename.text(&text));
             c.emitted = c.kept.len();
         }
         Captured {

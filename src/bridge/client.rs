@@ -18,15 +18,21 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
-use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output};
+use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output, Rename};
 use super::protocol::{
-    Answer, Failure, IMPL_ENV, IMPL_PANICKED, PROCESS_ENDED, Request, Response, SERVER_ENV,
-    SHOWN_ENV, SOCKET_ENV, from_line, to_line,
+    Answer, Failure, IMPL_ENV, IMPL_FAILED, IMPL_PANICKED, PROCESS_ENDED, Request, Response,
+    SERVER_ENV, SHOWN_ENV, SOCKET_ENV, from_line, to_line,
 };
 
 /// The implementation's process for this test.
 struct Server {
     socket: PathBuf,
+    /// fencelab's paths in what the implementation says, and what to show
+    /// instead (none known when the runner started it).
+    rename: Arc<Rename>,
+    /// Whether it hosts a Python implementation (whose exceptions fail a
+    /// call, where a Rust one's panics do).
+    python: bool,
     /// The process, when this judge started it (not when the runner did, for
     /// an untrusted judge: it then knows only the socket).
     spawned: Option<Spawned>,
@@ -170,12 +176,19 @@ pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
     match exchange(&server.socket, &request) {
         Ok(Response::Returned(returned)) => {
             server.pass_on_output();
-            returned
+            returned.map_err(|failure| failure.renamed(|text| server.rename.text(text)))
         }
         Ok(Response::Panicked { message, location }) => {
             server.pass_on_output();
             let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
-            panic!("{IMPL_PANICKED} in {function}(){at}:\n{message}")
+            let message = server.rename.text(&message);
+            // Python has no panics: an exception failed the call.
+            let what = if server.python {
+                IMPL_FAILED
+            } else {
+                IMPL_PANICKED
+            };
+            panic!("{what} in {function}(){at}:\n{message}")
         }
         Err(err) => server.ended(function, &err),
     }
@@ -224,7 +237,7 @@ fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
 /// directories (listed in `reads` beside it), the table of what it hosts, and
 /// the one module it serves (`impls/<key>`). Nothing for a Rust server.
 pub(crate) fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
-    if server.file_name().and_then(|n| n.to_str()) != Some("fencelab_server.py") {
+    if !super::protocol::serves_python(server) {
         return Vec::new();
     }
     let dir = server.parent().unwrap_or(Path::new("."));
@@ -287,6 +300,8 @@ fn start() -> Server {
     if let Some(socket) = std::env::var_os(SOCKET_ENV) {
         return Server {
             socket: PathBuf::from(socket),
+            rename: Arc::default(),
+            python: false,
             spawned: None,
         };
     }
@@ -311,13 +326,27 @@ fn start() -> Server {
         not_started(format_args!("cannot listen on {}: {e}", socket.display()))
     });
     let fd = listener.as_raw_fd();
+    let shown = std::env::var_os(SHOWN_ENV);
+    let rename = Arc::new(Rename::of(
+        Path::new(&exe),
+        &key,
+        shown.as_ref().and_then(|s| s.to_str()),
+    ));
     // The implementation may write only in the test's temporary directory.
     let reads = python_reads(Path::new(&exe), &key);
     if forking
         && !reads.is_empty()
         && let Some(library) = super::zygote::library()
     {
-        return start_forked(Path::new(&exe), &key, socket, listener, reads, library);
+        return start_forked(
+            Path::new(&exe),
+            &key,
+            socket,
+            listener,
+            reads,
+            library,
+            rename,
+        );
     }
     // A server this judge starts itself never holds that connection.
     super::zygote::keep_to_self();
@@ -336,7 +365,6 @@ fn start() -> Server {
         std::ffi::OsStr::new(super::server::SERVE),
         std::ffi::OsStr::new(key.as_str()),
     ];
-    let shown = std::env::var_os(SHOWN_ENV);
     // A Rust server is told the path to show for its file; a Python server
     // knows its own (and takes the key alone).
     if let Some(shown) = &shown {
@@ -394,10 +422,20 @@ fn start() -> Server {
     unsafe {
         libc::atexit(reap_server);
     }
-    let stdout = Output::start(child.stdout.take().expect("piped stdout"), pid);
-    let stderr = Output::start(child.stderr.take().expect("piped stderr"), pid);
+    let stdout = Output::start(
+        child.stdout.take().expect("piped stdout"),
+        pid,
+        rename.clone(),
+    );
+    let stderr = Output::start(
+        child.stderr.take().expect("piped stderr"),
+        pid,
+        rename.clone(),
+    );
     Server {
         socket,
+        rename,
+        python: super::protocol::serves_python(Path::new(&exe)),
         spawned: Some(Spawned {
             child: Mutex::new(Process::Child(child)),
             _stdin: stdin,
@@ -419,6 +457,7 @@ fn start_forked(
     listener: UnixListener,
     reads: Vec<PathBuf>,
     library: PathBuf,
+    rename: Arc<Rename>,
 ) -> Server {
     let pipe = || {
         let mut fds = [0; 2];
@@ -501,9 +540,11 @@ fn start_forked(
         spawned: Some(Spawned {
             child: Mutex::new(Process::Forked),
             _stdin: std::process::ChildStdin::from(stdin_w),
-            stdout: Output::start(stdout_r, pid),
-            stderr: Output::start(stderr_r, pid),
+            stdout: Output::start(stdout_r, pid, rename.clone()),
+            stderr: Output::start(stderr_r, pid, rename.clone()),
         }),
+        rename,
+        python: true,
     }
 }
 

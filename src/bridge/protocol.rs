@@ -46,6 +46,24 @@ pub(crate) fn server_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
 pub(crate) const PROCESS_ENDED: &str = "fencelab: the implementation's process";
 /// The marker that starts a judge's message about a panic inside the implementation.
 pub(crate) const IMPL_PANICKED: &str = "fencelab: the implementation panicked";
+/// The same for a Python implementation, which has no panics: an exception
+/// (or a value of the wrong type) fails the call.
+pub(crate) const IMPL_FAILED: &str = "fencelab: the implementation failed";
+
+/// Whether a judge's message says the implementation panicked or failed
+/// inside a call (as opposed to answering, or its process ending).
+pub(crate) fn failed_in_a_call(message: &str) -> bool {
+    message.contains(IMPL_PANICKED) || message.contains(&format!("{IMPL_FAILED} in "))
+}
+
+/// The file name of fencelab's Python server (`python/fencelab_server.py`,
+/// written beside the modules it hosts); a server by another name is Rust.
+pub(crate) const PYTHON_SERVER: &str = "fencelab_server.py";
+
+/// Whether the server program at `path` hosts Python.
+pub(crate) fn serves_python(path: &std::path::Path) -> bool {
+    path.file_name().is_some_and(|n| n == PYTHON_SERVER)
+}
 
 /// An `f64` carried as its bit pattern.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize)]
@@ -179,6 +197,22 @@ pub enum ErrorValue {
 }
 
 impl Failure {
+    /// The same failure, its words passed through `rename` (its kind and
+    /// numbers, which verdicts read, as they are).
+    pub(crate) fn renamed(self, rename: impl Fn(&str) -> String) -> Failure {
+        Failure {
+            display: rename(&self.display),
+            error: match self.error {
+                ErrorValue::Db { code, message } => ErrorValue::Db {
+                    code,
+                    message: rename(&message),
+                },
+                ErrorValue::Other(text) => ErrorValue::Other(rename(&text)),
+                other => other,
+            },
+        }
+    }
+
     /// A failure of the bridge itself (a malformed message), not of the
     /// implementation.
     pub(crate) fn other(text: String) -> Failure {

@@ -31,6 +31,13 @@ pub struct Hosted {
     pub dispatch: Dispatch,
 }
 
+/// Where rustc sees the file of the implementation hosted as `key` (its
+/// crate's root, as fencelab writes the crate), in its messages, panic
+/// locations, `file!()` and `dbg!`.
+pub(crate) fn compiled_path(key: &str) -> String {
+    format!("crates/{key}/src/lib.rs")
+}
+
 /// The file descriptor on which the judge hands over the listening socket.
 pub(crate) const LISTENER_FD: i32 = 3;
 /// The argument that makes the server print its build and what it hosts.

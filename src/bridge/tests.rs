@@ -4,6 +4,7 @@
 use std::os::unix::net::UnixListener;
 use std::path::Path;
 
+use super::capture::Rename;
 use super::client::exchange;
 use super::hosted_reference::dispatch::dispatch;
 use super::protocol::{Answer, ErrorValue, Failure, Float, Request, Response};
@@ -247,5 +248,53 @@ fn a_threads_calls_run_on_one_thread_of_the_server_and_others_on_their_own() {
     assert_ne!(
         a[0], b[0],
         "two threads' calls shared a thread of the server"
+    );
+}
+
+/// What an implementation says of where fencelab keeps it is renamed
+/// before anyone reads it: a Rust file's scratch path as the file the
+/// learner named, the server by what it is, its key (a hash) too; a path's
+/// start cut off at the end of what was kept is dropped, other text kept.
+#[test]
+fn fencelabs_paths_in_what_an_implementation_says_are_renamed() {
+    let key = "impl-0123456789abcdef";
+    let rust = Rename::of(
+        Path::new("/home/u/.cache/fencelab/target/release/server-42"),
+        key,
+        Some("src/lib.rs"),
+    );
+    assert_eq!(
+        rust.text(&format!(
+            "[crates/{key}/src/lib.rs:120:5] job_id = \"job-1\" \
+             /home/u/.cache/fencelab/target/release/server-42 serve {key}"
+        )),
+        "[src/lib.rs:120:5] job_id = \"job-1\" fencelab-server serve implementation"
+    );
+    let python = Rename::of(
+        Path::new("/c/ws/crates/pyserver-9/fencelab_server.py"),
+        key,
+        None,
+    );
+    assert_eq!(
+        python.text("File \"/c/ws/crates/pyserver-9/fencelab_server.py\", line 3, in call"),
+        "File \"fencelab_server.py\", line 3, in call"
+    );
+    // A Rust server's path is not shown as a Python one's, nor the reverse.
+    assert!(
+        !rust
+            .text("/home/u/.cache/fencelab/target/release/server-42")
+            .contains(".py")
+    );
+    // The start of a path (6 bytes or more) at the end is cut off; a shorter
+    // one, or text that only looks alike, is kept.
+    assert_eq!(
+        rust.cut_off(format!("done\n[crates/{}", &key[..4]).as_bytes()),
+        11
+    );
+    assert_eq!(rust.cut_off(b"done\ncrate"), 0);
+    assert_eq!(rust.cut_off(b"done\n[crates/x"), 0);
+    assert_eq!(
+        Rename::default().text("crates/impl-1/src/lib.rs"),
+        "crates/impl-1/src/lib.rs"
     );
 }

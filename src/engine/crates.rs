@@ -192,7 +192,7 @@ pub(super) fn key_of(krate: &CrateDir) -> String {
 /// Where rustc sees an implementation's file (its crate's root), in messages
 /// and panic locations.
 fn compiled_path(krate: &CrateDir) -> String {
-    format!("crates/{}/src/lib.rs", krate.name)
+    crate::bridge::server::compiled_path(&krate.name)
 }
 
 /// The compiler's messages about an implementation's crate as its author

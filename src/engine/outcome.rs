@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::protocol::{IMPL_PANICKED, PROCESS_ENDED};
+use crate::bridge::protocol::{PROCESS_ENDED, failed_in_a_call};
 use crate::engine::process::Finished;
 
 /// What happened to one test.
@@ -122,9 +122,9 @@ impl TestOutcome {
             FailureKind::Crashed
         } else if message.contains(PROCESS_ENDED) {
             FailureKind::Crashed
-        } else if message.contains(IMPL_PANICKED) && message.contains("not yet implemented") {
+        } else if failed_in_a_call(&message) && message.contains("not yet implemented") {
             FailureKind::NotStarted
-        } else if message.contains(IMPL_PANICKED) {
+        } else if failed_in_a_call(&message) {
             FailureKind::Panicked
         } else {
             FailureKind::Assertion

@@ -7,7 +7,6 @@
 
 use std::fmt::Write as _;
 
-use crate::bridge::protocol::IMPL_PANICKED;
 use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::lab::observation::{Observation, translate};
@@ -124,11 +123,6 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
             .filter(|l| !l.starts_with("panicked at "))
             .collect();
         let text = lines.join("\n");
-        // Python has no panics: an exception (or a wrong type) fails the call.
-        let text = match edition {
-            Edition::Rust => text,
-            Edition::Python => text.replace(IMPL_PANICKED, "fencelab: the implementation failed"),
-        };
         // fencelab's own sentences in the learner's language too.
         let text = crate::output::own_words::translate(&text, lang);
         return indent(text.trim(), n);
@@ -464,7 +458,7 @@ mod tests {
             "{text}"
         );
         let text = py(
-            "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation panicked in claim() at lease.py:3:\nTypeError: x",
+            "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation failed in claim() at lease.py:3:\nTypeError: x",
             Lang::En,
         );
         assert_eq!(

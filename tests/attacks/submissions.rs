@@ -15,7 +15,7 @@ const RENEW: &str =
     "    check_ttl(ttl)?;\n    check_now(now)?;\n    let conn = open(path.as_ref())?;";
 
 /// Attacks that run (name, code put at the start of `renew`).
-const RUNTIME: [(&str, &str); 14] = [
+const RUNTIME: [(&str, &str); 15] = [
     (
         "peer_via_proc",
         r#"{
@@ -51,6 +51,14 @@ const RUNTIME: [(&str, &str); 14] = [
         r#"{
         let seen: Vec<String> = std::env::vars().map(|(k, v)| format!("{k}={v}")).collect();
         panic!("STOLEN [{}]", seen.join(" "));
+    }"#,
+    ),
+    (
+        "fencelabs_paths",
+        r#"{
+        dbg!(file!());
+        println!("PRINTED {:?} {:?}", std::env::current_exe(), std::env::args().collect::<Vec<_>>());
+        panic!("PATHS {} {:?} {:?}", file!(), std::env::current_exe(), std::env::args().collect::<Vec<_>>());
     }"#,
     ),
     (
@@ -367,6 +375,37 @@ fn nothing_the_attacks_took_reaches_the_report() {
         !env.contains("FENCELAB_ATTACK_TOKEN") && !env.contains("CARGO"),
         "{env}"
     );
+}
+
+/// Where fencelab keeps a submission (its scratch crate, its server, the key
+/// it is hosted under) never reaches the report, as the submission asks it
+/// (`file!()`, `dbg!`, its command line): its file is the one it was
+/// submitted as, its server a name.
+#[test]
+fn the_scratch_paths_a_submission_asks_for_reach_no_report() {
+    let said = messages("fencelabs_paths");
+    // Its file is the one it was submitted as, in its panic and its dbg!;
+    // its program and key are names.
+    assert!(
+        said.contains("fencelabs_paths.rs Ok(\"fencelab-server\") [\"fencelab-server\", \"serve\", \"implementation\""),
+        "{said}"
+    );
+    assert!(
+        said.contains("fencelabs_paths.rs:")
+            && said.contains("file!() = \"")
+            && said.contains("/fencelabs_paths.rs\"\n"),
+        "its dbg!: {said}"
+    );
+    assert!(
+        said.contains("PRINTED Ok(\"fencelab-server\")"),
+        "what it printed: {said}"
+    );
+    for internal in ["crates/impl-", "server-", "target/", ".cache", "impl-"] {
+        assert!(
+            !said.contains(internal),
+            "{internal} reached the report: {said}"
+        );
+    }
 }
 
 #[test]

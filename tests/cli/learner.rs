@@ -590,6 +590,52 @@ fn what_the_learners_code_prints_shows_with_every_failing_test_in_ten_checks() {
     printed_output_shows_with_every_failure(10 - 3);
 }
 
+/// A learner's `dbg!` names their file as they know it (`src/lib.rs`), never
+/// the scratch crate fencelab builds it in (`crates/impl-<hash>/src/lib.rs`,
+/// as before), in both languages; pinned as the learner reads it.
+#[test]
+fn a_dbg_in_the_learners_code_names_their_own_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    // The worksheet's step 2 fragment, and a dbg! to see what enqueue got.
+    let lib = filled(&lib, 2).replacen(
+        "INSERT OR IGNORE INTO jobs",
+        "INSERT OR REPLACE INTO jobs",
+        1,
+    );
+    let at = lib.find("INSERT OR REPLACE").expect("enqueue's insert");
+    let line_start = lib[..at].rfind('\n').unwrap() + 1;
+    let lib = format!(
+        "{}    dbg!(job_id);\n{}",
+        &lib[..line_start],
+        &lib[line_start..]
+    );
+    let line = lib[..lib.find("dbg!(job_id)").unwrap()].lines().count();
+    std::fs::write(krate.join("src/lib.rs"), lib).unwrap();
+    let checked = check_step(&krate, Some(2));
+    assert_eq!(checked.first_failing().map(|s| s.step), Some(2));
+    for lang in Lang::ALL {
+        let text = fencelab::commands::check::render_check(
+            &Layout::plain(),
+            &checked,
+            &Worksheet::builtin(),
+            lang,
+        );
+        let dbg = format!("[src/lib.rs:{line}:5] job_id = \"job-1\"");
+        match lang {
+            Lang::En => every_failure_shows(&text, &dbg).unwrap_or_else(|p| panic!("{p}")),
+            Lang::Ja => assert!(text.contains("出力:") && text.contains(&dbg), "{text}"),
+        }
+        assert!(
+            !text.contains("crates/") && !text.contains("impl-"),
+            "{text}"
+        );
+        snapshot!(format!("check_dbg_names_src_lib_rs_{}", lang.code()), text);
+    }
+}
+
 /// `runs` checks of step 4 with a line printed in `claim`: every failure shows it.
 fn printed_output_shows_with_every_failure(runs: usize) {
     let dir = tempfile::tempdir().unwrap();

@@ -361,6 +361,13 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         .filter(|m| m.contains("STOLEN ["))
         .collect();
     assert!(!told.is_empty(), "the probe ran: {stdout}");
+    // Its server's frames are there (where claim runs on the server's
+    // thread, not claim_many's pool), named as the server is shown.
+    assert!(
+        told.iter()
+            .any(|m| m.contains("File \"fencelab_server.py\", line")),
+        "{told:?}"
+    );
     assert!(
         told.iter()
             .all(|m| m.contains(&format!("PATH={} | ", crate::common::SYSTEM_PATH))),
@@ -380,6 +387,11 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         ".cargo",
         "FENCELAB_",
         "pyserver-",
+        // Where fencelab keeps its server (its frames in a traceback the
+        // submission printed or raised, its command line).
+        "pyroot-",
+        "target/fencelab",
+        "impl-",
     ] {
         assert!(
             !text.contains(secret) && !stdout.contains(secret),

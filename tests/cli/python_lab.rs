@@ -291,6 +291,17 @@ fn what_fencelab_says_of_a_process_that_ends_is_in_the_labs_language() {
         "{ja}"
     );
     assert!(ja.contains("TypeError: not a job"), "{ja}");
+    // The report says what the screen says: an exception failed the call
+    // (Python has no panics; before, the JSON said "panicked").
+    let out = run_in(&lab, &["grade", "lease.py", "--json", "report.json", "-q"]);
+    let report = std::fs::read_to_string(lab.join("report.json")).unwrap_or_else(|e| {
+        panic!("{e}: {}", String::from_utf8_lossy(&out.stderr));
+    });
+    assert!(
+        report.contains("fencelab: the implementation failed in enqueue() at lease.py:")
+            && !report.contains("panicked in"),
+        "{report}"
+    );
 }
 
 /// A module that raises at import (a typo at its top level, say) is told

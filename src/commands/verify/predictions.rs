@@ -105,9 +105,7 @@ pub fn score(predictions: &[Prediction], reported: &[MutantReport]) -> Scorecard
         for kill in &m.killed_by {
             let observation = ObservationKind::of_failure(&kill.message);
             // fencelab's own words for a panic in the implementation.
-            let panicked = kill
-                .message
-                .contains(crate::bridge::protocol::IMPL_PANICKED);
+            let panicked = crate::bridge::protocol::failed_in_a_call(&kill.message);
             let outcome =
                 observation
                     .is_none()
