@@ -13,6 +13,8 @@
 use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
 
+use super::protocol::PYTHON_SERVER;
+
 /// How much of the implementation's stdout and stderr is kept (each); the rest
 /// is read and counted but dropped, so a flood cannot fill memory or block it.
 pub(super) const OUTPUT_CAP: usize = 4 * 1024;
@@ -77,7 +79,6 @@ impl Rename {
 
 /// What a Rust server is called where its path would be shown.
 const RUST_SERVER: &str = "fencelab-server";
-use super::protocol::PYTHON_SERVER;
 
 /// The shortest start of a path that `Rename::cut_off` drops.
 const PARTIAL: usize = 6;

@@ -198,16 +198,37 @@ pub(crate) fn failure_text(stdout: &str, test: &str) -> String {
         .to_string()
 }
 
-/// `crates/judge-0123…/tests/behaviour/step4.rs` → `tests/behaviour/step4.rs`.
+/// `crates/judge-0123…/tests/behaviour/step4.rs` → `tests/behaviour/step4.rs`;
+/// and the judge of a learner's Python tests by its file's name alone
+/// (`/home/u/.cache/fencelab/…/crates/pyjudge-0123…/fencelab_tests.py` →
+/// `fencelab_tests.py`: in a traceback or `sys.argv` the test printed).
 fn unscratch(line: &str) -> String {
-    match line.find("crates/judge-") {
+    let line = match line.find("crates/judge-") {
         Some(start) => match line[start..].find("/tests/") {
             Some(rel) => format!("{}{}", &line[..start], &line[start + rel + 1..]),
             None => line.to_string(),
         },
         None => line.to_string(),
+    };
+    let mut out = String::new();
+    let mut rest = line.as_str();
+    while let Some(at) = rest.find(PYJUDGE) {
+        let Some(end) = rest[at + PYJUDGE.len()..].find('/') else {
+            break;
+        };
+        // The path starts after the last character no path of ours holds.
+        let start = rest[..at]
+            .rfind(|c: char| c.is_whitespace() || "\"'([{=,:".contains(c))
+            .map_or(0, |i| i + 1);
+        out.push_str(&rest[..start]);
+        rest = &rest[at + PYJUDGE.len() + end + 1..];
     }
+    out.push_str(rest);
+    out
 }
+
+/// The scratch crate of a learner's Python tests' judge, as a path holds it.
+const PYJUDGE: &str = "crates/pyjudge-";
 
 /// One step's tests, tallied: what `check` shows and `grade` scores.
 #[derive(Debug, Clone)]
@@ -338,6 +359,20 @@ mod tests {
         assert_eq!(
             failure_text(LIBTEST_FAILURE, "step4::x"),
             "panicked at tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)"
+        );
+    }
+
+    #[test]
+    fn a_python_judges_scratch_directory_is_left_out() {
+        let dir = "/home/u/.cache/fencelab/ws/crates/pyjudge-df1fcc4a461366f8";
+        let stdout = format!(
+            "---- test_a stdout ----\n  File \"{dir}/fencelab_tests.py\", line 120, in run_one\n\
+             ['{dir}/fencelab_tests.py', '--exact'] crates/pyjudge-x\n[{dir}/api/lease.py]\n\nfailures:\n"
+        );
+        assert_eq!(
+            failure_text(&stdout, "test_a"),
+            "File \"fencelab_tests.py\", line 120, in run_one\n\
+             ['fencelab_tests.py', '--exact'] crates/pyjudge-x\n[api/lease.py]"
         );
     }
 

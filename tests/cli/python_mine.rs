@@ -340,6 +340,10 @@ fn hostile_python_tests_earn_nothing_and_leak_nothing() {
         snooped.contains("found 0 implementation sources"),
         "{snooped}"
     );
+    assert!(
+        snooped.contains("['fencelab_tests.py', '--exact'"),
+        "its command line, named: {snooped}"
+    );
     let json = serde_json::to_string(&report).unwrap();
     for secret in [
         "BEGIN IMMEDIATE",
@@ -348,6 +352,9 @@ fn hostile_python_tests_earn_nothing_and_leak_nothing() {
         "hosted.json",
         "pyserver-",
         "impls/",
+        // The judge's own scratch directory (in the stack and the command
+        // line the test printed).
+        "pyjudge-",
     ] {
         assert!(!json.contains(secret), "{secret} leaked into the report");
     }
