@@ -7,7 +7,7 @@
 //! server a trial): it is `#[ignore]`d and run by `.ci/run`'s step 2
 //! (`cargo test -- --ignored`); step 1 runs the reference and three mutants.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use fencelab::commands::verify::{self, Report, Update};
@@ -253,6 +253,9 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     let port = listener.local_addr().unwrap().port().to_string();
     let fixtures = dir.path().join("submissions");
     std::fs::create_dir(&fixtures).unwrap();
+    // Where a submission that got out would write: the grader's home (in
+    // the cage, HOME is the trial's own directory) and the submissions'.
+    let home = PathBuf::from(std::env::var_os("HOME").unwrap_or_else(|| "/root".into()));
     for entry in std::fs::read_dir(root.join("tests/fixtures/python")).unwrap() {
         let change = entry.unwrap().path();
         let (_, source) = crate::common::changed(&change, &python_reference);
@@ -262,7 +265,9 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
                 "PEER_PATH",
                 &dir.path().join("honest.py").display().to_string(),
             )
-            .replace("ROOT_DIR", &root.display().to_string());
+            .replace("ROOT_DIR", &root.display().to_string())
+            .replace("HOME_DIR", &home.display().to_string())
+            .replace("SUBMISSIONS_DIR", &fixtures.display().to_string());
         let name = change.with_extension("py");
         std::fs::write(fixtures.join(name.file_name().unwrap()), source).unwrap();
     }
@@ -273,8 +278,14 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         python_reference.replacen('\n', &format!("\n# {PEER_MARKER}\n"), 1),
     )
     .unwrap();
-    let escape = Path::new("/tmp/fencelab-python-escape");
-    let _ = std::fs::remove_file(escape);
+    let escapes = [
+        PathBuf::from("/tmp/fencelab-python-escape"),
+        home.join("fencelab-python-escape"),
+        fixtures.join("fencelab-python-escape"),
+    ];
+    for escape in &escapes {
+        let _ = std::fs::remove_file(escape);
+    }
     let hostile = [
         "exits_in_claim.py",
         "prints_a_fake_summary.py",
@@ -336,7 +347,11 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     assert!(fake["score"].as_f64().unwrap() < 80.0, "{stdout}");
     // Its writes outside the trial were refused; otherwise it is correct.
     assert_eq!(of("writes_outside.py")["score"].as_f64(), Some(100.0));
-    assert!(!escape.exists(), "a submission wrote {}", escape.display());
+    for escape in &escapes {
+        let escaped = escape.exists();
+        let _ = std::fs::remove_file(escape);
+        assert!(!escaped, "a submission wrote {}", escape.display());
+    }
     // Nothing it tried on the network reached anything (it returns a wrong
     // fence when something answered): the server forked per trial is in the
     // submission's closed network, as a server its judge starts.
