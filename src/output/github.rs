@@ -249,15 +249,18 @@ pub(crate) fn cell(text: &str) -> String {
         .replace(['\r', '\n'], " ")
 }
 
-/// The line of `pub fn NAME` in `source` (1-based), where a learner's step is.
+/// The line of `pub fn NAME` (Rust) or of a top-level `def NAME(` (Python)
+/// in `source` (1-based), where a learner's step is.
 pub(crate) fn line_of_fn(source: &str, name: &str) -> Option<usize> {
-    let wanted = format!("pub fn {name}");
+    let rust = format!("pub fn {name}");
+    let python = format!("def {name}(");
     source
         .lines()
         .position(|l| {
-            l.trim_start()
-                .strip_prefix(&wanted)
-                .is_some_and(|rest| rest.starts_with(['(', '<', ' ']))
+            l.starts_with(&python)
+                || l.trim_start()
+                    .strip_prefix(&rust)
+                    .is_some_and(|rest| rest.starts_with(['(', '<', ' ']))
         })
         .map(|i| i + 1)
 }
@@ -365,6 +368,10 @@ mod tests {
         assert_eq!(line_of_fn(source, "claim"), Some(4));
         assert_eq!(line_of_fn(source, "claim_many"), Some(5));
         assert_eq!(line_of_fn(source, "renew"), None);
+        // A Python module's top-level functions; a method or a call is not one.
+        let python = "import x\n\nclass A:\n    def claim(self): ...\n\ndef claim(path):\n    claim_many(1)\ndef claim_many(p):\n";
+        assert_eq!(line_of_fn(python, "claim"), Some(6));
+        assert_eq!(line_of_fn(python, "claim_many"), Some(8));
         let errors = "error[E0277]: cannot add\n  --> subs/alice.rs:12:9\n   |\n";
         assert_eq!(
             first_compiler_location(errors),

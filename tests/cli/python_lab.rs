@@ -541,3 +541,94 @@ fn without_python_a_python_lab_says_what_to_install_in_both_languages() {
         std::fs::remove_dir_all(empty.path().join("lab")).unwrap();
     }
 }
+
+/// Every report of a Python submission that a learner reads (JUnit,
+/// Gradescope, PrairieLearn, GitHub's summary, Classroom's line) says what
+/// a failing test expected and got in Python's terms, as `grade` and
+/// `check` print it: `False`, not `Ok(false)`, and no Rust test's location.
+/// Before, only the terminal did. `--json` keeps the suite's own words.
+#[test]
+fn a_python_submissions_reports_read_in_pythons_terms() {
+    let (_dir, lab) = new_lab(Lang::En);
+    std::fs::write(lab.join("lease.py"), mutated("enqueue-insert-or-replace")).unwrap();
+    let summary = lab.join("summary.md");
+    let out = fencelab()
+        .args([
+            "grade",
+            "lease.py",
+            "--junit",
+            "report.xml",
+            "--gradescope",
+            "results.json",
+            "--prairielearn",
+            "pl.json",
+            "--json",
+            "report.json",
+            "--classroom",
+            "--github",
+            "-q",
+        ])
+        .current_dir(&lab)
+        .env("NO_COLOR", "1")
+        .env("CARGO_TARGET_DIR", crate::common::root().join("target"))
+        .env("GITHUB_STEP_SUMMARY", &summary)
+        .env("GITHUB_OUTPUT", lab.join("output"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let read = |name: &str| {
+        std::fs::read_to_string(lab.join(name)).unwrap_or_else(|e| {
+            panic!(
+                "{name}: {e}\n{stdout}{}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+    };
+    // Classroom's result: JSON in base64, in GitHub's output file.
+    let classroom = {
+        use base64::Engine;
+        let line = read("output");
+        let b64 = line.trim().strip_prefix("result=").expect("a result= line");
+        String::from_utf8(
+            base64::engine::general_purpose::STANDARD
+                .decode(b64)
+                .unwrap(),
+        )
+        .unwrap()
+    };
+    let reports = [
+        ("junit", read("report.xml")),
+        ("gradescope", read("results.json")),
+        ("prairielearn", read("pl.json")),
+        ("classroom", classroom),
+        ("github summary", read("summary.md")),
+        // GitHub's annotations go to the standard output.
+        ("stdout", stdout.clone()),
+    ];
+    for (name, text) in &reports {
+        assert!(
+            text.contains("enqueue of an id that is already there"),
+            "{name}: {text}"
+        );
+        for rust in [
+            "Ok(false)",
+            "Ok(true)",
+            "panicked at",
+            "tests/behaviour/",
+            "cargo test",
+        ] {
+            assert!(!text.contains(rust), "{name} says `{rust}`:\n{text}");
+        }
+    }
+    // Where a report holds the whole message, the values are Python's.
+    for (name, text) in &reports[..4] {
+        let text = text.replace("\\n", "\n");
+        assert!(
+            text.contains("expected: False") && text.contains("actual:   True"),
+            "{name}: {text}"
+        );
+    }
+    // The JSON report keeps the suite's own words, for the tools that read it.
+    let json = read("report.json");
+    assert!(json.contains("expected: Ok(false)"), "{json}");
+}

@@ -86,6 +86,14 @@ fn result_with(submission: &SubmissionReport, message_limit: usize) -> Result {
         };
     }
     let locations = suite::locations();
+    // A Python learner has no Rust suite to run: the step's check, and
+    // their own function, stand for the test's code and place.
+    let python = submission.edition() == crate::lab::edition::Edition::Python;
+    let source = if python {
+        std::fs::read_to_string(&submission.file).unwrap_or_default()
+    } else {
+        String::new()
+    };
     let points = points::of(submission, MAX_SCORE);
     let scores = float_scores(&points);
     let tests = submission
@@ -94,14 +102,32 @@ fn result_with(submission: &SubmissionReport, message_limit: usize) -> Result {
         .zip(scores)
         .map(|(t, score)| {
             let at = locations.iter().find(|l| l.test.name == t.test);
+            let (test_code, filename, line_no) = if python {
+                let slug = submission
+                    .steps
+                    .iter()
+                    .find(|s| s.step == t.step)
+                    .map_or("", |s| s.slug);
+                (
+                    format!("fencelab check --step {}", t.step),
+                    submission.file.clone(),
+                    crate::output::github::line_of_fn(&source, slug).unwrap_or(0),
+                )
+            } else {
+                (
+                    format!("cargo test --test behaviour {} -- --exact", t.test),
+                    at.map_or(String::new(), |l| l.file.clone()),
+                    at.map_or(0, |l| l.line),
+                )
+            };
             Test {
                 name: t.test.clone(),
                 status: if t.outcome.passed() { "pass" } else { "fail" },
                 score,
-                message: cut(&t.outcome.message().unwrap_or_default(), message_limit),
-                test_code: format!("cargo test --test behaviour {} -- --exact", t.test),
-                filename: at.map_or(String::new(), |l| l.file.clone()),
-                line_no: at.map_or(0, |l| l.line),
+                message: cut(&submission.message(t).unwrap_or_default(), message_limit),
+                test_code,
+                filename,
+                line_no,
                 duration: (t.secs * 1000.0).round() as u64,
             }
         })

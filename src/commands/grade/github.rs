@@ -51,7 +51,7 @@ pub(crate) fn annotation(submission: &SubmissionReport) -> Option<Annotation> {
         "{} ({}):\n{}",
         first.test,
         first.outcome.label(),
-        observation(&first.outcome.message().unwrap_or_default(), 6)
+        observation(&submission.message(first).unwrap_or_default(), 6)
     );
     if failing.len() > 1 {
         let _ = write!(
@@ -66,11 +66,15 @@ pub(crate) fn annotation(submission: &SubmissionReport) -> Option<Annotation> {
                 .join(", ")
         );
     }
-    let _ = write!(
-        message,
-        "\nrerun: fencelab check --step {} (or cargo test --test behaviour step{}::)",
-        step.step, step.step
-    );
+    let _ = write!(message, "\nrerun: fencelab check --step {}", step.step);
+    // A Rust lab holds the suite too; a Python lab has `check` alone.
+    if submission.edition() == crate::lab::edition::Edition::Rust {
+        let _ = write!(
+            message,
+            " (or cargo test --test behaviour step{}::)",
+            step.step
+        );
+    }
     Some(
         Annotation::new(
             Level::Error,
@@ -168,7 +172,7 @@ pub(crate) fn summary(report: &GradeReport) -> String {
                 "| `{}` | {} | {} |",
                 t.test,
                 t.outcome.label(),
-                cell(&observation(&t.outcome.message().unwrap_or_default(), 1))
+                cell(&observation(&s.message(t).unwrap_or_default(), 1))
             );
         }
         out.push_str("\n</details>\n");

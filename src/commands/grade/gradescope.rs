@@ -131,9 +131,8 @@ pub(crate) fn results(
                     "failed"
                 },
                 tags: vec![format!("step{}", t.step), slug.to_string()],
-                output: t
-                    .outcome
-                    .message()
+                output: submission
+                    .message(t)
                     .map(|m| markdown_output(t.outcome.label(), &m))
                     .unwrap_or_default(),
                 output_format: "md",

@@ -154,7 +154,7 @@ pub(crate) fn render(report: &GradeReport) -> String {
                     escape(short),
                     test.secs
                 );
-                match test.outcome.message() {
+                match submission.message(test) {
                     None => out.push_str("/>\n"),
                     Some(message) => {
                         let first = message
@@ -168,7 +168,9 @@ pub(crate) fn render(report: &GradeReport) -> String {
                             test.outcome.label(),
                             escape(&message)
                         );
-                        let printed = printed(&message);
+                        // What it printed, read from the suite's own words
+                        // (before the panic), whatever the failure reads as.
+                        let printed = printed(&test.outcome.message().unwrap_or_default());
                         if !printed.trim().is_empty() {
                             let _ = writeln!(
                                 out,

@@ -40,6 +40,7 @@ use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::edition::Edition;
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
 use crate::lab::worksheet::SLUGS;
@@ -147,6 +148,36 @@ impl<'de> Deserialize<'de> for StepScore {
 }
 
 impl SubmissionReport {
+    /// The lab's edition it was graded in: a `.py` file is the Python one's.
+    pub(crate) fn edition(&self) -> Edition {
+        if self.file.ends_with(".py") {
+            Edition::Python
+        } else {
+            Edition::Rust
+        }
+    }
+
+    /// What a report shown to the learner (Gradescope's, PrairieLearn's,
+    /// GitHub's annotations and summary, Classroom's, JUnit's) says of
+    /// `test`'s failure: a Python submission's in Python's terms (`None`,
+    /// `True`, a dict, `ValueError`, no Rust test's location), as `grade`
+    /// and `check` print it; a Rust submission's as the suite wrote it.
+    /// `None` when it passed. (`--json` keeps the suite's own words.)
+    pub(crate) fn message(&self, test: &GradedTest) -> Option<String> {
+        let message = test.outcome.message()?;
+        Some(match self.edition() {
+            Edition::Rust => message,
+            Edition::Python => crate::output::observation::render_for(
+                Edition::Python,
+                &message,
+                crate::output::style::Style::plain(),
+                crate::lab::lang::Lang::En,
+                0,
+                usize::MAX,
+            ),
+        })
+    }
+
     /// Why it could not be graded: it cannot be used at all, or it does not
     /// compile (what every report says in place of its tests).
     pub(crate) fn not_graded(&self) -> Option<&str> {

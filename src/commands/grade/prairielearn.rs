@@ -75,7 +75,7 @@ fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
         .iter()
         .zip(&points.tests)
         .map(|(t, p)| {
-            let message = t.outcome.message().unwrap_or_default();
+            let message = submission.message(t).unwrap_or_default();
             let first = message
                 .lines()
                 .find(|l| !l.trim().is_empty() && !l.starts_with("panicked at"))

@@ -8,7 +8,6 @@ use std::fmt::Write as _;
 use crate::commands::grade::{GradeReport, GradedTest, SubmissionReport, points};
 use crate::engine::Event;
 use crate::engine::outcome::{FailureKind, TestOutcome, over_budget_message};
-use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::output::observation;
 use crate::output::printer::{Layout, Printer, Verb, indent};
@@ -115,11 +114,7 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
     }
     // A Python submission's failures read in Python's terms (None, True, a
     // dict, ValueError), as `check` shows them in a Python lab.
-    let edition = if r.file.ends_with(".py") {
-        Edition::Python
-    } else {
-        Edition::Rust
-    };
+    let edition = r.edition();
     for st in r.steps.iter().filter(|st| st.passed < st.total) {
         let tests: Vec<&GradedTest> = r.tests.iter().filter(|t| t.step == st.step).collect();
         let failing: Vec<&&GradedTest> = tests.iter().filter(|t| !t.outcome.passed()).collect();
