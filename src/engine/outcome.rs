@@ -212,8 +212,9 @@ fn unscratch(line: &str) -> String {
     };
     let mut out = String::new();
     let mut rest = line.as_str();
-    while let Some(at) = rest.find(PYJUDGE) {
-        let Some(end) = rest[at + PYJUDGE.len()..].find('/') else {
+    let pyjudge = format!("crates/{}-", super::python::JUDGE_CRATE);
+    while let Some(at) = rest.find(&pyjudge) {
+        let Some(end) = rest[at + pyjudge.len()..].find('/') else {
             break;
         };
         // The path starts after the last character no path of ours holds.
@@ -221,14 +222,11 @@ fn unscratch(line: &str) -> String {
             .rfind(|c: char| c.is_whitespace() || "\"'([{=,:".contains(c))
             .map_or(0, |i| i + 1);
         out.push_str(&rest[..start]);
-        rest = &rest[at + PYJUDGE.len() + end + 1..];
+        rest = &rest[at + pyjudge.len() + end + 1..];
     }
     out.push_str(rest);
     out
 }
-
-/// The scratch crate of a learner's Python tests' judge, as a path holds it.
-const PYJUDGE: &str = "crates/pyjudge-";
 
 /// One step's tests, tallied: what `check` shows and `grade` scores.
 #[derive(Debug, Clone)]

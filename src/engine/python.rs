@@ -52,7 +52,7 @@ use crate::lab::suite::{SuiteFiles, SuiteTest};
 /// The server program, as shipped.
 pub(crate) const SERVER: &str = include_str!("../../python/fencelab_server.py");
 /// The file name the judge recognises a Python server by.
-pub(crate) const SERVER_FILE: &str = "fencelab_server.py";
+pub(crate) const SERVER_FILE: &str = crate::bridge::protocol::PYTHON_SERVER;
 /// The forking server, as shipped (`Zygotes`), written beside the server.
 pub(crate) const FORKING: &str = include_str!("../../python/fencelab_forking.py");
 /// Its file name.
@@ -936,6 +936,9 @@ fn identify(servers: &[&Expected<'_>]) -> Result<(), Error> {
 /// The judge of a learner's own Python tests, as shipped: it collects and
 /// runs the tests of one file (`python/fencelab_tests.py`).
 pub(crate) const RUNNER: &str = include_str!("../../python/fencelab_tests.py");
+/// The scratch crate a learner's Python tests' judge is written to
+/// (`pyjudge-<hash>`; `outcome::failure_text` leaves its path out).
+pub(crate) const JUDGE_CRATE: &str = "pyjudge";
 /// The file name the runner and the cage recognise a Python judge by.
 pub(crate) const RUNNER_FILE: &str = "fencelab_tests.py";
 /// The lab's API as those tests import it: every call sent to the
@@ -1017,7 +1020,7 @@ pub(crate) fn judge(scratch: &Scratch, suite: &SuiteFiles) -> Result<Judge, Erro
         ("reads".to_string(), reads),
     ];
     let lock = scratch.lock()?;
-    let dir = scratch.write_crate("pyjudge", &files)?;
+    let dir = scratch.write_crate(JUDGE_CRATE, &files)?;
     scratch.touch(&[&dir]);
     let pin = scratch.pin(&lock, &[&dir])?;
     drop(lock);

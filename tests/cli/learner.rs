@@ -43,6 +43,16 @@ fn filled(lib: &str, steps: usize) -> String {
 }
 
 /// (passed, failed) test names from `cargo test` in the learner's crate.
+/// A lab crate made by `new` in a fresh directory (kept as long as the
+/// `TempDir`), and its starter `src/lib.rs`.
+fn new_crate(lang: Lang) -> (tempfile::TempDir, std::path::PathBuf, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let krate = dir.path().join("lab");
+    starter::create(&krate, &Worksheet::builtin(), lang).unwrap();
+    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    (dir, krate, lib)
+}
+
 fn cargo_test(dir: &Path) -> (BTreeSet<String>, BTreeSet<String>) {
     let out = Command::new(env!("CARGO"))
         .args([
@@ -123,10 +133,7 @@ fn check_turns_each_step_green_in_turn_and_cargo_test_agrees() {
 /// `stages`: `check` says those steps complete and the others not started,
 /// and `cargo test` fails exactly the tests `check` says fail.
 fn steps_green_in_turn(stages: &[usize]) {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let starter_lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, starter_lib) = new_crate(Lang::En);
     for &done in stages {
         std::fs::write(krate.join("src/lib.rs"), filled(&starter_lib, done)).unwrap();
         let Checked::Ran { steps } = check(&krate) else {
@@ -183,10 +190,7 @@ fn new_refuses_a_directory_that_is_not_empty_and_writes_nothing() {
 
 #[test]
 fn a_learner_file_that_does_not_compile_shows_the_compiler_with_the_learners_paths() {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, lib) = new_crate(Lang::En);
     std::fs::write(
         krate.join("src/lib.rs"),
         lib.replacen(
@@ -205,10 +209,7 @@ fn a_learner_file_that_does_not_compile_shows_the_compiler_with_the_learners_pat
 
 /// A learner's crate at step 4 with the worksheet's own bug (`until >= now`).
 fn crate_with_a_boundary_bug(lang: Lang) -> (tempfile::TempDir, Checked) {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), lang).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (dir, krate, lib) = new_crate(lang);
     let buggy = filled(&lib, 4).replace("if done || until > now {", "if done || until >= now {");
     std::fs::write(krate.join("src/lib.rs"), buggy).unwrap();
     let checked = check(&krate);
@@ -334,10 +335,7 @@ fn the_worksheet_in_both_languages() {
 
 #[test]
 fn a_learner_can_verify_mutants_of_their_own_code() {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, lib) = new_crate(Lang::En);
     std::fs::write(krate.join("src/lib.rs"), filled(&lib, 8)).unwrap();
     let mutants = krate.join("my-mutants");
     std::fs::create_dir(&mutants).unwrap();
@@ -533,10 +531,7 @@ fn check_outside_a_lab_crate_says_so_in_one_line_without_building() {
 
 #[test]
 fn a_step_checked_alone_says_what_was_not_checked_and_shows_its_fragment() {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, lib) = new_crate(Lang::En);
     std::fs::write(krate.join("src/lib.rs"), filled(&lib, 2)).unwrap();
     let checked = check_step(&krate, Some(2));
     let text = fencelab::commands::check::render_check(
@@ -595,10 +590,7 @@ fn what_the_learners_code_prints_shows_with_every_failing_test_in_ten_checks() {
 /// as before), in both languages; pinned as the learner reads it.
 #[test]
 fn a_dbg_in_the_learners_code_names_their_own_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, lib) = new_crate(Lang::En);
     // The worksheet's step 2 fragment, and a dbg! to see what enqueue got.
     let lib = filled(&lib, 2).replacen(
         "INSERT OR IGNORE INTO jobs",
@@ -638,10 +630,7 @@ fn a_dbg_in_the_learners_code_names_their_own_file() {
 
 /// `runs` checks of step 4 with a line printed in `claim`: every failure shows it.
 fn printed_output_shows_with_every_failure(runs: usize) {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, lib) = new_crate(Lang::En);
     // One eprintln! in claim, and the worksheet's bug, so that tests fail.
     let lib = filled(&lib, 4)
         .replace("if done || until > now {", "if done || until >= now {")
@@ -675,10 +664,7 @@ fn printed_output_shows_with_every_failure(runs: usize) {
 
 #[test]
 fn verify_of_a_half_done_lab_says_one_line_per_step_not_started_and_ends_on_a_summary() {
-    let dir = tempfile::tempdir().unwrap();
-    let krate = dir.path().join("lab");
-    starter::create(&krate, &Worksheet::builtin(), Lang::En).unwrap();
-    let lib = std::fs::read_to_string(krate.join("src/lib.rs")).unwrap();
+    let (_dir, krate, lib) = new_crate(Lang::En);
     std::fs::write(krate.join("src/lib.rs"), filled(&lib, 4)).unwrap();
     let options = fencelab::commands::verify::Options {
         mutants: None,
