@@ -170,6 +170,21 @@ const SYSTEM_FILES: [&str; 7] = [
 /// is reported, never what the child sets up.
 pub(crate) const SIMULATE_MISSING_ENV: &str = "FENCELAB_CAGE_WITHOUT";
 
+/// The variable that makes a test needing a missing layer fail rather than
+/// skip (`Layers::test_needs`); `.ci/run` sets it to 1.
+pub const REQUIRE_CAGE_ENV: &str = "FENCELAB_REQUIRE_CAGE";
+
+/// A layer a test needs (`Layers::test_needs`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Need {
+    Namespaces,
+    Landlock,
+    /// Landlock's ABI 6: scoped signals and abstract sockets.
+    Landlock6,
+    Memory,
+    Space,
+}
+
 #[repr(C)]
 struct RulesetAttr {
     handled_access_fs: u64,
@@ -854,6 +869,40 @@ impl Layers {
                 // SAFETY: a plain query.
                 space: namespaces || (unsafe { libc::geteuid() } == 0 && mount_namespace_works()),
             }
+        })
+    }
+
+    /// Whether a test that needs `needs` runs here. Where one is missing (or
+    /// `SIMULATE_MISSING_ENV` says so), the test is skipped with a word on
+    /// stderr; under `REQUIRE_CAGE_ENV=1` it fails instead, naming the layer,
+    /// so that CI never passes with the cage untested.
+    pub fn test_needs(needs: &[Need]) -> bool {
+        let required = std::env::var(REQUIRE_CAGE_ENV).is_ok_and(|v| v == "1");
+        match Layers::reported().missing(needs) {
+            None => true,
+            Some(layer) if required => panic!(
+                "this test needs {layer}, which this machine lacks, and \
+                 {REQUIRE_CAGE_ENV}=1 says the cage must be tested here \
+                 (unset it to skip such tests; README: \"The tests, in two steps\")"
+            ),
+            Some(layer) => {
+                eprintln!("skipped: this test needs {layer}, which this machine lacks");
+                false
+            }
+        }
+    }
+
+    /// The first of `needs` these layers lack, named for a person.
+    fn missing(&self, needs: &[Need]) -> Option<&'static str> {
+        needs.iter().find_map(|need| {
+            let (has, name) = match need {
+                Need::Namespaces => (self.namespaces, "user namespaces"),
+                Need::Landlock => (self.landlock.is_some(), "Landlock"),
+                Need::Landlock6 => (self.landlock.is_some_and(|abi| abi >= 6), "Landlock ABI 6"),
+                Need::Memory => (self.memory, "a writable memory cgroup"),
+                Need::Space => (self.space, "a trial's space (a tmpfs of its own)"),
+            };
+            (!has).then_some(name)
         })
     }
 
@@ -2639,12 +2688,81 @@ mod tests {
     }
 
     #[test]
+    fn a_test_names_the_first_layer_it_needs_that_is_missing() {
+        let full = Layers {
+            namespaces: true,
+            landlock: Some(6),
+            memory: true,
+            space: true,
+        };
+        let all = [
+            Need::Namespaces,
+            Need::Landlock,
+            Need::Landlock6,
+            Need::Memory,
+            Need::Space,
+        ];
+        assert_eq!(full.missing(&all), None);
+        let old = Layers {
+            landlock: Some(4),
+            ..full
+        };
+        assert_eq!(old.missing(&[Need::Landlock]), None);
+        assert_eq!(old.missing(&all), Some("Landlock ABI 6"));
+        let bare = Layers {
+            namespaces: false,
+            landlock: None,
+            memory: false,
+            space: false,
+        };
+        assert_eq!(bare.missing(&all), Some("user namespaces"));
+        assert_eq!(
+            bare.missing(&[Need::Memory, Need::Space]),
+            Some("a writable memory cgroup")
+        );
+    }
+
+    /// Run by `a_required_cage_fails_a_test_whose_layer_is_missing` in a
+    /// child that pretends the namespaces are missing.
+    #[test]
+    #[ignore = "run by a_required_cage_fails_a_test_whose_layer_is_missing"]
+    fn needs_namespaces() {
+        if Layers::test_needs(&[Need::Namespaces]) {
+            panic!("ran, where the namespaces are said to be missing");
+        }
+    }
+
+    #[test]
+    fn a_required_cage_fails_a_test_whose_layer_is_missing() {
+        let run = |require: &str| {
+            Command::new(std::env::current_exe().unwrap())
+                .args(["--exact", "bridge::sandbox::tests::needs_namespaces"])
+                .args(["--ignored", "--nocapture", "--test-threads", "1"])
+                .env(SIMULATE_MISSING_ENV, "namespaces")
+                .env(REQUIRE_CAGE_ENV, require)
+                .output()
+                .unwrap()
+        };
+        let skipped = run("0");
+        let stderr = String::from_utf8_lossy(&skipped.stderr);
+        assert!(skipped.status.success(), "{stderr}");
+        assert!(
+            stderr.contains("skipped: this test needs user namespaces"),
+            "{stderr}"
+        );
+        let failed = run("1");
+        let out = String::from_utf8_lossy(&failed.stderr);
+        assert!(!failed.status.success(), "{out}");
+        assert!(out.contains("this test needs user namespaces"), "{out}");
+        assert!(out.contains("FENCELAB_REQUIRE_CAGE=1"), "{out}");
+    }
+
+    #[test]
     fn the_cage_holds_against_reads_network_and_sockets() {
-        let layers = Layers::probe();
-        if !layers.namespaces && layers.landlock.is_none() {
-            eprintln!("skipped: this machine has neither namespaces nor Landlock");
+        if !Layers::test_needs(&[Need::Namespaces, Need::Landlock]) {
             return;
         }
+        let layers = Layers::probe();
         let outside = tempfile::tempdir().unwrap();
         let secret = outside.path().join("secret");
         std::fs::write(&secret, "the other submission").unwrap();
@@ -2853,8 +2971,11 @@ mod pid_namespace {
     fn a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root() {
         use std::os::unix::process::CommandExt;
         // SAFETY: geteuid has no preconditions.
-        if unsafe { libc::geteuid() } != 0 || !Layers::probe().namespaces {
-            eprintln!("skipped: needs root (to become another user) and namespaces");
+        if unsafe { libc::geteuid() } != 0 {
+            eprintln!("skipped: needs root (to become another user)");
+            return;
+        }
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -2892,8 +3013,7 @@ mod pid_namespace {
 
     #[test]
     fn the_program_ends_as_it_would_uncaged_exit_status_and_signal_alike() {
-        if !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -2919,8 +3039,7 @@ mod pid_namespace {
     #[test]
     fn a_serving_cage_executes_its_program_from_clones_as_a_fork_would() {
         use std::os::unix::process::{CommandExt, ExitStatusExt};
-        if !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -2984,8 +3103,7 @@ mod pid_namespace {
     #[test]
     fn a_server_that_goes_on_as_it_is_is_the_watchers_fork_under_an_init_sharing_its_memory() {
         use std::os::unix::process::{CommandExt, ExitStatusExt};
-        if !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3050,8 +3168,7 @@ mod pid_namespace {
 
     #[test]
     fn a_double_forked_process_in_a_new_session_dies_with_the_program() {
-        if !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3077,8 +3194,7 @@ mod pid_namespace {
 
     #[test]
     fn what_a_running_program_started_is_counted_before_it_is_killed() {
-        if !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3117,8 +3233,7 @@ mod pid_namespace {
 
     #[test]
     fn a_cages_processes_are_bounded_whoever_runs_fencelab() {
-        if !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3168,8 +3283,7 @@ mod memory_and_space {
 
     #[test]
     fn every_process_of_a_cage_is_in_its_memory_cgroup_which_goes_with_it() {
-        if !Layers::probe().memory || !Layers::probe().namespaces {
-            eprintln!("skipped: no writable memory cgroup or no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces, Need::Memory]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3200,10 +3314,10 @@ mod memory_and_space {
 
     #[test]
     fn what_a_killed_fencelab_left_is_swept_and_nothing_else() {
-        let Some((parent, _)) = own_memory_cgroup().filter(|_| Layers::probe().memory) else {
-            eprintln!("skipped: no writable memory cgroup here");
+        if !Layers::test_needs(&[Need::Memory]) {
             return;
-        };
+        }
+        let (parent, _) = own_memory_cgroup().expect("a memory cgroup, as probed");
         let mut gone = Command::new("true").spawn().unwrap();
         let dead = gone.id();
         gone.wait().unwrap();
@@ -3221,8 +3335,7 @@ mod memory_and_space {
 
     #[test]
     fn a_memory_bomb_across_processes_is_killed_in_its_cgroup_and_says_so() {
-        if !Layers::probe().memory || !Layers::probe().namespaces {
-            eprintln!("skipped: no writable memory cgroup or no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces, Need::Memory]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3247,8 +3360,7 @@ mod memory_and_space {
 
     #[test]
     fn a_trials_space_is_one_tmpfs_for_all_its_processes_and_bounded_in_total() {
-        if !Layers::probe().space || !Layers::probe().namespaces {
-            eprintln!("skipped: no namespaces here");
+        if !Layers::test_needs(&[Need::Namespaces, Need::Space]) {
             return;
         }
         let dir = tempfile::tempdir().unwrap();
@@ -3431,9 +3543,7 @@ time.sleep(60)
 
     #[test]
     fn the_trials_of_one_net_share_it_and_reach_nothing_of_each_others() {
-        let layers = Layers::probe();
-        if !layers.namespaces || !layers.space || !scopes_abstract_sockets() {
-            eprintln!("skipped: no namespaces or no Landlock 6 here");
+        if !Layers::test_needs(&[Need::Namespaces, Need::Space, Need::Landlock6]) {
             return;
         }
         let net = Net::for_trials().unwrap().unwrap();
@@ -3468,8 +3578,11 @@ time.sleep(60)
     #[test]
     fn a_net_is_closed_and_the_machines_network_is_not() {
         // SAFETY: a plain query.
-        if !Layers::probe().namespaces || unsafe { libc::geteuid() } != 0 {
+        if unsafe { libc::geteuid() } != 0 {
             eprintln!("skipped: joining a network from a thread needs root");
+            return;
+        }
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
         assert!(

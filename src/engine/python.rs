@@ -1452,6 +1452,7 @@ impl Handed {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::bridge::sandbox::{Layers, Need};
     use crate::engine::builder::{self, Built, Plan};
     use crate::engine::policy::{Policy, Trust};
     use crate::engine::runner::{Runner, Trial};
@@ -1508,10 +1509,10 @@ mod tests {
 
     #[test]
     fn a_python_trial_is_served_by_a_caged_fork_that_holds_nothing_of_the_forking_server() {
-        if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
-            eprintln!("no namespaces or no Python here: nothing forks");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
+        interpreter().expect("python3 3.10+ (.ci/run checks it first)");
         let _roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
@@ -1605,11 +1606,10 @@ mod tests {
     /// nothing of the forking server's, and gone after its last trial.
     #[test]
     fn a_learners_python_tests_are_served_by_caged_forks_of_the_runners() {
-        let layers = crate::bridge::sandbox::Layers::probe();
-        if !layers.namespaces || layers.landlock.is_none() || interpreter().is_err() {
-            eprintln!("no namespaces, no Landlock or no Python here: nothing forks");
+        if !Layers::test_needs(&[Need::Namespaces, Need::Landlock]) {
             return;
         }
+        interpreter().expect("python3 3.10+ (.ci/run checks it first)");
         let _roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
@@ -1705,10 +1705,10 @@ mod tests {
     /// cdylib built: the runner names it), and are gone with the run.
     #[test]
     fn a_runs_forking_servers_are_forked_from_one_root() {
-        if !crate::bridge::sandbox::Layers::probe().namespaces || interpreter().is_err() {
-            eprintln!("no namespaces or no Python here: nothing forks");
+        if !Layers::test_needs(&[Need::Namespaces]) {
             return;
         }
+        interpreter().expect("python3 3.10+ (.ci/run checks it first)");
         let _roots = ROOTS.lock().unwrap_or_else(|e| e.into_inner());
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");

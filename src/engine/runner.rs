@@ -100,24 +100,19 @@ fn budget_group(trial: &Trial) -> String {
     format!("{:?}", trial.host)
 }
 
-/// A permutation of `0..n` that nobody can predict (seeded from the clock and
-/// the process), by a xorshift generator.
-fn shuffled(n: usize) -> Vec<usize> {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_nanos() as u64);
-    let mut state = (nanos ^ (u64::from(std::process::id()) << 32)) | 1;
-    let mut next = move || {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        state
-    };
+/// A permutation of `0..n` that nobody can predict: a learner's test must
+/// not learn which implementation it faces from its place in the run. Each
+/// swap draws from the OS's random source, never the clock.
+fn shuffled(n: usize) -> Result<Vec<usize>, Error> {
     let mut order: Vec<usize> = (0..n).collect();
     for i in (1..n).rev() {
-        order.swap(i, (next() % (i as u64 + 1)) as usize);
+        let draw = getrandom::u64().map_err(|e| {
+            Error::environment(format!("the OS's random source failed: {e}"))
+                .with_next("run again; if it fails again, the machine's getrandom(2) is broken")
+        })?;
+        order.swap(i, (draw % (i as u64 + 1)) as usize);
     }
-    order
+    Ok(order)
 }
 
 /// The closed networks of a run's implementations (`Net`): one each, made
@@ -256,7 +251,7 @@ impl Runner {
                 ))
             })?;
         let order: Vec<usize> = if self.shuffle {
-            shuffled(trials.len())
+            shuffled(trials.len())?
         } else {
             (0..trials.len()).collect()
         };
@@ -926,6 +921,19 @@ mod tests {
             assert!(waited >= Duration::from_secs(1), "{waited:?}");
             assert_eq!(slow, 1);
         });
+    }
+
+    #[test]
+    fn a_shuffled_order_is_a_permutation_drawn_anew_each_time() {
+        let first = shuffled(64).unwrap();
+        let mut sorted = first.clone();
+        sorted.sort_unstable();
+        assert_eq!(sorted, (0..64).collect::<Vec<_>>());
+        // Two orders of 64 agree by chance once in 64! draws: a seed that
+        // repeats (a fixed one, or a clock read twice in one tick) shows.
+        let draws: Vec<Vec<usize>> = (0..8).map(|_| shuffled(64).unwrap()).collect();
+        assert!(draws.iter().all(|d| *d != first), "{first:?}");
+        assert_ne!(first, sorted, "not shuffled at all");
     }
 
     #[test]

@@ -169,6 +169,7 @@ fn a_learners_tests_see_only_their_own_trial() {
 /// a valid one: judged against the reference, one wheat and two mutants.
 const HOGS_AS_TESTS: &str = r#"
 use lab as lease;
+use fencelab::bridge::sandbox::{Layers, Need};
 
 #[test]
 fn a_job_is_claimed_renewed_and_completed() {
@@ -220,9 +221,7 @@ fn disk_fill_across_files() {
 
 #[test]
 fn a_learners_tests_that_use_up_memory_or_space_fail_alone() {
-    let layers = fencelab::bridge::sandbox::Layers::probe();
-    if !layers.memory || !layers.space {
-        eprintln!("skipped: no memory cgroup or no space of a trial's own here");
+    if !Layers::test_needs(&[Need::Memory, Need::Space]) {
         return;
     }
     let mut judges = Judges::load(None, None).unwrap();

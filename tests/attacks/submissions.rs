@@ -9,6 +9,7 @@ use std::sync::OnceLock;
 
 use crate::common::{eventually_none, processes_named, processes_under, root};
 use crate::{MUTANTS_TEXT, OUT_OF_MEMORY, OUT_OF_SPACE, PEER_MARKER, TOKEN, Targets};
+use fencelab::bridge::sandbox::{Layers, Need};
 
 /// Where the reference's `renew` starts doing its work: attacks go before it.
 const RENEW: &str =
@@ -466,9 +467,7 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
 
 #[test]
 fn memory_bomb_across_processes() {
-    let layers = fencelab::bridge::sandbox::Layers::probe();
-    if !layers.memory {
-        eprintln!("skipped: no writable memory cgroup here (the run says so)");
+    if !Layers::test_needs(&[Need::Memory]) {
         return;
     }
     let memory = messages("memory_bomb_across_processes");
@@ -495,9 +494,7 @@ fn memory_bomb_across_processes() {
 
 #[test]
 fn disk_fill_across_files() {
-    let layers = fencelab::bridge::sandbox::Layers::probe();
-    if !layers.space {
-        eprintln!("skipped: no space of a trial's own here (the run says so)");
+    if !Layers::test_needs(&[Need::Space]) {
         return;
     }
     let disk = messages("disk_fill_across_files");
