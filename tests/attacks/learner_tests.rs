@@ -8,6 +8,7 @@ use fencelab::judging::{self as mine, Judges, TestsReport};
 
 use crate::common::{eventually_none, processes_named, root};
 use crate::{MUTANTS_TEXT, OUT_OF_SPACE, Targets};
+use fencelab::bridge::sandbox::{Layers, Need};
 
 /// Judges `source` as the tests of a lab crate (`tests/mine/main.rs`)
 /// against `judges`, `jobs` at a time, each test within `timeout`.
@@ -169,7 +170,6 @@ fn a_learners_tests_see_only_their_own_trial() {
 /// a valid one: judged against the reference, one wheat and two mutants.
 const HOGS_AS_TESTS: &str = r#"
 use lab as lease;
-use fencelab::bridge::sandbox::{Layers, Need};
 
 #[test]
 fn a_job_is_claimed_renewed_and_completed() {
