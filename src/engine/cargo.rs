@@ -137,6 +137,7 @@ pub(crate) fn build(
         file_size: None,
         cage: None,
         space: None,
+        stop: None,
     };
     let done = std::sync::atomic::AtomicBool::new(false);
     let finished = std::thread::scope(|scope| {

@@ -43,6 +43,7 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
         file_size: Some(1024 * 1024),
         cage: cage.as_ref().map(|c| c.plan()),
         space: None,
+        stop: None,
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Asked::CannotRun(

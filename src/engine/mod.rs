@@ -37,10 +37,10 @@
 //! implementation's file) is the one thing `Host` would have to add, since a
 //! Rust server's cage shows its program alone.
 
-mod budget;
 pub mod builder;
 pub(crate) mod cargo;
 mod crates;
+mod hangs;
 mod identity;
 pub mod outcome;
 pub mod policy;
@@ -564,7 +564,7 @@ mod tests {
             outcome: if passed {
                 TestOutcome::Passed
             } else {
-                TestOutcome::TimedOut { limit_secs: 1.0 }
+                TestOutcome::timed_out(1.0)
             },
             duration: Duration::from_secs(secs),
         }

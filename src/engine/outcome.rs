@@ -18,13 +18,23 @@ pub enum TestOutcome {
         kind: FailureKind,
         message: String,
     },
-    /// Killed at its time limit.
+    /// Stopped for time by a rule (`engine::hangs`), and, where `confirmed`,
+    /// stopped again when run alone after the others.
     TimedOut {
         limit_secs: f64,
+        /// The rule that stopped it: the wall-clock limit where a report
+        /// predates the others.
+        #[serde(default, skip_serializing_if = "TimeRule::is_limit")]
+        stopped_by: TimeRule,
+        /// The processor time or the waiting that stopped it (not the limit).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule_secs: Option<f64>,
+        #[serde(default)]
+        confirmed: bool,
     },
-    /// Not run, or stopped, because its implementation's slow tests had
-    /// spent their budget (`grade --budget`; `engine::budget`). Not a crash:
-    /// the test may well have passed in time of its own.
+    /// Stopped for time, and not run again alone to confirm it: its
+    /// implementation's confirmations had spent their budget (`grade
+    /// --budget`; `engine::hangs`). It fails all the same.
     OverBudget {
         budget_secs: f64,
         /// How long it had run when it was stopped; none when not started.
@@ -32,6 +42,29 @@ pub enum TestOutcome {
         stopped_after_secs: Option<f64>,
     },
 }
+
+/// What stopped a test for time (`engine::hangs`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TimeRule {
+    /// It ran past its wall-clock limit.
+    #[default]
+    Limit,
+    /// Its implementation used more than its share of processor time.
+    Spins,
+    /// Its processes all waited, none running, for too long in all.
+    Waits,
+}
+
+impl TimeRule {
+    fn is_limit(&self) -> bool {
+        *self == TimeRule::Limit
+    }
+}
+
+/// The line a confirmed timeout adds to its reason.
+pub(crate) const CONFIRMED: &str =
+    "confirmed: run again alone after the other tests, it was stopped again";
 
 /// Why a test failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -49,6 +82,16 @@ pub enum FailureKind {
 }
 
 impl TestOutcome {
+    /// Stopped at its limit of `limit_secs`, unconfirmed.
+    pub(crate) fn timed_out(limit_secs: f64) -> TestOutcome {
+        TestOutcome::TimedOut {
+            limit_secs,
+            stopped_by: TimeRule::Limit,
+            rule_secs: None,
+            confirmed: false,
+        }
+    }
+
     pub fn passed(&self) -> bool {
         matches!(self, TestOutcome::Passed)
     }
@@ -76,15 +119,33 @@ impl TestOutcome {
         match self {
             TestOutcome::Passed => None,
             TestOutcome::Failed { message, .. } => Some(message.clone()),
-            TestOutcome::TimedOut { limit_secs } => Some(format!(
-                "the test did not finish within its limit of {limit_secs:.1} s and was killed"
-            )),
-            TestOutcome::OverBudget {
-                budget_secs,
-                stopped_after_secs,
-            } => Some(over_budget_message(
+            TestOutcome::TimedOut {
+                limit_secs,
+                stopped_by,
+                rule_secs,
+                confirmed,
+            } => {
+                let secs = rule_secs.unwrap_or(*limit_secs);
+                let why = match stopped_by {
+                    TimeRule::Limit => format!(
+                        "the test did not finish within its limit of {limit_secs:.1} s and was killed"
+                    ),
+                    TimeRule::Spins => format!(
+                        "the implementation used more than {secs:.1} s of processor time in this \
+                         test (it spins) and was stopped"
+                    ),
+                    TimeRule::Waits => format!(
+                        "the test waited {secs:.1} s in all with none of its processes running \
+                         (a sleep, or a lock nobody lets go) and was stopped"
+                    ),
+                };
+                Some(match confirmed {
+                    true => format!("{why}\n{CONFIRMED}"),
+                    false => why,
+                })
+            }
+            TestOutcome::OverBudget { budget_secs, .. } => Some(over_budget_message(
                 *budget_secs,
-                *stopped_after_secs,
                 crate::lab::lang::Lang::En,
             )),
         }
@@ -94,9 +155,7 @@ impl TestOutcome {
     /// The verdict comes from the judge's exit status; its output only explains.
     pub(crate) fn from_judge(test: &str, finished: &Finished, limit: Duration) -> TestOutcome {
         let Some(status) = finished.status else {
-            return TestOutcome::TimedOut {
-                limit_secs: limit.as_secs_f64(),
-            };
+            return TestOutcome::timed_out(limit.as_secs_f64());
         };
         if status.success() && passed_one(&finished.stdout) {
             return TestOutcome::Passed;
@@ -136,27 +195,19 @@ impl TestOutcome {
     }
 }
 
-/// Why a test is over its implementation's budget, in `lang`: not run, or
-/// stopped after so long.
-pub(crate) fn over_budget_message(
-    budget_secs: f64,
-    stopped_after_secs: Option<f64>,
-    lang: crate::lab::lang::Lang,
-) -> String {
+/// Why a test is over its implementation's budget, in `lang`. No time it
+/// ran is said: what a learner is told is the same on every run.
+pub(crate) fn over_budget_message(budget_secs: f64, lang: crate::lab::lang::Lang) -> String {
     use crate::lab::lang::Lang;
-    match (lang, stopped_after_secs) {
-        (Lang::En, None) => {
-            format!("not run: the submission's budget of {budget_secs} s was spent (--budget)")
-        }
-        (Lang::En, Some(secs)) => format!(
-            "stopped after {secs:.1} s: the submission's budget of {budget_secs} s was spent (--budget)"
+    match lang {
+        Lang::En => format!(
+            "stopped for time, and not run again alone to confirm it: the submission's \
+             budget of {budget_secs} s for that was spent (--budget)"
         ),
-        (Lang::Ja, None) => {
-            format!("未実行: 提出物の予算 {budget_secs} 秒を使い切りました（--budget）")
-        }
-        (Lang::Ja, Some(secs)) => {
-            format!("{secs:.1} 秒で停止: 提出物の予算 {budget_secs} 秒を使い切りました（--budget）")
-        }
+        Lang::Ja => format!(
+            "時間切れで停止し、単独での再実行による確認はしませんでした: \
+             提出物の確認の予算 {budget_secs} 秒を使い切りました（--budget）"
+        ),
     }
 }
 
@@ -329,8 +380,7 @@ impl MutantOutcome {
                     ..
                 } => crashed = true,
                 TestOutcome::Failed { .. } => failed = true,
-                // Only grade spends budgets; were a mutant over one, time
-                // would have exposed it.
+                // Were a mutant over its budget, time would have exposed it.
                 TestOutcome::TimedOut { .. } | TestOutcome::OverBudget { .. } => timed_out = true,
             }
         }
@@ -402,7 +452,7 @@ mod tests {
             kind: FailureKind::Crashed,
             message: String::new(),
         };
-        let timeout = TestOutcome::TimedOut { limit_secs: 1.0 };
+        let timeout = TestOutcome::timed_out(1.0);
         let passed = TestOutcome::Passed;
         let of = |o: &[&TestOutcome]| MutantOutcome::from_tests(o.iter().copied());
         assert_eq!(

@@ -745,6 +745,7 @@ fn compile_errors(
         file_size: Some(1024 * 1024),
         cage: None,
         space: None,
+        stop: None,
     };
     let finished = process::run(command, dir.path(), &limits).map_err(|e| {
         Error::environment(format!("cannot run {}: {e}", python.executable.display()))
@@ -891,6 +892,7 @@ fn identify(servers: &[&Expected<'_>]) -> Result<(), Error> {
         file_size: Some(1024 * 1024),
         cage: None,
         space: None,
+        stop: None,
     };
     let finished = process::run(command, dir.path(), &limits)
         .map_err(|e| Error::environment(format!("cannot run the Python server: {e}")))?;
@@ -1144,6 +1146,8 @@ pub(crate) struct Zygotes {
     /// Whether they fork the servers of fencelab's own implementations
     /// (`Launch::ByRunner`), caged as the runner cages those.
     trusted: bool,
+    /// Whether this run's Python servers are forked at all.
+    forks: bool,
 }
 
 /// A root interpreter (python/fencelab_forking.py `root`): its process and
@@ -1186,8 +1190,9 @@ impl Zygotes {
         forking: Option<&Forking>,
     ) -> Zygotes {
         let mut waiting: HashMap<(PathBuf, String), usize> = HashMap::new();
-        let forks = forking.is_some_and(|f| launch == Launch::ByJudge || f.library.is_some());
-        if forks && crate::bridge::sandbox::Layers::probe().namespaces {
+        let forks = forking.is_some_and(|f| launch == Launch::ByJudge || f.library.is_some())
+            && crate::bridge::sandbox::Layers::probe().namespaces;
+        if forks {
             for host in hosts {
                 if host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
                     *waiting
@@ -1212,6 +1217,24 @@ impl Zygotes {
             root: Mutex::new(None),
             starter: Mutex::new(tx),
             trusted: launch == Launch::ByRunner,
+            forks,
+        }
+    }
+
+    /// `host` has one more trial (run again alone): where it has a forking
+    /// server, that trial is forked too, from a server started again if
+    /// its last trial let it go.
+    pub(crate) fn expect_again(&self, host: &Host) {
+        if self.forks
+            && host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE)
+        {
+            let id = (host.program.clone(), host.key.clone());
+            *self
+                .waiting
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .entry(id)
+                .or_default() += 1;
         }
     }
 

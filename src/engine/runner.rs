@@ -6,6 +6,7 @@
 //! judge's child and goes with it. Trials run in parallel on a pool of threads,
 //! and each result is handed back as soon as it is known.
 
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, Net, SPACE, Space};
-use crate::engine::budget::{Budgets, Start};
+use crate::engine::hangs::{self, Confirmations, Rules, Watch};
 use crate::engine::builder::Host;
 use crate::engine::outcome::TestOutcome;
 use crate::engine::process::{self, Limits, cage_error};
@@ -139,6 +140,13 @@ impl Nets {
         }
     }
 
+    /// `group` has one more trial to run (a trial run again alone): its
+    /// network is made again if it was let go.
+    fn expect_again(&self, group: &str) {
+        let mut groups = self.groups.lock().unwrap_or_else(|e| e.into_inner());
+        groups.entry(group.to_string()).or_insert((0, None)).0 += 1;
+    }
+
     /// The network of `group`'s next trial (made now if it is its first),
     /// `None` where the machine has no user namespaces.
     fn take(&self, group: &str) -> Result<Option<Arc<Net>>, Error> {
@@ -177,16 +185,16 @@ impl Working {
         }
     }
 
-    /// Waits until fewer than `jobs` trials run that are not slow (past their
-    /// grace, by `budgets`), then counts one more until the slot is dropped.
-    fn enter(&self, budgets: Option<&Budgets>) -> Slot<'_> {
+    /// Waits until fewer than `jobs` trials run that are not asleep (by
+    /// `watch`), then counts one more until the slot is dropped.
+    fn enter(&self, watch: &Watch) -> Slot<'_> {
         let mut running = self.running.lock().unwrap_or_else(|e| e.into_inner());
         loop {
-            let slow = budgets.map_or(0, Budgets::slow);
-            if running.saturating_sub(slow) < self.jobs {
+            let asleep = watch.asleep();
+            if running.saturating_sub(asleep) < self.jobs {
                 break;
             }
-            // Trials turn slow as time passes, not only when one ends.
+            // Trials fall asleep as time passes, not only when one ends.
             running = self
                 .changed
                 .wait_timeout(running, Duration::from_millis(20))
@@ -203,6 +211,15 @@ impl Drop for Slot<'_> {
         *self.0.running.lock().unwrap_or_else(|e| e.into_inner()) -= 1;
         self.0.changed.notify_one();
     }
+}
+
+/// What every trial of a run shares.
+struct Shared<'a> {
+    base: &'a std::path::Path,
+    watch: &'a Watch,
+    nets: &'a Nets,
+    zygotes: &'a crate::engine::python::Zygotes,
+    judge_zygote: Option<&'a process::JudgeZygote>,
 }
 
 /// The default number of trials at once: tests spend most of their time
@@ -235,7 +252,9 @@ impl Runner {
         }
     }
 
-    /// Runs `trials`, calling `done(index, result)` on this thread as each ends.
+    /// Runs `trials`, calling `done(index, result)` on this thread as each
+    /// ends. A trial stopped for time is run again alone after the others
+    /// (`hangs`), and reported then.
     pub(crate) fn run(
         &self,
         trials: &[Trial],
@@ -258,7 +277,7 @@ impl Runner {
         let next = AtomicUsize::new(0);
         let failure: Mutex<Option<Error>> = Mutex::new(None);
         let (tx, rx) = mpsc::channel();
-        let budgets = self.budget.map(Budgets::new);
+        let watch = Watch::default();
         let ended = std::sync::atomic::AtomicBool::new(false);
         let working = Working::new(self.jobs.max(1));
         let zygotes = crate::engine::python::Zygotes::for_hosts(
@@ -272,91 +291,38 @@ impl Runner {
         let judge_zygote = (!self.judge_caged && trials.len() > 1)
             .then(|| process::JudgeZygote::start(&self.judge))
             .flatten();
-        std::thread::scope(|scope| {
-            if let Some(budgets) = &budgets {
-                let ended = &ended;
-                scope.spawn(move || {
-                    let mut tick = 0u32;
-                    while !ended.load(Ordering::Relaxed) {
-                        // The processor time of older trials, every 100 ms.
-                        if tick.is_multiple_of(5) {
-                            budgets.sample();
-                        }
-                        tick = tick.wrapping_add(1);
-                        for (dir, ticks) in budgets.overrun() {
-                            process::kill_tagged(&dir, ticks);
-                        }
-                        std::thread::sleep(Duration::from_millis(20));
-                    }
-                });
-            }
-            let jobs = self.jobs.max(1);
-            // Under a budget, a trial past its grace (hanging, most likely)
+        let mut confirmations = Confirmations::new(self.budget);
+        let shared = Shared {
+            base: base.path(),
+            watch: &watch,
+            nets: &nets,
+            zygotes: &zygotes,
+            judge_zygote: judge_zygote.as_ref(),
+        };
+        std::thread::scope(|scope| -> Result<(), Error> {
+            let (watch, ended) = (&watch, &ended);
+            // Every 50 ms, the running trials' processes (`hangs`).
+            scope.spawn(move || {
+                while !ended.load(Ordering::Relaxed) {
+                    watch.look();
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+            });
+            // A trial asleep (waiting on its own, most likely for ever)
             // stops counting among the `jobs` at once: another starts
-            // beside it, up to as many again, so that hanging submissions
-            // cost the batch their budget, not its parallelism.
-            let workers = if budgets.is_some() { 2 * jobs } else { jobs };
-            for _ in 0..workers.min(trials.len().max(1)) {
+            // beside it, up to as many again.
+            let jobs = self.jobs.max(1);
+            for _ in 0..(2 * jobs).min(trials.len().max(1)) {
                 let tx = tx.clone();
-                let (next, failure, base, order) = (&next, &failure, base.path(), &order);
-                let budgets = budgets.as_ref();
-                let (working, nets, zygotes) = (&working, &nets, &zygotes);
-                let judge_zygote = judge_zygote.as_ref();
+                let (next, failure, order, working, shared) =
+                    (&next, &failure, &order, &working, &shared);
                 scope.spawn(move || {
                     loop {
-                        let _slot = working.enter(budgets);
+                        let _slot = working.enter(watch);
                         let Some(&index) = order.get(next.fetch_add(1, Ordering::Relaxed)) else {
                             break;
                         };
-                        let trial = &trials[index];
-                        let dir = match self.trial_dir(base, index) {
-                            Ok(dir) => dir,
-                            Err(err) => {
-                                failure.lock().unwrap().get_or_insert(err);
-                                next.store(trials.len(), Ordering::Relaxed);
-                                break;
-                            }
-                        };
-                        let group = budget_group(trial);
-                        let net = match nets.take(&group) {
-                            Ok(net) => net,
-                            Err(err) => {
-                                failure.lock().unwrap().get_or_insert(err);
-                                next.store(trials.len(), Ordering::Relaxed);
-                                break;
-                            }
-                        };
-                        let ticks = process::boot_ticks();
-                        if let Some(budgets) = budgets
-                            && let Start::Spent(outcome) =
-                                budgets.start(&group, index, dir.clone(), ticks)
-                        {
-                            let _ = std::fs::remove_dir_all(&dir);
-                            let result = TrialResult {
-                                outcome,
-                                duration: Duration::ZERO,
-                            };
-                            if tx.send((index, result)).is_err() {
-                                break;
-                            }
-                            continue;
-                        }
-                        let caged = |cgroup: &std::path::Path| {
-                            if let Some(budgets) = budgets {
-                                budgets.caged(&group, index, cgroup);
-                            }
-                        };
-                        let ran = self
-                            .run_one(trial, &dir, net.as_deref(), &caged, zygotes, judge_zygote)
-                            .map(|(mut result, cpu)| {
-                                if let Some(budgets) = budgets {
-                                    budgets.used(cpu);
-                                    result.outcome =
-                                        budgets.end(&group, index, result.duration, result.outcome);
-                                }
-                                result
-                            });
-                        match ran {
+                        match self.trial(&trials[index], index, shared) {
                             Ok(result) => {
                                 if tx.send((index, result)).is_err() {
                                     break;
@@ -372,22 +338,93 @@ impl Runner {
                 });
             }
             drop(tx);
+            let mut first: HashMap<usize, TrialResult> = HashMap::new();
             for (index, result) in rx {
+                let group = budget_group(&trials[index]);
+                if confirmations.wanted(&group, index, &result.outcome, result.duration) {
+                    first.insert(index, result);
+                } else {
+                    done(index, result);
+                }
+            }
+            if failure.lock().unwrap().is_some() {
+                ended.store(true, Ordering::Relaxed);
+                return Ok(());
+            }
+            // The trials stopped for time, each again alone, with nothing
+            // else of the run beside it.
+            let again = confirmations.order();
+            for (group, _) in &again {
+                nets.expect_again(group);
+            }
+            for (_, index) in &again {
+                zygotes.expect_again(&trials[*index].host);
+            }
+            for (group, index) in again {
+                let stopped_first = first.remove(&index).expect("a stopped trial");
+                let result = if confirmations.may_run(&group) {
+                    let result = self.trial_again(&trials[index], index, &shared)?;
+                    confirmations.ran(&group, &result.outcome);
+                    result
+                } else {
+                    TrialResult {
+                        outcome: confirmations.over_budget(stopped_first.duration),
+                        duration: stopped_first.duration,
+                    }
+                };
                 done(index, result);
             }
             ended.store(true, Ordering::Relaxed);
-        });
+            Ok(())
+        })
+        .inspect_err(|_| ended.store(true, Ordering::Relaxed))?;
         match failure.into_inner().unwrap() {
             Some(err) => Err(err),
             None => Ok(()),
         }
     }
 
+    /// Runs trial `index` once, under its limit and the rules of `hangs`.
+    fn trial(&self, trial: &Trial, index: usize, shared: &Shared) -> Result<TrialResult, Error> {
+        self.trial_as(trial, index, shared, false)
+    }
+
+    /// Runs trial `index` again alone: its outcome is confirmed if it is
+    /// stopped again.
+    fn trial_again(&self, trial: &Trial, index: usize, shared: &Shared) -> Result<TrialResult, Error> {
+        self.trial_as(trial, index, shared, true)
+    }
+
+    fn trial_as(
+        &self,
+        trial: &Trial,
+        index: usize,
+        shared: &Shared,
+        confirming: bool,
+    ) -> Result<TrialResult, Error> {
+        let dir = self.trial_dir(shared.base, index, confirming)?;
+        let group = budget_group(trial);
+        let net = shared.nets.take(&group)?;
+        let stop = shared.watch.begin(index, Rules::for_limit(trial.limit));
+        let caged = |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);
+        let ran = self.run_one(trial, &dir, net.as_deref(), &caged, &stop, shared);
+        let rule = shared.watch.end(index);
+        let mut result = ran?;
+        result.outcome = hangs::stopped(result.outcome, rule, confirming);
+        Ok(result)
+    }
+
     /// A directory for trial `index` in `base`: named by its index, or, when
     /// shuffled, at random.
-    fn trial_dir(&self, base: &std::path::Path, index: usize) -> Result<PathBuf, Error> {
+    fn trial_dir(
+        &self,
+        base: &std::path::Path,
+        index: usize,
+        again: bool,
+    ) -> Result<PathBuf, Error> {
         if !self.shuffle {
-            return Ok(base.join(index.to_string()));
+            let again = if again { "-again" } else { "" };
+            return Ok(base.join(format!("{index}{again}")));
         }
         tempfile::Builder::new()
             .prefix("t")
@@ -402,10 +439,11 @@ impl Runner {
         trial: &Trial,
         dir: &std::path::Path,
         net: Option<&Net>,
-        caged: &dyn Fn(&std::path::Path),
-        zygotes: &crate::engine::python::Zygotes,
-        judge_zygote: Option<&process::JudgeZygote>,
-    ) -> Result<(TrialResult, Duration), Error> {
+        caged: &dyn Fn(&std::path::Path, Vec<PathBuf>),
+        stop: &Arc<process::Stop>,
+        shared: &Shared,
+    ) -> Result<TrialResult, Error> {
+        let (zygotes, judge_zygote) = (shared.zygotes, shared.judge_zygote);
         // The judge's output stays beside the test's temporary directory, out of
         // the implementation's reach (it may write only under `tmp`).
         let tmp = dir.join("tmp");
@@ -489,9 +527,12 @@ impl Runner {
             true => Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?,
             false => None,
         };
-        // The untrusted side's processor time counts for the budget.
+        // The untrusted side's processes, and the processor time they use,
+        // are what `hangs` looks at; a server the runner started is looked
+        // at too.
         if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
-            caged(memory.path());
+            let also = server.iter().filter_map(Served::cgroup).collect();
+            caged(memory.path(), also);
         }
         // The cage executes the judge itself, from clones of the process
         // the runner forks (`Cage::executing`): two forks a trial fewer.
@@ -511,6 +552,7 @@ impl Runner {
             // untrusted one is caged here.
             cage: cage.as_ref().map(Cage::plan),
             space: joined,
+            stop: Some(stop.clone()),
         };
         // fencelab's own judge (it cages the implementation itself) is
         // started by a clone that shares the runner's memory, not a fork of
@@ -606,13 +648,10 @@ impl Runner {
             ));
         }
         let _ = std::fs::remove_dir_all(dir);
-        Ok((
-            TrialResult {
-                outcome,
-                duration: finished.duration,
-            },
-            finished.cpu,
-        ))
+        Ok(TrialResult {
+            outcome,
+            duration: finished.duration,
+        })
     }
 }
 
@@ -672,6 +711,11 @@ enum ServedProcess {
 }
 
 impl Served {
+    /// Its cage's memory cgroup, where it has one.
+    fn cgroup(&self) -> Option<PathBuf> {
+        self.memory.as_ref().map(|m| m.path().to_path_buf())
+    }
+
     /// Listens on `socket` (in the trial's directory `dir`).
     fn listen(
         socket: &std::path::Path,
@@ -891,37 +935,6 @@ impl Drop for Served {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::outcome::TestOutcome;
-    use std::time::Instant;
-
-    #[test]
-    fn under_a_budget_a_trial_past_its_grace_lets_another_start() {
-        let budgets = Budgets::new(Duration::from_secs(60));
-        // A median of quick trials: the grace is its floor, one second.
-        for id in 0..16 {
-            budgets.start("quick", id, PathBuf::from("/t"), 0);
-            budgets.end("quick", id, Duration::from_millis(10), TestOutcome::Passed);
-        }
-        let working = Working::new(1);
-        let _hanging = working.enter(Some(&budgets));
-        let started = Instant::now();
-        budgets.start("hangs", 100, PathBuf::from("/t/100"), 0);
-        // The one job is taken: a second trial waits until the first is
-        // slow, then starts beside it (a gate that ignored slowness would
-        // never let it start).
-        let (tx, rx) = mpsc::channel();
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let _second = working.enter(Some(&budgets));
-                tx.send((started.elapsed(), budgets.slow())).unwrap();
-            });
-            let (waited, slow) = rx
-                .recv_timeout(Duration::from_secs(60))
-                .expect("a second trial starts once the first is past its grace");
-            assert!(waited >= Duration::from_secs(1), "{waited:?}");
-            assert_eq!(slow, 1);
-        });
-    }
 
     #[test]
     fn a_shuffled_order_is_a_permutation_drawn_anew_each_time() {
@@ -937,16 +950,17 @@ mod tests {
     }
 
     #[test]
-    fn without_a_budget_a_trial_keeps_its_job_however_long_it_runs() {
+    fn a_trial_keeps_its_job_however_long_it_runs_unless_it_sleeps() {
+        let watch = Watch::default();
         let working = Working::new(1);
-        let first = working.enter(None);
+        let first = working.enter(&watch);
         let second_started = std::sync::atomic::AtomicBool::new(false);
         std::thread::scope(|scope| {
             scope.spawn(|| {
-                let _second = working.enter(None);
+                let _second = working.enter(&watch);
                 second_started.store(true, Ordering::SeqCst);
             });
-            std::thread::sleep(Duration::from_millis(1200));
+            std::thread::sleep(Duration::from_millis(300));
             assert!(!second_started.load(Ordering::SeqCst));
             drop(first);
         });

@@ -89,6 +89,18 @@ const LINES: &[(&str, &str)] = &[
         "テストが制限時間 {secs} 秒のうちに終わらなかったため、終了させました",
     ),
     (
+        "the implementation used more than {secs} s of processor time in this test (it spins) and was stopped",
+        "実装がこのテストで CPU 時間を {secs} 秒を超えて使ったため（終わらない計算）、停止させました",
+    ),
+    (
+        "the test waited {secs} s in all with none of its processes running (a sleep, or a lock nobody lets go) and was stopped",
+        "テストのプロセスがどれも動かないまま合わせて {secs} 秒待ったため（スリープか、誰も解放しないロック）、停止させました",
+    ),
+    (
+        "confirmed: run again alone after the other tests, it was stopped again",
+        "確認済み: ほかのテストの後に単独で実行し直しても、同じく停止しました",
+    ),
+    (
         "the judge exited with success but did not report the test as passed",
         "ジャッジは成功として終了しましたが、テストの合格を報告しませんでした",
     ),
@@ -185,6 +197,19 @@ mod tests {
     #[test]
     fn fencelabs_own_messages_read_in_japanese_with_their_values() {
         let describe = |raw| crate::bridge::client::describe(ExitStatus::from_raw(raw));
+        use crate::engine::outcome::{TestOutcome, TimeRule};
+        let spun = TestOutcome::TimedOut {
+            limit_secs: 10.0,
+            stopped_by: TimeRule::Spins,
+            rule_secs: Some(0.5),
+            confirmed: true,
+        };
+        let waited = TestOutcome::TimedOut {
+            limit_secs: 10.0,
+            stopped_by: TimeRule::Waits,
+            rule_secs: Some(2.0),
+            confirmed: false,
+        };
         let cases = [
             (
                 format!("{PROCESS_ENDED} {} during init_db()", describe(1 << 8)),
@@ -228,10 +253,19 @@ mod tests {
                 "fencelab: テストが終わった後もプロセスを動かしたままにしていました。それらは終了させました",
             ),
             (
-                crate::engine::outcome::TestOutcome::TimedOut { limit_secs: 2.0 }
+                crate::engine::outcome::TestOutcome::timed_out(2.0)
                     .message()
                     .unwrap(),
                 "テストが制限時間 2.0 秒のうちに終わらなかったため、終了させました",
+            ),
+            (
+                spun.message().unwrap(),
+                "実装がこのテストで CPU 時間を 0.5 秒を超えて使ったため（終わらない計算）、停止させました\n\
+                 確認済み: ほかのテストの後に単独で実行し直しても、同じく停止しました",
+            ),
+            (
+                waited.message().unwrap(),
+                "テストのプロセスがどれも動かないまま合わせて 2.0 秒待ったため（スリープか、誰も解放しないロック）、停止させました",
             ),
             (
                 crate::engine::runner::out_of_memory("the test"),

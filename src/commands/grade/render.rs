@@ -279,18 +279,14 @@ fn keep_end(name: &str, width: usize) -> String {
 /// the suite's messages are translated where they are observations
 /// (`observation::render`), the budget's reason here.
 fn outcome_words(outcome: &TestOutcome, lang: Lang) -> (&'static str, Option<String>) {
-    if let TestOutcome::OverBudget {
-        budget_secs,
-        stopped_after_secs,
-    } = outcome
-    {
+    if let TestOutcome::OverBudget { budget_secs, .. } = outcome {
         let label = match lang {
             Lang::En => outcome.label(),
             Lang::Ja => "予算切れ",
         };
         return (
             label,
-            Some(over_budget_message(*budget_secs, *stopped_after_secs, lang)),
+            Some(over_budget_message(*budget_secs, lang)),
         );
     }
     let label = match (lang, outcome.label()) {
@@ -407,21 +403,24 @@ mod tests {
     }
 
     /// A submission whose claim_many hangs: of step 8's three tests, one
-    /// passed, one was stopped by the budget and one not run.
+    /// passed, one was stopped for spinning (confirmed alone), and one was
+    /// stopped but not confirmed: the budget was spent.
     pub(crate) fn over_budget() -> GradeReport {
         let mut s = submission(&[2, 2, 2, 2, 2, 2, 2, 3], &[2, 2, 2, 2, 2, 2, 2, 1]);
         s.name = "spins.rs".into();
         s.file = s.name.clone();
-        s.tests[15].outcome = TestOutcome::OverBudget {
-            budget_secs: 15.0,
-            stopped_after_secs: Some(7.46),
+        s.tests[15].outcome = TestOutcome::TimedOut {
+            limit_secs: 10.0,
+            stopped_by: crate::engine::outcome::TimeRule::Spins,
+            rule_secs: Some(0.5),
+            confirmed: true,
         };
-        s.tests[15].secs = 7.46;
+        s.tests[15].secs = 0.62;
         s.tests[16].outcome = TestOutcome::OverBudget {
             budget_secs: 15.0,
-            stopped_after_secs: None,
+            stopped_after_secs: Some(2.1),
         };
-        s.tests[16].secs = 0.0;
+        s.tests[16].secs = 2.1;
         GradeReport::of_test(vec![s], 80.0)
     }
 
@@ -432,15 +431,19 @@ mod tests {
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(value["budget_secs"], 15.0);
         let tests = &value["submissions"][0]["tests"];
-        assert_eq!(tests[15]["outcome"], "over_budget");
+        assert_eq!(tests[15]["outcome"], "timed_out");
+        assert_eq!(tests[15]["stopped_by"], "spins");
+        assert_eq!(tests[15]["confirmed"], true);
         assert_eq!(tests[16]["outcome"], "over_budget");
         // Read back (`--merge`, `--results`) as written.
         let back: GradeReport = serde_json::from_str(&json).unwrap();
         assert_eq!(back.budget_secs, Some(15.0));
-        assert_eq!(
-            back.submissions[0].tests[16].outcome,
-            report.submissions[0].tests[16].outcome
-        );
+        for t in [15, 16] {
+            assert_eq!(
+                back.submissions[0].tests[t].outcome,
+                report.submissions[0].tests[t].outcome
+            );
+        }
         let header: Vec<&str> = json.lines().take(9).collect();
         let step8: Vec<String> = tests.as_array().unwrap()[14..]
             .iter()
@@ -461,7 +464,7 @@ mod tests {
     }
 
     #[test]
-    fn tests_over_the_budget_say_so_not_crashed_in_both_languages() {
+    fn tests_stopped_for_time_say_why_and_whether_confirmed_in_both_languages() {
         let report = over_budget();
         let text: String = [Lang::En, Lang::Ja]
             .into_iter()
@@ -471,9 +474,13 @@ mod tests {
             })
             .collect();
         assert!(!text.contains("crashed"), "{text}");
+        let words: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            text.contains("not run: the submission's budget of 15 s was spent")
-                && text.contains("未実行: 提出物の予算 15 秒を使い切りました"),
+            words.contains("not run again alone to confirm it: the submission's budget of 15 s")
+                && words.contains("it was stopped again")
+                && words.contains("(it spins)")
+                && text.contains("予算 15 秒を使い切りました")
+                && text.contains("確認済み"),
             "{text}"
         );
         insta::assert_snapshot!(text);

@@ -1,0 +1,523 @@
+//! When a trial loses to time, and how that is confirmed before it costs a
+//! point. A verdict must depend on the code, never on the machine's load.
+//!
+//! Three rules stop a trial (`TimeRule`). It spins: its untrusted side's
+//! cage has used `Rules::spin` of processor time. It waits: for
+//! `Rules::wait` in all, none of its processes ran or was ready to run, and
+//! none used the processor. Or it reaches its wall-clock limit. A busy
+//! machine slows a process that runs, never one that sleeps, and adds no
+//! processor time to it: the first two are the code's own doing. They need
+//! the cage's memory cgroup to find its processes; without one, only the
+//! limit applies.
+//!
+//! A stopped trial is not a verdict yet. After the run's other trials it
+//! runs again alone, under the same rules (`Runner::run`); only a trial
+//! stopped again fails for time, as confirmed. An implementation's
+//! confirmations that are stopped again spend its budget (`grade
+//! --budget`); past it, its other stopped trials fail unconfirmed
+//! (`TestOutcome::OverBudget`).
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::engine::outcome::{TestOutcome, TimeRule};
+use crate::engine::process::Stop;
+
+/// How much processor time a trial's untrusted side may use, per 10 s of
+/// its limit. A trial of the reference uses 2 to 20 ms (bench/RESULTS.md).
+const SPIN_PER_10S: Duration = Duration::from_millis(500);
+/// How long a trial may wait with nothing running, per 10 s of its limit.
+/// The suite's own waits (a lock held 400 ms) are shorter.
+const WAIT_PER_10S: Duration = Duration::from_secs(2);
+/// How young a trial is when first looked at: most have ended by then.
+const LOOK_AFTER: Duration = Duration::from_millis(200);
+/// At most so many processes of a trial are looked at.
+const MAX_PROCESSES: usize = 64;
+
+/// What stops one trial before its limit.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Rules {
+    pub spin: Duration,
+    pub wait: Duration,
+}
+
+impl Rules {
+    /// The rules of a trial whose limit is `limit`: a longer limit given
+    /// (`--timeout`) is more patience with every rule.
+    pub(super) fn for_limit(limit: Duration) -> Rules {
+        let per_10s = limit.as_secs_f64() / 10.0;
+        Rules {
+            spin: SPIN_PER_10S.mul_f64(per_10s),
+            wait: WAIT_PER_10S.mul_f64(per_10s),
+        }
+    }
+}
+
+/// The running trials of a run, looked at from one thread (`look`).
+#[derive(Default)]
+pub(super) struct Watch {
+    trials: Mutex<HashMap<usize, Watched>>,
+}
+
+struct Watched {
+    started: Instant,
+    rules: Rules,
+    stop: Arc<Stop>,
+    /// The memory cgroup of the untrusted side's cage: its processor time
+    /// is what spins.
+    cage: Option<PathBuf>,
+    /// Other cgroups whose processes belong to the trial (a server the
+    /// runner started for an untrusted judge).
+    also: Vec<PathBuf>,
+    /// The rule that stopped it, if one did.
+    stopped_by: Option<(TimeRule, Duration)>,
+    /// How long it has waited with nothing running, in all.
+    waited: Duration,
+    last: Option<Look>,
+}
+
+/// What one look at a trial's processes saw.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Look {
+    at: Instant,
+    /// No thread was running or ready to run.
+    asleep: bool,
+    /// The processor time of the threads seen, in nanoseconds.
+    ran: u64,
+}
+
+impl Watch {
+    /// Trial `id` starts now, under `rules`: the handle to stop it by.
+    pub(super) fn begin(&self, id: usize, rules: Rules) -> Arc<Stop> {
+        let stop = Arc::new(Stop::default());
+        self.lock().insert(
+            id,
+            Watched {
+                started: Instant::now(),
+                rules,
+                stop: stop.clone(),
+                cage: None,
+                also: Vec::new(),
+                stopped_by: None,
+                waited: Duration::ZERO,
+                last: None,
+            },
+        );
+        stop
+    }
+
+    /// Trial `id`'s untrusted side runs in the memory cgroup `cage`, and
+    /// other processes of it in `also`.
+    pub(super) fn caged(&self, id: usize, cage: &Path, also: Vec<PathBuf>) {
+        if let Some(w) = self.lock().get_mut(&id) {
+            w.cage = Some(cage.to_path_buf());
+            w.also = also;
+        }
+    }
+
+    /// Trial `id` ended: the rule that stopped it, with its threshold, if
+    /// one did.
+    pub(super) fn end(&self, id: usize) -> Option<(TimeRule, Duration)> {
+        self.lock().remove(&id).and_then(|w| w.stopped_by)
+    }
+
+    /// How many running trials were asleep at their last look: waiting on
+    /// their own, they leave the processor to others (`Working`).
+    pub(super) fn asleep(&self) -> usize {
+        self.lock()
+            .values()
+            .filter(|w| w.last.is_some_and(|l| l.asleep))
+            .count()
+    }
+
+    /// Looks at every running trial past `LOOK_AFTER`, and stops those
+    /// that spin or wait past their rules.
+    pub(super) fn look(&self) {
+        let now = Instant::now();
+        let due: Vec<(usize, Option<libc::pid_t>, PathBuf, Vec<PathBuf>)> = self
+            .lock()
+            .iter()
+            .filter(|(_, w)| w.stopped_by.is_none() && now - w.started >= LOOK_AFTER)
+            .filter_map(|(id, w)| Some((*id, w.stop.pid(), w.cage.clone()?, w.also.clone())))
+            .collect();
+        for (id, judge, cage, also) in due {
+            let spent = processor_time(&cage);
+            let seen = look_at(judge, std::iter::once(&cage).chain(&also));
+            let mut trials = self.lock();
+            let Some(w) = trials.get_mut(&id) else {
+                continue;
+            };
+            let look = Look {
+                at: Instant::now(),
+                asleep: seen.0,
+                ran: seen.1,
+            };
+            // Asleep at both ends and nothing ran between: it waited.
+            if let Some(last) = w.last
+                && last.asleep
+                && look.asleep
+                && last.ran == look.ran
+            {
+                w.waited += look.at - last.at;
+            }
+            w.last = Some(look);
+            let broken = if spent >= w.rules.spin {
+                Some((TimeRule::Spins, w.rules.spin))
+            } else if w.waited >= w.rules.wait {
+                Some((TimeRule::Waits, w.rules.wait))
+            } else {
+                None
+            };
+            if let Some(rule) = broken {
+                w.stopped_by = Some(rule);
+                w.stop.stop();
+            }
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Watched>> {
+        self.trials.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+/// `outcome` of a trial, with the rule that stopped it (None: its limit,
+/// if it timed out), `confirmed` when it was a run of its own.
+pub(super) fn stopped(
+    outcome: TestOutcome,
+    rule: Option<(TimeRule, Duration)>,
+    confirmed: bool,
+) -> TestOutcome {
+    let TestOutcome::TimedOut { limit_secs, .. } = outcome else {
+        return outcome;
+    };
+    let (stopped_by, rule_secs) = rule.map_or((TimeRule::Limit, None), |(rule, secs)| {
+        (rule, Some(secs.as_secs_f64()))
+    });
+    TestOutcome::TimedOut {
+        limit_secs,
+        stopped_by,
+        rule_secs,
+        confirmed,
+    }
+}
+
+/// The trials to run again alone, and the budgets they spend.
+pub(super) struct Confirmations {
+    budget: Option<Duration>,
+    /// Per implementation: the time its confirmations stopped again took.
+    spent: HashMap<String, Duration>,
+    /// (implementation, trial, what stopped it, how long it ran).
+    pending: Vec<(String, usize, TimeRule, Duration)>,
+}
+
+impl Confirmations {
+    pub(super) fn new(budget: Option<Duration>) -> Confirmations {
+        Confirmations {
+            budget,
+            spent: HashMap::new(),
+            pending: Vec::new(),
+        }
+    }
+
+    /// Trial `id` of `group` ended as `outcome` after `took`: whether it
+    /// is to be run again (it was stopped for time).
+    pub(super) fn wanted(&mut self, group: &str, id: usize, outcome: &TestOutcome, took: Duration) -> bool {
+        let TestOutcome::TimedOut { stopped_by, .. } = outcome else {
+            return false;
+        };
+        self.pending.push((group.to_string(), id, *stopped_by, took));
+        true
+    }
+
+    /// The trials to run again, in order: an implementation at a time, and
+    /// of each, first those its limit stopped (the likeliest to pass alone:
+    /// a loaded machine only ever slows a trial down), then those a rule
+    /// stopped. So its budget goes to the trials that hang, whatever the
+    /// load was.
+    pub(super) fn order(&mut self) -> Vec<(String, usize)> {
+        let mut first_of: HashMap<String, usize> = HashMap::new();
+        for (group, id, _, _) in &self.pending {
+            let first = first_of.entry(group.clone()).or_insert(*id);
+            *first = (*first).min(*id);
+        }
+        let mut pending = std::mem::take(&mut self.pending);
+        pending.sort_by_key(|(group, id, rule, _)| (first_of[group], *rule != TimeRule::Limit, *id));
+        pending.into_iter().map(|(group, id, _, _)| (group, id)).collect()
+    }
+
+    /// Whether `group` may run one more confirmation.
+    pub(super) fn may_run(&self, group: &str) -> bool {
+        self.budget
+            .is_none_or(|budget| self.spent.get(group).copied().unwrap_or_default() < budget)
+    }
+
+    /// A confirmation of `group` ended as `outcome`: stopped again, it
+    /// spent what its rule allows (the processor time, the waiting, or the
+    /// limit), never the time it took. How many confirmations a budget
+    /// holds is then the same on every run, whatever the load.
+    pub(super) fn ran(&mut self, group: &str, outcome: &TestOutcome) {
+        if let TestOutcome::TimedOut {
+            limit_secs,
+            rule_secs,
+            ..
+        } = outcome
+        {
+            let spent = Duration::from_secs_f64(rule_secs.unwrap_or(*limit_secs));
+            *self.spent.entry(group.to_string()).or_default() += spent;
+        }
+    }
+
+    /// The outcome of a trial of `group` not run again: its budget was spent.
+    pub(super) fn over_budget(&self, took: Duration) -> TestOutcome {
+        TestOutcome::OverBudget {
+            budget_secs: self.budget.unwrap_or_default().as_secs_f64(),
+            stopped_after_secs: Some(took.as_secs_f64()),
+        }
+    }
+}
+
+/// The processor time the processes of the cgroup `dir` have used, their
+/// reaped children's included (a process that is gone by now is not).
+fn processor_time(dir: &Path) -> Duration {
+    // SAFETY: a plain query.
+    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let ticks: u64 = pids_of(dir)
+        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
+        .map(|stat| {
+            // utime, stime, cutime, cstime: fields 14 to 17, the 12th to the
+            // 15th after the name (which is in parentheses).
+            after_name(&stat)
+                .split_whitespace()
+                .skip(11)
+                .take(4)
+                .filter_map(|f| f.parse::<u64>().ok())
+                .sum::<u64>()
+        })
+        .sum();
+    Duration::from_millis(ticks * 1000 / hz)
+}
+
+/// The processes in the cgroup `dir`.
+fn pids_of(dir: &Path) -> impl Iterator<Item = u32> {
+    std::fs::read_to_string(dir.join("cgroup.procs"))
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|pid| pid.trim().parse().ok())
+        .collect::<Vec<u32>>()
+        .into_iter()
+}
+
+/// What follows a `/proc` stat's name (which is in parentheses and may hold
+/// anything, parentheses included).
+fn after_name(stat: &str) -> &str {
+    stat.rsplit_once(')').map_or("", |(_, rest)| rest)
+}
+
+/// Looks at the judge `judge`, every process it started, and every process
+/// of the cgroups `cgroups`: whether none of their threads was running or
+/// ready to run (nor in an uninterruptible wait, which ends by itself), and
+/// the processor time of the threads seen, in nanoseconds.
+fn look_at<'a>(
+    judge: Option<libc::pid_t>,
+    cgroups: impl Iterator<Item = &'a PathBuf>,
+) -> (bool, u64) {
+    let mut pending: Vec<u32> = judge.iter().map(|&p| p as u32).collect();
+    pending.extend(cgroups.flat_map(|c| pids_of(c)));
+    let mut seen = HashSet::new();
+    let (mut asleep, mut ran) = (true, 0u64);
+    while let Some(pid) = pending.pop() {
+        if !seen.insert(pid) || seen.len() > MAX_PROCESSES {
+            continue;
+        }
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let path = task.path();
+            if let Ok(stat) = std::fs::read_to_string(path.join("stat")) {
+                let state = after_name(&stat).trim_start().chars().next();
+                asleep &= !matches!(state, Some('R' | 'D'));
+            }
+            if let Ok(sched) = std::fs::read_to_string(path.join("schedstat")) {
+                ran += sched
+                    .split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+                    .unwrap_or_default();
+            }
+            if let Ok(children) = std::fs::read_to_string(path.join("children")) {
+                pending.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+            }
+        }
+    }
+    (asleep, ran)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cage's memory cgroup as `hangs` reads it: a directory whose
+    /// `cgroup.procs` lists `child`.
+    fn cage_of(dir: &Path, name: &str, child: &std::process::Child) -> PathBuf {
+        let cage = dir.join(name);
+        std::fs::create_dir(&cage).unwrap();
+        std::fs::write(cage.join("cgroup.procs"), format!("{}\n", child.id())).unwrap();
+        cage
+    }
+
+    #[test]
+    fn a_trial_that_spins_or_sleeps_is_stopped_and_one_that_works_is_not() {
+        let rules = Rules {
+            spin: Duration::from_millis(300),
+            wait: Duration::from_millis(600),
+        };
+        let sh = |script: &str| {
+            std::process::Command::new("sh")
+                .args(["-c", script])
+                .spawn()
+                .unwrap()
+        };
+        // Spins; sleeps; and works: wakes every 10 ms, as a busy wait for
+        // a lock does (SQLite's), using little of the processor.
+        let mut children = [
+            sh("while :; do :; done"),
+            sh("sleep 60"),
+            sh("while :; do sleep 0.01; done"),
+        ];
+        let cages = tempfile::tempdir().unwrap();
+        let watch = Watch::default();
+        for (id, name) in ["spins", "sleeps", "works"].iter().enumerate() {
+            watch.begin(id, rules);
+            watch.caged(id, &cage_of(cages.path(), name, &children[id]), Vec::new());
+        }
+        // However loaded the machine, until both are stopped, and at least
+        // 2 s: the waiter's rule thrice over.
+        let stopped = |id| watch.lock().get(&id).and_then(|w| w.stopped_by).is_some();
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(2)
+            || !(stopped(0) && stopped(1)) && started.elapsed() < Duration::from_secs(120)
+        {
+            watch.look();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let asleep = watch.asleep();
+        let ended: Vec<_> = (0..3).map(|id| watch.end(id)).collect();
+        for child in &mut children {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        assert_eq!(
+            ended,
+            [
+                Some((TimeRule::Spins, rules.spin)),
+                Some((TimeRule::Waits, rules.wait)),
+                None
+            ]
+        );
+        // The sleeper was asleep at its last look; the one that works is
+        // asleep most of the time too, and may have been.
+        assert!((1..=2).contains(&asleep), "{asleep}");
+    }
+
+    #[test]
+    fn a_busy_machine_stops_no_trial_that_waits_on_the_processor() {
+        // Three spinners share one core: each is ready to run most of the
+        // time and runs little. None is asleep; only processor time counts.
+        let rules = Rules {
+            spin: Duration::from_secs(60),
+            wait: Duration::from_millis(300),
+        };
+        let mut spinners: Vec<_> = (0..6)
+            .map(|_| {
+                std::process::Command::new("sh")
+                    .args(["-c", "while :; do :; done"])
+                    .spawn()
+                    .unwrap()
+            })
+            .collect();
+        let cages = tempfile::tempdir().unwrap();
+        let watch = Watch::default();
+        for (id, child) in spinners.iter().enumerate() {
+            watch.begin(id, rules);
+            watch.caged(id, &cage_of(cages.path(), &format!("c{id}"), child), Vec::new());
+        }
+        let started = Instant::now();
+        while started.elapsed() < Duration::from_secs(2) {
+            watch.look();
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let ended: Vec<_> = (0..6).map(|id| watch.end(id)).collect();
+        for child in &mut spinners {
+            child.kill().unwrap();
+            child.wait().unwrap();
+        }
+        assert_eq!(ended, vec![None; 6]);
+    }
+
+    #[test]
+    fn the_rules_grow_with_the_limit() {
+        let default = Rules::for_limit(Duration::from_secs(10));
+        assert_eq!(default.spin, Duration::from_millis(500));
+        assert_eq!(default.wait, Duration::from_secs(2));
+        let long = Rules::for_limit(Duration::from_secs(60));
+        assert_eq!(long.spin, Duration::from_secs(3));
+        assert_eq!(long.wait, Duration::from_secs(12));
+    }
+
+    #[test]
+    fn confirmations_go_to_likely_passes_first_and_stop_at_the_budget() {
+        let mut confirmations = Confirmations::new(Some(Duration::from_secs(3)));
+        let stopped = |rule| {
+            stopped(
+                TestOutcome::timed_out(10.0),
+                Some((rule, Duration::from_secs(1))),
+                false,
+            )
+        };
+        let at_limit = TestOutcome::timed_out(10.0);
+        let took = Duration::from_secs(1);
+        assert!(!confirmations.wanted("a", 0, &TestOutcome::Passed, took));
+        assert!(confirmations.wanted("b", 1, &stopped(TimeRule::Spins), took));
+        assert!(confirmations.wanted("a", 2, &stopped(TimeRule::Waits), took));
+        assert!(confirmations.wanted("a", 3, &at_limit, took));
+        assert!(confirmations.wanted("b", 4, &at_limit, took));
+        let order = confirmations.order();
+        let order: Vec<(&str, usize)> = order.iter().map(|(g, i)| (g.as_str(), *i)).collect();
+        assert_eq!(order, [("b", 4), ("b", 1), ("a", 3), ("a", 2)]);
+        // Stopped again, a confirmation spends what its rule allows (here
+        // 1 s each; the limit, 10 s, where the limit stopped it); one that
+        // passes alone spends nothing.
+        assert!(confirmations.may_run("a"));
+        confirmations.ran("a", &TestOutcome::Passed);
+        confirmations.ran("a", &stopped(TimeRule::Waits));
+        confirmations.ran("a", &stopped(TimeRule::Spins));
+        assert!(confirmations.may_run("a"), "2 s of 3 spent");
+        confirmations.ran("a", &stopped(TimeRule::Waits));
+        assert!(!confirmations.may_run("a"));
+        assert!(confirmations.may_run("b"), "a budget per implementation");
+        confirmations.ran("b", &at_limit);
+        assert!(!confirmations.may_run("b"));
+        assert_eq!(confirmations.over_budget(took).label(), "over budget");
+        let unbounded = Confirmations::new(None);
+        assert!(unbounded.may_run("a"));
+    }
+
+    #[test]
+    fn a_stopped_trial_says_which_rule_and_whether_it_was_confirmed() {
+        let rule = Some((TimeRule::Waits, Duration::from_secs(2)));
+        let outcome = stopped(TestOutcome::timed_out(10.0), rule, true);
+        assert_eq!(
+            outcome.message().unwrap(),
+            "the test waited 2.0 s in all with none of its processes running \
+             (a sleep, or a lock nobody lets go) and was stopped\n\
+             confirmed: run again alone after the other tests, it was stopped again"
+        );
+        // A trial that ended on its own as it was stopped keeps its verdict.
+        assert_eq!(stopped(TestOutcome::Passed, rule, true), TestOutcome::Passed);
+        let at_limit = stopped(TestOutcome::timed_out(10.0), None, false);
+        assert_eq!(at_limit, TestOutcome::timed_out(10.0));
+    }
+}
