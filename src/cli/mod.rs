@@ -223,7 +223,8 @@ mod tests {
     #[test]
     fn the_defaults_help_states_are_the_policy_s() {
         use crate::engine::policy::{
-            BASELINE_LIMIT, DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT, LIMIT_FACTOR, LIMIT_FLOOR,
+            BASELINE_LIMIT, DEFAULT_BUDGET, DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT, LIMIT_FACTOR,
+            LIMIT_FLOOR,
             Policy, Trust,
         };
         let help = |name: &str| {
@@ -240,6 +241,9 @@ mod tests {
             assert!(help(name).contains(&test), "{name}: {}", help(name));
             assert_eq!(Policy::of(trust).limit_after(None), DEFAULT_TEST_LIMIT);
         }
+        let budget = format!("(\"over budget\") [default: {}]", secs(DEFAULT_BUDGET));
+        assert!(help("grade").contains(&budget), "{}", help("grade"));
+        assert_eq!(Policy::of(Trust::Submissions).budget, Some(DEFAULT_BUDGET));
         let build = format!("[default: {}]", secs(DEFAULT_BUILD_LIMIT));
         assert!(help("grade").contains(&build), "{}", help("grade"));
         assert_eq!(

@@ -94,11 +94,10 @@ pub(crate) const LIMIT_FLOOR: Duration = Duration::from_secs(10);
 pub(crate) const LIMIT_FACTOR: u32 = 5;
 /// A test's time when nothing else decides it.
 pub(crate) const DEFAULT_TEST_LIMIT: Duration = Duration::from_secs(10);
-/// How long one submission's slow tests may take in total (`grade
-/// --budget`; see `engine::budget`): chosen so that a batch of 100 with 5
-/// submissions whose `claim_many` never returns grades at 80 a minute on 2
-/// cores (each hanging one costs about its budget, not 9 tests x 10 s), and
-/// one hanging submission alone stays far within PrairieLearn's 30 s.
+/// How much one implementation's confirmations that stop again may spend
+/// (`engine::hangs`; `grade --budget`), in what their rules allow: a
+/// submission that hangs in every call then costs about 30 s in all, well
+/// within PrairieLearn's default of 60 s.
 pub(crate) const DEFAULT_BUDGET: Duration = Duration::from_secs(15);
 /// How long a build of submissions may take before it is split up.
 pub(crate) const DEFAULT_BUILD_LIMIT: Duration = Duration::from_secs(600);
@@ -128,8 +127,9 @@ pub struct Policy {
     pub(crate) launch: Launch,
     /// Whether trials run in a shuffled order, in randomly named directories.
     pub shuffle: bool,
-    /// How long one implementation's slow tests may take in total
-    /// (`engine::budget`; `grade --budget`), if there is a bound.
+    /// How much one implementation's confirmations may spend
+    /// (`engine::hangs`; `grade --budget`), if there is a bound; a
+    /// learner's test's, where the tests are the learner's.
     pub budget: Option<Duration>,
 }
 
@@ -151,7 +151,7 @@ impl Policy {
                 judge_caged: false,
                 launch: Launch::ByJudge,
                 shuffle: false,
-                budget: None,
+                budget: Some(DEFAULT_BUDGET),
             },
             Trust::Learner => Policy {
                 trust,
@@ -164,7 +164,7 @@ impl Policy {
                 judge_caged: false,
                 launch: Launch::ByJudge,
                 shuffle: false,
-                budget: None,
+                budget: Some(DEFAULT_BUDGET),
             },
             Trust::Submissions => Policy {
                 trust,
@@ -192,7 +192,7 @@ impl Policy {
                 judge_caged: true,
                 launch: Launch::ByRunner,
                 shuffle: true,
-                budget: None,
+                budget: Some(DEFAULT_BUDGET),
             },
         }
     }

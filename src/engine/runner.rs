@@ -96,9 +96,21 @@ pub(crate) fn trials_dir() -> PathBuf {
     if writable { shm } else { std::env::temp_dir() }
 }
 
-/// Whose budget a trial spends: its implementation's.
-fn budget_group(trial: &Trial) -> String {
+/// Whose network a trial joins: its implementation's.
+fn net_group(trial: &Trial) -> String {
     format!("{:?}", trial.host)
+}
+
+impl Runner {
+    /// Whose budget a trial's confirmation spends: its implementation's,
+    /// or, where the judge is a learner's test, that test's (its hang is
+    /// its own, whichever implementation it faces).
+    fn confirmation_group(&self, trial: &Trial) -> String {
+        match self.judge_caged {
+            true => trial.test.clone(),
+            false => net_group(trial),
+        }
+    }
 }
 
 /// A permutation of `0..n` that nobody can predict: a learner's test must
@@ -121,7 +133,7 @@ fn shuffled(n: usize) -> Result<Vec<usize>, Error> {
 /// namespace is made per submission rather than per trial. Trials of one
 /// implementation share it; no two implementations do.
 struct Nets {
-    /// Per implementation (`budget_group`): its trials not yet started, and
+    /// Per implementation (`net_group`): its trials not yet started, and
     /// its network once made.
     groups: Mutex<std::collections::HashMap<String, NetOf>>,
 }
@@ -133,7 +145,7 @@ impl Nets {
     fn new(trials: &[Trial]) -> Nets {
         let mut groups = std::collections::HashMap::new();
         for trial in trials {
-            groups.entry(budget_group(trial)).or_insert((0, None)).0 += 1;
+            groups.entry(net_group(trial)).or_insert((0, None)).0 += 1;
         }
         Nets {
             groups: Mutex::new(groups),
@@ -340,7 +352,7 @@ impl Runner {
             drop(tx);
             let mut first: HashMap<usize, TrialResult> = HashMap::new();
             for (index, result) in rx {
-                let group = budget_group(&trials[index]);
+                let group = self.confirmation_group(&trials[index]);
                 if confirmations.wanted(&group, index, &result.outcome, result.duration) {
                     first.insert(index, result);
                 } else {
@@ -354,10 +366,8 @@ impl Runner {
             // The trials stopped for time, each again alone, with nothing
             // else of the run beside it.
             let again = confirmations.order();
-            for (group, _) in &again {
-                nets.expect_again(group);
-            }
             for (_, index) in &again {
+                nets.expect_again(&net_group(&trials[*index]));
                 zygotes.expect_again(&trials[*index].host);
             }
             for (group, index) in again {
@@ -403,7 +413,7 @@ impl Runner {
         confirming: bool,
     ) -> Result<TrialResult, Error> {
         let dir = self.trial_dir(shared.base, index, confirming)?;
-        let group = budget_group(trial);
+        let group = net_group(trial);
         let net = shared.nets.take(&group)?;
         let stop = shared.watch.begin(index, Rules::for_limit(trial.limit));
         let caged = |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);

@@ -49,16 +49,16 @@ pub(crate) struct GradeArgs {
     /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
     #[arg(long)]
     pub github: bool,
-    /// A time limit per test, in seconds [default: 10]
+    /// A time limit per test, in seconds [default: 10]. A test also stops when its implementation spins (uses a twentieth of the limit in processor time) or waits with nothing running (for a fifth of it), and fails for time only if it stops again when run alone after the others: a busy machine costs no test its verdict.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
-    /// How long one submission's tests may hang in total, in seconds: the time each runs past ten times the median test (at least 1 s; 5 s until 16 tests have ended), or past the moment its implementation has used ten times the median test's processor time (at least 0.3 s: it spins), while it runs or up to its limit (a test that ends on its own spends nothing); past it, its tests still running are stopped and the rest not run, each failing with that reason [default: 15]
+    /// How long the confirmations of one submission's tests that stop for time may take, in seconds: each stopped again spends what stopped it (the processor time, the waiting or the limit); past the budget, its other stopped tests fail unconfirmed ("over budget") [default: 15]
     #[arg(long, value_name = "SECS")]
     pub budget: Option<f64>,
     /// A time limit for the build, in seconds [default: 600]
     #[arg(long, value_name = "SECS")]
     pub build_timeout: Option<f64>,
-    /// How many tests run at once; a test past the budget's grace (hanging, most likely) makes room for another, up to 2N in all [default: four per CPU].
+    /// How many tests run at once; a test whose processes all wait (hanging, most likely) makes room for another, up to 2N in all [default: four per CPU].
     #[arg(long, short, value_name = "N")]
     pub jobs: Option<usize>,
     /// Grade only share K of N of the paths (for parallel runners), e.g. 2/4; `auto` reads it from the environment (FENCELAB_SHARD, JOB_COMPLETION_INDEX, SLURM_ARRAY_TASK_ID, CI_NODE_INDEX).

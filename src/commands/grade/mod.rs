@@ -73,7 +73,7 @@ pub(crate) struct GradeReport {
     #[serde(default)]
     pub build_limit_secs: f64,
     /// What one submission's slow tests may take in total (`--budget`;
-    /// `engine::budget`), if there was a bound: it changes scores, so
+    /// `engine::hangs`), if there was a bound: it changes scores, so
     /// reports record it and shards graded under two budgets do not merge.
     #[serde(default)]
     pub budget_secs: Option<f64>,

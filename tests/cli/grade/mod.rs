@@ -286,16 +286,17 @@ fn each_hostile_case_ends_as_what_it_is() {
 
 #[test]
 fn hostile_cases_stay_within_their_limits_and_leave_nothing_behind() {
-    // A hanging submission is stopped at the limit given, each of its tests
-    // on its own. It sleeps rather than spins: a wall-clock limit is what
-    // stops it (a limit on processor time would not), and nine tests spinning
-    // for 5 s each cost up to 45 CPU-s on a quiet machine. A spinning
-    // submission is graded in `shards::a_submission_that_hangs_...` (its
-    // budget) and `engine::budget`'s tests, and in step 2 in `python::`'s
-    // hostile batch.
+    // A submission that sleeps is stopped once its tests have waited with
+    // nothing running for a fifth of the limit given (1 s of 5 s), each
+    // test on its own, and confirmed alone: nine at 1 s each fit in the
+    // 15 s budget. A spinning submission is graded in
+    // `shards::a_submission_that_spins_...` and `engine::hangs`' tests, and
+    // in step 2 in `python::`'s hostile batch.
     for t in failing(submission("hangs_in_claim_many.rs")) {
         assert_eq!(t["outcome"], "timed_out", "{t}");
         assert_eq!(t["limit_secs"], 5.0, "{t}");
+        assert_eq!(t["stopped_by"], "waits", "{t}");
+        assert_eq!(t["confirmed"], true, "{t}");
     }
     // The fixtures start `sleep 300`, `setsid sleep 301` and `setsid env -i
     // sleep 302`: none may survive, nor anything else of the run.
