@@ -224,8 +224,7 @@ mod tests {
     fn the_defaults_help_states_are_the_policy_s() {
         use crate::engine::policy::{
             BASELINE_LIMIT, DEFAULT_BUDGET, DEFAULT_BUILD_LIMIT, DEFAULT_TEST_LIMIT, LIMIT_FACTOR,
-            LIMIT_FLOOR,
-            Policy, Trust,
+            LIMIT_FLOOR, Policy, Trust,
         };
         let help = |name: &str| {
             let command = Cli::command_with_exit_codes();

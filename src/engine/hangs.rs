@@ -223,11 +223,18 @@ impl Confirmations {
 
     /// Trial `id` of `group` ended as `outcome` after `took`: whether it
     /// is to be run again (it was stopped for time).
-    pub(super) fn wanted(&mut self, group: &str, id: usize, outcome: &TestOutcome, took: Duration) -> bool {
+    pub(super) fn wanted(
+        &mut self,
+        group: &str,
+        id: usize,
+        outcome: &TestOutcome,
+        took: Duration,
+    ) -> bool {
         let TestOutcome::TimedOut { stopped_by, .. } = outcome else {
             return false;
         };
-        self.pending.push((group.to_string(), id, *stopped_by, took));
+        self.pending
+            .push((group.to_string(), id, *stopped_by, took));
         true
     }
 
@@ -243,8 +250,12 @@ impl Confirmations {
             *first = (*first).min(*id);
         }
         let mut pending = std::mem::take(&mut self.pending);
-        pending.sort_by_key(|(group, id, rule, _)| (first_of[group], *rule != TimeRule::Limit, *id));
-        pending.into_iter().map(|(group, id, _, _)| (group, id)).collect()
+        pending
+            .sort_by_key(|(group, id, rule, _)| (first_of[group], *rule != TimeRule::Limit, *id));
+        pending
+            .into_iter()
+            .map(|(group, id, _, _)| (group, id))
+            .collect()
     }
 
     /// Whether `group` may run one more confirmation.
@@ -348,7 +359,11 @@ fn look_at<'a>(
                     .unwrap_or_default();
             }
             if let Ok(children) = std::fs::read_to_string(path.join("children")) {
-                pending.extend(children.split_whitespace().filter_map(|c| c.parse::<u32>().ok()));
+                pending.extend(
+                    children
+                        .split_whitespace()
+                        .filter_map(|c| c.parse::<u32>().ok()),
+                );
             }
         }
     }
@@ -442,7 +457,11 @@ mod tests {
         let watch = Watch::default();
         for (id, child) in spinners.iter().enumerate() {
             watch.begin(id, rules);
-            watch.caged(id, &cage_of(cages.path(), &format!("c{id}"), child), Vec::new());
+            watch.caged(
+                id,
+                &cage_of(cages.path(), &format!("c{id}"), child),
+                Vec::new(),
+            );
         }
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(2) {
@@ -516,7 +535,10 @@ mod tests {
              confirmed: run again alone after the other tests, it was stopped again"
         );
         // A trial that ended on its own as it was stopped keeps its verdict.
-        assert_eq!(stopped(TestOutcome::Passed, rule, true), TestOutcome::Passed);
+        assert_eq!(
+            stopped(TestOutcome::Passed, rule, true),
+            TestOutcome::Passed
+        );
         let at_limit = stopped(TestOutcome::timed_out(10.0), None, false);
         assert_eq!(at_limit, TestOutcome::timed_out(10.0));
     }

@@ -750,7 +750,8 @@ fn finish(
             kill_group(group, libc::SIGTERM);
             if recv_ended(&rx, Some(GRACE)).is_none() {
                 kill_group(group, libc::SIGKILL);
-                let _ = recv_ended(&rx, None).ok_or_else(|| std::io::Error::other("its waiter ended"))?;
+                let _ = recv_ended(&rx, None)
+                    .ok_or_else(|| std::io::Error::other("its waiter ended"))?;
             }
             None
         }

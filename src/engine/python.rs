@@ -1225,9 +1225,7 @@ impl Zygotes {
     /// server, that trial is forked too, from a server started again if
     /// its last trial let it go.
     pub(crate) fn expect_again(&self, host: &Host) {
-        if self.forks
-            && host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE)
-        {
+        if self.forks && host.program.file_name().and_then(|n| n.to_str()) == Some(SERVER_FILE) {
             let id = (host.program.clone(), host.key.clone());
             *self
                 .waiting

@@ -15,8 +15,8 @@ use std::time::Duration;
 
 use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, Net, SPACE, Space};
-use crate::engine::hangs::{self, Confirmations, Rules, Watch};
 use crate::engine::builder::Host;
+use crate::engine::hangs::{self, Confirmations, Rules, Watch};
 use crate::engine::outcome::TestOutcome;
 use crate::engine::process::{self, Limits, cage_error};
 use crate::error::Error;
@@ -401,7 +401,12 @@ impl Runner {
 
     /// Runs trial `index` again alone: its outcome is confirmed if it is
     /// stopped again.
-    fn trial_again(&self, trial: &Trial, index: usize, shared: &Shared) -> Result<TrialResult, Error> {
+    fn trial_again(
+        &self,
+        trial: &Trial,
+        index: usize,
+        shared: &Shared,
+    ) -> Result<TrialResult, Error> {
         self.trial_as(trial, index, shared, true)
     }
 
@@ -416,7 +421,8 @@ impl Runner {
         let group = net_group(trial);
         let net = shared.nets.take(&group)?;
         let stop = shared.watch.begin(index, Rules::for_limit(trial.limit));
-        let caged = |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);
+        let caged =
+            |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);
         let ran = self.run_one(trial, &dir, net.as_deref(), &caged, &stop, shared);
         let rule = shared.watch.end(index);
         let mut result = ran?;

@@ -24,5 +24,6 @@ mod predictions;
 mod python;
 mod python_lab;
 mod python_mine;
+mod same_score;
 mod shards;
 mod verify_outcomes;

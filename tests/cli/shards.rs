@@ -94,7 +94,7 @@ fn comparable(mut report: Value) -> Value {
     report
 }
 
-fn read(path: &Path) -> Value {
+pub(crate) fn read(path: &Path) -> Value {
     serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
@@ -337,7 +337,7 @@ fn a_shard_run_twice_with_results_grades_nothing_again_and_writes_the_same_repor
 
 /// Runs `script` (bash) with `env`, as the platform would; returns its exit
 /// code and what it printed.
-fn run_script(script: &Path, env: &[(&str, &Path)]) -> (i32, String) {
+pub(crate) fn run_script(script: &Path, env: &[(&str, &Path)]) -> (i32, String) {
     let mut command = Command::new("bash");
     command.arg(script);
     for name in SHARD_VARIABLES {
@@ -364,7 +364,7 @@ fn run_script(script: &Path, env: &[(&str, &Path)]) -> (i32, String) {
 }
 
 /// Writes the bundle for `platform` into `dir` with `fencelab autograder`.
-fn bundle(platform: &str, dir: &Path) {
+pub(crate) fn bundle(platform: &str, dir: &Path) {
     let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
         .args(["autograder", platform, "-o"])
         .arg(dir)

@@ -284,10 +284,7 @@ fn outcome_words(outcome: &TestOutcome, lang: Lang) -> (&'static str, Option<Str
             Lang::En => outcome.label(),
             Lang::Ja => "予算切れ",
         };
-        return (
-            label,
-            Some(over_budget_message(*budget_secs, lang)),
-        );
+        return (label, Some(over_budget_message(*budget_secs, lang)));
     }
     let label = match (lang, outcome.label()) {
         (Lang::Ja, "passed") => "合格",
