@@ -111,6 +111,16 @@ impl Judges {
             schedule::scheduled(source, run)
         }
     }
+
+    /// `source` whose `claim_many` lets the first owner lead every time
+    /// (`lab::schedule::first_leads`).
+    fn first_leads(&self, source: &str) -> Result<String, mutant::Stale> {
+        if self.python {
+            super::python::first_leads(source)
+        } else {
+            schedule::first_leads(source)
+        }
+    }
 }
 
 /// How to judge.
@@ -143,8 +153,13 @@ impl Correct<'_> {
 struct Plan<'a> {
     implementations: Vec<Implementation>,
     correct: Vec<Correct<'a>>,
-    /// The mutants that apply to the reference, each with its implementation.
-    mutants: Vec<(&'a Mutant, usize)>,
+    /// The mutants that apply to the reference, each with its
+    /// implementation, and whether its `claim_many` races for real (it
+    /// changes `claim_many`, so it cannot be scheduled as the reference).
+    mutants: Vec<(&'a Mutant, usize, bool)>,
+    /// The reference whose first owner always wins `claim_many`: it tells a
+    /// test that assumes so from one that contradicts the contract.
+    probe: usize,
 }
 
 /// Whose a run was.
@@ -152,7 +167,15 @@ struct Plan<'a> {
 enum Judge {
     Correct(usize),
     Mutant(usize),
+    Probe,
 }
+
+/// The freedom of which owner wins `claim_many` (`wheats/freedoms.toml`).
+const WINNER: &str = "claim-many-winner";
+
+/// How many runs of a test on an implementation whose `claim_many` races
+/// for real make its verdict there evidence: the same on each of them.
+const RACING_RUNS: usize = 3;
 
 impl<'a> Plan<'a> {
     fn new(judges: &'a Judges) -> Result<Plan<'a>, Error> {
@@ -204,16 +227,32 @@ impl<'a> Plan<'a> {
                 implementation: add(code),
             });
         }
-        // A mutant that does not apply to the reference judges nothing.
+        // A mutant that does not apply to the reference judges nothing;
+        // one that keeps claim_many races as the reference's first run, so
+        // that which owner wins is never chance (as the variants).
         let mutants = judges
             .mutants
             .iter()
-            .filter_map(|m| Some((m, add(m.apply(reference).ok()?))))
+            .filter_map(|m| {
+                let code = m.apply(reference).ok()?;
+                Some(match judges.scheduled(&code, 0) {
+                    Ok(scheduled) => (m, add(scheduled), false),
+                    Err(_) => (m, add(code), true),
+                })
+            })
             .collect();
+        let probe = judges.first_leads(reference).map_err(|stale| {
+            Error::internal(format!(
+                "the reference's probe does not apply: {}",
+                stale.describe(Path::new(file))
+            ))
+        })?;
+        let probe = add(probe);
         Ok(Plan {
             implementations,
             correct,
             mutants,
+            probe,
         })
     }
 
@@ -225,7 +264,7 @@ impl<'a> Plan<'a> {
                 scenario(correct.implementation, Tests::All),
             )
         });
-        let mutants = (self.mutants.iter().enumerate()).map(|(m, &(_, implementation))| {
+        let mutants = (self.mutants.iter().enumerate()).map(|(m, &(_, implementation, _))| {
             (Judge::Mutant(m), scenario(implementation, Tests::All))
         });
         correct.chain(mutants).collect()
@@ -263,7 +302,52 @@ impl<'a> Plan<'a> {
                 }
             }
         }
+        // A test that fails on the reference, on the reference whose first
+        // owner always wins: passing there, it assumed the winner.
+        let on_reference: Vec<SuiteTest> = evidence
+            .tests
+            .iter()
+            .filter(|t| self.fails_on_the_reference(evidence, &t.name))
+            .cloned()
+            .collect();
+        if !on_reference.is_empty() {
+            scenarios.push((
+                Judge::Probe,
+                scenario(self.probe, Tests::Only(on_reference.clone())),
+            ));
+        }
+        // On a mutant whose claim_many races for real, a verdict that could
+        // count (a catch; a pass that could name a misconception) runs
+        // again, so that only one seen on every run counts.
+        for _ in 1..RACING_RUNS {
+            for (m, &(_, implementation, racing)) in self.mutants.iter().enumerate() {
+                let counts = |t: &&SuiteTest| {
+                    evidence.failed(&t.name, Judge::Mutant(m)) || on_reference.contains(t)
+                };
+                let tests: Vec<SuiteTest> = match racing {
+                    true => evidence.tests.iter().filter(counts).cloned().collect(),
+                    false => Vec::new(),
+                };
+                if !tests.is_empty() {
+                    scenarios.push((
+                        Judge::Mutant(m),
+                        scenario(implementation, Tests::Only(tests)),
+                    ));
+                }
+            }
+        }
         scenarios
+    }
+
+    /// `test` failed on every run of the reference (in the first round).
+    fn fails_on_the_reference(&self, evidence: &Evidence, test: &str) -> bool {
+        let reference: Vec<Judge> = (self.correct.iter().enumerate())
+            .filter(|(_, c)| c.wheat.is_none())
+            .map(|(c, _)| Judge::Correct(c))
+            .collect();
+        reference
+            .iter()
+            .all(|&j| evidence.failed_every_run(test, j))
     }
 }
 
@@ -308,6 +392,12 @@ impl Evidence {
     /// It passed on `judge` (on every run).
     fn passed(&self, test: &str, judge: Judge) -> bool {
         self.of(test).any(|(j, _)| *j == judge) && !self.failed(test, judge)
+    }
+
+    /// It ran on `judge` and failed on every run there.
+    fn failed_every_run(&self, test: &str, judge: Judge) -> bool {
+        self.of(test).any(|(j, _)| *j == judge)
+            && self.of(test).all(|(j, o)| *j != judge || !o.passed())
     }
 
     fn fails_somewhere(&self, plan: &Plan, test: &str) -> bool {
@@ -408,7 +498,7 @@ pub fn judge(
         .iter()
         .flat_map(|t| t.catches.iter().map(String::as_str))
         .collect();
-    let mutants: Vec<&Mutant> = plan.mutants.iter().map(|(m, _)| *m).collect();
+    let mutants: Vec<&Mutant> = plan.mutants.iter().map(|(m, _, _)| *m).collect();
     let missed: Vec<&Mutant> = mutants
         .iter()
         .copied()
@@ -417,7 +507,7 @@ pub fn judge(
     let mutant_impl: BTreeMap<&str, usize> = plan
         .mutants
         .iter()
-        .map(|(m, i)| (m.id.as_str(), *i))
+        .map(|(m, i, _)| (m.id.as_str(), *i))
         .collect();
     let observations = observations(&missed, &plan, &mutant_impl, options, scratch)?;
     report.steps = thoroughness(&mutants, &caught, &observations);
@@ -456,6 +546,21 @@ fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
         .collect();
     // The most telling first: the reference, the variants, the full wheats.
     wrong_on.sort_by_key(|(c, _)| (c.wheat.is_some(), !c.variant()));
+    // Failing on every run of the reference and passing where the first
+    // owner always wins, it assumed which owner wins: that freedom, with its
+    // variant as the evidence. Only what every judgement shows is said: the
+    // reference's runs and that variant (the full wheats' claim_many races
+    // for real, so their verdicts there are chance).
+    let winner = evidence.passed(test, Judge::Probe)
+        && wrong_on.iter().any(|(c, w)| c.wheat.is_none() && !w.racy());
+    if winner {
+        wrong_on.retain(|(c, _)| {
+            c.wheat.is_none()
+                || c.variant()
+                    && c.wheat
+                        .is_some_and(|w| w.freedoms.iter().any(|f| f == WINNER))
+        });
+    }
     let racy = wrong_on.iter().any(|(_, w)| w.racy());
     let on_reference = wrong_on.iter().any(|(c, _)| c.wheat.is_none());
     if racy {
@@ -467,7 +572,9 @@ fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
         wrong_on
             .retain(|(c, w)| c.variant() || c.wheat.is_none() || (w.racy() && !reference_races));
     }
-    let assumed: Vec<String> = if on_reference && !racy {
+    let assumed: Vec<String> = if winner {
+        vec![WINNER.to_string()]
+    } else if on_reference && !racy {
         Vec::new()
     } else {
         let mut freedoms: Vec<String> = wrong_on
@@ -482,6 +589,7 @@ fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
     let invalid = match () {
         _ if wrong_on.is_empty() => None,
         _ if racy => Some(Invalid::Racy),
+        _ if winner => Some(Invalid::AssumesAFreedom),
         _ if on_reference => Some(Invalid::FailsOnReference),
         _ if !assumed.is_empty() => Some(Invalid::AssumesAFreedom),
         _ => Some(Invalid::FailsOnAFullWheat),
@@ -493,8 +601,8 @@ fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
     };
     let catches = if invalid.is_none() {
         (plan.mutants.iter().enumerate())
-            .filter(|(m, _)| evidence.failed(test, Judge::Mutant(*m)))
-            .map(|(_, (m, _))| m.id.clone())
+            .filter(|(m, _)| evidence.failed_every_run(test, Judge::Mutant(*m)))
+            .map(|(_, (m, _, _))| m.id.clone())
             .collect()
     } else {
         Vec::new()
@@ -534,7 +642,7 @@ fn misconceptions(plan: &Plan, evidence: &Evidence, test: &str) -> Vec<String> {
     };
     let mut candidates: Vec<(usize, usize, &str)> = (plan.mutants.iter().enumerate())
         .filter(|(m, _)| evidence.passed(test, Judge::Mutant(*m)))
-        .map(|(m, (mutant, _))| {
+        .map(|(m, (mutant, _, _))| {
             let changed = (evidence.tests.iter())
                 .filter(|other| other.name != test)
                 .filter(|other| {

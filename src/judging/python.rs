@@ -48,6 +48,17 @@ pub(crate) fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
     apply(source, find, &replace)
 }
 
+/// `source` with a `claim_many` in which the first owner always leads
+/// (`lab::schedule::first_leads`, in Python).
+pub(crate) fn first_leads(source: &str) -> Result<String, Stale> {
+    let (find, replace) = gated();
+    let leads = "    # fencelab's probe of the reference: the first owner always leads.
+    leader = 0
+";
+    let replace = apply(replace, LAST_LEADS, leads)?;
+    apply(source, find, &replace)
+}
+
 /// Where a Python lab's own tests are, beside its `lease.py` (where pytest
 /// would find them too, importing the learner's own `lease`).
 pub(crate) const LAB_TESTS: &str = "test_lease.py";

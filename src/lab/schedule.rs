@@ -81,6 +81,21 @@ pub(crate) fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
     apply(source, find, &replace)
 }
 
+/// `source` with a `claim_many` in which the first owner always leads: a
+/// correct implementation that tells a test assuming the first owner wins
+/// from one that contradicts the contract (`judging::judge`).
+pub(crate) fn first_leads(source: &str) -> Result<String, Stale> {
+    let (find, replace) = gated();
+    let leads = "    if owners.is_empty() {
+        return Ok(Vec::new());
+    }
+    // fencelab's probe of the reference: the first owner always leads.
+    let leader = 0;
+";
+    let replace = apply(replace, LAST_LEADS, leads)?;
+    apply(source, find, &replace)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -189,25 +189,29 @@ fn hanging_functions_score_the_same_alone_thrice_loaded_and_in_the_bundles() {
             (name, runs[0].clone())
         })
         .collect();
-    // Together, with a correct one, beside four busy processes per core.
-    let correct = write(
-        dir.path(),
-        "correct.rs",
-        fencelab::lab::reference::REFERENCE,
-    );
-    let mut batch = files.clone();
-    batch.push(correct);
-    let (report, secs) = {
-        let _busy = Busy::start(4);
-        grade(&batch, &[])
-    };
-    eprintln!("the loaded batch of five: {secs:.1} s");
-    for (name, submission) in by_name(&report) {
-        match alone.iter().find(|(n, _)| *n == name) {
-            Some((_, verdicts_alone)) => {
-                assert_eq!(&verdicts(submission), verdicts_alone, "{name}")
+    // Together, with a correct one, beside four busy processes per core:
+    // an edition a batch.
+    let python = std::fs::read_to_string(root().join("python/lease.py")).unwrap();
+    for (extension, reference) in [("rs", fencelab::lab::reference::REFERENCE), ("py", &python)] {
+        let correct = write(dir.path(), &format!("correct.{extension}"), reference);
+        let mut batch: Vec<PathBuf> = files
+            .iter()
+            .filter(|f| f.extension().is_some_and(|e| e == extension))
+            .cloned()
+            .collect();
+        batch.push(correct);
+        let (report, secs) = {
+            let _busy = Busy::start(4);
+            grade(&batch, &[])
+        };
+        eprintln!("the loaded batch of three (.{extension}): {secs:.1} s");
+        for (name, submission) in by_name(&report) {
+            match alone.iter().find(|(n, _)| *n == name) {
+                Some((_, verdicts_alone)) => {
+                    assert_eq!(&verdicts(submission), verdicts_alone, "{name}")
+                }
+                None => assert_eq!(submission["score"], 100.0, "{name}"),
             }
-            None => assert_eq!(submission["score"], 100.0, "{name}"),
         }
     }
     // The Rust ones through Gradescope's and PrairieLearn's bundles.

@@ -256,6 +256,24 @@ fn every_judgement_tells_the_same_true_reason() {
     assert_eq!(racy.assumed, ["claim-many-winner"]);
     assert!(racy.misconceptions.is_empty(), "{:?}", racy.misconceptions);
 
+    // Failing on every run of the reference, passing where the first owner
+    // always wins: the winner, not a misconception; and only what every
+    // judgement shows (the reference's runs, the variants).
+    let ten = test(&report, "the_first_of_eight_owners_wins_ten_times");
+    assert_eq!(
+        ten.invalid,
+        Some(mine::Invalid::AssumesAFreedom),
+        "{ten:#?}"
+    );
+    assert_eq!(ten.assumed, ["claim-many-winner"]);
+    assert!(ten.misconceptions.is_empty(), "{:?}", ten.misconceptions);
+    let on: Vec<&str> = ten
+        .wrong_on
+        .iter()
+        .map(|w| w.implementation.as_str())
+        .collect();
+    assert_eq!(on, ["reference", "variant-claim-many-winner"], "{ten:#?}");
+
     let journal = test(&report, "the_database_keeps_the_default_journal");
     assert_eq!(journal.invalid, Some(mine::Invalid::AssumesAFreedom));
     assert_eq!(journal.assumed, ["journal-mode"], "{:?}", journal.wrong_on);
