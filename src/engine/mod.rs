@@ -48,6 +48,7 @@ pub(crate) mod process;
 pub(crate) mod python;
 pub mod runner;
 mod scenario;
+mod served;
 pub mod scratch;
 
 pub use scenario::{Scenario, ScenarioKind, ScenarioResult, TestRuns, Tests};

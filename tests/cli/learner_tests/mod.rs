@@ -13,6 +13,8 @@ use std::path::Path;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use fencelab::judging::{self as mine, Judges, TestsReport};
 use fencelab::lab::reference::items;
 
@@ -296,6 +298,45 @@ fn every_judgement_tells_the_same_true_reason() {
             .unified_diff()
             .to_string();
         panic!("two judgements of one file differ:\n{diff}");
+    }
+}
+
+/// The same file judged four times against every correct implementation
+/// and every mutant, the machine's other tests beside it: byte for byte the
+/// same JSON each time. Its winner tests (one racing on the reference's
+/// runs, one failing them all) name the freedom, never a misconception.
+#[test]
+#[ignore = "slow: .ci/run step 2"]
+fn four_judgements_against_everything_are_byte_for_byte_the_same() {
+    let dir = lab(&fixture("told_the_same.rs"), &[]);
+    let reports: Vec<String> = (0..4)
+        .map(|_| json_of(&judge_against(dir.path(), None, judges())))
+        .collect();
+    for (i, other) in reports.iter().enumerate().skip(1) {
+        if *other != reports[0] {
+            let diff = similar::TextDiff::from_lines(&reports[0], other)
+                .unified_diff()
+                .to_string();
+            panic!("judgement {i} differs from the first:\n{diff}");
+        }
+    }
+    let report: Value = serde_json::from_str(&reports[0]).unwrap();
+    for name in [
+        "the_first_owner_wins_claim_many",
+        "the_first_of_eight_owners_wins_ten_times",
+    ] {
+        let t = report["tests"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["test"] == name)
+            .unwrap();
+        assert_eq!(
+            t["assumed"],
+            serde_json::json!(["claim-many-winner"]),
+            "{t}"
+        );
+        assert_eq!(t["misconceptions"], serde_json::json!([]), "{t}");
     }
 }
 
