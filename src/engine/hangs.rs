@@ -27,7 +27,7 @@ use crate::engine::process::Stop;
 
 /// How much processor time a trial's untrusted side may use, per 10 s of
 /// its limit. A trial of the reference uses 2 to 20 ms (bench/RESULTS.md).
-const SPIN_PER_10S: Duration = Duration::from_millis(500);
+const SPIN_PER_10S: Duration = Duration::from_millis(300);
 /// How long a trial may wait with nothing running, per 10 s of its limit.
 /// The suite's own waits (a lock held 400 ms) are shorter.
 const WAIT_PER_10S: Duration = Duration::from_secs(2);
@@ -44,6 +44,16 @@ pub(super) struct Rules {
 }
 
 impl Rules {
+    /// The rules of a first run of a trial whose implementation already
+    /// hangs in another: quicker to stop, since a trial they stop is run
+    /// again under the full rules before it costs anything.
+    fn known_to_hang(self) -> Rules {
+        Rules {
+            spin: self.spin / 5,
+            wait: self.wait / 4,
+        }
+    }
+
     /// The rules of a trial whose limit is `limit`: a longer limit given
     /// (`--timeout`) is more patience with every rule.
     pub(super) fn for_limit(limit: Duration) -> Rules {
@@ -58,12 +68,24 @@ impl Rules {
 /// The running trials of a run, looked at from one thread (`look`).
 #[derive(Default)]
 pub(super) struct Watch {
-    trials: Mutex<HashMap<usize, Watched>>,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    trials: HashMap<usize, Watched>,
+    /// The implementations (`Runner::confirmation_group`) with a first run
+    /// stopped by a rule.
+    hanging: HashSet<String>,
 }
 
 struct Watched {
     started: Instant,
+    /// Whose trial it is (`Runner::confirmation_group`).
+    group: String,
     rules: Rules,
+    /// A run again alone: always under the full rules.
+    confirming: bool,
     stop: Arc<Stop>,
     /// The memory cgroup of the untrusted side's cage: its processor time
     /// is what spins.
@@ -89,14 +111,23 @@ struct Look {
 }
 
 impl Watch {
-    /// Trial `id` starts now, under `rules`: the handle to stop it by.
-    pub(super) fn begin(&self, id: usize, rules: Rules) -> Arc<Stop> {
+    /// Trial `id` of `group` starts now, under `rules` (`confirming`: run
+    /// again alone): the handle to stop it by.
+    pub(super) fn begin(
+        &self,
+        id: usize,
+        group: &str,
+        rules: Rules,
+        confirming: bool,
+    ) -> Arc<Stop> {
         let stop = Arc::new(Stop::default());
-        self.lock().insert(
+        self.lock().trials.insert(
             id,
             Watched {
                 started: Instant::now(),
+                group: group.to_string(),
                 rules,
+                confirming,
                 stop: stop.clone(),
                 cage: None,
                 also: Vec::new(),
@@ -111,7 +142,7 @@ impl Watch {
     /// Trial `id`'s untrusted side runs in the memory cgroup `cage`, and
     /// other processes of it in `also`.
     pub(super) fn caged(&self, id: usize, cage: &Path, also: Vec<PathBuf>) {
-        if let Some(w) = self.lock().get_mut(&id) {
+        if let Some(w) = self.lock().trials.get_mut(&id) {
             w.cage = Some(cage.to_path_buf());
             w.also = also;
         }
@@ -120,16 +151,26 @@ impl Watch {
     /// Trial `id` ended: the rule that stopped it, with its threshold, if
     /// one did.
     pub(super) fn end(&self, id: usize) -> Option<(TimeRule, Duration)> {
-        self.lock().remove(&id).and_then(|w| w.stopped_by)
+        self.lock().trials.remove(&id).and_then(|w| w.stopped_by)
     }
 
     /// How many running trials were asleep at their last look: waiting on
     /// their own, they leave the processor to others (`Working`).
     pub(super) fn asleep(&self) -> usize {
         self.lock()
+            .trials
             .values()
             .filter(|w| w.last.is_some_and(|l| l.asleep))
             .count()
+    }
+
+    /// How long to wait between two looks: 50 ms, 10 ms when one trial runs
+    /// (a run again alone), which its rule then stops sooner.
+    pub(super) fn pace(&self) -> Duration {
+        match self.lock().trials.len() {
+            0 | 1 => Duration::from_millis(10),
+            _ => Duration::from_millis(50),
+        }
     }
 
     /// Looks at every running trial past `LOOK_AFTER`, and stops those
@@ -138,6 +179,7 @@ impl Watch {
         let now = Instant::now();
         let due: Vec<(usize, Option<libc::pid_t>, PathBuf, Vec<PathBuf>)> = self
             .lock()
+            .trials
             .iter()
             .filter(|(_, w)| w.stopped_by.is_none() && now - w.started >= LOOK_AFTER)
             .filter_map(|(id, w)| Some((*id, w.stop.pid(), w.cage.clone()?, w.also.clone())))
@@ -145,9 +187,14 @@ impl Watch {
         for (id, judge, cage, also) in due {
             let spent = processor_time(&cage);
             let seen = look_at(judge, std::iter::once(&cage).chain(&also));
-            let mut trials = self.lock();
+            let mut state = self.lock();
+            let State { trials, hanging } = &mut *state;
             let Some(w) = trials.get_mut(&id) else {
                 continue;
+            };
+            let rules = match !w.confirming && hanging.contains(&w.group) {
+                true => w.rules.known_to_hang(),
+                false => w.rules,
             };
             let look = Look {
                 at: Instant::now(),
@@ -163,22 +210,25 @@ impl Watch {
                 w.waited += look.at - last.at;
             }
             w.last = Some(look);
-            let broken = if spent >= w.rules.spin {
-                Some((TimeRule::Spins, w.rules.spin))
-            } else if w.waited >= w.rules.wait {
-                Some((TimeRule::Waits, w.rules.wait))
+            let broken = if spent >= rules.spin {
+                Some((TimeRule::Spins, rules.spin))
+            } else if w.waited >= rules.wait {
+                Some((TimeRule::Waits, rules.wait))
             } else {
                 None
             };
             if let Some(rule) = broken {
                 w.stopped_by = Some(rule);
                 w.stop.stop();
+                if !w.confirming {
+                    hanging.insert(w.group.clone());
+                }
             }
         }
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<usize, Watched>> {
-        self.trials.lock().unwrap_or_else(|e| e.into_inner())
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
 
@@ -405,12 +455,19 @@ mod tests {
         let cages = tempfile::tempdir().unwrap();
         let watch = Watch::default();
         for (id, name) in ["spins", "sleeps", "works"].iter().enumerate() {
-            watch.begin(id, rules);
+            watch.begin(id, &format!("g{id}"), rules, false);
             watch.caged(id, &cage_of(cages.path(), name, &children[id]), Vec::new());
         }
         // However loaded the machine, until both are stopped, and at least
         // 2 s: the waiter's rule thrice over.
-        let stopped = |id| watch.lock().get(&id).and_then(|w| w.stopped_by).is_some();
+        let stopped = |id| {
+            watch
+                .lock()
+                .trials
+                .get(&id)
+                .and_then(|w| w.stopped_by)
+                .is_some()
+        };
         let started = Instant::now();
         while started.elapsed() < Duration::from_secs(2)
             || !(stopped(0) && stopped(1)) && started.elapsed() < Duration::from_secs(120)
@@ -456,7 +513,7 @@ mod tests {
         let cages = tempfile::tempdir().unwrap();
         let watch = Watch::default();
         for (id, child) in spinners.iter().enumerate() {
-            watch.begin(id, rules);
+            watch.begin(id, &format!("g{id}"), rules, false);
             watch.caged(
                 id,
                 &cage_of(cages.path(), &format!("c{id}"), child),
@@ -477,12 +534,49 @@ mod tests {
     }
 
     #[test]
+    fn an_implementation_that_hangs_is_stopped_sooner_in_first_runs_only() {
+        let rules = Rules {
+            spin: Duration::from_millis(250),
+            wait: Duration::from_secs(60),
+        };
+        let cages = tempfile::tempdir().unwrap();
+        let watch = Watch::default();
+        let spin = |id: usize, group: &str, confirming: bool| {
+            let mut child = std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap();
+            watch.begin(id, group, rules, confirming);
+            watch.caged(
+                id,
+                &cage_of(cages.path(), &format!("c{id}"), &child),
+                Vec::new(),
+            );
+            let started = Instant::now();
+            let stopped = || watch.lock().trials[&id].stopped_by.is_some();
+            while !stopped() && started.elapsed() < Duration::from_secs(120) {
+                watch.look();
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            child.kill().unwrap();
+            child.wait().unwrap();
+            watch.end(id).map(|(_, threshold)| threshold)
+        };
+        assert_eq!(spin(0, "g", false), Some(rules.spin));
+        // Another first run of the same implementation: a fifth of it.
+        assert_eq!(spin(1, "g", false), Some(rules.spin / 5));
+        // Run again alone, or another implementation: the full rule.
+        assert_eq!(spin(2, "g", true), Some(rules.spin));
+        assert_eq!(spin(3, "h", false), Some(rules.spin));
+    }
+
+    #[test]
     fn the_rules_grow_with_the_limit() {
         let default = Rules::for_limit(Duration::from_secs(10));
-        assert_eq!(default.spin, Duration::from_millis(500));
+        assert_eq!(default.spin, Duration::from_millis(300));
         assert_eq!(default.wait, Duration::from_secs(2));
         let long = Rules::for_limit(Duration::from_secs(60));
-        assert_eq!(long.spin, Duration::from_secs(3));
+        assert_eq!(long.spin, Duration::from_millis(1800));
         assert_eq!(long.wait, Duration::from_secs(12));
     }
 

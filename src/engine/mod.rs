@@ -48,8 +48,8 @@ pub(crate) mod process;
 pub(crate) mod python;
 pub mod runner;
 mod scenario;
-mod served;
 pub mod scratch;
+mod served;
 
 pub use scenario::{Scenario, ScenarioKind, ScenarioResult, TestRuns, Tests};
 

@@ -314,11 +314,11 @@ impl Runner {
         };
         std::thread::scope(|scope| -> Result<(), Error> {
             let (watch, ended) = (&watch, &ended);
-            // Every 50 ms, the running trials' processes (`hangs`).
+            // The running trials' processes, every 10 to 50 ms (`hangs`).
             scope.spawn(move || {
                 while !ended.load(Ordering::Relaxed) {
                     watch.look();
-                    std::thread::sleep(Duration::from_millis(50));
+                    std::thread::sleep(watch.pace());
                 }
             });
             // A trial asleep (waiting on its own, most likely for ever)
@@ -419,9 +419,10 @@ impl Runner {
         confirming: bool,
     ) -> Result<TrialResult, Error> {
         let dir = self.trial_dir(shared.base, index, confirming)?;
-        let group = net_group(trial);
-        let net = shared.nets.take(&group)?;
-        let stop = shared.watch.begin(index, Rules::for_limit(trial.limit));
+        let net = shared.nets.take(&net_group(trial))?;
+        let rules = Rules::for_limit(trial.limit);
+        let group = self.confirmation_group(trial);
+        let stop = shared.watch.begin(index, &group, rules, confirming);
         let caged =
             |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);
         let ran = self.run_one(trial, &dir, net.as_deref(), &caged, &stop, shared);

@@ -65,12 +65,21 @@ impl Targets {
         }
     }
 
+    /// Where the links planted for the judge point (`links_for_the_judge`):
+    /// it must stay empty.
+    fn outside(&self) -> PathBuf {
+        let outside = self.dir.path().join("outside");
+        let _ = std::fs::create_dir(&outside);
+        outside
+    }
+
     /// Fills the attack's placeholders.
     fn fill(&self, code: &str) -> String {
         code.replace("TCP_ADDR", &self.tcp.local_addr().unwrap().to_string())
             .replace("UDP_ADDR", &self.udp.local_addr().unwrap().to_string())
             .replace("UNIX_PATH", &self.unix_path.display().to_string())
             .replace("PEER_PATH", &self.peer.display().to_string())
+            .replace("OUTSIDE_DIR", &self.outside().display().to_string())
             .replace("ROOT", &root().display().to_string())
             .replace("HOME_DIR", &std::env::var("HOME").unwrap_or("/root".into()))
     }

@@ -16,7 +16,24 @@ const RENEW: &str =
     "    check_ttl(ttl)?;\n    check_now(now)?;\n    let conn = open(path.as_ref())?;";
 
 /// Attacks that run (name, code put at the start of `renew`).
-const RUNTIME: [(&str, &str); 15] = [
+const RUNTIME: [(&str, &str); 16] = [
+    (
+        "links_for_the_judge",
+        r#"{
+        let db = path.as_ref();
+        let out = std::path::Path::new("OUTSIDE_DIR");
+        let name = |suffix: &str| std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        for suffix in ["", "-journal", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(name(suffix));
+            let _ = std::os::unix::fs::symlink(out.join(format!("db{suffix}")), name(suffix));
+        }
+        if let Some(dir) = db.parent() {
+            let _ = std::fs::rename(dir, dir.with_extension("moved"));
+            let _ = std::os::unix::fs::symlink(out, dir);
+        }
+        return Ok(true);
+    }"#,
+    ),
     (
         "peer_via_proc",
         r#"{
@@ -463,6 +480,28 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
     }
     let memory = messages("memory_bomb");
     assert!(!memory.contains("ALLOCATED 64"), "{memory}");
+}
+
+/// The judge runs uncaged, as the grader's user: a link the implementation
+/// planted where its database or journal is, or where its directory is,
+/// is never followed (`tests/behaviour/support.rs`: `connect`, `Db`).
+#[test]
+fn links_planted_for_the_judge_lead_nowhere() {
+    let outside = graded().targets.outside();
+    let created: Vec<_> = std::fs::read_dir(&outside)
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert!(
+        created.is_empty(),
+        "the judge created {created:?} outside the trial"
+    );
+    let links = messages("links_for_the_judge");
+    assert!(
+        submission("links_for_the_judge")["score"].as_f64() < Some(100.0),
+        "{links}"
+    );
 }
 
 #[test]

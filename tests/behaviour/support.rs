@@ -14,26 +14,43 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, OptionalExtension, params};
-use tempfile::TempDir;
 
 use crate::lease;
 
-/// A database file of the test's own, in a temporary directory that is removed
+/// A database file of the test's own, removed with every file beside it
 /// when the test ends.
+///
+/// Its files are directly in the temporary directory (a trial's own): the
+/// implementation may write there, so a directory of the test's own could be
+/// swapped for a link out of the trial between two of the judge's opens. The
+/// judge's connections refuse links (`connect`), and the files it writes
+/// itself are created new, never through one (`create_beside`).
 pub struct Db {
-    dir: TempDir,
+    /// `jobs-XXXXXX` in the temporary directory: every file of the test's
+    /// begins with it.
+    stem: PathBuf,
     pub path: PathBuf,
 }
 
 impl Db {
     /// A path where no database exists yet.
     pub fn empty() -> Db {
-        let dir = tempfile::Builder::new()
-            .prefix("fencelab-")
-            .tempdir()
-            .expect("create a temporary directory for the test database");
-        let path = dir.path().join("jobs.db");
-        Db { dir, path }
+        let placeholder = tempfile::Builder::new()
+            .prefix("jobs-")
+            .tempfile()
+            .expect("create a file of the test's own in the temporary directory");
+        let stem = placeholder.path().to_path_buf();
+        // The name stays reserved: the placeholder is kept, and the database
+        // is beside it.
+        let _ = placeholder.keep();
+        let path = PathBuf::from(format!("{}.db", stem.display()));
+        Db { stem, path }
+    }
+
+    /// A path for a file of the test's own beside the database (`name`
+    /// distinguishes it), removed with it.
+    pub fn beside(&self, name: &str) -> PathBuf {
+        PathBuf::from(format!("{}-{name}", self.stem.display()))
     }
 
     /// A database after `init_db`.
@@ -49,11 +66,6 @@ impl Db {
         let added = lease::enqueue(&db.path, job_id).expect("enqueue on a fresh database");
         assert!(added, "enqueue of a new job must return true");
         db
-    }
-
-    /// The directory holding the database, for files a test needs beside it.
-    pub fn dir(&self) -> &Path {
-        self.dir.path()
     }
 
     /// The stored row of `job_id`, read through a connection of the test's own.
@@ -127,9 +139,43 @@ impl Db {
     }
 }
 
+/// Creates the empty file `path`, which must not exist yet: never through a
+/// link the implementation planted there (`O_CREAT | O_EXCL` follows none).
+fn create_beside(path: &Path) -> std::io::Result<()> {
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(path)
+        .map(drop)
+}
+
+impl Drop for Db {
+    /// Removes every file of the test's (a link among them is removed, not
+    /// followed).
+    fn drop(&mut self) {
+        let (Some(dir), Some(stem)) = (self.stem.parent(), self.stem.file_name()) else {
+            return;
+        };
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let stem = stem.as_encoded_bytes();
+        for entry in entries.flatten() {
+            if entry.file_name().as_encoded_bytes().starts_with(stem) {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
+}
+
 /// A connection of the test's own, separate from any the implementation opens.
+/// It refuses a path through a symbolic link (`SQLITE_OPEN_NOFOLLOW`): the
+/// implementation may plant one where the database is, and the judge runs
+/// uncaged.
 pub fn connect(path: &Path) -> Connection {
-    let conn = Connection::open(path).expect("open the test's own connection");
+    use rusqlite::OpenFlags;
+    let flags = OpenFlags::default() | OpenFlags::SQLITE_OPEN_NOFOLLOW;
+    let conn = Connection::open_with_flags(path, flags).expect("open the test's own connection");
     conn.busy_timeout(Duration::from_secs(10))
         .expect("set a busy timeout on the test's own connection");
     conn
@@ -822,7 +868,7 @@ pub fn claim_in_processes(
     let children: Vec<_> = owners
         .iter()
         .map(|owner| {
-            let ready = db.dir().join(format!("ready-{owner}"));
+            let ready = db.beside(&format!("ready-{owner}"));
             let spec = [
                 db.path.display().to_string(),
                 job_id.to_string(),
@@ -846,7 +892,11 @@ pub fn claim_in_processes(
     // Let go of the lock once every child is about to claim (or after a while, so
     // that a child that cannot start does not hang the test).
     let deadline = Instant::now() + Duration::from_secs(10);
-    while Instant::now() < deadline && !children.iter().all(|(_, ready)| ready.exists()) {
+    while Instant::now() < deadline
+        && !children
+            .iter()
+            .all(|(_, ready)| std::fs::symlink_metadata(ready).is_ok())
+    {
         std::thread::sleep(Duration::from_millis(5));
     }
     lock.wait_for_claimers(owners.len());
@@ -896,7 +946,7 @@ pub fn child_claim() {
     // call starts its process), so that the parent's window is not spent
     // starting it: a call on a database of the child's own.
     let _ = lease::init_db(format!("{ready}.warm-up.db"));
-    std::fs::write(ready, b"").expect("signal that the child is about to claim");
+    create_beside(Path::new(ready)).expect("signal that the child is about to claim");
     let answer = lease::claim(path, job_id, owner, float(now), float(ttl));
     println!("{CHILD_RESULT_PREFIX}{:?}", kind(&answer));
 }

@@ -278,8 +278,12 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         python_reference.replacen('\n', &format!("\n# {PEER_MARKER}\n"), 1),
     )
     .unwrap();
+    // The links the judge must never follow (`links_for_the_judge`) point
+    // at the first of them, and at it with a journal's suffix.
     let escapes = [
         PathBuf::from("/tmp/fencelab-python-escape"),
+        PathBuf::from("/tmp/fencelab-python-escape-journal"),
+        PathBuf::from("/tmp/fencelab-python-escape-wal"),
         home.join("fencelab-python-escape"),
         fixtures.join("fencelab-python-escape"),
     ];
@@ -292,6 +296,7 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
         "loops_in_claim.py",
         "forks_in_claim.py",
         "writes_outside.py",
+        "links_for_the_judge.py",
         "reaches_out_in_claim.py",
         "reads_what_is_not_its_own.py",
         "syntax_error.py",
@@ -347,6 +352,9 @@ fn hostile_python_submissions_get_no_credit_and_break_nothing() {
     assert!(fake["score"].as_f64().unwrap() < 80.0, "{stdout}");
     // Its writes outside the trial were refused; otherwise it is correct.
     assert_eq!(of("writes_outside.py")["score"].as_f64(), Some(100.0));
+    // The links it planted fail its own tests: the judge refuses to follow.
+    let links = of("links_for_the_judge.py");
+    assert!(links["score"].as_f64().unwrap() < 100.0, "{stdout}");
     for escape in &escapes {
         let escaped = escape.exists();
         let _ = std::fs::remove_file(escape);

@@ -160,7 +160,7 @@ fn a_function_that_hangs_fails_only_the_tests_that_call_it() {
             .iter()
             .filter(|t| t["confirmed"] == true && t["stopped_by"] == stopped_by)
             .count();
-        // 2 s of waiting or 0.5 s of processor time a confirmation, from a
+        // 2 s of waiting or 0.3 s of processor time a confirmation, from a
         // budget of 15 s: 8 confirmed of the sleeper's 16, all the spinner's.
         let expected = if stopped_by == "waits" { 8 } else { 16 };
         assert_eq!(confirmed, expected, "{name}: {submission}");
