@@ -1632,7 +1632,7 @@ unsafe fn limit() {
     }
 }
 
-/// No new privileges, then the Landlock ruleset.
+/// No new privileges, the Landlock ruleset, then no capability at all.
 unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
     unsafe {
         // Again: a change of credentials (a new user namespace) may clear it.
@@ -1643,6 +1643,52 @@ unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
         if let Some(fd) = ruleset
             && libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) != 0
         {
+            return Err(std::io::Error::last_os_error());
+        }
+        drop_capabilities()
+    }
+}
+
+/// Gives up every capability: the creator of a user namespace holds them
+/// all in it, and a program that is not executed (a Python server forked
+/// per trial) keeps them, where an executed one loses them.
+unsafe fn drop_capabilities() -> std::io::Result<()> {
+    const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+    #[repr(C)]
+    struct Header {
+        version: u32,
+        pid: libc::c_int,
+    }
+    #[repr(C)]
+    #[derive(Clone, Copy)]
+    struct Data {
+        effective: u32,
+        permitted: u32,
+        inheritable: u32,
+    }
+    unsafe {
+        // The bounding set first: dropping it needs CAP_SETPCAP. A number
+        // past the kernel's last capability is refused, and harmless.
+        for cap in 0..64 {
+            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let mut header = Header {
+            version: CAPABILITY_VERSION_3,
+            pid: 0,
+        };
+        let none = [Data {
+            effective: 0,
+            permitted: 0,
+            inheritable: 0,
+        }; 2];
+        if libc::syscall(libc::SYS_capset, &raw mut header, none.as_ptr()) != 0 {
             return Err(std::io::Error::last_os_error());
         }
     }

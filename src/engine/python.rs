@@ -1538,7 +1538,9 @@ mod tests {
         let root = Path::new(env!("CARGO_MANIFEST_DIR"));
         let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
         // The reference, refusing to be served unless it was forked from the
-        // forking server, with nothing of it open (only the standard streams
+        // forking server, holding no capability (a fork that is never
+        // executed keeps what its user namespace gave it, unless dropped),
+        // with nothing of it open (only the standard streams
         // and the listening socket), in the environment its judge gave it,
         // with the signal handlers of an interpreter started afresh here (none
         // of the forking server's, none left at the defaults the fork set).
@@ -1549,6 +1551,9 @@ mod tests {
              if _os.environ.get('TMPDIR') != _os.getcwd():\n    raise SystemExit('another environment')\n\
              if _signal.getsignal(_signal.SIGCHLD) != _signal.SIG_DFL:\n    raise SystemExit('a SIGCHLD handler')\n\
              if _sys._getframe(1).f_code.co_filename != _sys.argv[0]:\n    raise SystemExit('the server named after another file')\n\
+             for _line in open('/proc/self/status'):\n    \
+                 if _line.startswith(('CapEff', 'CapPrm', 'CapBnd', 'CapAmb', 'CapInh')) and int(_line.split()[1], 16):\n        \
+                 raise SystemExit(f'a capability: {{_line.strip()}}')\n\
              import ctypes as _ctypes\n\
              if _ctypes.CDLL(None).prctl(3, 0, 0, 0, 0) != 1:\n    raise SystemExit('not dumpable: its judge cannot read its descriptors')\n\
              _old = _ctypes.create_string_buffer(256)\n\

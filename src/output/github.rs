@@ -27,9 +27,11 @@ pub(crate) fn enabled(flag: bool) -> bool {
     flag || std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
-/// Escapes a workflow command's message.
+/// Escapes a workflow command's message: its control characters shown
+/// (`untrusted::visible`), then GitHub's own escapes.
 pub(crate) fn escape_data(text: &str) -> String {
-    text.replace('%', "%25")
+    crate::output::untrusted::visible(text)
+        .replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
@@ -37,6 +39,43 @@ pub(crate) fn escape_data(text: &str) -> String {
 /// Escapes a workflow command's property value.
 pub(crate) fn escape_property(text: &str) -> String {
     escape_data(text).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// While it lives, GitHub's runner reads no workflow command from what is
+/// printed (`::stop-commands::TOKEN` at its start, `::TOKEN::` when it is
+/// dropped): a line an implementation or a learner's test printed runs
+/// nothing. The token is random, so no such line can end the pause.
+pub(crate) struct Paused {
+    token: String,
+}
+
+/// Pauses the runner's reading of workflow commands (`Paused`).
+pub(crate) fn pause() -> Paused {
+    let token: String = (0..4)
+        .map(|_| {
+            format!(
+                "{:016x}",
+                getrandom::u64().unwrap_or_else(|_| fallback_token())
+            )
+        })
+        .collect();
+    println!("::stop-commands::{token}");
+    Paused { token }
+}
+
+/// A token where the OS's random source failed: the time and the process,
+/// which untrusted code printing before it cannot know to the nanosecond.
+fn fallback_token() -> u64 {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    nanos ^ u64::from(std::process::id()).rotate_left(32)
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        println!("::{}::", self.token);
+    }
 }
 
 /// The kind of an annotation.

@@ -13,5 +13,6 @@ pub mod progress;
 pub(crate) mod report_file;
 pub(crate) mod style;
 pub(crate) mod ticker;
+pub(crate) mod untrusted;
 pub mod width;
 pub mod worksheet;

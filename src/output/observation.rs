@@ -109,6 +109,9 @@ fn python_prose(text: &str) -> String {
 }
 
 fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n: usize) -> String {
+    // What the implementation printed, panicked with or returned is shown,
+    // never obeyed (`untrusted`).
+    let message = &crate::output::untrusted::visible(message);
     let mut w = words(lang);
     if edition == Edition::Python {
         w.field = match lang {

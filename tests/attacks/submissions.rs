@@ -16,7 +16,16 @@ const RENEW: &str =
     "    check_ttl(ttl)?;\n    check_now(now)?;\n    let conn = open(path.as_ref())?;";
 
 /// Attacks that run (name, code put at the start of `renew`).
-const RUNTIME: [(&str, &str); 16] = [
+const RUNTIME: [(&str, &str); 17] = [
+    (
+        "capabilities",
+        r#"{
+        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+        let caps: Vec<&str> = status.lines().filter(|l| l.starts_with("Cap")).collect();
+        let chroot = std::os::unix::fs::chroot("/").is_ok();
+        panic!("CAPS [{}] chroot={chroot}", caps.join(";"));
+    }"#,
+    ),
     (
         "links_for_the_judge",
         r#"{
@@ -480,6 +489,24 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
     }
     let memory = messages("memory_bomb");
     assert!(!memory.contains("ALLOCATED 64"), "{memory}");
+}
+
+/// Untrusted code holds no capability, in its user namespace or the
+/// machine's: none effective, permitted, inheritable, bounding or ambient.
+#[test]
+fn untrusted_code_holds_no_capability() {
+    let said = messages("capabilities");
+    let caps = said
+        .split("CAPS [")
+        .nth(1)
+        .and_then(|rest| rest.split(']').next())
+        .unwrap_or_else(|| panic!("{said}"));
+    assert_eq!(caps.split(';').count(), 5, "{said}");
+    for cap in caps.split(';') {
+        let value = cap.split_whitespace().nth(1).unwrap_or("?");
+        assert!(value.chars().all(|c| c == '0'), "{cap} in {said}");
+    }
+    assert!(said.contains("chroot=false"), "{said}");
 }
 
 /// The judge runs uncaged, as the grader's user: a link the implementation

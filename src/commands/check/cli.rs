@@ -75,6 +75,8 @@ pub(crate) fn main(
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<ExitCode, Error> {
+    // Nothing the learner's code prints runs as a workflow command.
+    let paused = crate::output::github::enabled(args.github).then(crate::output::github::pause);
     let dir = lab_dir(&args);
     let edition = crate::lab::edition::of(&dir)?;
     let lang = lang(&args);
@@ -130,6 +132,7 @@ pub(crate) fn main(
         lang,
     );
     printer.line(text.trim_end());
+    drop(paused);
     if crate::output::github::enabled(args.github) {
         let source = std::fs::read_to_string(&file).unwrap_or_default();
         let shown =

@@ -105,7 +105,8 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
     let s = &layout.out;
     let mut out = String::new();
     if let Some(errors) = &report.compile_errors {
-        let _ = writeln!(out, "{}\n\n{}", s.red(w.compile), errors.trim_end());
+        let errors = crate::output::untrusted::visible(errors.trim_end());
+        let _ = writeln!(out, "{}\n\n{errors}", s.red(w.compile));
         return out;
     }
     let valid = report.tests.iter().filter(|t| t.valid).count();
@@ -170,8 +171,9 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
         if t.invalid == Some(Invalid::FailsOnAFullWheat) {
             para(&mut out, w.no_variant);
         }
-        let mut message: Vec<&str> = first
-            .message
+        // The learner's test wrote it: shown, never obeyed.
+        let shown = crate::output::untrusted::visible(&first.message);
+        let mut message: Vec<&str> = shown
             .lines()
             .filter(|l| !l.starts_with("panicked at") && !l.trim().is_empty())
             // Python's marks under the failing expression say nothing here.

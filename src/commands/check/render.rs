@@ -107,7 +107,8 @@ pub fn render_check_of(
     let mut out = String::new();
     let steps = match checked {
         Checked::DoesNotCompile { errors } => {
-            let _ = writeln!(out, "{}\n\n{}", s.red(w.compile), errors.trim_end());
+            let errors = crate::output::untrusted::visible(errors.trim_end());
+            let _ = writeln!(out, "{}\n\n{errors}", s.red(w.compile));
             return out;
         }
         Checked::Ran { steps } => steps,

@@ -95,6 +95,8 @@ pub(crate) fn main(
         // Known before the long run.
         classroom_output()?;
     }
+    // Nothing a submission prints runs as a workflow command.
+    let paused = crate::output::github::enabled(args.github).then(crate::output::github::pause);
     let report = if args.merge {
         crate::commands::grade::merge::merge(&args.paths)?
     } else {
@@ -112,6 +114,7 @@ pub(crate) fn main(
     let text = crate::commands::grade::render_grade(&printer.layout(), &report);
     printer.line(text.trim_end());
     write_reports(&args, &report)?;
+    drop(paused);
     if crate::output::github::enabled(args.github) {
         use crate::output::github;
         github::print(&crate::commands::grade::github::annotations(&report));

@@ -4,6 +4,7 @@
 //! compiler's first location when it does not compile; and a Markdown summary
 //! (score, per-step table, what failed) for the job's page.
 
+use crate::output::untrusted::{one_line, visible};
 use std::fmt::Write as _;
 
 use crate::commands::grade::{GradeReport, SubmissionReport};
@@ -140,7 +141,7 @@ pub(crate) fn summary(report: &GradeReport) -> String {
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
-            cell(&s.name),
+            cell(&one_line(&s.name)),
             crate::commands::grade::points::score_shown(s),
             if s.passed_gate { "pass" } else { "**below**" },
             cells.join(" | ")
@@ -151,8 +152,12 @@ pub(crate) fn summary(report: &GradeReport) -> String {
             let _ = writeln!(
                 out,
                 "\n<details><summary><b>{}</b>: cannot be graded</summary>\n\n```text\n{}\n```\n</details>",
-                escape(&s.name),
-                errors.lines().take(40).collect::<Vec<_>>().join("\n")
+                escape(&one_line(&s.name)),
+                visible(errors)
+                    .lines()
+                    .take(40)
+                    .collect::<Vec<_>>()
+                    .join("\n")
             );
             continue;
         }
@@ -163,7 +168,7 @@ pub(crate) fn summary(report: &GradeReport) -> String {
         let _ = writeln!(
             out,
             "\n<details><summary><b>{}</b>: {} test(s) failed</summary>\n\n| test | outcome | observed |\n|---|---|---|",
-            escape(&s.name),
+            escape(&one_line(&s.name)),
             failing.len()
         );
         for t in &failing {
@@ -172,7 +177,7 @@ pub(crate) fn summary(report: &GradeReport) -> String {
                 "| `{}` | {} | {} |",
                 t.test,
                 t.outcome.label(),
-                cell(&observation(&s.message(t).unwrap_or_default(), 1))
+                cell(&observation(&visible(&s.message(t).unwrap_or_default()), 1))
             );
         }
         out.push_str("\n</details>\n");

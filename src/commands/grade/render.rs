@@ -13,6 +13,7 @@ use crate::output::observation;
 use crate::output::printer::{Layout, Printer, Verb, indent};
 use crate::output::progress::Progress;
 use crate::output::style::Style;
+use crate::output::untrusted::{one_line, visible};
 use crate::output::width::{display_width, pad_left, pad_right, wrap};
 
 /// How many failing tests of a step are shown (every one is in the JSON and JUnit).
@@ -70,17 +71,23 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
     } else {
         s.red("below")
     };
+    // A file's name is the submitter's: shown, never obeyed.
+    let (shown_name, shown_file) = (one_line(&r.name), one_line(&r.file));
     let name = if r.name == r.file {
-        s.bold(&r.name)
+        s.bold(&shown_name)
     } else {
-        format!("{} {}", s.bold(&r.name), s.dim(&format!("({})", r.file)))
+        format!(
+            "{} {}",
+            s.bold(&shown_name),
+            s.dim(&format!("({shown_file})"))
+        )
     };
     if let Some(reason) = &r.unusable {
         let _ = writeln!(
             out,
             "\n{name}: {}\n{}",
             s.red("cannot be graded (score 0):"),
-            wrap(&indent(reason, 2), layout.width)
+            wrap(&indent(&visible(reason), 2), layout.width)
         );
         return out;
     }
@@ -89,7 +96,7 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
             out,
             "\n{name}: {}\n{}",
             s.red("does not compile (score 0):"),
-            indent(errors.trim_end(), 4)
+            indent(&visible(errors.trim_end()), 4)
         );
         return out;
     }
@@ -181,7 +188,7 @@ fn render_table(layout: &Layout, report: &GradeReport) -> String {
     let name_width = report
         .submissions
         .iter()
-        .map(|r| display_width(&r.name))
+        .map(|r| display_width(&one_line(&r.name)))
         .max()
         .unwrap_or(10)
         .clamp(10, room);
@@ -200,7 +207,7 @@ fn render_table(layout: &Layout, report: &GradeReport) -> String {
         let _ = writeln!(
             out,
             "  {}  {:>7}  {gate}  {steps}",
-            pad_right(&keep_end(&r.name, name_width), name_width),
+            pad_right(&keep_end(&one_line(&r.name), name_width), name_width),
             points::score_shown(r)
         );
     }
@@ -223,7 +230,7 @@ fn graded_line(s: &Style, r: &SubmissionReport, done: usize, total: usize) -> St
             s.red("(below the gate)")
         )
     };
-    format!("[{done}/{total}] {} {what}", r.name)
+    format!("[{done}/{total}] {} {what}", one_line(&r.name))
 }
 
 /// The verdict's clauses after `head`, joined by "; " on as few lines of at

@@ -72,6 +72,8 @@ pub(crate) fn main(
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<ExitCode, Error> {
+    // Nothing an implementation prints runs as a workflow command.
+    let paused = crate::output::github::enabled(args.github).then(crate::output::github::pause);
     // In a Python lab (`lab::edition`), the Python edition and the lab's
     // language without a flag, as check and predict; a file given with
     // --impl says its edition by its extension.
@@ -181,6 +183,7 @@ pub(crate) fn main(
         let text = verify::html::render(&report, &mutants, lang);
         write(path, &text, "write the HTML report to")?;
     }
+    drop(paused);
     if crate::output::github::enabled(args.github) {
         printer.clear_progress();
         crate::output::github::print(&verify::github::annotations(&report, &mutants));
