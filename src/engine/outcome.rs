@@ -201,12 +201,12 @@ pub(crate) fn over_budget_message(budget_secs: f64, lang: crate::lab::lang::Lang
     use crate::lab::lang::Lang;
     match lang {
         Lang::En => format!(
-            "stopped for time, and not run again alone to confirm it: the submission's \
-             budget of {budget_secs} s for that was spent (--budget)"
+            "stopped for time, and not run again alone to confirm it: the budget of \
+             {budget_secs} s for confirming its implementation's tests was spent"
         ),
         Lang::Ja => format!(
             "時間切れで停止し、単独での再実行による確認はしませんでした: \
-             提出物の確認の予算 {budget_secs} 秒を使い切りました（--budget）"
+             実装のテストを確認する予算 {budget_secs} 秒を使い切りました"
         ),
     }
 }

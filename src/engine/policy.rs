@@ -151,7 +151,8 @@ impl Policy {
                 judge_caged: false,
                 launch: Launch::ByJudge,
                 shuffle: false,
-                budget: Some(DEFAULT_BUDGET),
+                // An instructor sees every hang confirmed: no budget.
+                budget: None,
             },
             Trust::Learner => Policy {
                 trust,

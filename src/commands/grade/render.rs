@@ -480,10 +480,10 @@ mod tests {
         assert!(!text.contains("crashed"), "{text}");
         let words: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
         assert!(
-            words.contains("not run again alone to confirm it: the submission's budget of 15 s")
+            words.contains("not run again alone to confirm it: the budget of 15 s")
                 && words.contains("it was stopped again")
                 && words.contains("(it spins)")
-                && text.contains("予算 15 秒を使い切りました")
+                && text.contains("15 秒を使い切りました")
                 && text.contains("確認済み"),
             "{text}"
         );
