@@ -20,10 +20,17 @@ const RUNTIME: [(&str, &str); 17] = [
     (
         "capabilities",
         r#"{
-        let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-        let caps: Vec<&str> = status.lines().filter(|l| l.starts_with("Cap")).collect();
+        unsafe extern "C" {
+            fn capget(header: *mut u32, data: *mut u32) -> i32;
+            fn prctl(option: i32, arg: u64, a: u64, b: u64, c: u64) -> i32;
+        }
+        let mut header = [0x2008_0522u32, 0];
+        let mut sets = [0u32; 6];
+        let got = unsafe { capget(header.as_mut_ptr(), sets.as_mut_ptr()) };
+        // PR_CAPBSET_READ: 1 where the capability is in the bounding set.
+        let bounding = (0..64).filter(|&cap| unsafe { prctl(23, cap, 0, 0, 0) } == 1).count();
         let chroot = std::os::unix::fs::chroot("/").is_ok();
-        panic!("CAPS [{}] chroot={chroot}", caps.join(";"));
+        panic!("CAPS capget={got} sets={sets:?} bounding={bounding} chroot={chroot}");
     }"#,
     ),
     (
@@ -496,17 +503,10 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
 #[test]
 fn untrusted_code_holds_no_capability() {
     let said = messages("capabilities");
-    let caps = said
-        .split("CAPS [")
-        .nth(1)
-        .and_then(|rest| rest.split(']').next())
-        .unwrap_or_else(|| panic!("{said}"));
-    assert_eq!(caps.split(';').count(), 5, "{said}");
-    for cap in caps.split(';') {
-        let value = cap.split_whitespace().nth(1).unwrap_or("?");
-        assert!(value.chars().all(|c| c == '0'), "{cap} in {said}");
-    }
-    assert!(said.contains("chroot=false"), "{said}");
+    assert!(
+        said.contains("CAPS capget=0 sets=[0, 0, 0, 0, 0, 0] bounding=0 chroot=false"),
+        "{said}"
+    );
 }
 
 /// The judge runs uncaged, as the grader's user: a link the implementation
