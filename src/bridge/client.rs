@@ -8,7 +8,7 @@
 //! what the implementation did: panicked (with its message), ended (with its exit
 //! status or signal, and the last of what it printed), or sent nonsense.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::{UnixListener, UnixStream};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
@@ -281,15 +281,26 @@ pub(crate) fn exchange(socket: &Path, request: &Request) -> Result<Response, Str
     })
 }
 
+/// Why a call failed whose answer was longer than `ANSWER_CAP`.
+const FLOODED_THE_JUDGE: &str = "it sent an answer of more than";
+
+/// The longest answer the judge reads: what an implementation sends is read
+/// within it, never held whole (a flood of a gigabyte without a newline).
+pub(crate) const ANSWER_CAP: u64 = 8 << 20;
+
 fn exchange_on(reader: &mut BufReader<UnixStream>, request: &Request) -> Result<Response, String> {
     reader
         .get_ref()
         .write_all(to_line(request).as_bytes())
         .map_err(|e| format!("cannot send the call: {e}"))?;
     let mut line = String::new();
-    reader
+    (&mut *reader)
+        .take(ANSWER_CAP + 1)
         .read_line(&mut line)
         .map_err(|e| format!("cannot read the answer: {e}"))?;
+    if line.len() as u64 > ANSWER_CAP {
+        return Err(format!("{FLOODED_THE_JUDGE} {} MiB", ANSWER_CAP >> 20));
+    }
     if line.is_empty() {
         return Err("it closed the connection without answering".to_string());
     }
@@ -562,8 +573,12 @@ impl Server {
     /// ended, a flood first of all (its output is cut short, never this line).
     fn ended(&self, function: &str, err: &str) -> ! {
         // The connection failed: the process is ending, or has ended, or (if it
-        // closed the connection on purpose) is still running.
-        let status = self.wait(Duration::from_secs(5));
+        // closed the connection on purpose) is still running. One that
+        // floods the judge runs on: no end to wait for.
+        let status = match err.starts_with(FLOODED_THE_JUDGE) {
+            true => None,
+            false => self.wait(Duration::from_secs(5)),
+        };
         let (stdout, stderr) = self.pass_on_output();
         let flooded: Vec<&str> = [("stdout", &stdout), ("stderr", &stderr)]
             .iter()

@@ -126,6 +126,10 @@ const PARTS: &[(&str, &str)] = &[
         "{streams} に {n} MiB を超えて出力したため終了させられました",
     ),
     ("stopped answering ({why})", "応答しなくなりました（{why}）"),
+    (
+        "it sent an answer of more than {n} MiB",
+        "{n} MiB を超える答えを送ってきました",
+    ),
     ("ended ({status})", "終了しました（{status}）"),
     (
         "SIGABRT: an abort, such as a stack overflow",

@@ -16,7 +16,27 @@ const RENEW: &str =
     "    check_ttl(ttl)?;\n    check_now(now)?;\n    let conn = open(path.as_ref())?;";
 
 /// Attacks that run (name, code put at the start of `renew`).
-const RUNTIME: [(&str, &str); 17] = [
+const RUNTIME: [(&str, &str); 18] = [
+    (
+        "floods_the_judge",
+        r#"{
+        // A gigabyte without a newline, written straight to every socket
+        // of the server's (the judge's connection among them).
+        use std::io::Write;
+        use std::os::fd::FromRawFd;
+        let flood = vec![b'x'; 1 << 20];
+        for fd in 4..64 {
+            // SAFETY: the attack's own descriptors, never closed here.
+            let mut f = std::mem::ManuallyDrop::new(unsafe { std::fs::File::from_raw_fd(fd) });
+            for _ in 0..1024 {
+                if f.write_all(&flood).is_err() {
+                    break;
+                }
+            }
+        }
+        return Ok(true);
+    }"#,
+    ),
     (
         "capabilities",
         r#"{
@@ -496,6 +516,21 @@ fn a_correct_submission_beside_the_attacks_scores_what_it_scores_alone() {
     }
     let memory = messages("memory_bomb");
     assert!(!memory.contains("ALLOCATED 64"), "{memory}");
+}
+
+/// A gigabyte is read no further than 8 MiB: the judge's memory
+/// stays bounded, the call fails with that reason, and alone.
+#[test]
+fn a_flood_to_the_judge_fails_its_test_alone() {
+    let said = messages("floods_the_judge");
+    assert!(
+        said.contains("it sent an answer of more than 8 MiB"),
+        "{said}"
+    );
+    assert!(said.len() < 64 * 1024, "{} bytes", said.len());
+    for correct in ["lease", "peer"] {
+        assert_eq!(submission(correct)["score"], 100.0, "{correct}");
+    }
 }
 
 /// Untrusted code holds no capability, in its user namespace or the
