@@ -131,9 +131,11 @@ pub(crate) fn build(
     }
     let logs = tempfile::tempdir()
         .map_err(|e| Error::io("create a temporary directory in", &std::env::temp_dir(), e))?;
+    // cargo's JSON is read from its file line by line (`read_messages`);
+    // only its status lines on stderr are kept.
     let limits = Limits {
         time: time_limit,
-        output_cap: 64 * 1024 * 1024,
+        output_cap: 1024 * 1024,
         file_size: None,
         cage: None,
         space: None,
@@ -160,8 +162,25 @@ pub(crate) fn build(
         stderr: finished.stderr.clone(),
         ..Built::default()
     };
-    for line in finished.stdout.lines() {
-        let Ok(message) = serde_json::from_str::<Message>(line) else {
+    read_messages(&logs.path().join("stdout"), &mut built);
+    Ok(built)
+}
+
+/// How much of one package's error messages is kept: the first errors
+/// say what to fix, and a flood of them must not cost the batch.
+const ERRORS_KEPT: usize = 64 * 1024;
+
+/// Reads cargo's JSON messages from `path` as a stream, a line at a time:
+/// however much a submission makes the compiler say, no artifact line is
+/// lost, and each package keeps its first `ERRORS_KEPT` bytes of errors.
+fn read_messages(path: &Path, built: &mut Built) {
+    use std::io::BufRead;
+    let Ok(file) = std::fs::File::open(path) else {
+        return;
+    };
+    let mut kept: BTreeMap<String, usize> = BTreeMap::new();
+    for line in std::io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
+        let Ok(message) = serde_json::from_slice::<Message>(&line) else {
             continue;
         };
         let package = message
@@ -180,14 +199,17 @@ pub(crate) fn build(
                     && diagnostic.level == "error"
                     && let Some(rendered) = diagnostic.rendered
                 {
-                    built.errors.entry(package).or_default().push(rendered);
+                    let size = kept.entry(package.clone()).or_default();
+                    if *size < ERRORS_KEPT {
+                        *size += rendered.len();
+                        built.errors.entry(package).or_default().push(rendered);
+                    }
                 }
             }
             "build-finished" => built.success = message.success.unwrap_or(false),
             _ => {}
         }
     }
-    Ok(built)
 }
 
 /// Reads cargo's status lines from `stderr` while it builds and says in
