@@ -227,8 +227,28 @@ impl Memory {
         Memory::create().map(Some)
     }
 
+    /// A memory cgroup for a build of untrusted code (a cargo run and every
+    /// compiler it starts), limited to `limit`, where this machine has one.
+    pub(crate) fn for_build(limit: u64) -> std::io::Result<Option<Memory>> {
+        if !Layers::probe().memory {
+            return Ok(None);
+        }
+        Memory::limited_to(limit).map(Some)
+    }
+
+    /// The descriptor of its `cgroup.procs`: a child that writes "0" to it
+    /// joins it (in a `pre_exec` hook: one system call).
+    pub(crate) fn procs_fd(&self) -> RawFd {
+        self.procs.as_raw_fd()
+    }
+
     /// A new memory cgroup under this process's own, limited to `MEMORY`.
     fn create() -> std::io::Result<Memory> {
+        Memory::limited_to(MEMORY)
+    }
+
+    /// A new memory cgroup under this process's own, limited to `limit`.
+    fn limited_to(limit: u64) -> std::io::Result<Memory> {
         use std::sync::atomic::{AtomicUsize, Ordering};
         static COUNT: AtomicUsize = AtomicUsize::new(0);
         let (parent, v2) = own_memory_cgroup()
@@ -242,7 +262,7 @@ impl Memory {
         ));
         std::fs::create_dir(&dir)?;
         let limits = || -> std::io::Result<OwnedFd> {
-            let limit = MEMORY.to_string();
+            let limit = limit.to_string();
             if v2 {
                 std::fs::write(dir.join("memory.max"), &limit)?;
                 let _ = std::fs::write(dir.join("memory.swap.max"), "0");

@@ -210,33 +210,70 @@ pub(crate) fn build(scratch: &Scratch, plan: &Plan) -> Result<Built, Error> {
         scratch.set_members(&lock, &members)?;
         scratch.touch(&members);
         let built = cargo::build(scratch, &roots, &suite.target, time_limit, detail)?;
-        if built.timed_out {
-            return Ok(Built::TimedOut(time_limit.unwrap_or_default()));
+        let unfinished = built.unfinished();
+        let bombed = |name: &String, finished: bool| {
+            if built.out_of_memory.contains(name) {
+                Some(format!(
+                    "the build used more than {} GiB of memory and was stopped",
+                    cargo::BUILD_MEMORY >> 30
+                ))
+            } else if built.timed_out && !finished {
+                Some(format!(
+                    "the build took longer than {:.0} s and was stopped",
+                    time_limit.unwrap_or_default().as_secs_f64()
+                ))
+            } else {
+                None
+            }
+        };
+        // A learner's tests that do not compile, or whose compiler ran out
+        // of memory or time, are that learner's failure alone.
+        if !suite.builtin {
+            if let Some(errors) = built.errors.get(&judge.name) {
+                let errors = errors
+                    .join("\n")
+                    .replace(&format!("crates/{}/", judge.name), "");
+                return Ok(Built::SuiteUnviable { errors });
+            }
+            // Its test target, not its package: the package's library may
+            // be built while its tests are not.
+            let tests_built = built
+                .executables
+                .contains_key(&(judge.name.clone(), suite.target.clone()));
+            if built.started().contains(&judge.name)
+                && let Some(errors) = bombed(&judge.name, tests_built)
+            {
+                return Ok(Built::SuiteUnviable { errors });
+            }
         }
-        if !suite.builtin
-            && let Some(errors) = built.errors.get(&judge.name)
-        {
-            let errors = errors
-                .join("\n")
-                .replace(&format!("crates/{}/", judge.name), "");
-            return Ok(Built::SuiteUnviable { errors });
-        }
-        let failed: Vec<usize> = viable
+        // An implementation that does not compile, or whose compiler ran out
+        // of memory or time, fails alone, with its reason; the others are
+        // built again without it. So a bomb costs about one build limit,
+        // however many there are (as many at once as cargo compiles).
+        let failed: Vec<(usize, String)> = viable
             .iter()
-            .copied()
-            .filter(|&i| built.errors.contains_key(&crates[i].name))
+            .filter_map(|&i| {
+                let name = &crates[i].name;
+                let why = if let Some(errors) = built.errors.get(name) {
+                    let dir = format!("crates/{name}/");
+                    let errors: Vec<String> =
+                        errors.iter().map(|e| cargo::about_crate(e, &dir)).collect();
+                    errors.join("\n")
+                } else {
+                    bombed(name, !unfinished.contains(name))?
+                };
+                Some((i, why))
+            })
             .collect();
         if !failed.is_empty() {
-            for &i in &failed {
-                let dir = format!("crates/{}/", crates[i].name);
-                let errors: Vec<String> = built.errors[&crates[i].name]
-                    .iter()
-                    .map(|e| cargo::about_crate(e, &dir))
-                    .collect();
-                unviable.insert(crates[i].name.clone(), errors.join("\n"));
+            for (i, why) in &failed {
+                unviable.insert(crates[*i].name.clone(), why.clone());
             }
-            viable.retain(|i| !failed.contains(i));
+            viable.retain(|i| !failed.iter().any(|(f, _)| f == i));
             continue;
+        }
+        if built.timed_out {
+            return Ok(Built::TimedOut(time_limit.unwrap_or_default()));
         }
         if !built.success {
             return Err(build_failure(&built));

@@ -5,7 +5,7 @@
 //! fetching) and `--keep-going`, so that one implementation that does not
 //! compile leaves the others built.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
@@ -28,7 +28,37 @@ pub(crate) struct Built {
     pub errors: BTreeMap<String, Vec<String>>,
     /// cargo's own messages (stderr), for failures that are not the compiler's.
     pub stderr: String,
+    /// The packages cargo finished building (an artifact of theirs).
+    pub finished: BTreeSet<String>,
+    /// The packages whose compiler the memory limit stopped: the build's
+    /// memory cgroup ran out, and cargo says it could not compile them.
+    pub out_of_memory: BTreeSet<String>,
 }
+
+impl Built {
+    /// The packages cargo started compiling and did not finish.
+    pub(crate) fn unfinished(&self) -> BTreeSet<String> {
+        self.started()
+            .into_iter()
+            .filter(|name| !self.finished.contains(name))
+            .collect()
+    }
+
+    /// The packages cargo started compiling.
+    pub(crate) fn started(&self) -> BTreeSet<String> {
+        self.stderr
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("Compiling "))
+            .filter_map(|rest| rest.split_whitespace().next())
+            .map(str::to_string)
+            .collect()
+    }
+}
+
+/// How much memory a build may use, every compiler it runs together: a
+/// macro that doubles at each level took rustc to 6 GiB. Normal builds of
+/// the scratch workspace stay under 1.5 GiB (two compilers at once).
+pub(crate) const BUILD_MEMORY: u64 = 4 << 30;
 
 #[derive(Deserialize)]
 struct Message {
@@ -141,6 +171,24 @@ pub(crate) fn build(
         space: None,
         stop: None,
     };
+    // Every compiler of the build in one memory cgroup: the largest (a
+    // bomb) is the one the kernel kills when it is full.
+    let memory = crate::bridge::sandbox::Memory::for_build(BUILD_MEMORY)
+        .map_err(|e| process::cage_error("a memory cgroup for the build", e))?;
+    if let Some(memory) = &memory {
+        use std::os::unix::process::CommandExt;
+        let fd = memory.procs_fd();
+        // SAFETY: one system call between fork and exec, on a descriptor
+        // the parent keeps open until the build has ended.
+        unsafe {
+            command.pre_exec(move || {
+                if libc::write(fd, c"0".as_ptr().cast(), 1) != 1 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                Ok(())
+            });
+        }
+    }
     let done = std::sync::atomic::AtomicBool::new(false);
     let finished = std::thread::scope(|scope| {
         if let Some(detail) = detail {
@@ -163,6 +211,21 @@ pub(crate) fn build(
         ..Built::default()
     };
     read_messages(&logs.path().join("stdout"), &mut built);
+    if memory
+        .as_ref()
+        .is_some_and(crate::bridge::sandbox::Memory::ran_out)
+    {
+        // Killed, not refused: cargo says "could not compile `NAME` (lib)"
+        // with no count of errors, then the signal.
+        built.out_of_memory = built
+            .stderr
+            .lines()
+            .filter(|l| !l.contains("due to"))
+            .filter_map(|l| l.split_once("could not compile `"))
+            .filter_map(|(_, rest)| rest.split_once('`'))
+            .map(|(name, _)| name.to_string())
+            .collect();
+    }
     Ok(built)
 }
 
@@ -179,7 +242,10 @@ fn read_messages(path: &Path, built: &mut Built) {
         return;
     };
     let mut kept: BTreeMap<String, usize> = BTreeMap::new();
-    for line in std::io::BufReader::new(file).split(b'\n').map_while(Result::ok) {
+    for line in std::io::BufReader::new(file)
+        .split(b'\n')
+        .map_while(Result::ok)
+    {
         let Ok(message) = serde_json::from_slice::<Message>(&line) else {
             continue;
         };
@@ -190,6 +256,7 @@ fn read_messages(path: &Path, built: &mut Built) {
             .unwrap_or_default();
         match message.reason.as_str() {
             "compiler-artifact" => {
+                built.finished.insert(package.clone());
                 if let (Some(exe), Some(target)) = (message.executable, message.target) {
                     built.executables.insert((package, target.name), exe);
                 }

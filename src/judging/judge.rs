@@ -129,6 +129,8 @@ pub struct Options {
     pub jobs: usize,
     /// A time limit per test [default: the policy's].
     pub timeout: Option<Duration>,
+    /// A time limit for the build of the tests [default: the policy's].
+    pub build_timeout: Option<Duration>,
 }
 
 /// A correct implementation: a run of the reference, or a wheat.
@@ -433,7 +435,7 @@ pub fn judge(
 ) -> Result<TestsReport, Error> {
     let plan = Plan::new(judges)?;
     let request = |round: &[(Judge, Scenario)]| Request {
-        policy: Policy::of(Trust::LearnerTests).with_limits(options.timeout, None),
+        policy: Policy::of(Trust::LearnerTests).with_limits(options.timeout, options.build_timeout),
         suite: tests.suite.clone(),
         implementations: plan.implementations.clone(),
         scenarios: round.iter().map(|(_, s)| s.clone()).collect(),

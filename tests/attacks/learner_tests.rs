@@ -27,6 +27,7 @@ fn judge(source: &str, judges: &Judges, jobs: usize, timeout: u64) -> TestsRepor
     let options = mine::Options {
         jobs,
         timeout: Some(std::time::Duration::from_secs(timeout)),
+        build_timeout: None,
     };
     mine::judge(
         &tests,

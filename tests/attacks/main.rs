@@ -21,6 +21,7 @@ use std::path::PathBuf;
 mod common;
 use common::root;
 
+mod builds;
 mod learner_tests;
 mod submissions;
 

@@ -79,6 +79,7 @@ fn judge_within(file: &Path, judges: &Judges, timeout: Option<Duration>) -> Test
     let options = mine::Options {
         jobs: fencelab::engine::runner::default_jobs(),
         timeout,
+        build_timeout: None,
     };
     mine::judge(
         &tests,

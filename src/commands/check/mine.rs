@@ -45,6 +45,7 @@ pub(crate) fn main(
     let options = Options {
         jobs: args.jobs,
         timeout: args.timeout,
+        build_timeout: None,
     };
     let report = judge(
         &tests,

@@ -14,7 +14,6 @@ use crate::commands::{jobs, project_root, scratch, seconds};
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
-use crate::exit::ExitCode;
 use crate::judging::{Judges, LearnerTests, Options, TestsReport, judge, read};
 use crate::output::printer::{Printer, Verb};
 use crate::output::progress::Trials;
@@ -28,16 +27,15 @@ pub(crate) fn grade(
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<GradeReport, Error> {
+    // A file that cannot be read is its learner's 0, with the reason; the
+    // others are graded all the same.
     let mut suites: Vec<LearnerTests> = Vec::new();
-    let mut problems = Vec::new();
-    for path in paths {
+    let mut unusable: Vec<(usize, SubmissionReport)> = Vec::new();
+    for (i, path) in paths.iter().enumerate() {
         match read(path) {
             Ok(tests) => suites.push(tests),
-            Err(err) => problems.push(err.to_string()),
+            Err(err) => unusable.push((i, unusable_report(path, &err.to_string()))),
         }
-    }
-    if !problems.is_empty() {
-        return Err(Error::input(problems.join("\n")));
     }
     // One run judges one edition's tests: against the Python reference, wheats
     // and mutants, or the Rust ones.
@@ -59,11 +57,12 @@ pub(crate) fn grade(
     let options = Options {
         jobs: jobs(args.jobs),
         timeout: seconds(args.timeout, "--timeout")?,
+        build_timeout: seconds(args.build_timeout, "--build-timeout")?,
     };
-    // The limit the tests ran under: the user's, else the policy's.
-    let test_limit = Policy::of(Trust::LearnerTests)
-        .with_limits(options.timeout, None)
-        .limit_after(None);
+    // The limits the tests ran under: the user's, else the policy's.
+    let policy =
+        Policy::of(Trust::LearnerTests).with_limits(options.timeout, options.build_timeout);
+    let test_limit = policy.limit_after(None);
     let label = "  checking the wheats against the suite (once)";
     crate::judging::content::check(
         &judges,
@@ -79,13 +78,12 @@ pub(crate) fn grade(
         let report = tests.name_root_in(report);
         submissions.push(submission(&report, args.min_score));
     }
-    let exit_code = if submissions.iter().any(|s| s.compile_errors.is_some()) {
-        ExitCode::NotJudgeable
-    } else if submissions.iter().any(|s| !s.passed_gate) {
-        ExitCode::Failed
-    } else {
-        ExitCode::Success
-    };
+    // In the order given.
+    for (i, report) in unusable {
+        submissions.insert(i.min(submissions.len()), report);
+    }
+    let exit_code = crate::commands::grade::exit_code_of(&submissions);
+
     // What graded: the mutants to catch and the wheats to pass on, so that
     // `--merge` refuses shards graded against other ones.
     let judged_by = crate::engine::scratch::hash_of(
@@ -101,7 +99,7 @@ pub(crate) fn grade(
         suite: format!("learner-tests-{judged_by}"),
         min_score: args.min_score,
         test_limit_secs: test_limit.as_secs_f64(),
-        build_limit_secs: 0.0,
+        build_limit_secs: policy.build_limit.unwrap_or_default().as_secs_f64(),
         // The learner's tests run against trusted implementations: no budget.
         budget_secs: None,
         shard,
@@ -112,6 +110,22 @@ pub(crate) fn grade(
 
 /// One learner's judgement as a row of the grade report: each mutant a test,
 /// passed when caught (by valid tests, and only when every test is valid).
+/// A learner's tests that cannot be graded at all (a missing path, a file
+/// that cannot be read): score 0, with `why`.
+fn unusable_report(path: &Path, why: &str) -> SubmissionReport {
+    SubmissionReport {
+        name: path.display().to_string(),
+        file: path.display().to_string(),
+        score: 0.0,
+        passed_gate: false,
+        compile_errors: None,
+        unusable: Some(why.to_string()),
+        invalid_tests: None,
+        steps: Vec::new(),
+        tests: Vec::new(),
+    }
+}
+
 fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
     let invalid: Vec<String> = report
         .tests

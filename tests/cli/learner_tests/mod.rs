@@ -77,6 +77,7 @@ fn judge_against(dir: &Path, timeout: Option<Duration>, judges: &Judges) -> Test
     let options = mine::Options {
         jobs: fencelab::engine::runner::default_jobs(),
         timeout,
+        build_timeout: None,
     };
     mine::judge(
         &tests,
