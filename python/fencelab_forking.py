@@ -427,7 +427,7 @@ def start_child(key, trusted, codes, message, fds, libraries):
     if pid != 0:
         ctypes.pythonapi.PyOS_AfterFork_Parent()
         return pid if pid > 0 else None
-    in_child(key, codes, message, told, interrupt)
+    in_child(key, codes, message, told, interrupt, trusted)
 
 
 def served_by_the_bridge(library, key, trusted, codes):
@@ -457,10 +457,10 @@ def served_by_the_bridge(library, key, trusted, codes):
     if loop(LISTENER_FD, key.encode(), int(trusted), request, len(request),
             ctypes.byref(told)) != 0:
         return
-    in_child(key, codes, request.value, told.value, interrupt)
+    in_child(key, codes, request.value, told.value, interrupt, trusted)
 
 
-def in_child(key, codes, message, told, interrupt):
+def in_child(key, codes, message, told, interrupt, trusted):
     """The child of a trial, in its cage (this is its program now): the
     signals as a server started afresh has them, nothing else of the
     forking server's open (the cage's own descriptors included, which
@@ -481,7 +481,7 @@ def in_child(key, codes, message, told, interrupt):
         os.closerange(LISTENER_FD + 1, 1 << 16)
         os.environ.clear()
         os.environ.update(env)
-        run_child(key, *codes)
+        run_child(key, trusted, *codes)
     except BaseException as err:  # nothing of a child returns to the loop
         try:
             os.write(told, f"the forked server failed: {err!r}".encode())
@@ -490,7 +490,7 @@ def in_child(key, codes, message, told, interrupt):
     os._exit(1)
 
 
-def run_child(key, code, server, module):
+def run_child(key, trusted, code, server, module):
     """The caged child: this script run again as its `__main__` with `serve
     KEY`, so that the child is a server started afresh in all it shows (an
     uncaught exception's traceback, frame for frame; SystemExit's status;
@@ -501,6 +501,9 @@ def run_child(key, code, server, module):
     again)."""
     sys.argv = [server.__file__, "serve", key]
     server.PRECOMPILED = module
+    # A learner's tests see what the contract returns, never where in the
+    # implementation something was raised (a mutant's lines differ).
+    server.HIDE_LOCATIONS = bool(trusted)
     sys.modules["__main__"] = server
     try:
         exec(code, server.__dict__)

@@ -69,7 +69,10 @@ thread_local! {
 /// gone), showing its file as SHOWN in panic locations.
 pub fn main(build: &str, hosted: &[Hosted]) -> ! {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let (key, shown) = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+    // A server started for a learner's tests (`serve-stdin`) never says
+    // where a panic was: its tests see what the contract returns, and a
+    // mutant's lines differ from the reference's.
+    let (key, shown, hide) = match args.iter().map(String::as_str).collect::<Vec<_>>()[..] {
         [IDENTIFY] => {
             let impls: Vec<serde_json::Value> = hosted
                 .iter()
@@ -78,7 +81,7 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
             println!("{}", serde_json::json!({ "build": build, "impls": impls }));
             std::process::exit(0)
         }
-        [SERVE, key, shown] => (key.to_string(), shown.to_string()),
+        [SERVE, key, shown] => (key.to_string(), shown.to_string(), false),
         [SERVE_STDIN] => {
             // Nothing of this process may be read by the judge it serves: not
             // its memory, not its files in /proc.
@@ -102,7 +105,7 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
                 eprintln!("fencelab server: no path to show for {key:?} on the standard input");
                 std::process::exit(2)
             };
-            (key, shown)
+            (key, shown, true)
         }
         _ => {
             eprintln!(
@@ -123,7 +126,24 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
     // One server process serves one implementation: its shown path lives as
     // long as the process, as the compiled-in one did.
     let shown: &'static str = Box::leak(shown.into_boxed_str());
-    serve(listener, hosted.dispatch, hosted.compiled_path, shown)
+    let served = Served {
+        dispatch: hosted.dispatch,
+        compiled: hosted.compiled_path,
+        shown,
+        hide,
+    };
+    serve(listener, served)
+}
+
+/// What a server's answers are made of: the implementation, its file as
+/// rustc saw it and as its author knows it, and whether panics' places are
+/// left out (a server for a learner's tests).
+#[derive(Clone, Copy)]
+pub(crate) struct Served {
+    pub dispatch: Dispatch,
+    pub compiled: &'static str,
+    pub shown: &'static str,
+    pub hide: bool,
 }
 
 fn exit_when_the_judge_goes() {
@@ -134,12 +154,10 @@ fn exit_when_the_judge_goes() {
 }
 
 /// Answers connections on `listener` forever, each on a thread of its own.
-pub(crate) fn serve(
-    listener: UnixListener,
-    dispatch: Dispatch,
-    compiled: &'static str,
-    shown: &'static str,
-) -> ! {
+pub(crate) fn serve(listener: UnixListener, served: Served) -> ! {
+    let Served {
+        compiled, shown, ..
+    } = served;
     std::panic::set_hook(Box::new(move |info| {
         let at = info.location().map(|l| l.to_string());
         *LAST_PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()) = at.clone();
@@ -164,7 +182,7 @@ pub(crate) fn serve(
     loop {
         match listener.accept() {
             Ok((stream, _)) => {
-                std::thread::spawn(move || answer(stream, dispatch, compiled, shown));
+                std::thread::spawn(move || answer(stream, served));
             }
             Err(err) => {
                 eprintln!("fencelab server: accept failed: {err}");
@@ -176,11 +194,11 @@ pub(crate) fn serve(
 
 /// Answers the requests on `stream`, one after another, until the judge
 /// closes it.
-pub(crate) fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, shown: &str) {
+pub(crate) fn answer(stream: UnixStream, served: Served) {
     let mut reader = BufReader::new(&stream);
     let mut line = String::new();
     while matches!(reader.read_line(&mut line), Ok(n) if n > 0) {
-        let response = respond(&line, dispatch, compiled, shown);
+        let response = respond(&line, served);
         if (&stream).write_all(to_line(&response).as_bytes()).is_err() {
             return;
         }
@@ -189,7 +207,13 @@ pub(crate) fn answer(stream: UnixStream, dispatch: Dispatch, compiled: &str, sho
 }
 
 /// Calls the implementation for one request (a line) and says what it did.
-fn respond(line: &str, dispatch: Dispatch, compiled: &str, shown: &str) -> Response {
+fn respond(line: &str, served: Served) -> Response {
+    let Served {
+        dispatch,
+        compiled,
+        shown,
+        hide,
+    } = served;
     let request = match from_line::<Request>(line) {
         Ok(request) => request,
         Err(err) => return Response::Returned(Err(Failure::other(err))),
@@ -212,8 +236,38 @@ fn respond(line: &str, dispatch: Dispatch, compiled: &str, shown: &str) -> Respo
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
                 .take()
-                .map(|at| at.replace(compiled, shown));
+                .map(|at| at.replace(compiled, shown))
+                .filter(|_| !hide);
             Response::Panicked { message, location }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_server_for_a_learners_tests_never_says_where_a_panic_was() {
+        fn panics(_: Request) -> Result<Answer, Failure> {
+            panic!("boom")
+        }
+        let line = to_line(&Request::InitDb { path: "x".into() });
+        for hide in [false, true] {
+            // Where the panic hook of `serve` would have put it.
+            *LAST_PANIC_AT.lock().unwrap() = Some("compiled.rs:3:5".into());
+            let served = Served {
+                dispatch: panics,
+                compiled: "compiled.rs",
+                shown: "lease.rs",
+                hide,
+            };
+            let Response::Panicked { message, location } = respond(&line, served) else {
+                panic!("a panic is answered as one");
+            };
+            assert_eq!(message, "boom");
+            let expected = (!hide).then(|| "lease.rs:3:5".to_string());
+            assert_eq!(location, expected, "hide: {hide}");
         }
     }
 }

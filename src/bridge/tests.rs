@@ -8,7 +8,7 @@ use super::capture::Rename;
 use super::client::exchange;
 use super::hosted_reference::dispatch::dispatch;
 use super::protocol::{Answer, ErrorValue, Failure, Float, Request, Response};
-use super::server::{Dispatch, answer};
+use super::server::{Dispatch, Served, answer};
 
 fn serve_in_background(dir: &Path, dispatch: Dispatch) -> std::path::PathBuf {
     let socket = dir.join("bridge.sock");
@@ -16,7 +16,13 @@ fn serve_in_background(dir: &Path, dispatch: Dispatch) -> std::path::PathBuf {
     std::thread::spawn(move || {
         for stream in listener.incoming() {
             let stream = stream.unwrap();
-            std::thread::spawn(move || answer(stream, dispatch, "compiled.rs", "shown.rs"));
+            let served = Served {
+                dispatch,
+                compiled: "compiled.rs",
+                shown: "shown.rs",
+                hide: false,
+            };
+            std::thread::spawn(move || answer(stream, served));
         }
     });
     socket
