@@ -273,8 +273,19 @@ pub(crate) fn trial_limits(file_size: Option<u64>) {
         };
         // SAFETY: as above.
         unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &cap) };
+        // A trial's judge is bounded as a caged process is: what it reads
+        // of an implementation is capped, and this bounds the rest.
+        let space = libc::rlimit {
+            rlim_cur: JUDGE_ADDRESS_SPACE,
+            rlim_max: JUDGE_ADDRESS_SPACE,
+        };
+        // SAFETY: as above.
+        unsafe { libc::setrlimit(libc::RLIMIT_AS, &space) };
     }
 }
+
+/// The address space a trial's judge may use (as a caged process's).
+const JUDGE_ADDRESS_SPACE: u64 = 4 << 30;
 
 /// The zygote's loop: one child per request on `control`; returns in each
 /// child, set up, its request.
