@@ -27,13 +27,14 @@ pub(crate) fn enabled(flag: bool) -> bool {
     flag || std::env::var("GITHUB_ACTIONS").is_ok_and(|v| v == "true")
 }
 
-/// Escapes a workflow command's message: its control characters shown
-/// (`untrusted::visible`), then GitHub's own escapes.
+/// Escapes a workflow command's message: GitHub's own escapes, then what
+/// is left that a terminal would obey shown (`untrusted::visible`).
 pub(crate) fn escape_data(text: &str) -> String {
-    crate::output::untrusted::visible(text)
+    let escaped = text
         .replace('%', "%25")
         .replace('\r', "%0D")
-        .replace('\n', "%0A")
+        .replace('\n', "%0A");
+    crate::output::untrusted::visible(&escaped)
 }
 
 /// Escapes a workflow command's property value.
