@@ -13,6 +13,9 @@ use fencelab::lease;
 #[path = "behaviour/support.rs"]
 mod support;
 
+#[path = "behaviour/random.rs"]
+mod random;
+
 #[path = "behaviour/step1.rs"]
 mod step1;
 #[path = "behaviour/step2.rs"]

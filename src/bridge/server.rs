@@ -238,7 +238,10 @@ fn respond(line: &str, served: Served) -> Response {
             } else {
                 "(a panic without a message)".to_string()
             };
-            let at = LAST_PANIC_AT.lock().unwrap_or_else(|e| e.into_inner()).take();
+            let at = LAST_PANIC_AT
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .take();
             let location = located(at, compiled, shown, hide);
             Response::Panicked { message, location }
         }

@@ -428,7 +428,11 @@ mod tests {
                 // A server for a learner's tests (`serve-stdin`) never says
                 // where: a mutant's lines differ from the reference's.
                 let located = outcome.contains(&format!(" at {shown}:"));
-                assert_eq!(located, trust == Trust::Submissions, "{trust:?}, {shown}: {outcome}");
+                assert_eq!(
+                    located,
+                    trust == Trust::Submissions,
+                    "{trust:?}, {shown}: {outcome}"
+                );
                 assert!(
                     outcome.contains("shown path") && !outcome.contains("crates/"),
                     "{trust:?}, {shown}: {outcome}"

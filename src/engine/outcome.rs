@@ -319,6 +319,15 @@ impl StepTally {
                 step.failures.push((test.name.clone(), outcome.clone()));
             }
         }
+        // A step's random test counts only where its other tests all pass:
+        // it finds what they miss, and a bug they name costs the step once.
+        for step in &mut steps {
+            let others_fail = step.failures.iter().any(|(name, _)| !is_random(name));
+            if others_fail && let Some(at) = step.failures.iter().position(|(n, _)| is_random(n)) {
+                step.failures.remove(at);
+                step.total -= 1;
+            }
+        }
         // Not started: nothing passes and a test reached a `todo!()` (other
         // tests of the step may fail earlier, on an earlier step's bug).
         for step in &mut steps {
@@ -335,6 +344,30 @@ impl StepTally {
         }
         steps
     }
+}
+
+/// The name of each step's test of random calls (`tests/behaviour/random.rs`).
+pub(crate) const RANDOM_TEST: &str = "random_calls_agree_with_the_contract";
+
+/// Whether `test` is a step's test of random calls.
+pub(crate) fn is_random(test: &str) -> bool {
+    test.rsplit("::").next() == Some(RANDOM_TEST)
+}
+
+/// The tests of `tests` (name, step, passed) that do not count: a step's
+/// random test that failed where another test of the step failed too.
+pub(crate) fn uncounted<'a>(tests: &[(&'a str, u32, bool)]) -> Vec<&'a str> {
+    tests
+        .iter()
+        .filter(|(name, step, passed)| {
+            is_random(name)
+                && !passed
+                && tests
+                    .iter()
+                    .any(|(other, s, p)| s == step && !p && !is_random(other))
+        })
+        .map(|(name, _, _)| *name)
+        .collect()
 }
 
 /// What a mutant came to.
@@ -462,5 +495,36 @@ mod tests {
         assert_eq!(of(&[&passed, &timeout, &crashed]), MutantOutcome::Crashed);
         assert_eq!(of(&[&timeout, &passed]), MutantOutcome::Timeout);
         assert_eq!(of(&[&passed]), MutantOutcome::Survived);
+    }
+
+    #[test]
+    fn a_steps_random_test_counts_only_where_its_other_tests_pass() {
+        use crate::lab::suite::test_named;
+        let failed = TestOutcome::Failed {
+            kind: FailureKind::Assertion,
+            message: String::new(),
+        };
+        let tests = [
+            test_named("step2::a"),
+            test_named("step2::random_calls_agree_with_the_contract"),
+            test_named("step6::b"),
+            test_named("step6::random_calls_agree_with_the_contract"),
+        ];
+        // Step 2: a bug its own test names; step 6: one only the random
+        // test finds.
+        let outcomes = [&failed, &failed, &TestOutcome::Passed, &failed];
+        let tallies = StepTally::of(tests.iter().zip(outcomes));
+        assert_eq!((tallies[0].passed, tallies[0].total), (0, 1));
+        assert_eq!(tallies[0].failures.len(), 1);
+        assert_eq!((tallies[1].passed, tallies[1].total), (1, 2));
+        let named: Vec<(&str, u32, bool)> = tests
+            .iter()
+            .zip(outcomes)
+            .map(|(t, o)| (t.name.as_str(), t.step, o.passed()))
+            .collect();
+        assert_eq!(
+            uncounted(&named),
+            ["step2::random_calls_agree_with_the_contract"]
+        );
     }
 }

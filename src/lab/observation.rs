@@ -375,8 +375,14 @@ mod tests {
                 .iter()
                 .map(|p| p.split(':').next().unwrap_or_default().trim().to_string())
                 .collect();
-            let attributes: String = source[..at]
-                .trim_end_matches(' ')
+            // Its attributes, above its visibility if it has one.
+            let before = source[..at].trim_end_matches(' ');
+            let before = before
+                .strip_suffix("pub(crate)")
+                .or_else(|| before.strip_suffix("pub"))
+                .unwrap_or(before)
+                .trim_end_matches(' ');
+            let attributes: String = before
                 .lines()
                 .rev()
                 .take_while(|l| {

@@ -13,10 +13,14 @@ pub(crate) const BINDING_LINE: &str = "use fencelab::lease;";
 pub(crate) const ROOT: &str = include_str!("../../tests/behaviour.rs");
 
 /// The suite's modules: path under `tests/`, and contents.
-pub(crate) const MODULES: [(&str, &str); 9] = [
+pub(crate) const MODULES: [(&str, &str); 10] = [
     (
         "behaviour/support.rs",
         include_str!("../../tests/behaviour/support.rs"),
+    ),
+    (
+        "behaviour/random.rs",
+        include_str!("../../tests/behaviour/random.rs"),
     ),
     (
         "behaviour/step1.rs",

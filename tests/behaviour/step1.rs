@@ -147,3 +147,10 @@ fn init_creates_the_database_file() {
     );
     observe("the jobs table exists and is empty", db.rows(), vec![]);
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(1);
+}

@@ -79,3 +79,10 @@ fn each_id_gets_its_own_row() {
         ],
     );
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(2);
+}

@@ -100,3 +100,10 @@ fn sees_changes_made_by_another_connection() {
         Ok(Some(job("job-1", Row::held("worker-z", 9, 77.5)))),
     );
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(3);
+}

@@ -401,3 +401,10 @@ fn claims_race_across_processes() {
 fn claim_in_child_process() {
     crate::support::child_claim();
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(4);
+}

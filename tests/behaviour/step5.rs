@@ -265,3 +265,10 @@ fn argument_checks_come_before_the_lookup() {
         before,
     );
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(5);
+}

@@ -214,3 +214,10 @@ fn rejects_nan_or_infinite_now() {
         );
     }
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(6);
+}

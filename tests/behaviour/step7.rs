@@ -189,3 +189,10 @@ fn stale_worker_cannot_release_the_new_holder() {
         1,
     );
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(7);
+}

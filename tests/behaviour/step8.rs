@@ -210,3 +210,10 @@ fn one_winner_when_the_lock_is_let_go() {
         "Some(1)",
     );
 }
+
+/// Random calls of the whole contract agree with it at every call of this
+/// step's function (`random`: the bugs nobody wrote a test for).
+#[test]
+fn random_calls_agree_with_the_contract() {
+    crate::random::random_calls_agree(8);
+}

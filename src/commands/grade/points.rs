@@ -212,9 +212,15 @@ pub(crate) fn of(submission: &SubmissionReport, total: f64) -> Points {
         };
         submission.tests.len()
     ];
+    // A step's random test that does not count gets no points either way.
+    let outcomes: Vec<(&str, u32, bool)> = (submission.tests.iter())
+        .map(|t| (t.test.as_str(), t.step, graded && t.outcome.passed()))
+        .collect();
+    let uncounted = crate::engine::outcome::uncounted(&outcomes);
     for ((s, weight), earned) in submission.steps.iter().zip(&weights).zip(&earned) {
         let (passed, failed): (Vec<usize>, Vec<usize>) = (0..submission.tests.len())
             .filter(|i| submission.tests[*i].step == s.step)
+            .filter(|i| !uncounted.contains(&submission.tests[*i].test.as_str()))
             .partition(|i| graded && submission.tests[*i].outcome.passed());
         for (i, u) in passed.iter().zip(equally(*earned, passed.len())) {
             tests[*i] = TestPoints {
