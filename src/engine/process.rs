@@ -23,10 +23,14 @@ pub(super) fn passed_on() -> impl Iterator<Item = (std::ffi::OsString, std::ffi:
     std::env::vars_os()
         .filter(|(key, _)| {
             let key = key.to_string_lossy();
-            key == "LANG" || key.starts_with("LC_")
+            key == "LANG" || key.starts_with("LC_") || key == RANDOM_SEQUENCES_ENV
         })
         .chain([("PATH".into(), crate::bridge::protocol::SYSTEM_PATH.into())])
 }
+
+/// How many sequences each step's test of random calls runs, when set
+/// (`tests/behaviour/random.rs`: `.ci/run` runs more on every wheat).
+pub(crate) const RANDOM_SEQUENCES_ENV: &str = "FENCELAB_RANDOM_SEQUENCES";
 
 /// The largest file a trial's process may write (`RLIMIT_FSIZE`).
 pub(crate) const FILE_SIZE: u64 = 256 * 1024 * 1024;
@@ -1015,6 +1019,16 @@ mod tests {
     /// directory, environment, process group, descriptors (the inherited
     /// one included, and none of the zygote's), signals, limits and
     /// namespaces (the trial's space), as the judge's probe prints them.
+    #[test]
+    fn the_suite_reads_the_number_of_random_sequences_from_the_variable_passed_on() {
+        let random = crate::lab::suite::MODULES
+            .iter()
+            .find(|(path, _)| path.ends_with("random.rs"))
+            .expect("the suite's random calls")
+            .1;
+        assert!(random.contains(&format!("\"{RANDOM_SEQUENCES_ENV}\"")));
+    }
+
     #[test]
     fn a_judge_forked_by_its_zygote_is_given_what_an_executed_one_is() {
         use crate::engine::builder::{self, Built, Plan};

@@ -24,6 +24,7 @@ mod predictions;
 mod python;
 mod python_lab;
 mod python_mine;
+mod random_calls;
 mod same_score;
 mod shards;
 mod verify_outcomes;
