@@ -320,7 +320,8 @@ impl StepTally {
             }
         }
         // A step's random test counts only where its other tests all pass:
-        // it finds what they miss, and a bug they name costs the step once.
+        // it finds what they miss, and a bug they name costs the step once
+        // (and is said by them).
         for step in &mut steps {
             let others_fail = step.failures.iter().any(|(name, _)| !is_random(name));
             if others_fail && let Some(at) = step.failures.iter().position(|(n, _)| is_random(n)) {
@@ -515,7 +516,7 @@ mod tests {
         let outcomes = [&failed, &failed, &TestOutcome::Passed, &failed];
         let tallies = StepTally::of(tests.iter().zip(outcomes));
         assert_eq!((tallies[0].passed, tallies[0].total), (0, 1));
-        assert_eq!(tallies[0].failures.len(), 1);
+        assert_eq!(tallies[0].failures.len(), 1, "said by the other");
         assert_eq!((tallies[1].passed, tallies[1].total), (1, 2));
         let named: Vec<(&str, u32, bool)> = tests
             .iter()

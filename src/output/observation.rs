@@ -67,6 +67,40 @@ pub(crate) fn render_for(
     wrap(&render_unwrapped(edition, message, style, lang, n), width)
 }
 
+/// A story of calls (`enqueue(db, "j") -> Ok(true); claim(...) -> Ok(Some(1))`)
+/// in Python's terms: each answer after `->` as Python gives it, and a list
+/// argument without Rust's `&`.
+fn python_story(text: &str) -> String {
+    let text = text.replace(", &[", ", [");
+    let mut out = String::new();
+    let mut rest = text.as_str();
+    while let Some(at) = rest.find(" -> ") {
+        out.push_str(&rest[..at + 4]);
+        rest = &rest[at + 4..];
+        // The answer runs to the first space or `;` outside its brackets
+        // (the next call, or the rest of a translated sentence).
+        let mut depth = 0i32;
+        let end = rest
+            .char_indices()
+            .find(|&(_, c)| {
+                match c {
+                    '(' | '[' | '{' => depth += 1,
+                    ')' | ']' | '}' => depth -= 1,
+                    _ => {}
+                }
+                depth <= 0 && (c == ';' || c == ' ')
+            })
+            .map_or(rest.len(), |(i, _)| i);
+        let answer = &rest[..end];
+        out.push_str(
+            &crate::output::debug_value::python(answer).unwrap_or_else(|| answer.to_string()),
+        );
+        rest = &rest[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// A sentence of the suite's (`exactly one Some(1), None for every other
 /// owner`) in Python's words: each `Ok(..)` and `Some(..)` is its value.
 fn python_prose(text: &str) -> String {
@@ -132,7 +166,13 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
     };
     // The suite writes in English; a learner reading Japanese reads its
     // observations in Japanese too.
-    let _ = writeln!(out, "{}: {}", w.observed, translate(&o.what, lang));
+    let what = translate(&o.what, lang);
+    let what = match edition {
+        Edition::Rust => what,
+        // A story of calls (`random`), each answer in Python's terms.
+        Edition::Python => python_story(&what),
+    };
+    let _ = writeln!(out, "{}: {}", w.observed, what);
     // An actual value may hold fencelab's own sentences (a claimer
     // process's implementation that ended).
     let o = Observation {
@@ -467,6 +507,21 @@ mod tests {
         assert_eq!(
             text,
             "fencelab: the implementation failed in claim() at lease.py:3:\nTypeError: x"
+        );
+    }
+
+    #[test]
+    fn a_story_of_calls_reads_in_pythons_terms() {
+        let story = "claim_many(db, \"j\", &[\"a\", \"b\"], 1.0, 30.5), after init_db(db) -> Ok(()); \
+                     enqueue(db, \"j\") -> Ok(true); claim(db, \"j\", \"a\", 1.0, 0.0) -> Err(InvalidTtl(_)); \
+                     state(db, \"x\") -> Ok(None); claim_many(db, \"j\", &[\"a\", \"b\"], 1.0, 1.0) -> \
+                     Ok([Some(1), None]); claim(db, \"j\", \"a\", 1.0, 1.0) -> Ok(Some(1)) の後の state(db, \"j\")";
+        assert_eq!(
+            python_story(story),
+            "claim_many(db, \"j\", [\"a\", \"b\"], 1.0, 30.5), after init_db(db) -> None; \
+             enqueue(db, \"j\") -> True; claim(db, \"j\", \"a\", 1.0, 0.0) -> ValueError; \
+             state(db, \"x\") -> None; claim_many(db, \"j\", [\"a\", \"b\"], 1.0, 1.0) -> \
+             [1, None]; claim(db, \"j\", \"a\", 1.0, 1.0) -> 1 の後の state(db, \"j\")"
         );
     }
 }

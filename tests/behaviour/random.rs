@@ -122,12 +122,12 @@ impl Call {
 }
 
 /// A row as the contract fixes it: of a done job, `owner` and `until` are
-/// free (`complete-row`), and are left out.
+/// free (`complete-row`), shown as `_` and never compared.
 #[derive(Clone, Debug, PartialEq)]
 struct Job {
     id: String,
-    owner: Option<String>,
-    until: Option<f64>,
+    owner: Kept<Option<String>>,
+    until: Kept<f64>,
     fence: i64,
     result: Option<String>,
     done: bool,
@@ -142,13 +142,39 @@ impl Job {
         result: Option<String>,
         done: bool,
     ) -> Job {
+        let kept = |done: bool| if done { Kept::Free } else { Kept::Fixed(()) };
         Job {
             id: id.to_string(),
-            owner: if done { None } else { owner },
-            until: (!done).then_some(until),
+            owner: kept(done).with(owner),
+            until: kept(done).with(until),
             fence,
             result,
             done,
+        }
+    }
+}
+
+/// A field the contract fixes, or leaves free (shown as `_`).
+#[derive(Clone, PartialEq)]
+enum Kept<T> {
+    Fixed(T),
+    Free,
+}
+
+impl Kept<()> {
+    fn with<T>(self, value: T) -> Kept<T> {
+        match self {
+            Kept::Fixed(()) => Kept::Fixed(value),
+            Kept::Free => Kept::Free,
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Kept<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Kept::Fixed(value) => value.fmt(f),
+            Kept::Free => f.write_str("_"),
         }
     }
 }

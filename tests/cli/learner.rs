@@ -162,8 +162,21 @@ fn steps_green_in_turn(stages: &[usize]) {
             .flat_map(|s| s.failures.iter().map(|(t, _)| t.clone()))
             .collect();
         let (passed, failed) = cargo_test(&krate);
+        // A step's random calls do not count where its other tests fail
+        // (check says those); cargo test runs them all.
+        let counted: BTreeSet<String> = failed
+            .iter()
+            .filter(|t| {
+                !t.ends_with("::random_calls_agree_with_the_contract")
+                    || !failed.iter().any(|o| {
+                        o.split("::").next() == t.split("::").next()
+                            && !o.ends_with("::random_calls_agree_with_the_contract")
+                    })
+            })
+            .cloned()
+            .collect();
         assert_eq!(
-            failed, failing,
+            counted, failing,
             "stage {done}: cargo test and check disagree on what fails"
         );
         assert_eq!(

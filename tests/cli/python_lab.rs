@@ -383,7 +383,7 @@ fn the_check_command_needs_no_flag_in_a_python_lab() {
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(0), "{stdout}{stderr}");
     assert!(
-        stdout.contains("ステップ 2  enqueue     6/6 合格"),
+        stdout.contains("ステップ 2  enqueue     7/7 合格"),
         "{stdout}"
     );
     // The answer, now earned, is the Python fragment against the Python reference.

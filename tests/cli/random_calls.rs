@@ -93,7 +93,10 @@ fn untidy_implementations_fail_with_a_story_of_three_calls_at_most() {
             assert!(submission["score"].as_f64().unwrap() < 100.0, "{name}");
             // The story: at most three calls after init_db, the last the
             // step's own.
-            let story = message.lines().next().unwrap_or_default();
+            let story = message
+                .lines()
+                .find(|l| l.starts_with("observation: "))
+                .unwrap_or_default();
             let calls = story.matches(") -> ").count() + 1;
             assert!(calls <= 4, "{name}: {calls} calls: {story}");
             let function = if step == 6 {

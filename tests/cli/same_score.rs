@@ -161,8 +161,9 @@ fn a_function_that_hangs_fails_only_the_tests_that_call_it() {
             .filter(|t| t["confirmed"] == true && t["stopped_by"] == stopped_by)
             .count();
         // 2 s of waiting or 0.3 s of processor time a confirmation, from a
-        // budget of 15 s: 8 confirmed of the sleeper's 16, all the spinner's.
-        let expected = if stopped_by == "waits" { 8 } else { 16 };
+        // budget of 15 s: 8 confirmed of the sleeper's 17 (step 5's random
+        // calls among them), all the spinner's.
+        let expected = if stopped_by == "waits" { 8 } else { 17 };
         assert_eq!(confirmed, expected, "{name}: {submission}");
         eprintln!("{name}: graded alone in {secs:.1} s");
     }
