@@ -167,7 +167,27 @@ def decode(value):
 
 class Refusal(Exception):
     """An answer that does not fit the contract: the implementation's fault,
-    reported as a failure inside the call."""
+    observed as the value it returned beside what the contract allows."""
+
+    def __init__(self, function, value, contract):
+        super().__init__(function, contract)
+        self.function = function
+        self.returned = shown(value)
+        self.contract = contract
+
+
+#: How much of a value that does not fit the contract is shown.
+SHOWN = 200
+
+
+def shown(value):
+    """Python's repr of `value`, capped; a repr that fails is its type."""
+    try:
+        text = repr(value)
+    except BaseException:  # the learner's __repr__ is theirs to break
+        text = f"<{type_name(value)} object>"
+    text = text.replace("\r", "\\r").replace("\n", "\\n")
+    return text if len(text) <= SHOWN else text[:SHOWN] + "…"
 
 
 def type_name(value):
@@ -177,48 +197,41 @@ def type_name(value):
 def as_bool(function, value):
     if isinstance(value, bool):
         return value
-    raise Refusal(f"{function}() returned {value!r} ({type_name(value)}); "
-                  f"the contract says True or False")
+    raise Refusal(function, value, "True or False")
 
 
 def as_fence(function, value):
     if value is None or (isinstance(value, int) and not isinstance(value, bool)):
         if value is not None and not -(2**63) <= value < 2**63:
-            raise Refusal(f"{function}() returned {value!r}, which is not a 64-bit fence")
+            raise Refusal(function, value, "an int of 64 bits (the new fence), or None")
         return value
-    raise Refusal(f"{function}() returned {value!r} ({type_name(value)}); "
-                  f"the contract says an int (the new fence) or None")
+    raise Refusal(function, value, "an int (the new fence), or None")
 
 
+JOB = f"None for a missing job, else a dict with exactly the keys {', '.join(KEYS)}"
 def as_job(value):
     if value is None:
         return None
-    if not isinstance(value, dict):
-        raise Refusal(f"state() returned {value!r} ({type_name(value)}); the contract says "
-                      f"a dict with the keys {', '.join(KEYS)}, or None")
-    if set(value) != set(KEYS):
-        raise Refusal(f"state() returned a dict with the keys {sorted(value, key=str)}; "
-                      f"the contract says exactly {', '.join(KEYS)} (None for a missing job)")
+    if not isinstance(value, dict) or set(value) != set(KEYS):
+        raise Refusal("state", value, JOB)
     id_, owner, until, fence = value["id"], value["owner"], value["until"], value["fence"]
     result, done = value["result"], value["done"]
     wrong = []
     if not isinstance(id_, str):
-        wrong.append(f"id {id_!r} (a str)")
+        wrong.append("id a str")
     if owner is not None and not isinstance(owner, str):
-        wrong.append(f"owner {owner!r} (a str or None)")
-    if isinstance(until, bool) or not isinstance(until, (int, float)):
-        wrong.append(f"until {until!r} (a float, or an int)")
+        wrong.append("owner a str or None")
+    if (isinstance(until, bool) or not isinstance(until, (int, float))
+            or (isinstance(until, int) and float(until) != until)):
+        wrong.append("until a float")
     if isinstance(fence, bool) or not isinstance(fence, int):
-        wrong.append(f"fence {fence!r} (an int)")
+        wrong.append("fence an int")
     if result is not None and not isinstance(result, str):
-        wrong.append(f"result {result!r} (a str or None)")
+        wrong.append("result a str or None")
     if done not in (0, 1) or not isinstance(done, int):
-        wrong.append(f"done {done!r} (True/False or 1/0)")
+        wrong.append("done True/False or 1/0")
     if wrong:
-        raise Refusal("state() returned a dict whose " + ", ".join(wrong)
-                      + " is not what the contract says")
-    if isinstance(until, int) and float(until) != until:
-        raise Refusal(f"state() returned until {until!r}, which is no float")
+        raise Refusal("state", value, "a dict whose " + ", ".join(wrong))
     return {"id": id_, "owner": owner, "until": to_bits(until), "fence": fence,
             "result": result, "done": bool(done)}
 
@@ -254,10 +267,9 @@ def call(module, request):
         fences = module.claim_many(path, args["job_id"], list(args["owners"]),
                                    to_float(args["now"]), to_float(args["ttl"]))
         if not isinstance(fences, (list, tuple)):
-            raise Refusal(f"claim_many() returned {fences!r} ({type_name(fences)}); "
-                          f"the contract says a list, one answer per owner")
+            raise Refusal("claim_many", fences, "a list, one answer per owner")
         return {"Fences": [as_fence("claim_many", f) for f in fences]}
-    raise Refusal(f"unknown request {name}")
+    raise LookupError(f"unknown request {name}")
 
 
 def value_error(request, err):
@@ -329,7 +341,8 @@ def respond(module, shown, request):
         return {"Returned": {"Err": {"error": {"Db": {"code": code, "message": str(err)}},
                                      "display": str(err)}}}
     except Refusal as err:
-        return {"Panicked": {"message": str(err), "location": None}}
+        return {"Misfit": {"function": err.function, "returned": err.returned,
+                           "contract": err.contract}}
     except NotImplementedError as err:
         text = f"not yet implemented (NotImplementedError{': ' + str(err) if str(err) else ''})"
         return {"Panicked": {"message": text, "location": location(err, shown)}}

@@ -168,8 +168,23 @@ fn kill_adopted() -> usize {
     running
 }
 
+/// A panic inside the implementation, at the bridge's line (left out of
+/// what learners see): the next line says what the implementation did.
+fn failed_inside(server: &Server, function: &str, location: Option<String>, message: &str) -> ! {
+    let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
+    let message = server.rename.text(message);
+    // Python has no panics: an exception failed the call.
+    let what = if server.python {
+        IMPL_FAILED
+    } else {
+        IMPL_PANICKED
+    };
+    panic!("{what} in {function}(){at}:\n{message}")
+}
+
 /// Calls the implementation: the `Ok`/`Err` it returned, or a panic of the test
 /// that says what happened to it.
+#[track_caller]
 pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
     let server = SERVER.get_or_init(start);
     let function = request.function();
@@ -180,15 +195,20 @@ pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
         }
         Ok(Response::Panicked { message, location }) => {
             server.pass_on_output();
-            let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
-            let message = server.rename.text(&message);
-            // Python has no panics: an exception failed the call.
-            let what = if server.python {
-                IMPL_FAILED
-            } else {
-                IMPL_PANICKED
-            };
-            panic!("{what} in {function}(){at}:\n{message}")
+            failed_inside(server, function, location, &message)
+        }
+        Ok(Response::Misfit {
+            function,
+            returned,
+            contract,
+        }) => {
+            server.pass_on_output();
+            // The suite's observation at the test's line (`track_caller`),
+            // so it reads as the wrong return value it is.
+            let returned = server.rename.text(&returned);
+            panic!(
+                "observation: what {function}() returned\nexpected: {contract}\nactual: {returned}"
+            )
         }
         Err(err) => server.ended(function, &err),
     }

@@ -232,6 +232,14 @@ pub(crate) enum Response {
         message: String,
         location: Option<String>,
     },
+    /// A Python implementation returned a value the contract's type has no
+    /// room for (`{}` for a missing job): its repr, capped, and what the
+    /// contract allows. Observed as a return value, never converted.
+    Misfit {
+        function: String,
+        returned: String,
+        contract: String,
+    },
 }
 
 /// Encodes one message as a line.

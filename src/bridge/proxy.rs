@@ -94,6 +94,9 @@ fn path_of(path: impl AsRef<Path>) -> String {
     path.as_ref().to_string_lossy().into_owned()
 }
 
+/// At the test's line: a value the contract has no room for is observed
+/// there (`Response::Misfit`), as the test's own assertion would be.
+#[track_caller]
 fn forward(request: Request) -> Result<Answer, LeaseError> {
     call(request).map_err(LeaseError::from)
 }
@@ -103,6 +106,7 @@ fn mismatch(function: &str, answer: Answer) -> ! {
     panic!("the implementation's {function}() answered with the wrong type: {answer:?}")
 }
 
+#[track_caller]
 pub fn init_db(path: impl AsRef<Path>) -> Result<(), LeaseError> {
     match forward(Request::InitDb {
         path: path_of(path),
@@ -112,6 +116,7 @@ pub fn init_db(path: impl AsRef<Path>) -> Result<(), LeaseError> {
     }
 }
 
+#[track_caller]
 pub fn enqueue(path: impl AsRef<Path>, job_id: &str) -> Result<bool, LeaseError> {
     let request = Request::Enqueue {
         path: path_of(path),
@@ -123,6 +128,7 @@ pub fn enqueue(path: impl AsRef<Path>, job_id: &str) -> Result<bool, LeaseError>
     }
 }
 
+#[track_caller]
 pub fn state(path: impl AsRef<Path>, job_id: &str) -> Result<Option<Job>, LeaseError> {
     let request = Request::State {
         path: path_of(path),
@@ -141,6 +147,7 @@ pub fn state(path: impl AsRef<Path>, job_id: &str) -> Result<Option<Job>, LeaseE
     }
 }
 
+#[track_caller]
 pub fn claim(
     path: impl AsRef<Path>,
     job_id: &str,
@@ -161,6 +168,7 @@ pub fn claim(
     }
 }
 
+#[track_caller]
 pub fn renew(
     path: impl AsRef<Path>,
     job_id: &str,
@@ -183,6 +191,7 @@ pub fn renew(
     }
 }
 
+#[track_caller]
 pub fn complete(
     path: impl AsRef<Path>,
     job_id: &str,
@@ -205,6 +214,7 @@ pub fn complete(
     }
 }
 
+#[track_caller]
 pub fn release(
     path: impl AsRef<Path>,
     job_id: &str,
@@ -223,6 +233,7 @@ pub fn release(
     }
 }
 
+#[track_caller]
 pub fn claim_many(
     path: impl AsRef<Path>,
     job_id: &str,

@@ -37,6 +37,9 @@ pub(crate) fn translate(text: &str, lang: Lang) -> String {
     if lang == Lang::En {
         return text.to_string();
     }
+    if let Some(ja) = misfit_ja(text) {
+        return ja;
+    }
     let table = ja_table();
     if let Some(ja) = table.get(text) {
         return ja.clone();
@@ -49,6 +52,55 @@ pub(crate) fn translate(text: &str, lang: Lang) -> String {
             Some(fill(ja, &values))
         })
         .unwrap_or_else(|| text.to_string())
+}
+
+/// The bridge's words for a Python value the contract has no room for
+/// (`fencelab_server.py`'s `Refusal`), in Japanese; `None` for other texts.
+fn misfit_ja(text: &str) -> Option<String> {
+    const WORDS: [(&str, &str); 11] = [
+        ("True or False", "True か False"),
+        (
+            "an int (the new fence), or None",
+            "int（新しい fence）か None",
+        ),
+        (
+            "an int of 64 bits (the new fence), or None",
+            "64 ビットの int（新しい fence）か None",
+        ),
+        (
+            "a list, one answer per owner",
+            "owner ごとに答えが 1 つずつの list",
+        ),
+        (
+            "None for a missing job, else a dict with exactly the keys id, owner, until, fence, result, done",
+            "ない仕事なら None、ある仕事ならキーがちょうど id, owner, until, fence, result, done の dict",
+        ),
+        ("id a str", "id が str"),
+        ("owner a str or None", "owner が str か None"),
+        ("until a float", "until が float"),
+        ("fence an int", "fence が int"),
+        ("result a str or None", "result が str か None"),
+        ("done True/False or 1/0", "done が True/False か 1/0"),
+    ];
+    let word = |en: &str| {
+        WORDS
+            .iter()
+            .find(|(e, _)| *e == en)
+            .map(|(_, ja)| ja.to_string())
+    };
+    if let Some(fields) = text.strip_prefix("a dict whose ") {
+        let ja: Option<Vec<String>> = fields.split(", ").map(word).collect();
+        return ja.map(|ja| format!("{} である dict", ja.join("、")));
+    }
+    let function = text
+        .strip_prefix("what ")
+        .and_then(|t| t.strip_suffix("() returned"));
+    match function {
+        Some(f) if f.chars().all(|c| c.is_ascii_lowercase() || c == '_') => {
+            Some(format!("{f}() が返した値"))
+        }
+        _ => word(text),
+    }
 }
 
 /// A text with holes, in pieces: `(literal, None)` or `("", Some(hole))`.
@@ -229,6 +281,22 @@ mod tests {
                 actual: "Ok(None)".into(),
             })
         );
+    }
+
+    #[test]
+    fn a_python_value_the_contract_has_no_room_for_is_said_in_japanese() {
+        assert_eq!(
+            translate("what state() returned", Lang::Ja),
+            "state() が返した値"
+        );
+        assert_eq!(translate("True or False", Lang::Ja), "True か False");
+        assert_eq!(
+            translate("a dict whose id a str, done True/False or 1/0", Lang::Ja),
+            "id が str、done が True/False か 1/0 である dict"
+        );
+        // A part it does not know leaves the whole as it is.
+        let unknown = "a dict whose id a str, colour blue";
+        assert_eq!(translate(unknown, Lang::Ja), unknown);
     }
 
     #[test]

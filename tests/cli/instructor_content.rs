@@ -303,3 +303,60 @@ fn verify_runs_the_shipped_wheats_beside_the_mutants_and_reports_them() {
         "{text}"
     );
 }
+
+#[test]
+fn the_rerun_hint_of_verify_runs_the_same_mutants_of_the_same_code() {
+    // Outside fencelab's project, with its own implementation and mutants:
+    // a hint without --impl and --mutants ran the built-in ones instead.
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join("src")).unwrap();
+    std::fs::write(dir.path().join("src/lease.rs"), REFERENCE).unwrap();
+    let mutants = dir.path().join("my mutants");
+    std::fs::create_dir(&mutants).unwrap();
+    // A killer that does not kill: not as declared, so a hint is printed.
+    let text = std::fs::read_to_string(root().join(MUTANT))
+        .unwrap()
+        .replace(KILLER, "step1::creates_the_six_columns");
+    std::fs::write(mutants.join("claim-expiry-inclusive.toml"), text).unwrap();
+    // No --impl: the built-in reference, named so by the terminal and the
+    // JSON alike (the JSON said src/lease.rs).
+    let args = ["verify", "--mutants", "my mutants", "--json", "r.json"];
+    let (code, first) = fencelab(&args, dir.path());
+    assert_eq!(code, Some(1), "{first}");
+    assert!(
+        first.contains("1 mutant of the built-in reference"),
+        "{first}"
+    );
+    let json = std::fs::read_to_string(dir.path().join("r.json")).unwrap();
+    let json: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(json["implementation"], "the built-in reference");
+    let hint = first
+        .lines()
+        .find_map(|l| l.strip_prefix("rerun them with: "))
+        .unwrap_or_else(|| panic!("no hint in:\n{first}"));
+    assert!(hint.starts_with("fencelab verify "), "{hint}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_fencelab")).parent().unwrap();
+    let path = format!("{}:{}", bin.display(), crate::common::graders_path());
+    let again = Command::new("sh")
+        .args(["-c", &format!("{hint} --color never")])
+        .current_dir(dir.path())
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&again.stdout),
+        String::from_utf8_lossy(&again.stderr)
+    );
+    assert_eq!(again.status.code(), Some(1), "{hint}:\n{text}");
+    assert!(
+        text.contains("1 mutant of the built-in reference from my mutants"),
+        "{text}"
+    );
+    assert_eq!(
+        text.lines()
+            .find_map(|l| l.strip_prefix("rerun them with: ")),
+        Some(hint),
+        "{text}"
+    );
+}

@@ -67,7 +67,8 @@ fn perfect(m: &Mutant) -> Prediction {
 }
 
 /// The form with each fragment's entry filled in as `fill` says.
-fn filled(form: &str, fill: impl Fn(&Mutant) -> Prediction) -> String {
+/// The fragments are among `mutants` (an edition's).
+fn filled(form: &str, mutants: &[Mutant], fill: impl Fn(&Mutant) -> Prediction) -> String {
     let mut out = String::new();
     for (i, block) in form.split("\n[[prediction]]\n").enumerate() {
         if i == 0 {
@@ -79,8 +80,8 @@ fn filled(form: &str, fill: impl Fn(&Mutant) -> Prediction) -> String {
             .find_map(|l| l.strip_prefix("mutant = \""))
             .and_then(|l| l.strip_suffix('"'))
             .expect("each entry names its mutant");
-        let m = mutant::builtin().into_iter().find(|m| m.id == id).unwrap();
-        let p = fill(&m);
+        let m = mutants.iter().find(|m| m.id == id).unwrap();
+        let p = fill(m);
         let observation = p.observation.map_or("", ObservationKind::name);
         let tests: Vec<String> = p.tests.iter().map(|t| format!("{t:?}")).collect();
         let block = block
@@ -272,6 +273,18 @@ fn the_fragments_declare_what_happens_to_them() {
 
 #[test]
 fn predict_then_verify_scores_a_perfect_form_out_of_the_eight_fragments() {
+    perfect_form_scores_sixteen(&[], &mutant::builtin());
+}
+
+/// In the Python edition too: each fragment's declared observation earns its
+/// point (a `{}` where the contract says `None` is a return value, not an
+/// exception: the form totalled 15).
+#[test]
+fn predict_then_verify_scores_a_perfect_form_of_the_python_fragments() {
+    perfect_form_scores_sixteen(&["--python"], &fencelab::lab::python::mutants());
+}
+
+fn perfect_form_scores_sixteen(edition: &[&str], mutants: &[Mutant]) {
     let dir = tempfile::tempdir().unwrap();
     let fencelab = |args: &[&str]| {
         let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
@@ -287,7 +300,9 @@ fn predict_then_verify_scores_a_perfect_form_out_of_the_eight_fragments() {
             String::from_utf8_lossy(&out.stderr).to_string(),
         )
     };
-    let (code, _, stderr) = fencelab(&["predict", "--lang", "en", "-o", "form.toml"]);
+    let mut args = vec!["predict", "--lang", "en", "-o", "form.toml"];
+    args.extend(edition);
+    let (code, _, stderr) = fencelab(&args);
     assert_eq!(code, Some(0), "{stderr}");
     assert!(
         stderr.contains("form.toml (the worksheet's 8 fragments, one per step)"),
@@ -295,9 +310,13 @@ fn predict_then_verify_scores_a_perfect_form_out_of_the_eight_fragments() {
     );
     let form = std::fs::read_to_string(dir.path().join("form.toml")).unwrap();
     assert_eq!(form.matches("[[prediction]]").count(), 8);
-    std::fs::write(dir.path().join("form.toml"), filled(&form, perfect)).unwrap();
+    std::fs::write(
+        dir.path().join("form.toml"),
+        filled(&form, mutants, perfect),
+    )
+    .unwrap();
 
-    let (code, stdout, stderr) = fencelab(&[
+    let mut args = vec![
         "verify",
         "--lang",
         "en",
@@ -305,7 +324,9 @@ fn predict_then_verify_scores_a_perfect_form_out_of_the_eight_fragments() {
         "form.toml",
         "--json",
         "run.json",
-    ]);
+    ];
+    args.extend(edition);
+    let (code, stdout, stderr) = fencelab(&args);
     assert_eq!(code, Some(0), "{stdout}\n{stderr}");
     assert!(
         stdout.contains("\nScore: 16.00/16 (100%) for 8 predictions\n"),

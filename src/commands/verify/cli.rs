@@ -88,6 +88,7 @@ pub(crate) fn main(
             Some(path) => crate::engine::python::is_python_path(&path.to_string_lossy()),
             None => crate::lab::edition::of(&lab)? == crate::lab::edition::Edition::Python,
         };
+    let rerun = rerun_command(&args, python);
     let mut options = if python {
         python_options(&args, &root)?
     } else {
@@ -161,6 +162,7 @@ pub(crate) fn main(
         &scratch,
         &mut verify::Live::new(printer),
     )?;
+    report.rerun = rerun;
     printer.text(&verify::render_verify_report(&printer.layout(), &report));
     if let Some(predictions) = &predictions
         && report.baseline.passed
@@ -192,6 +194,35 @@ pub(crate) fn main(
     Ok(report.summary.exit_code)
 }
 
+/// `fencelab verify` with every option that chose what ran, as the user
+/// wrote them: the hint it gives runs the same mutants of the same code.
+fn rerun_command(args: &VerifyArgs, python: bool) -> String {
+    use crate::output::paths::shell_word;
+    let mut words = vec!["fencelab verify".to_string()];
+    if python && args.implementation.is_none() {
+        words.push("--python".into());
+    }
+    let paths = [
+        ("--impl", &args.implementation),
+        ("--mutants", &args.mutants),
+    ];
+    for (flag, path) in paths {
+        if let Some(path) = path {
+            words.push(format!("{flag} {}", shell_word(&path.to_string_lossy())));
+        }
+    }
+    let limits = [
+        ("--timeout", args.timeout),
+        ("--build-timeout", args.build_timeout),
+    ];
+    for (flag, secs) in limits {
+        if let Some(secs) = secs {
+            words.push(format!("{flag} {secs}"));
+        }
+    }
+    words.join(" ")
+}
+
 /// The options of `verify --python`: the project's `mutants-python/` and
 /// `python/lease.py` in fencelab's own project, else the ones built in.
 fn python_options(args: &VerifyArgs, root: &std::path::Path) -> Result<verify::Options, Error> {
@@ -214,4 +245,45 @@ fn python_options(args: &VerifyArgs, root: &std::path::Path) -> Result<verify::O
         jobs: jobs(args.jobs),
         python: true,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(line: &[&str]) -> VerifyArgs {
+        #[derive(clap::Parser)]
+        struct Cli {
+            #[command(flatten)]
+            verify: VerifyArgs,
+        }
+        <Cli as clap::Parser>::parse_from(std::iter::once("verify").chain(line.iter().copied()))
+            .verify
+    }
+
+    #[test]
+    fn the_rerun_command_keeps_every_option_that_chose_what_ran() {
+        let line = [
+            "--impl",
+            "my lab/lib.rs",
+            "--mutants",
+            "m",
+            "--timeout",
+            "2.5",
+            "-j",
+            "3",
+            "x",
+        ];
+        assert_eq!(
+            rerun_command(&args(&line), false),
+            "fencelab verify --impl 'my lab/lib.rs' --mutants m --timeout 2.5"
+        );
+        // The edition is said unless the file says it.
+        assert_eq!(rerun_command(&args(&[]), true), "fencelab verify --python");
+        let line = ["--impl", "lease.py", "--build-timeout", "60"];
+        assert_eq!(
+            rerun_command(&args(&line), true),
+            "fencelab verify --impl lease.py --build-timeout 60"
+        );
+    }
 }

@@ -72,7 +72,7 @@ pub fn annotations(report: &Report, mutants: &[Mutant]) -> Vec<Annotation> {
                 "fencelab verify: the baseline failed",
                 message,
             )
-            .at(&report.implementation, 1),
+            .at(&report.file, 1),
         );
         return out;
     }
@@ -91,7 +91,7 @@ pub fn annotations(report: &Report, mutants: &[Mutant]) -> Vec<Annotation> {
             (_, Some(span)) => {
                 let start = crate::error::Location::at(&report.source, span.start);
                 let end = crate::error::Location::at(&report.source, span.end);
-                let mut a = annotation.at(&report.implementation, start.line);
+                let mut a = annotation.at(&report.file, start.line);
                 a.end_line = Some(end.line);
                 // GitHub takes columns only within one line.
                 if start.line == end.line {

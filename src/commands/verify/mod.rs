@@ -424,7 +424,8 @@ impl<'p> Reading<'p> {
         let plan = self.plan;
         let mut report = Report {
             schema: 1,
-            implementation: plan.shown.clone(),
+            implementation: plan.described.clone(),
+            file: plan.shown.clone(),
             mutants_dir: plan.mutants_dir.clone(),
             build_secs: run.build_secs,
             baseline: self.baseline,
@@ -440,6 +441,10 @@ impl<'p> Reading<'p> {
             summary: Summary::default(),
             secs: 0.0,
             source: plan.source.clone(),
+            rerun: format!(
+                "fencelab verify{}",
+                if options.python { " --python" } else { "" }
+            ),
         };
         if let ScenarioResult::Unviable { errors } = &run.results[0] {
             report.baseline.compile_errors = Some(errors.clone());

@@ -109,20 +109,15 @@ pub fn render_verify_report(layout: &Layout, report: &Report) -> String {
         wrap(&format!("fencelab verify: {verdict}"), layout.width)
     );
     if s.not_as_declared > 0 {
-        let ids: Vec<&str> = problems
+        let ids: Vec<String> = problems
             .iter()
-            .map(|&m| report.mutants[m].id.as_str())
+            .map(|&m| crate::output::paths::shell_word(&report.mutants[m].id))
             .collect();
-        // The Python edition's mutants are found again only with --python.
-        let python = if report.implementation.ends_with(".py") {
-            " --python"
-        } else {
-            ""
-        };
         let _ = writeln!(
             out,
-            "{} fencelab verify{python} --exact {}",
+            "{} {} --exact {}",
             w.rerun,
+            report.rerun,
             ids.join(" ")
         );
     } else if !layout.verbose() && !layout.quiet() {
@@ -399,6 +394,7 @@ mod tests {
         Report {
             schema: 1,
             implementation: "src/lease.rs".into(),
+            file: "src/lease.rs".into(),
             mutants_dir: "mutants".into(),
             build_secs: 1.0,
             baseline: Baseline {
@@ -420,6 +416,7 @@ mod tests {
             wheats: None,
             secs: 2.0,
             source: String::new(),
+            rerun: "fencelab verify".into(),
         }
     }
 

@@ -55,10 +55,13 @@ fn words(lang: Lang) -> Words {
     }
 }
 
-/// What a group of killers saw, as a reader of `lang` says it.
-fn seen(h: &Happened, lang: Lang) -> String {
+/// What a group of killers saw, as a reader of `lang` says it. Python has
+/// no panics: an exception failed the call.
+fn seen(h: &Happened, lang: Lang, python: bool) -> String {
     match (h.observation, h.outcome, lang) {
         (Some(kind), _, lang) => kind.label(lang).to_string(),
+        (None, Some("panicked"), Lang::En) if python => "an exception, no observation".into(),
+        (None, Some("panicked"), Lang::Ja) if python => "例外（観測なし）".into(),
         (None, Some("panicked"), Lang::En) => "a panic, no observation".into(),
         (None, Some("crashed"), Lang::En) => "a crash, no observation".into(),
         (None, Some("timeout"), Lang::En) => "a time limit, no observation".into(),
@@ -186,8 +189,18 @@ fn render_scored(layout: &Layout, m: &Scored, mutants: &[Mutant], lang: Lang) ->
         return out;
     }
     let _ = writeln!(out, "    {}{}", w.happened, w.colon.trim_end());
+    // The edition is the mutant's file's: `python/lease.py`, or a lab's `lease.py`.
+    let python = mutants
+        .iter()
+        .find(|x| x.id == m.mutant)
+        .is_some_and(|x| crate::engine::python::is_python_path(&x.file.to_string_lossy()));
     for h in &m.happened {
-        let line = format!("      - {}{}{}", seen(h, lang), w.colon, h.tests.join(", "));
+        let line = format!(
+            "      - {}{}{}",
+            seen(h, lang, python),
+            w.colon,
+            h.tests.join(", ")
+        );
         let _ = writeln!(out, "{}", wrap(&line, layout.width));
     }
     let right = m

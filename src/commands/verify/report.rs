@@ -19,7 +19,12 @@ use crate::output::paths::shown_path;
 pub struct Report {
     /// The version of this schema (see README.md, "verify --json").
     pub schema: u32,
+    /// As the terminal says it: a path, or "the built-in reference".
     pub implementation: String,
+    /// The implementation's path, for the reports that place lines in a
+    /// file (Stryker's, GitHub's annotations).
+    #[serde(skip)]
+    pub file: String,
     pub mutants_dir: String,
     pub build_secs: f64,
     pub baseline: Baseline,
@@ -40,6 +45,10 @@ pub struct Report {
     /// `--html`); not in the JSON, which names the file.
     #[serde(skip)]
     pub source: String,
+    /// The command that runs what ran again, without its filters: every
+    /// option that chose the implementation, the mutants and the limits.
+    #[serde(skip)]
+    pub rerun: String,
 }
 
 /// The suite against the unmutated implementation, run twice.

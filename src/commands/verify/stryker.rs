@@ -156,7 +156,7 @@ pub fn report(report: &Report, mutants: &[Mutant], lang: Lang) -> Value {
         // Every mutant must be killed as declared: below 100 is not the goal.
         "thresholds": {"high": 100, "low": 80},
         "files": {
-            report.implementation.clone(): {
+            report.file.clone(): {
                 "language": "rust",
                 "source": source,
                 "mutants": entries,
