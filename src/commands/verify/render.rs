@@ -9,7 +9,7 @@ use std::fmt::Write as _;
 use super::details::{outcome_label, render_baseline_failure, render_mutant_details};
 use super::matrix::{render_kill_matrix, render_kill_matrix_of, render_killing_nothing};
 use super::wheats::render_wheats;
-use super::words::{self, outcome, words};
+use super::words::{self, words};
 use super::{MutantReport, Report, Update};
 use crate::engine::Event;
 use crate::engine::outcome::MutantOutcome;
@@ -73,7 +73,7 @@ pub fn render_verify_report(layout: &Layout, report: &Report) -> String {
     let outcomes: Vec<String> = s
         .outcomes
         .iter()
-        .map(|(k, v)| format!("{v} {}", outcome_name(layout, k)))
+        .map(|(k, v)| format!("{v} {}", super::words::outcome_named(layout.lang, k)))
         .collect();
     let separator = match layout.lang {
         crate::lab::lang::Lang::En => ", ",
@@ -128,21 +128,6 @@ pub fn render_verify_report(layout: &Layout, report: &Report) -> String {
         );
     }
     out
-}
-
-/// An outcome's name from its JSON label.
-fn outcome_name(layout: &Layout, label: &str) -> &'static str {
-    [
-        MutantOutcome::Killed,
-        MutantOutcome::Crashed,
-        MutantOutcome::Timeout,
-        MutantOutcome::Survived,
-        MutantOutcome::Unviable,
-        MutantOutcome::Stale,
-    ]
-    .into_iter()
-    .find(|o| o.label() == label)
-    .map_or("?", |o| outcome(o, layout.lang))
 }
 
 /// The mutants by step: how many, how many as declared.

@@ -215,6 +215,21 @@ pub(super) fn equivalent_killed_next(lang: Lang, file: &str) -> String {
     }
 }
 
+/// A mutant's outcome as the screen names it, from its JSON label.
+pub(super) fn outcome_named(lang: Lang, label: &str) -> &'static str {
+    [
+        MutantOutcome::Killed,
+        MutantOutcome::Crashed,
+        MutantOutcome::Timeout,
+        MutantOutcome::Survived,
+        MutantOutcome::Unviable,
+        MutantOutcome::Stale,
+    ]
+    .into_iter()
+    .find(|o| o.label() == label)
+    .map_or("?", |o| outcome(o, lang))
+}
+
 /// A test's outcome as the screen names it (from its JSON label).
 pub(super) fn test_outcome(label: &str, lang: Lang) -> &str {
     match (lang, label) {

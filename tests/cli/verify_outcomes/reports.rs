@@ -265,7 +265,28 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
             .unwrap();
         assert_eq!(cell.text().collect::<String>(), "F");
         let title = cell.value().attr("title").unwrap();
-        assert!(title.contains("failed"), "{title}");
+        let failed = ["failed", "失敗"][usize::from(lang == fencelab::lab::lang::Lang::Ja)];
+        assert!(title.contains(failed), "{title}");
+        // Badges and cards in the page's language, as the terminal says them.
+        if lang == fencelab::lab::lang::Lang::Ja {
+            for element in doc.select(&select(".badge, .card, th.mut")) {
+                let mut text = format!(
+                    "{} {}",
+                    element.text().collect::<String>(),
+                    element.value().attr("title").unwrap_or_default()
+                );
+                // Ids and the fixtures' titles are the author's words, not ours.
+                for m in &report.mutants {
+                    text = text.replace(&m.id, "").replace(&m.title, "");
+                }
+                for english in [
+                    "killed", "survived", "crashed", "timeout", "failed", "unviable", "stale",
+                    "not run",
+                ] {
+                    assert!(!text.contains(english), "{english} in {text}");
+                }
+            }
+        }
         // Sticky headers and a filter per step, for both axes.
         assert!(html.contains("position: sticky"));
         assert_eq!(count("input[data-filter=ms]"), 8);

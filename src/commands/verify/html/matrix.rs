@@ -58,7 +58,7 @@ pub(super) fn write(page: &Page, out: &mut String) {
             m.as_declared,
             escape(&m.id),
             escape(&page.title_of(m)),
-            m.outcome.label(),
+            super::super::words::outcome(m.outcome, page.lang),
             escape(&m.id),
             escape(&m.id)
         );
@@ -119,10 +119,13 @@ fn row(page: &Page, t: &SuiteTest, out: &mut String) {
             "{} × {}: {}",
             m.id,
             short(&t.name),
-            outcome.map_or("not run", |o| o.label())
+            outcome.map_or(page.w.not_run, |o| super::super::words::test_outcome(
+                o.label(),
+                page.lang
+            ))
         );
         if killer {
-            let _ = write!(hover, " ({} killer)", page.w.declared);
+            let _ = write!(hover, " ({})", page.w.declared_killer);
         }
         if let Some(message) = outcome.and_then(TestOutcome::message) {
             let line = first_line(&message);

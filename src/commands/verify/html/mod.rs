@@ -187,7 +187,8 @@ fn summary(page: &Page, out: &mut String) {
         );
     }
     for (outcome, n) in &s.outcomes {
-        let _ = writeln!(out, "<span class=\"card o-{outcome}\">{n} {outcome}</span>");
+        let named = super::words::outcome_named(page.lang, outcome);
+        let _ = writeln!(out, "<span class=\"card o-{outcome}\">{n} {named}</span>");
     }
     out.push_str("</div>\n");
     if !report.baseline.passed {

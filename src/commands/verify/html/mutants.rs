@@ -64,7 +64,7 @@ fn mutant(page: &Page, m: &MutantReport, out: &mut String) {
         m.step,
         m.as_declared,
         m.outcome.label(),
-        m.outcome.label(),
+        super::super::words::outcome(m.outcome, page.lang),
         if m.as_declared { "✓" } else { "✗" },
         escape(&m.id),
         escape(&page.title_of(m)),
@@ -130,7 +130,7 @@ fn mutant(page: &Page, m: &MutantReport, out: &mut String) {
                 "<li><details><summary><code>{}</code> <span class=\"badge k-{}\">{}</span> {}</summary><pre class=\"message\">{}</pre></details></li>",
                 escape(&k.test),
                 k.outcome.replace(' ', "-"),
-                k.outcome,
+                super::super::words::test_outcome(&k.outcome, page.lang),
                 escape(first_line(&k.message)),
                 escape(&k.message)
             );
