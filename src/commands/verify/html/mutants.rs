@@ -130,7 +130,7 @@ fn mutant(page: &Page, m: &MutantReport, out: &mut String) {
                 "<li><details><summary><code>{}</code> <span class=\"badge k-{}\">{}</span> {}</summary><pre class=\"message\">{}</pre></details></li>",
                 escape(&k.test),
                 k.outcome.replace(' ', "-"),
-                super::super::words::test_outcome(&k.outcome, page.lang),
+                super::super::words::test_outcome(k.outcome, page.lang),
                 escape(first_line(&k.message)),
                 escape(&k.message)
             );
