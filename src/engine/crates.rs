@@ -122,7 +122,10 @@ pub(super) fn write_judge(
         ),
     ];
     for (path, contents) in &suite.files {
-        let contents = if path == root_path {
+        let contents = if path == root_path && ends_in_an_attribute(contents) {
+            // Verbatim: it fails to build as cargo would fail it.
+            contents.clone()
+        } else if path == root_path {
             let mut root = contents.replacen(&suite.binding, &proxy, 1);
             root.push_str(&format!(
                 "\n/// Prints the id of the sources this judge was built from (run by fencelab).\n\
@@ -165,11 +168,14 @@ pub(super) fn write_implementation(
     if !lib.ends_with('\n') {
         lib.push('\n');
     }
-    lib.push_str(&format!(
-        "\n#[doc(hidden)]\n#[allow(missing_docs, unused, clippy::all)]\npub mod __fencelab_bridge {{\n    \
-         extern crate {} as bridge;\n    include!(\"fencelab_dispatch.rs\");\n}}\n",
-        bridge.ident()
-    ));
+    // A file ending in an attribute fails to build as cargo would fail it.
+    if !ends_in_an_attribute(source) {
+        lib.push_str(&format!(
+            "\n#[doc(hidden)]\n#[allow(missing_docs, unused, clippy::all)]\npub mod __fencelab_bridge {{\n    \
+             extern crate {} as bridge;\n    include!(\"fencelab_dispatch.rs\");\n}}\n",
+            bridge.ident()
+        ));
+    }
     let deps = vec![path_dependency(bridge), RUSQLITE.to_string()];
     let files = vec![
         // Warnings are never shown, and a flood of them (60,000 unused
@@ -185,6 +191,24 @@ pub(super) fn write_implementation(
         ),
     ];
     scratch.write_crate("impl", &files)
+}
+
+/// Whether `source` ends in an outer attribute or doc comment with no item
+/// after it. cargo rejects such a file, but anything fencelab appended would
+/// become that item, and be built. proc-macro2 reads the tokens as rustc
+/// does: comments, strings, raw strings and doc comments.
+fn ends_in_an_attribute(source: &str) -> bool {
+    use proc_macro2::{Delimiter, TokenStream, TokenTree};
+    // A file it cannot read keeps fencelab's tail: rustc says what is wrong.
+    let Ok(tokens) = source.parse::<TokenStream>() else {
+        return false;
+    };
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    matches!(
+        tokens.as_slice(),
+        [.., TokenTree::Punct(hash), TokenTree::Group(group)]
+            if hash.as_char() == '#' && group.delimiter() == Delimiter::Bracket
+    )
 }
 
 /// The key a server hosts an implementation's crate under: the crate's name,
@@ -259,6 +283,31 @@ mod tests {
         let support = include_str!("../../tests/behaviour/support.rs");
         let zygote = crate::bridge::judge_zygote::ZYGOTE_ARG;
         assert!(support.contains(&format!("const JUDGE_ZYGOTE_ARG: &str = \"{zygote}\";")));
+    }
+
+    /// Each `true` would have the appended tail attach to the attribute.
+    #[test]
+    fn a_file_ending_in_an_attribute_is_seen() {
+        for source in [
+            "fn a() {}\n#[test]\n",
+            "fn a() {}\n#[cfg(any())] // why\n/* done */",
+            "fn a() {}\n/// A doc comment with no item.\n",
+            "fn a() {}\n#[allow(unused)]",
+        ] {
+            assert!(ends_in_an_attribute(source), "{source}");
+        }
+        for source in [
+            "fn a() {}\n",
+            "#![allow(unused)]\n",
+            "//! Inner docs.\n",
+            "fn a() {}\n// #[test]\n",
+            "fn a() {}\n/* #[test] */\n",
+            "const A: &str = \"#[test]\";\n",
+            "macro_rules! m { () => {} }\nm![];\n",
+            "fn a() {\n", // unclosed: rustc says so
+        ] {
+            assert!(!ends_in_an_attribute(source), "{source}");
+        }
     }
 
     #[test]

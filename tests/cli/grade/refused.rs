@@ -241,3 +241,23 @@ fn code_that_runs_before_main_harms_only_its_own_submission() {
         "the other submission is graded in full"
     );
 }
+
+/// The reference with an attribute and no item after it: cargo rejects it,
+/// and so does grade, though fencelab appends its bridge to the file.
+#[test]
+fn a_file_ending_in_a_stray_attribute_does_not_compile() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("stray.rs");
+    let source = format!(
+        "{}\n#[allow(dead_code)]\n",
+        fencelab::lab::reference::REFERENCE
+    );
+    std::fs::write(&file, source).unwrap();
+    let (exit, stdout, _) = grade(&[file.to_str().unwrap()]);
+    assert_eq!(exit, 3, "{stdout}");
+    let stdout = flat(&stdout);
+    assert!(
+        stdout.contains("expected item after attributes") && !stdout.contains("__fencelab"),
+        "{stdout}"
+    );
+}

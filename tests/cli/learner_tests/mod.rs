@@ -22,6 +22,7 @@ use crate::common::root;
 
 mod hostile;
 mod own_suite;
+mod rejected;
 
 /// A lab crate named `lab` whose own tests are `main` (and `modules`).
 fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
