@@ -48,6 +48,8 @@ import types
 #: from its file, except for --check.
 HERE = os.path.dirname(os.path.abspath(globals().get("__file__", ".")))
 LISTENER_FD = 3
+#: What `--import KEY` prints once the module is imported.
+IMPORTED = "fencelab-server: imported"
 KEYS = ("id", "owner", "until", "fence", "result", "done")
 
 
@@ -422,12 +424,20 @@ def print_own_traceback(err, shown):
 
 
 def serve(key):
+    listener = socket.socket(fileno=LISTENER_FD)
+    module, shown = imported(key)
+    answer_until_the_judge_goes(listener, module, shown)
+
+
+def imported(key):
+    """The learner's module `key`, imported under the path the learner
+    knows; what its top level raises ends the process, as a Rust server's
+    failing constructor would."""
     table = hosted()
     shown = next((i["shown"] for i in table["impls"] if i["key"] == key), None)
     if shown is None:
         print(f"fencelab server: no implementation {key!r} in this build", file=sys.stderr)
         sys.exit(2)
-    listener = socket.socket(fileno=LISTENER_FD)
     # Forked by python/fencelab_forking.py, the server finds the module's
     # source and code compiled there (the same compile, of the same file).
     precompiled = globals().get("PRECOMPILED")
@@ -452,7 +462,7 @@ def serve(key):
     except BaseException as err:
         print_own_traceback(err, shown)
         raise SystemExit(1) from None
-    answer_until_the_judge_goes(listener, module, shown)
+    return module, shown
 
 
 def identify(dirs):
@@ -484,6 +494,12 @@ def main(argv):
     if len(argv) == 2 and argv[0] == "serve":
         serve(argv[1])
         return 0
+    if len(argv) == 2 and argv[0] == "--import":
+        # Asked once in a cage before any trial: a module that cannot be
+        # imported is one reason, not a crash per test.
+        imported(argv[1])
+        print(IMPORTED)
+        return 0
     if argv == ["serve-stdin"]:
         # Started by fencelab's runner for a learner's tests: which
         # implementation comes on the standard input, never in the arguments,
@@ -505,6 +521,7 @@ def main(argv):
         serve(key.decode())
         return 0
     print("usage: fencelab_server.py --identify [DIR...] | serve KEY | serve-stdin | --check FILE "
+          "| --import KEY "
           "(run by fencelab, not by hand)", file=sys.stderr)
     return 2
 

@@ -1288,6 +1288,7 @@ impl Cage {
     /// /dev/null), which sees nothing of the machine but the system's
     /// programs and libraries, `program`, `writable` and `also` (a socket to
     /// connect to, say).
+    #[cfg(test)] // the engine's cages read: `reading`, `new_reading`
     pub(crate) fn new(writable: &Path, program: &Path, also: &[&Path]) -> Cage {
         Cage::build(writable, program, also, &[], true)
     }
@@ -2793,6 +2794,11 @@ mod tests {
     #[test]
     #[ignore = "run by a_required_cage_fails_a_test_whose_layer_is_missing"]
     fn needs_namespaces() {
+        // `cargo test -- --ignored` (.ci/run step 2) runs it too: nothing
+        // pretends then.
+        if std::env::var_os(SIMULATE_MISSING_ENV).is_none() {
+            return;
+        }
         if Layers::test_needs(&[Need::Namespaces]) {
             panic!("ran, where the namespaces are said to be missing");
         }

@@ -5,7 +5,7 @@
 //! started is fencelab's failure, never the implementation's.
 
 use std::collections::BTreeSet;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
@@ -19,18 +19,32 @@ use crate::lab::suite::{self, SuiteFiles, SuiteTest};
 /// the implementation's cage when `caged`: a server runs submissions'
 /// constructors even to say who it is) and returns its stdout.
 fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
-    let dir = tempfile::tempdir().map_err(|e| {
-        Asked::CannotRun(Error::io("create a directory in", &std::env::temp_dir(), e))
-    })?;
+    let finished = run(exe, args, caged.then_some(&[])).map_err(Asked::CannotRun)?;
+    if finished.timed_out() {
+        return Err(Asked::TimedOut);
+    }
+    Ok(finished.stdout)
+}
+
+/// Runs `exe` as `ask` does, in the cage when `reads` is given (reading
+/// beneath them too: a Python server's interpreter and module).
+pub(super) fn run(
+    exe: &Path,
+    args: &[&str],
+    reads: Option<&[PathBuf]>,
+) -> Result<process::Finished, Error> {
+    let caged = reads.is_some();
+    let dir = tempfile::tempdir()
+        .map_err(|e| Error::io("create a directory in", &std::env::temp_dir(), e))?;
     // Its processes' memory is bounded together too (a constructor runs).
     let memory = match caged {
-        true => crate::bridge::sandbox::Memory::for_cage().map_err(|e| {
-            Asked::CannotRun(crate::engine::process::cage_error("a memory cgroup", e))
-        })?,
+        true => crate::bridge::sandbox::Memory::for_cage()
+            .map_err(|e| crate::engine::process::cage_error("a memory cgroup", e))?,
         false => None,
     };
-    let cage = caged
-        .then(|| crate::bridge::sandbox::Cage::new(dir.path(), exe, &[]).bounded(memory.as_ref()));
+    let cage = reads.map(|reads| {
+        crate::bridge::sandbox::Cage::reading(dir.path(), exe, reads).bounded(memory.as_ref())
+    });
     let mut command = Command::new(exe);
     command
         .args(args)
@@ -45,18 +59,12 @@ fn ask(exe: &Path, args: &[&str], caged: bool) -> Result<String, Asked> {
         space: None,
         stop: None,
     };
-    let finished = process::run(command, dir.path(), &limits).map_err(|e| {
-        Asked::CannotRun(
-            Error::environment(format!("cannot run {}: {e}", exe.display())).with_next(
-                "run again (fencelab builds again what is missing); if it happens again, \
-                 report it with the command you ran",
-            ),
+    process::run(command, dir.path(), &limits).map_err(|e| {
+        Error::environment(format!("cannot run {}: {e}", exe.display())).with_next(
+            "run again (fencelab builds again what is missing); if it happens again, \
+             report it with the command you ran",
         )
-    })?;
-    if finished.timed_out() {
-        return Err(Asked::TimedOut);
-    }
-    Ok(finished.stdout)
+    })
 }
 
 /// Why a program fencelab built did not say who it is.

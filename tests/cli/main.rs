@@ -22,6 +22,7 @@ mod learner;
 mod learner_tests;
 mod predictions;
 mod python;
+mod python_import;
 mod python_lab;
 mod python_mine;
 mod random_calls;

@@ -33,6 +33,8 @@
 //! directory's `--identify` (its directory is named by its contents). A
 //! warm `check` starts no interpreter before its trials.
 
+mod imports;
+
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::process::CommandExt;
@@ -50,11 +52,11 @@ use crate::error::Error;
 use crate::lab::suite::{SuiteFiles, SuiteTest};
 
 /// The server program, as shipped.
-pub(crate) const SERVER: &str = include_str!("../../python/fencelab_server.py");
+pub(crate) const SERVER: &str = include_str!("../../../python/fencelab_server.py");
 /// The file name the judge recognises a Python server by.
 pub(crate) const SERVER_FILE: &str = crate::bridge::protocol::PYTHON_SERVER;
 /// The forking server, as shipped (`Zygotes`), written beside the server.
-pub(crate) const FORKING: &str = include_str!("../../python/fencelab_forking.py");
+pub(crate) const FORKING: &str = include_str!("../../../python/fencelab_forking.py");
 /// Its file name.
 pub(crate) const FORKING_FILE: &str = "fencelab_forking.py";
 /// The environment variable naming the interpreter to use instead of `python3`.
@@ -612,6 +614,30 @@ pub(crate) fn host(
             });
         }
     }
+    // Submissions' modules are imported once before any trial, as a Rust
+    // server's constructors run once (`identity::check_server`).
+    if servers == Servers::Separate {
+        let hosted: Vec<(usize, &Host)> = hosting
+            .iter()
+            .enumerate()
+            .filter_map(|(i, h)| match h {
+                Hosting::Hosted(host) => Some((i, host)),
+                Hosting::Unviable { .. } => None,
+            })
+            .collect();
+        let asked: Vec<(&Path, &str)> = hosted
+            .iter()
+            .map(|(_, h)| (h.program.as_path(), h.key.as_str()))
+            .collect();
+        let unviable: Vec<(usize, String)> = imports::import_errors(&asked)?
+            .into_iter()
+            .zip(&hosted)
+            .filter_map(|(error, (i, _))| error.map(|e| (*i, e)))
+            .collect();
+        for (i, errors) in unviable {
+            hosting[i] = Hosting::Unviable { errors };
+        }
+    }
     Ok(Hosted {
         hosting,
         pin: Some(pin),
@@ -937,7 +963,7 @@ fn identify(servers: &[&Expected<'_>]) -> Result<(), Error> {
 
 /// The judge of a learner's own Python tests, as shipped: it collects and
 /// runs the tests of one file (`python/fencelab_tests.py`).
-pub(crate) const RUNNER: &str = include_str!("../../python/fencelab_tests.py");
+pub(crate) const RUNNER: &str = include_str!("../../../python/fencelab_tests.py");
 /// The scratch crate a learner's Python tests' judge is written to
 /// (`pyjudge-<hash>`; `outcome::failure_text` leaves its path out).
 pub(crate) const JUDGE_CRATE: &str = "pyjudge";
@@ -945,7 +971,7 @@ pub(crate) const JUDGE_CRATE: &str = "pyjudge";
 pub(crate) const RUNNER_FILE: &str = "fencelab_tests.py";
 /// The lab's API as those tests import it: every call sent to the
 /// implementation's server (`python/lease_proxy.py`, written as `api/lease.py`).
-pub(crate) const PROXY: &str = include_str!("../../python/lease_proxy.py");
+pub(crate) const PROXY: &str = include_str!("../../../python/lease_proxy.py");
 /// What the runner prints before the message of a file it cannot collect.
 const UNCOLLECTABLE: &str = "fencelab-tests: cannot collect: ";
 
