@@ -79,6 +79,9 @@ pub enum FailureKind {
     /// The implementation's process ended during a call (abort, signal, exit),
     /// or took the judge's process with it.
     Crashed,
+    /// The judge's process ended with success before it said the test passed:
+    /// the test itself ended it (`std::process::exit(0)`, `sys.exit(0)`).
+    NoVerdict,
 }
 
 impl TestOutcome {
@@ -108,6 +111,10 @@ impl TestOutcome {
                 kind: FailureKind::NotStarted,
                 ..
             } => "not started",
+            TestOutcome::Failed {
+                kind: FailureKind::NoVerdict,
+                ..
+            } => "no verdict",
             TestOutcome::Failed { .. } => "failed",
             TestOutcome::TimedOut { .. } => "timeout",
             TestOutcome::OverBudget { .. } => "over budget",
@@ -172,7 +179,7 @@ impl TestOutcome {
             message = format!(
                 "the judge exited with success but did not report the test as passed\n{message}"
             );
-            FailureKind::Crashed
+            FailureKind::NoVerdict
         } else if status.code().is_none() {
             message = format!(
                 "{PROCESS_ENDED} took the judge down: the judge {}\n{message}",

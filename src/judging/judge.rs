@@ -201,7 +201,7 @@ impl<'a> Plan<'a> {
             })?;
             correct.push(Correct {
                 id: "reference",
-                title: reference_title(file),
+                title: reference_title(),
                 wheat: None,
                 implementation: add(source),
             });
@@ -574,8 +574,44 @@ fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
         wrong_on
             .retain(|(c, w)| c.variant() || c.wheat.is_none() || (w.racy() && !reference_races));
     }
+    // Failing on every run of the reference and passing on every run of a
+    // single-freedom variant, it demands the variant's side of a freedom the
+    // reference takes the other way (Python's `done is False`: the reference
+    // answers 0).
+    let passes_on = |c: &Correct| {
+        let (runs, failures) = evidence.on(plan, test, c.id);
+        runs > 0 && failures.is_empty()
+    };
+    let mut demands: Vec<String> = match on_reference && !racy && !winner {
+        true => (ids.iter())
+            .filter(|c| c.variant() && passes_on(c))
+            .flat_map(|c| c.wheat.map(|w| w.freedoms.clone()).unwrap_or_default())
+            .filter(|f| f != WINNER)
+            .collect(),
+        false => Vec::new(),
+    };
+    demands.sort();
+    demands.dedup();
+    // It ended its own process before it said how it went, on every run of
+    // the reference: nothing it observed can be read.
+    let no_verdict = ids.iter().filter(|c| c.wheat.is_none()).any(|c| {
+        let (runs, failures) = evidence.on(plan, test, c.id);
+        runs > 0
+            && failures.len() == runs
+            && failures.iter().all(|f| {
+                matches!(
+                    f,
+                    TestOutcome::Failed {
+                        kind: FailureKind::NoVerdict,
+                        ..
+                    }
+                )
+            })
+    });
     let assumed: Vec<String> = if winner {
         vec![WINNER.to_string()]
+    } else if !demands.is_empty() {
+        demands
     } else if on_reference && !racy {
         Vec::new()
     } else {
@@ -590,8 +626,9 @@ fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
     };
     let invalid = match () {
         _ if wrong_on.is_empty() => None,
+        _ if no_verdict => Some(Invalid::NoVerdict),
         _ if racy => Some(Invalid::Racy),
-        _ if winner => Some(Invalid::AssumesAFreedom),
+        _ if winner || on_reference && !assumed.is_empty() => Some(Invalid::AssumesAFreedom),
         _ if on_reference => Some(Invalid::FailsOnReference),
         _ if !assumed.is_empty() => Some(Invalid::AssumesAFreedom),
         _ => Some(Invalid::FailsOnAFullWheat),
@@ -709,10 +746,12 @@ fn score(steps: &[StepThoroughness]) -> f64 {
     (shares / steps.len() as f64 * 100.0 * 100.0).round() / 100.0
 }
 
-fn reference_title(file: &str) -> Text {
+/// The reference as a learner knows it: by what it is, not by fencelab's
+/// file name, which is not in the learner's lab.
+fn reference_title() -> Text {
     Text {
-        ja: format!("参照実装（{file}）"),
-        en: format!("the reference ({file})"),
+        ja: "参照実装".to_string(),
+        en: "the reference".to_string(),
     }
 }
 

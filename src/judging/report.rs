@@ -80,6 +80,9 @@ pub enum Invalid {
     /// It fails on a full wheat only, on no variant: which of the wheat's
     /// freedoms it assumed is not known.
     FailsOnAFullWheat,
+    /// It ends its own process before it reports (`std::process::exit(0)`):
+    /// no verdict of it can be read, on any implementation.
+    NoVerdict,
 }
 
 /// A correct implementation a test failed on.
@@ -117,6 +120,7 @@ impl JudgedTest {
             Some(Invalid::FailsOnReference) => "fails on the reference".to_string(),
             Some(Invalid::AssumesAFreedom) => format!("assumes {}", self.assumed.join(", ")),
             Some(Invalid::FailsOnAFullWheat) => format!("fails on {on}"),
+            Some(Invalid::NoVerdict) => "ends its process before its verdict".to_string(),
         }
     }
 }

@@ -218,6 +218,13 @@ fn over_specified_python_tests_are_invalid_naming_their_freedom() {
             assert_eq!(t.wrong_on[0].implementation, format!("variant-{freedom}"));
         }
     }
+    // Failing on the reference, which answers done as 0, and passing on the
+    // variant that answers False: it demands one side of a freedom.
+    let t = test(&report, "test_done_is_false_before_completion");
+    assert_eq!(t.invalid, Some(Invalid::AssumesAFreedom), "{t:#?}");
+    assert_eq!(t.assumed, ["done-type"], "{t:#?}");
+    assert_eq!(t.wrong_on[0].implementation, "reference", "{t:#?}");
+    assert!(t.misconceptions.is_empty(), "{t:#?}");
     let message = &test(&report, "test_invalid_ttl_message").wrong_on[0].message;
     assert!(
         message.contains("AssertionError: a lease lasts a positive, finite time"),

@@ -150,6 +150,11 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
             Some(Invalid::FailsOnReference) => {
                 para(&mut out, &contradicts(first, lang));
             }
+            Some(Invalid::NoVerdict) => {
+                para(&mut out, &no_verdict(first, lang, judges.python));
+                // What the harness printed before the end says nothing more.
+                continue;
+            }
             _ => {
                 let shown = if verbose { t.wrong_on.len() } else { 1 };
                 for (i, wrong) in t.wrong_on.iter().take(shown).enumerate() {
@@ -431,6 +436,28 @@ fn every_run(w: &WrongOn, lang: Lang) -> String {
 }
 
 /// The reference failed it every time.
+/// Why a test that ends its own process earns nothing, and what to do.
+fn no_verdict(w: &WrongOn, lang: Lang, python: bool) -> String {
+    let which = which(w, lang);
+    let runs = w.runs;
+    let exit = match python {
+        true => "sys.exit() or os._exit()",
+        false => "std::process::exit()",
+    };
+    match lang {
+        Lang::En => format!(
+            "ends its own process before it reports, on all {runs} runs of {which}: \
+             no verdict can be read from it, on any implementation. next: let the \
+             test return, and assert what it observes; never call {exit}."
+        ),
+        Lang::Ja => format!(
+            "{which}の {runs} 回とも、結果を報告する前に自分のプロセスを終えています。\
+             どの実装でも判定を読み取れません。次に：テストは最後まで戻らせ、\
+             観測したことを assert してください。{exit} は呼ばないでください。"
+        ),
+    }
+}
+
 fn contradicts(w: &WrongOn, lang: Lang) -> String {
     let which = which(w, lang);
     let runs = w.runs;

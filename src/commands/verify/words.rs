@@ -237,6 +237,7 @@ pub(super) fn test_outcome(label: &str, lang: Lang) -> &str {
         (Lang::Ja, "crashed") => "クラッシュ",
         (Lang::Ja, "timeout") => "タイムアウト",
         (Lang::Ja, "not started") => "未着手",
+        (Lang::Ja, "no verdict") => "判定なし",
         (Lang::Ja, "passed") => "合格",
         (_, label) => label,
     }

@@ -1570,10 +1570,8 @@ mod tests {
         // and the listening socket), in the environment its judge gave it,
         // with the signal handlers of an interpreter started afresh here (none
         // of the forking server's, none left at the defaults the fork set).
-        let source = format!(
-            "{}\n\
-             import os as _os, sys as _sys, signal as _signal\n\
-             if _sys.orig_argv[-1] != '--forking':\n    raise SystemExit('started afresh')\n\
+        let checks = format!(
+            "if _sys.orig_argv[-1] != '--forking':\n    raise SystemExit('started afresh')\n\
              if _os.environ.get('TMPDIR') != _os.getcwd():\n    raise SystemExit('another environment')\n\
              if _signal.getsignal(_signal.SIGCHLD) != _signal.SIG_DFL:\n    raise SystemExit('a SIGCHLD handler')\n\
              if _sys._getframe(1).f_code.co_filename != _sys.argv[0]:\n    raise SystemExit('the server named after another file')\n\
@@ -1594,8 +1592,15 @@ mod tests {
              for _fd in range(4, 4096):\n    \
                  try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
                  raise SystemExit(f'descriptor {{_fd}} is open')\n",
-            crate::lab::python::REFERENCE,
             if sigint_ignored() { "True" } else { "False" },
+        );
+        // Its import once before the trials (`imports`) is no trial: the
+        // checks are for the trial's server.
+        let checks: String = checks.lines().map(|l| format!("    {l}\n")).collect();
+        let source = format!(
+            "{}\nimport os as _os, sys as _sys, signal as _signal\n\
+             if _sys.argv[1:2] != ['--import']:\n{checks}",
+            crate::lab::python::REFERENCE,
         );
         let implementation = Implementation {
             shown_path: "forked.py".into(),

@@ -42,6 +42,11 @@ fn hostile_against(judges: &mine::Judges) {
         let t = test(&report, name);
         assert!(!t.valid, "{name} fails on the reference: {:?}", t.wrong_on);
     }
+    // Ending its own process is no verdict: not a contradiction of the
+    // contract, nor a misconception.
+    let ends = test(&report, "ends_the_process_with_success");
+    assert_eq!(ends.invalid, Some(mine::Invalid::NoVerdict), "{ends:#?}");
+    assert!(ends.misconceptions.is_empty() && ends.assumed.is_empty());
     // What it left running is the test's, and the message says so.
     let escaped = &test(&report, "escapes_and_leaves_a_process").wrong_on[0].message;
     assert!(
