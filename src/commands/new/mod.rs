@@ -366,24 +366,26 @@ pub(crate) fn next_steps(dir: &str, lang: Lang, mode: Mode) -> String {
             "The first build (once per machine) compiles SQLite and takes a minute or two."
         }
     };
+    // Copied into a shell: a name with a space or a `!` is quoted.
+    let cd = crate::output::paths::shell_word(dir);
     match (lang, mode) {
         (Lang::Ja, Mode::Full) => format!(
-            "次に:\n  cd {dir}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
+            "次に:\n  cd {cd}\n  fencelab check      # ステップごとの進み具合\n  cargo test          # すべてのテスト\n  fencelab check --mine  # tests/mine/main.rs の自分のテストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
         ),
         (Lang::En, Mode::Full) => format!(
-            "Next:\n  cd {dir}\n  fencelab check      # progress per step\n  cargo test          # every test\n  fencelab check --mine  # your own tests (tests/mine/main.rs), judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
+            "Next:\n  cd {cd}\n  fencelab check      # progress per step\n  cargo test          # every test\n  fencelab check --mine  # your own tests (tests/mine/main.rs), judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
         ),
         (Lang::Ja, Mode::TestsFirst) => format!(
-            "次に:\n  cd {dir}\n  tests/mine/main.rs にテストを書く\n  fencelab check --mine  # テストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
+            "次に:\n  cd {cd}\n  tests/mine/main.rs にテストを書く\n  fencelab check --mine  # テストを判定\n課題は {dir}/WORKSHEET.md にあります。{first}"
         ),
         (Lang::En, Mode::TestsFirst) => format!(
-            "Next:\n  cd {dir}\n  write your tests in tests/mine/main.rs\n  fencelab check --mine  # your tests, judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
+            "Next:\n  cd {cd}\n  write your tests in tests/mine/main.rs\n  fencelab check --mine  # your tests, judged\nThe worksheet is {dir}/WORKSHEET.md. {first}"
         ),
         (Lang::Ja, Mode::Python) => format!(
-            "次に:\n  cd {dir}\n  lease.py の関数をステップ 1 から実装する\n  fencelab check      # ステップごとの進み具合\n課題は {dir}/WORKSHEET.md にあります。{first}"
+            "次に:\n  cd {cd}\n  lease.py の関数をステップ 1 から実装する\n  fencelab check      # ステップごとの進み具合\n課題は {dir}/WORKSHEET.md にあります。{first}"
         ),
         (Lang::En, Mode::Python) => format!(
-            "Next:\n  cd {dir}\n  implement the functions of lease.py, step 1 first\n  fencelab check      # progress per step\nThe worksheet is {dir}/WORKSHEET.md. {first}"
+            "Next:\n  cd {cd}\n  implement the functions of lease.py, step 1 first\n  fencelab check      # progress per step\nThe worksheet is {dir}/WORKSHEET.md. {first}"
         ),
     }
 }
@@ -391,6 +393,18 @@ pub(crate) fn next_steps(dir: &str, lang: Lang, mode: Mode) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fails where the `cd` line is the bare name (`cd bad name!`).
+    #[test]
+    fn the_next_steps_cd_line_runs_in_a_shell() {
+        for lang in [Lang::En, Lang::Ja] {
+            for mode in [Mode::Full, Mode::TestsFirst, Mode::Python] {
+                let next = next_steps("bad name!", lang, mode);
+                assert!(next.contains("\n  cd 'bad name!'\n"), "{next}");
+                assert!(next_steps("my-lab", lang, mode).contains("\n  cd my-lab\n"));
+            }
+        }
+    }
 
     #[test]
     fn the_learners_lib_has_the_api_and_no_solution() {

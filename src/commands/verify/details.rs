@@ -140,6 +140,18 @@ pub fn render_mutant_details(layout: &Layout, m: &MutantReport) -> String {
         _ if m.equivalent.is_some() && !m.as_declared && !m.killed_by.is_empty() => {
             Some(words::equivalent_killed_next(layout.lang, &m.path))
         }
+        _ if !m.missing_killers.is_empty() && !others.is_empty() => {
+            let killers: Vec<&str> = others
+                .iter()
+                .take(KILLS_SHOWN)
+                .map(|k| k.test.as_str())
+                .collect();
+            Some(words::wrong_killer_next(
+                layout.lang,
+                &m.path,
+                &killers.join(", "),
+            ))
+        }
         _ => None,
     };
     if let Some(next) = next {

@@ -215,6 +215,23 @@ pub(super) fn equivalent_killed_next(lang: Lang, file: &str) -> String {
     }
 }
 
+/// What to do about a declared killer that passed on its mutant, which
+/// other tests killed (`killers`, their names).
+pub(super) fn wrong_killer_next(lang: Lang, file: &str, killers: &str) -> String {
+    match lang {
+        Lang::En => format!(
+            "a test declared in {file} does not tell this mutant apart. If the tests that do ({killers}) \
+             are the ones that should, declare them as `killers`; otherwise change the diff so that it \
+             breaks what the declared test observes."
+        ),
+        Lang::Ja => format!(
+            "{file} で宣言されたテストがこのミュータントを区別しません。区別したテスト（{killers}）が\
+             本来の検出役なら、それらを `killers` に書いてください。そうでなければ、宣言したテストが\
+             観測するものを壊すように差分を変えてください。"
+        ),
+    }
+}
+
 /// A mutant's outcome as the screen names it, from its JSON label.
 pub(super) fn outcome_named(lang: Lang, label: &str) -> &'static str {
     [

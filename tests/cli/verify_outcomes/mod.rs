@@ -300,6 +300,13 @@ fn a_kill_by_an_undeclared_test_is_not_as_declared_and_names_the_real_killers() 
     ] {
         assert!(text.contains(line), "{line}: {text}");
     }
+    // A next step, naming the tests that did kill it.
+    let flat = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        flat.contains("next: a test declared in tests/fixtures/outcomes/undeclared-killer.toml")
+            && flat.contains("(step4::fence_grows_on_every_claim,"),
+        "{text}"
+    );
     snapshot!("undeclared_killer", text);
 }
 
