@@ -54,7 +54,30 @@ impl Cli {
             .map(|c| c.get_name().to_string())
             .collect();
         for name in names {
-            command = command.mut_subcommand(&name, |c| c.after_help(exit_codes_help(&name)));
+            command = command.mut_subcommand(&name, |mut c| {
+                // They print a text: nothing is built, run or judged. An
+                // argument of their own keeps clap from adding the global one.
+                if ["worksheet", "predict"].contains(&name.as_str()) {
+                    use clap::{Arg, ArgAction};
+                    let flag = |id: &'static str, long: &'static str| {
+                        Arg::new(id)
+                            .long(long)
+                            .action(ArgAction::SetTrue)
+                            .hide(true)
+                    };
+                    c = c
+                        .arg(flag("quiet", "quiet").short('q').conflicts_with("verbose"))
+                        .arg(flag("verbose", "verbose").short('v'))
+                        .arg(flag("require_isolation", "require-isolation"))
+                        .arg(
+                            Arg::new("cache")
+                                .long("cache")
+                                .value_parser(clap::value_parser!(std::path::PathBuf))
+                                .hide(true),
+                        );
+                }
+                c.after_help(exit_codes_help(&name))
+            });
         }
         command
     }
@@ -193,6 +216,38 @@ fn exit_codes_help(command: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Fails where worksheet's help lists the global options, or where the
+    /// hidden ones no longer parse into `Cli` (clap panics at a mismatch).
+    #[test]
+    fn a_text_commands_help_lists_only_what_it_uses() {
+        let mut command = Cli::command_with_exit_codes();
+        // As clap shows it: the global options propagated.
+        command.build();
+        for name in ["worksheet", "predict"] {
+            let sub = command.find_subcommand(name).unwrap();
+            let help = sub.clone().render_help().to_string();
+            for hidden in ["--quiet", "--verbose", "--require-isolation", "--cache"] {
+                assert!(!help.contains(hidden), "{name}: {help}");
+            }
+        }
+        let check = command.find_subcommand("check").unwrap();
+        assert!(check.clone().render_help().to_string().contains("--quiet"));
+        for args in [
+            &["fencelab", "worksheet", "-q", "--cache", "/tmp/c"][..],
+            &["fencelab", "-v", "predict"],
+            &["fencelab", "worksheet", "--require-isolation"],
+        ] {
+            let matches = Cli::command_with_exit_codes()
+                .try_get_matches_from(args)
+                .unwrap();
+            let cli = Cli::from_arg_matches(&matches).unwrap();
+            assert!(
+                cli.quiet || cli.verbose || cli.require_isolation,
+                "{args:?}"
+            );
+        }
+    }
 
     #[test]
     fn every_command_s_help_lists_its_exit_codes() {
