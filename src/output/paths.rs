@@ -28,9 +28,39 @@ pub(crate) fn shell_word(word: &str) -> String {
     }
 }
 
+/// The directory every name is in (ending in `/`), or "" when they share
+/// none: whole directories only (`sub/a.rs` and `sub/ab.rs` share `sub/`).
+pub(crate) fn shared_directory(names: &[String]) -> &str {
+    let Some(first) = names.first() else {
+        return "";
+    };
+    let mut end = first.rfind('/').map_or(0, |i| i + 1);
+    for name in &names[1..] {
+        while end > 0 && !name.starts_with(&first[..end]) {
+            end = first[..end - 1].rfind('/').map_or(0, |i| i + 1);
+        }
+    }
+    &first[..end]
+}
+
 #[cfg(test)]
 mod tests {
-    use super::shell_word;
+    use super::{shared_directory, shell_word};
+
+    #[test]
+    fn the_shared_directory_is_whole_directories() {
+        let names = |n: &[&str]| n.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for (given, shared) in [
+            (&["sub/a.rs", "sub/ab.rs"][..], "sub/"),
+            (&["a/b/c.rs", "a/b/d.rs", "a/e.rs"], "a/"),
+            (&["a.rs", "b.rs"], ""),
+            (&["x/a.rs", "y/a.rs"], ""),
+            (&["only/one.rs"], "only/"),
+            (&["ab/x.rs", "abc/x.rs"], ""),
+        ] {
+            assert_eq!(shared_directory(&names(given)), shared, "{given:?}");
+        }
+    }
 
     #[test]
     fn a_word_with_spaces_or_quotes_is_quoted_for_the_shell() {

@@ -161,9 +161,23 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
 fn render_table(layout: &Layout, report: &GradeReport) -> String {
     let s = &layout.out;
     let mut out = String::new();
-    let _ = writeln!(out, "\n{}", s.bold("Submissions"));
-    let steps: Vec<String> = report
-        .submissions
+    // Quiet: only what failed, the submissions short of the gate.
+    let rows: Vec<&SubmissionReport> = (report.submissions.iter())
+        .filter(|r| !layout.quiet() || !r.passed_gate)
+        .collect();
+    if rows.is_empty() {
+        return out;
+    }
+    // The directory they share is said once, so that each name keeps its
+    // own part (`submissions/2026-spring/` of every file).
+    let names: Vec<String> = rows.iter().map(|r| one_line(&r.name)).collect();
+    let shared = crate::output::paths::shared_directory(&names);
+    match shared.is_empty() {
+        true => _ = writeln!(out, "\n{}", s.bold("Submissions")),
+        false => _ = writeln!(out, "\n{} {}", s.bold("Submissions in"), s.bold(shared)),
+    }
+    let names: Vec<&str> = names.iter().map(|n| &n[shared.len()..]).collect();
+    let steps: Vec<String> = rows
         .iter()
         .map(|r| {
             if r.unusable.is_some() {
@@ -185,10 +199,8 @@ fn render_table(layout: &Layout, report: &GradeReport) -> String {
         .width
         .saturating_sub(2 + 2 + 7 + 2 + 4 + 2 + steps_width)
         .max(12);
-    let name_width = report
-        .submissions
-        .iter()
-        .map(|r| display_width(&one_line(&r.name)))
+    let name_width = (names.iter())
+        .map(|n| display_width(n))
         .max()
         .unwrap_or(10)
         .clamp(10, room);
@@ -198,7 +210,7 @@ fn render_table(layout: &Layout, report: &GradeReport) -> String {
         pad_right("submission", name_width),
         pad_left("score", 7)
     );
-    for (r, steps) in report.submissions.iter().zip(&steps) {
+    for ((r, name), steps) in rows.iter().zip(&names).zip(&steps) {
         let gate = if r.passed_gate {
             s.green("pass")
         } else {
@@ -207,7 +219,7 @@ fn render_table(layout: &Layout, report: &GradeReport) -> String {
         let _ = writeln!(
             out,
             "  {}  {:>7}  {gate}  {steps}",
-            pad_right(&keep_end(&one_line(&r.name), name_width), name_width),
+            pad_right(&keep_end(name, name_width), name_width),
             points::score_shown(r)
         );
     }
@@ -384,10 +396,26 @@ mod tests {
         GradeReport::of_test(submissions, 80.0)
     }
 
+    /// Quiet: the verdict and the submissions short of the gate, no other.
+    #[test]
+    fn quiet_says_only_what_failed() {
+        let text = render_grade(
+            &Layout::plain().with_width(80).at(Verbosity::Quiet),
+            &report(),
+        );
+        for name in ["carol.rs", "dave.rs", "erin.rs"] {
+            assert!(text.contains(name), "{text}");
+        }
+        for name in ["alice.rs", "bob.rs", "rather-long-name.rs"] {
+            assert!(!text.contains(name), "{text}");
+        }
+    }
+
     #[test]
     fn the_table_and_the_verdict_fit_80_columns() {
         let printer = Layout::plain().with_width(80).at(Verbosity::Quiet);
-        let text = render_grade(&printer, &report());
+        let all = Layout::plain().with_width(80);
+        let text = render_table(&all, &report()) + &render_grade(&printer, &report());
         for line in text.lines() {
             assert!(
                 display_width(line) <= 80,
