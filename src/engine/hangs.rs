@@ -31,6 +31,12 @@ const SPIN_PER_10S: Duration = Duration::from_millis(300);
 /// How long a trial may wait with nothing running, per 10 s of its limit.
 /// The suite's own waits (a lock held 400 ms) are shorter.
 const WAIT_PER_10S: Duration = Duration::from_secs(2);
+/// The least waiting that stops a trial (or half its limit, if less): a
+/// short `--timeout` must not stop a test for a database's busy waits.
+const MIN_WAIT: Duration = Duration::from_secs(1);
+/// The most one interval between two looks adds to a trial's waiting: a
+/// look that came late (a loaded machine) says little of what happened.
+const MAX_WAIT_STEP: Duration = Duration::from_millis(100);
 /// How young a trial is when first looked at: most have ended by then.
 const LOOK_AFTER: Duration = Duration::from_millis(200);
 /// At most so many processes of a trial are looked at.
@@ -62,7 +68,7 @@ impl Rules {
         let per_10s = limit.as_secs_f64() / 10.0;
         Rules {
             spin: SPIN_PER_10S.mul_f64(per_10s),
-            wait: WAIT_PER_10S.mul_f64(per_10s),
+            wait: WAIT_PER_10S.mul_f64(per_10s).max(MIN_WAIT.min(limit / 2)),
         }
     }
 }
@@ -209,7 +215,7 @@ impl Watch {
                 && look.asleep
                 && last.ran == look.ran
             {
-                w.waited += look.at - last.at;
+                w.waited += (look.at - last.at).min(MAX_WAIT_STEP);
             }
             w.last = Some(look);
             let broken = if spent >= rules.spin {
@@ -580,6 +586,10 @@ mod tests {
         let long = Rules::for_limit(Duration::from_secs(60));
         assert_eq!(long.spin, Duration::from_millis(1800));
         assert_eq!(long.wait, Duration::from_secs(12));
+        // A short limit waits at least a second, or half the limit.
+        assert_eq!(Rules::for_limit(Duration::from_secs(2)).wait, MIN_WAIT);
+        let tiny = Rules::for_limit(Duration::from_millis(500));
+        assert_eq!(tiny.wait, Duration::from_millis(250));
     }
 
     #[test]

@@ -147,30 +147,24 @@ fn every_correct_implementation_agrees_on_ten_thousand_random_sequences() {
     let mut files = Vec::new();
     for (wheats, reference, edition) in [
         (
-            "wheats",
+            fencelab::lab::wheat::Wheats::builtin(),
             fencelab::lab::reference::REFERENCE.to_string(),
             "rs",
         ),
         (
-            "wheats-python",
+            fencelab::lab::wheat::Wheats::builtin_python(),
             std::fs::read_to_string(root().join("python/lease.py")).unwrap(),
             "py",
         ),
     ] {
-        let mut of_edition = Vec::new();
-        for entry in std::fs::read_dir(root().join(wheats)).unwrap().flatten() {
-            let path = entry.path();
-            let name = path.file_name().unwrap().to_string_lossy().into_owned();
-            if name.ends_with(&format!(".{edition}")) {
-                of_edition.push(path);
-            } else if name.starts_with("variant-") && name.ends_with(".toml") {
-                let (id, source) = changed(&path, &reference);
-                let file = dir.path().join(format!("{id}.{edition}"));
-                std::fs::write(&file, source).unwrap();
-                of_edition.push(file);
-            }
-        }
-        of_edition.sort();
+        // Full wheats and single-freedom variants alike, as fencelab reads them.
+        let of_edition: Vec<_> = (wheats.wheats.iter())
+            .map(|w| {
+                let file = dir.path().join(format!("{}.{edition}", w.id));
+                std::fs::write(&file, w.code(&reference).unwrap()).unwrap();
+                file
+            })
+            .collect();
         files.push(of_edition);
     }
     for of_edition in files {
