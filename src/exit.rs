@@ -73,6 +73,11 @@ impl ExitCode {
             ("grade", ExitCode::NotJudgeable) => {
                 "some submission could not be graded: it does not compile, its program does not start, or it is unusable (each gets score 0 with its reason in every report; the others are graded)"
             }
+            ("hint", ExitCode::Success) => {
+                "a hint was given, or every test checked passes and none is needed"
+            }
+            ("hint", ExitCode::UnusableInput) => "unusable input (not a lab, a bad step)",
+            ("hint", ExitCode::NotJudgeable) => "the learner's file does not compile: no test ran",
             ("new", ExitCode::Success) => "the lab crate was created",
             ("new", ExitCode::UnusableInput) => {
                 "the directory is not empty, or its name cannot be a crate's: nothing was written"

@@ -100,6 +100,8 @@ pub(crate) enum Command {
     New(NewArgs),
     /// Show a learner's progress step by step, and what the first failing step needs.
     Check(CheckArgs),
+    /// One hint more on each call, for the first test of a step that does not pass.
+    Hint(crate::commands::check::hint::HintArgs),
     /// Print the worksheet as Markdown.
     Worksheet(WorksheetArgs),
     /// Write the blank predictions form: which observation exposes each of the worksheet's fragments?
@@ -155,7 +157,7 @@ pub fn main() -> std::process::ExitCode {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let mut printer = Printer::new(cli.color, cli.verbosity(), crate::commands::default_lang());
     let untrusted = match &cli.command {
-        Command::Check(_) | Command::Grade(_) => true,
+        Command::Check(_) | Command::Grade(_) | Command::Hint(_) => true,
         Command::Verify(args) => args.implementation.is_some(),
         _ => false,
     };
@@ -178,6 +180,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Verify(args) => verify::cli::main(args, cache, &mut printer),
         Command::New(args) => new::main(args, &mut printer),
         Command::Check(args) => check::cli::main(args, cache, &mut printer),
+        Command::Hint(args) => check::hint::main(args, cache, &mut printer),
         Command::Predict(args) => predict::cli::main(args, &mut printer),
         Command::Grade(args) => grade::cli::main(args, cache, &mut printer),
         Command::Worksheet(args) => worksheet::main(args),

@@ -67,6 +67,17 @@ pub(crate) fn render_for(
     wrap(&render_unwrapped(edition, message, style, lang, n), width)
 }
 
+/// What a failing test observed, without what it expected or saw: its
+/// `observation:` line as `render_for` says it. None for a message without.
+pub(crate) fn observed(edition: Edition, message: &str, lang: Lang) -> Option<String> {
+    let o = Observation::parse(&crate::output::untrusted::visible(message))?;
+    let what = translate(&o.what, lang);
+    Some(match edition {
+        Edition::Rust => what,
+        Edition::Python => python_story(&what),
+    })
+}
+
 /// A story of calls (`enqueue(db, "j") -> Ok(true); claim(...) -> Ok(Some(1))`)
 /// in Python's terms: each answer after `->` as Python gives it, and a list
 /// argument without Rust's `&`.

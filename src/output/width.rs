@@ -156,77 +156,49 @@ pub(crate) fn wrap(text: &str, width: usize) -> String {
     out.join("\n")
 }
 
-/// The last piece added to `line`, taking `_w` columns: its last character
-/// (a wide one) or its last word.
-fn piece_text(line: &str, _w: usize) -> String {
-    match line.chars().last() {
-        Some(c) if char_width(c) == 2 => c.to_string(),
-        _ => line
-            .rsplit(' ')
-            .next()
-            .map(|w| w.to_string())
-            .unwrap_or_default(),
+/// Markdown's code blocks as a terminal shows them: the fences gone, the
+/// code indented by four spaces (a learner reads the SQL, not the fences).
+pub(crate) fn unfenced(markdown: &str) -> String {
+    let mut out = Vec::new();
+    let mut in_code = false;
+    for line in markdown.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+        } else if in_code {
+            out.push(format!("    {line}"));
+        } else {
+            out.push(line.to_string());
+        }
     }
+    out.join("\n")
 }
 
 /// One long line broken into lines of at most `width` columns; lines after
-/// the first start with `hanging`.
+/// the first start with `hanging`. Breaks where Unicode's line breaking
+/// (UAX #14) allows and a space or a wide character is beside: so never
+/// before `、」ー` nor after `「（`, and never inside a word or an id.
 fn wrap_line(line: &str, width: usize, hanging: &str) -> Vec<String> {
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    for (at, _) in unicode_linebreak::linebreaks(line) {
+        let before = line[..at].chars().next_back();
+        let after = line[at..].chars().next();
+        let wide = |c: Option<char>| c.is_some_and(|c| char_width(c) == 2);
+        if at > start && (before == Some(' ') || wide(before) || wide(after) || at == line.len()) {
+            pieces.push(&line[start..at]);
+            start = at;
+        }
+    }
     let mut lines = Vec::new();
     let mut current = String::new();
-    let mut current_width = 0;
-    // Pieces: a word with the spaces before it, or a single wide character.
-    let mut pieces: Vec<String> = Vec::new();
-    let mut piece = String::new();
-    let mut in_word = false;
-    for c in line.chars() {
-        if char_width(c) == 2 {
-            if !piece.is_empty() {
-                pieces.push(std::mem::take(&mut piece));
-            }
-            pieces.push(c.to_string());
-            in_word = false;
-        } else if c == ' ' {
-            if in_word {
-                pieces.push(std::mem::take(&mut piece));
-                in_word = false;
-            }
-            piece.push(c);
-        } else {
-            in_word = true;
-            piece.push(c);
-        }
-    }
-    if !piece.is_empty() {
-        pieces.push(piece);
-    }
-    let mut last_piece = String::new();
     for piece in pieces {
-        let w = display_width(&piece);
-        // Japanese punctuation never starts a line: it takes the character
-        // before it along to the next one.
-        let closing =
-            piece.chars().count() == 1 && "、。，．）」』】〕！？：；".contains(piece.as_str());
-        if current_width + w > width && !current.trim().is_empty() {
-            let carried = if closing && current.ends_with(last_piece.as_str()) {
-                current.truncate(current.len() - last_piece.len());
-                std::mem::take(&mut last_piece)
-            } else {
-                String::new()
-            };
-            if !current.trim().is_empty() {
-                lines.push(current.trim_end().to_string());
-            }
-            current = hanging.to_string();
-            let piece = format!("{carried}{piece}");
-            let piece = piece.trim_start();
-            current.push_str(piece);
-            current_width = display_width(&current);
+        let fits = display_width(&current) + display_width(piece.trim_end()) <= width;
+        if !fits && !current.trim().is_empty() {
+            lines.push(current.trim_end().to_string());
+            current = format!("{hanging}{}", piece.trim_start());
         } else {
-            current.push_str(&piece);
-            current_width += w;
+            current.push_str(piece);
         }
-        last_piece = piece_text(&current, w);
     }
     if !current.trim().is_empty() {
         lines.push(current.trim_end().to_string());
@@ -278,5 +250,44 @@ mod tests {
             wrap("- a list item that is long enough to wrap", 20),
             "- a list item that\n  is long enough to\n  wrap"
         );
+    }
+
+    /// Fails where a fence reaches the terminal, or the code loses its lines.
+    #[test]
+    fn code_blocks_lose_their_fences_and_keep_their_lines() {
+        let text = "The table:\n```sql\nCREATE TABLE jobs (\n  id TEXT\n)\n```\nThen more.";
+        assert_eq!(
+            unfenced(text),
+            "The table:\n    CREATE TABLE jobs (\n      id TEXT\n    )\nThen more."
+        );
+    }
+
+    /// Fails where a line ends on an opening mark, starts on a closing one
+    /// or on ー, or an English word is cut.
+    #[test]
+    fn japanese_lines_break_where_japanese_allows_and_words_stay_whole() {
+        let text = "仕事、リースが有効な仕事（`until > now`）には `Ok(None)` を返します。データベースが使用中なら、失敗せずに待ちます。";
+        for width in 20..60 {
+            let wrapped = wrap(text, width);
+            let lines: Vec<&str> = wrapped.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                assert!(!line.ends_with(['（', '「']), "{width}: {wrapped}");
+                if i > 0 {
+                    assert!(
+                        !line.starts_with(['、', '。', '）', 'ー']),
+                        "{width}: {wrapped}"
+                    );
+                }
+            }
+            assert_eq!(wrapped.replace(['\n', ' '], ""), text.replace(' ', ""));
+        }
+        let english = "fencelab's built-in mutants are not a test of the suite";
+        for width in 20..50 {
+            for line in wrap(english, width).lines() {
+                for word in line.split(' ') {
+                    assert!(english.split(' ').any(|w| w == word), "{width}: {word}");
+                }
+            }
+        }
     }
 }

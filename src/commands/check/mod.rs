@@ -7,6 +7,7 @@
 
 pub(crate) mod cli;
 pub(crate) mod github;
+pub(crate) mod hint;
 pub(crate) mod mine;
 mod mine_render;
 mod render;

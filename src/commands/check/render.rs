@@ -12,7 +12,7 @@ use crate::lab::edition::Edition;
 use crate::lab::worksheet::{Lang, Worksheet};
 use crate::output::observation;
 use crate::output::printer::{Layout, indent};
-use crate::output::width::{pad_right, wrap};
+use crate::output::width::{pad_right, unfenced, wrap};
 
 /// The words `check` prints around the worksheet's own text, per language.
 struct CheckWords {
@@ -158,7 +158,7 @@ pub fn render_check_of(
             out,
             "\n{}\n{}",
             s.bold(w.contract),
-            wrap(step.contract.get(lang), layout.width)
+            wrap(&unfenced(step.contract.get(lang)), layout.width)
         );
         let _ = writeln!(
             out,
