@@ -29,3 +29,4 @@ mod random_calls;
 mod same_score;
 mod shards;
 mod verify_outcomes;
+mod watch;

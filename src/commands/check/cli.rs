@@ -49,6 +49,9 @@ pub(crate) struct CheckArgs {
     /// List the suite's tests (with --step, that step's) and stop: nothing is built or run.
     #[arg(long, conflicts_with = "mine")]
     pub list: bool,
+    /// Check again on every save of your file, until Ctrl-C: the first failing step at the top.
+    #[arg(long, conflicts_with_all = ["mine", "list", "github"])]
+    pub watch: bool,
 }
 
 /// The lab `check` reads: `DIR`, else the lab around the current directory.
@@ -122,6 +125,9 @@ pub(crate) fn main(
     } else {
         file.display().to_string()
     };
+    if args.watch {
+        return super::watch::watch(&options, &scratch, printer, edition, &file, &shown);
+    }
     printer.status(Verb::Checking, &shown);
     let checked = crate::commands::check::run(&options, &scratch, printer)?;
     let text = crate::commands::check::render_check_of(

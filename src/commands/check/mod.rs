@@ -11,6 +11,7 @@ pub(crate) mod hint;
 pub(crate) mod mine;
 mod mine_render;
 mod render;
+pub(crate) mod watch;
 
 pub use mine_render::render_mine;
 pub use render::{render_check, render_check_of};
