@@ -298,6 +298,7 @@ fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result
             .map(|&i| request.implementations[i].clone())
             .collect::<Vec<_>>(),
         policy.servers,
+        policy.import_first,
     )?;
     if python::is_python_suite(&request.suite) {
         return build_python_suite(scratch, request, python, &rust_impls);

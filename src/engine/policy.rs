@@ -131,6 +131,10 @@ pub struct Policy {
     /// (`engine::hangs`; `grade --budget`), if there is a bound; a
     /// learner's test's, where the tests are the learner's.
     pub budget: Option<Duration>,
+    /// Whether a Python module is imported once in its cage before any
+    /// trial, so that one that cannot be is one reason, not a crash per
+    /// test (the implementations are a learner's or submissions).
+    pub(crate) import_first: bool,
 }
 
 impl Policy {
@@ -153,6 +157,7 @@ impl Policy {
                 shuffle: false,
                 // An instructor sees every hang confirmed: no budget.
                 budget: None,
+                import_first: false,
             },
             Trust::Learner => Policy {
                 trust,
@@ -166,6 +171,7 @@ impl Policy {
                 launch: Launch::ByJudge,
                 shuffle: false,
                 budget: Some(DEFAULT_BUDGET),
+                import_first: true,
             },
             Trust::Submissions => Policy {
                 trust,
@@ -179,6 +185,7 @@ impl Policy {
                 launch: Launch::ByJudge,
                 shuffle: false,
                 budget: Some(DEFAULT_BUDGET),
+                import_first: true,
             },
             Trust::LearnerTests => Policy {
                 trust,
@@ -194,6 +201,7 @@ impl Policy {
                 launch: Launch::ByRunner,
                 shuffle: true,
                 budget: Some(DEFAULT_BUDGET),
+                import_first: false,
             },
         }
     }

@@ -37,11 +37,11 @@ fn check_words_of(lang: Lang, edition: Edition) -> CheckWords {
     if edition == Edition::Python {
         (w.compile, w.start_here) = match lang {
             Lang::Ja => (
-                "lease.py をコンパイルできません。Python のメッセージ:",
+                "lease.py を読み込めません（コンパイルできないか、import で例外が起きます）。Python のメッセージ:",
                 "は未着手です。`raise NotImplementedError` を契約どおりの実装に置き換えてください。",
             ),
             Lang::En => (
-                "lease.py does not compile. Python says:",
+                "lease.py cannot be loaded (it does not compile, or raises as it is imported). Python says:",
                 "is not started: replace its `raise NotImplementedError` with an implementation of the contract.",
             ),
         };

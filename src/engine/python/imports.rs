@@ -50,7 +50,9 @@ fn import_error(script: &Path, key: &str) -> Result<Option<String>, Error> {
     } else if said.is_empty() {
         Some("its module ended the process while it was imported".to_string())
     } else {
-        Some(format!("its module could not be imported:\n{said}"))
+        // Python's own words, as a compiler's are shown: the screen says
+        // what they are about.
+        Some(said.to_string())
     })
 }
 

@@ -544,6 +544,7 @@ pub(crate) fn host(
     scratch: &Scratch,
     implementations: &[Implementation],
     servers: Servers,
+    import_first: bool,
 ) -> Result<Hosted, Error> {
     if implementations.is_empty() {
         return Ok(Hosted {
@@ -614,9 +615,9 @@ pub(crate) fn host(
             });
         }
     }
-    // Submissions' modules are imported once before any trial, as a Rust
-    // server's constructors run once (`identity::check_server`).
-    if servers == Servers::Separate {
+    // A learner's or submissions' modules are imported once before any
+    // trial, as a Rust server's constructors run once (`identity::check_server`).
+    if import_first {
         let hosted: Vec<(usize, &Host)> = hosting
             .iter()
             .enumerate()
@@ -1613,6 +1614,7 @@ mod tests {
             &scratch,
             std::slice::from_ref(&implementation),
             policy.servers,
+            policy.import_first,
         )
         .unwrap();
         let Hosting::Hosted(host) = &hosted.hosting[0] else {
@@ -1717,6 +1719,7 @@ mod tests {
             &scratch,
             std::slice::from_ref(&implementation),
             policy.servers,
+            policy.import_first,
         )
         .unwrap();
         let forking = hosted.forking.as_ref().expect("a root to fork from");
@@ -1780,7 +1783,13 @@ mod tests {
             .collect();
         let policy = Policy::of(Trust::Submissions);
         build_library(&scratch, policy.servers, None);
-        let hosted = host(&scratch, &implementations, policy.servers).unwrap();
+        let hosted = host(
+            &scratch,
+            &implementations,
+            policy.servers,
+            policy.import_first,
+        )
+        .unwrap();
         let hosts: Vec<Host> = hosted
             .hosting
             .iter()
