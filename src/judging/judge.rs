@@ -53,7 +53,7 @@ impl Judges {
         Ok(Judges {
             reference: REFERENCE.to_string(),
             wheats: match wheats {
-                Some(dir) => Wheats::load_dir(dir)?,
+                Some(dir) => Wheats::load_dir(dir, false)?,
                 None => Wheats::builtin(),
             },
             mutants: match mutants {
@@ -70,7 +70,7 @@ impl Judges {
         Ok(Judges {
             reference: crate::lab::python::REFERENCE.to_string(),
             wheats: match wheats {
-                Some(dir) => Wheats::load_dir(dir)?,
+                Some(dir) => Wheats::load_dir(dir, true)?,
                 None => Wheats::builtin_python(),
             },
             mutants: match mutants {

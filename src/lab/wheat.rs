@@ -130,8 +130,10 @@ impl Wheats {
             .expect("the built-in Python wheats are checked by the tests")
     }
 
-    /// The wheats of a directory (`--wheats DIR`).
-    pub(crate) fn load_dir(dir: &Path) -> Result<Wheats, Error> {
+    /// The wheats of a directory (`--wheats DIR`). Without a catalogue of
+    /// its own, the edition's (`python`) built-in one is theirs: wheats of
+    /// the same contract take the same freedoms.
+    pub(crate) fn load_dir(dir: &Path, python: bool) -> Result<Wheats, Error> {
         let entries = std::fs::read_dir(dir).map_err(|e| {
             Error::io("read the wheats directory", dir, e)
                 .with_next("give a directory of wheats with --wheats DIR (see wheats/README.md)")
@@ -146,6 +148,16 @@ impl Wheats {
                     std::fs::read_to_string(&path).map_err(|e| Error::io("read", &path, e))?;
                 let name = path.file_name().unwrap_or_default().to_string_lossy();
                 files.insert(name.into_owned(), text);
+            }
+        }
+        if !files.contains_key(FREEDOMS_FILE) {
+            let builtin = match python {
+                true => BUILTIN_PYTHON,
+                false => BUILTIN,
+            };
+            let catalogue = builtin.iter().find(|(name, _)| *name == FREEDOMS_FILE);
+            if let Some((_, text)) = catalogue {
+                files.insert(FREEDOMS_FILE.to_string(), text.to_string());
             }
         }
         parse_all(dir, &files)
@@ -311,9 +323,23 @@ mod tests {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("wheats");
         let ids = |w: &Wheats| w.wheats.iter().map(|w| w.id.clone()).collect::<Vec<_>>();
         assert_eq!(
-            ids(&Wheats::load_dir(&dir).unwrap()),
+            ids(&Wheats::load_dir(&dir, false).unwrap()),
             ids(&Wheats::builtin())
         );
+    }
+
+    /// Fails where a directory without its own catalogue is refused: the
+    /// edition's is found.
+    #[test]
+    fn a_wheats_directory_without_a_catalogue_takes_the_editions() {
+        let dir = tempfile::tempdir().unwrap();
+        let builtin = Path::new(env!("CARGO_MANIFEST_DIR")).join("wheats");
+        for name in ["variant-error-text.toml", "lazy.toml", "lazy.rs"] {
+            std::fs::copy(builtin.join(name), dir.path().join(name)).unwrap();
+        }
+        let wheats = Wheats::load_dir(dir.path(), false).unwrap();
+        assert_eq!(wheats.wheats.len(), 2);
+        assert!(wheats.freedom("error-text").is_some());
     }
 
     fn one(name: &str, toml: &str) -> Result<Wheats, Error> {
