@@ -23,7 +23,7 @@
 
 pub(crate) mod content;
 mod judge;
-mod python;
+pub(crate) mod python;
 mod report;
 
 pub use judge::{Judges, Options, judge};

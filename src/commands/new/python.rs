@@ -134,7 +134,11 @@ fn readme(name: &str, lang: Lang) -> String {
              各ステップの誤った断片について、テストを実行する前に、どの観測（戻り値、例外、保存された状態）が\
              それを暴くかと、どのテストが捕まえるかを予想します。\n\n\
              ```sh\nfencelab predict -o predictions.toml                       # 予想シートを書き出す\n\
-             fencelab verify --python --predictions predictions.toml     # 実際の結果と比べて採点する\n```\n"
+             fencelab verify --python --predictions predictions.toml     # 実際の結果と比べて採点する\n```\n\n\
+             ## 自分のテスト\n\n\
+             `lease.py` の横に `test_lease.py` を作り、`import lease` のあと `def test_...():` の関数\
+             （または `unittest.TestCase` のクラス）で assert を書きます。\n\n\
+             ```sh\nfencelab check --mine   # どの正しい実装でも通れば妥当、壊れた実装（ミュータント）を捕まえれば網羅的\n```\n"
         ),
         Lang::En => format!(
             "# {name}\n\nA lab about leases and fencing tokens, in Python. The worksheet is `WORKSHEET.md`.\n\n\
@@ -149,7 +153,11 @@ fn readme(name: &str, lang: Lang) -> String {
              Before you run a step's tests, predict for each broken fragment which observation (a return \
              value, an exception or the stored state) exposes it, and which tests catch it.\n\n\
              ```sh\nfencelab predict -o predictions.toml                       # write the form\n\
-             fencelab verify --python --predictions predictions.toml     # score it against what happens\n```\n"
+             fencelab verify --python --predictions predictions.toml     # score it against what happens\n```\n\n\
+             ## Your own tests\n\n\
+             Write them in `test_lease.py` beside `lease.py`: `import lease`, then `def test_...():` functions \
+             with assert (or `unittest.TestCase` classes).\n\n\
+             ```sh\nfencelab check --mine   # valid when they pass on every correct implementation, thorough when they catch the broken ones\n```\n"
         ),
     }
 }
@@ -209,10 +217,11 @@ mod tests {
                     .unwrap_or_else(|| panic!("no {name}"))
             };
             insta::assert_snapshot!(format!("python_new_lease_{}", lang.code()), get("lease.py"));
-            insta::assert_snapshot!(
-                format!("python_new_readme_{}", lang.code()),
-                get("README.md")
-            );
+            // Where the learner's own tests go, as check --mine reads them.
+            let readme = get("README.md");
+            let tests = crate::judging::python::LAB_TESTS;
+            assert!(readme.contains(&format!("`{tests}`")) && readme.contains("check --mine"));
+            insta::assert_snapshot!(format!("python_new_readme_{}", lang.code()), readme);
             insta::assert_snapshot!(
                 format!("python_new_next_{}", lang.code()),
                 super::super::next_steps("my-lab", lang, super::super::Mode::Python)
