@@ -543,6 +543,12 @@ fn the_gradescope_bundle_grades_in_gradescopes_layout() {
         zero["output"].as_str().unwrap().contains("cannot add"),
         "the compiler's message, readable: {zero}"
     );
+    // The file as the student named it, not where the grader keeps it.
+    let output = zero["output"].as_str().unwrap();
+    assert!(
+        output.contains("lib.rs:") && !output.contains("autograder/submission"),
+        "{output}"
+    );
     // A hostile submission earns nothing for the pass it prints.
     let (_, forger) = changed_reference(&fixture("fake_verdicts.toml"));
     let (hostile, _) = grade_one("lib.rs", &forger);
@@ -600,6 +606,11 @@ fn the_prairielearn_bundle_grades_in_prairielearns_layout() {
             .unwrap()
             .contains("cannot add"),
         "{unviable}"
+    );
+    let said = unviable["format_errors"][0].as_str().unwrap();
+    assert!(
+        said.contains("lib.rs:") && !said.contains("grade/student"),
+        "{said}"
     );
     // A hostile submission earns nothing for what it forges.
     let (_, forger) = changed_reference(&fixture("fake_verdicts.toml"));
