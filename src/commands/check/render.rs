@@ -108,7 +108,7 @@ pub fn render_check_of(
     let steps = match checked {
         Checked::DoesNotCompile { errors } => {
             let errors = crate::output::untrusted::visible(errors.trim_end());
-            let _ = writeln!(out, "{}\n\n{errors}", s.red(w.compile));
+            let _ = writeln!(out, "{}\n\n{errors}", s.red(&wrap(w.compile, layout.width)));
             return out;
         }
         Checked::Ran { steps } => steps,
