@@ -1383,9 +1383,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let since = boot_ticks();
         // A process of the trial's, out of its group, as `setsid` leaves it.
+        // In the trial's directory, as a trial's processes are: caught in
+        // the middle of `execve` (a loaded machine), its environment reads
+        // empty, and its directory still tags it.
         let mut escaped = Command::new("setsid")
             .args(["sleep", "60"])
             .env("TMPDIR", dir.path().join("tmp"))
+            .current_dir(dir.path())
             .spawn()
             .unwrap();
         // Not one started before the trial.
