@@ -136,7 +136,14 @@ pub(crate) fn render_edition(
                 m.id,
                 m.titles.get(lang)
             );
-            let _ = writeln!(out, "```{fence}\n{}\n```\n", fragment(m, edition));
+            let shown = fragment(m, edition);
+            // A Python fragment inside an SQL string is SQL, not Python.
+            let sql = ["CREATE ", "INSERT ", "UPDATE ", "SELECT ", "DELETE "];
+            let fence = match sql.iter().any(|k| shown.trim_start().starts_with(k)) {
+                true => "sql",
+                false => fence,
+            };
+            let _ = writeln!(out, "```{fence}\n{shown}\n```\n");
             if answers && let Ok(broken) = m.apply(reference) {
                 let diff = super::diff::patch(reference, &broken, "reference", &m.id);
                 let _ = writeln!(out, "**{}**\n\n```diff\n{}```\n", l.answer, diff);
@@ -277,12 +284,21 @@ mod tests {
     fn the_python_worksheet_prints_the_original_fragments_exactly() {
         for lang in Lang::ALL {
             let md = render_python(lang);
+            // Each in its language's fence: a fragment of an SQL string is SQL.
             let blocks: Vec<&str> = md
-                .split("```python\n")
-                .skip(1)
-                .map(|b| b.split("\n```").next().unwrap())
+                .split("\n```")
+                .filter_map(|b| {
+                    b.strip_prefix("python\n")
+                        .or_else(|| b.strip_prefix("sql\n"))
+                })
+                .filter(|b| !b.starts_with("jobs("))
                 .collect();
             assert_eq!(blocks, SEED_FRAGMENTS, "{lang:?}");
+            assert_eq!(
+                md.matches("```sql\nCREATE TABLE jobs\n```").count(),
+                1,
+                "{lang:?}"
+            );
             assert_eq!(md.matches("```rust").count(), 0, "{lang:?}");
             assert_eq!(md.matches("\n### ").count(), 8, "{lang:?}");
             assert!(md.contains("`ValueError`"), "{lang:?}");
