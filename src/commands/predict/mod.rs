@@ -549,8 +549,13 @@ mod tests {
                     .lines()
                     .filter_map(|l| l.strip_prefix("#     "))
                     .collect();
-                let shown = format!("```python\n{}\n```", code.join("\n"));
-                assert!(worksheet.contains(&shown), "step {step}:\n{shown}");
+                // In the worksheet's fence for it (sql for a piece of SQL).
+                let shown = format!("\n{}\n```", code.join("\n"));
+                assert!(
+                    worksheet.contains(&format!("```python{shown}"))
+                        || worksheet.contains(&format!("```sql{shown}")),
+                    "step {step}:\n{shown}"
+                );
             }
             assert!(text.contains("#   fencelab check --list\n"), "{text}");
             assert!(
