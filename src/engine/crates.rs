@@ -228,10 +228,64 @@ fn compiled_path(krate: &CrateDir) -> String {
 /// reads them: its file under its shown path, the bridge's dispatch (appended
 /// by `write_implementation`) under a name that says what it is.
 pub(super) fn shown_errors(krate: &CrateDir, errors: &str, shown_path: &str) -> String {
-    errors.replace(&compiled_path(krate), shown_path).replace(
+    let errors = errors.replace(&compiled_path(krate), shown_path).replace(
         &format!("crates/{}/src/fencelab_dispatch.rs", krate.name),
-        "<fencelab's calls of the contract's API>",
-    )
+        DISPATCH,
+    );
+    signatures_said(&errors)
+}
+
+/// What the compiler calls the bridge's dispatch in a learner's messages.
+const DISPATCH: &str = "<fencelab's calls of the contract's API>";
+
+/// The compiler's messages with each error found in fencelab's calls (a
+/// function whose signature is not the contract's) said as a learner needs
+/// it: which function, where it is, and the contract's signature; not
+/// fencelab's generated code.
+fn signatures_said(errors: &str) -> String {
+    let blocks: Vec<&str> = errors.split("\n\n").collect();
+    let said: Vec<String> = blocks
+        .iter()
+        .map(|block| signature_said(block).unwrap_or_else(|| block.to_string()))
+        .collect();
+    said.join("\n\n")
+}
+
+fn signature_said(block: &str) -> Option<String> {
+    let first = block.lines().next()?;
+    if !first.starts_with("error") || !block.contains(&format!("--> {DISPATCH}")) {
+        return None;
+    }
+    let name: String = block
+        .split("super::")
+        .nth(1)?
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_')
+        .collect();
+    let contract = crate::lab::reference::items(crate::lab::reference::REFERENCE)
+        .into_iter()
+        .find(|i| i.function_name() == Some(name.as_str()))?
+        .split_body()?
+        .0
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .replace("( ", "(")
+        .replace(", )", ")");
+    // rustc's note names the learner's function where it is defined.
+    let at = block
+        .lines()
+        .skip_while(|l| !l.starts_with("note: function defined here"))
+        .find_map(|l| l.trim_start().strip_prefix("--> "));
+    let rustc = first.split_once(": ").map_or(first, |(_, m)| m);
+    let mut out = format!("error: `{name}` does not have the contract's signature ({rustc})\n");
+    if let Some(at) = at {
+        out.push_str(&format!("  --> {at}\n"));
+    }
+    out.push_str(&format!(
+        "  the contract: {contract}\n  next: give `{name}` exactly these parameters and this return type"
+    ));
+    Some(out)
 }
 
 /// The server crate hosting `hosted` (each crate once), and its build id.
@@ -308,6 +362,29 @@ mod tests {
         ] {
             assert!(!ends_in_an_attribute(source), "{source}");
         }
+    }
+
+    /// Fails where a learner is shown fencelab's generated call.
+    #[test]
+    fn a_changed_signature_is_said_with_the_contracts() {
+        let errors = format!(
+            "error[E0061]: this function takes 3 arguments but 2 arguments were supplied\n   --> {DISPATCH}:14:44\n    |\n 14 |         Request::State {{ path, job_id }} => super::state(&path, &job_id).map(|job| {{\n    |\nnote: function defined here\n   --> sig.rs:126:8\n    |\n\nerror: aborting due to 1 previous error"
+        );
+        let said = signatures_said(&errors);
+        assert!(
+            !said.contains("Request::State") && !said.contains(DISPATCH),
+            "{said}"
+        );
+        assert!(said.starts_with("error: `state` does not have the contract's signature (this function takes 3 arguments but 2 arguments were supplied)\n  --> sig.rs:126:8\n  the contract: pub fn state(path: impl AsRef<Path>, job_id: &str)"), "{said}");
+        assert!(
+            said.ends_with("\n\nerror: aborting due to 1 previous error"),
+            "{said}"
+        );
+        // Another error is left as rustc wrote it.
+        assert_eq!(
+            signatures_said("error[E0308]: x\n --> a.rs:1:1"),
+            "error[E0308]: x\n --> a.rs:1:1"
+        );
     }
 
     #[test]

@@ -261,3 +261,25 @@ fn a_file_ending_in_a_stray_attribute_does_not_compile() {
         "{stdout}"
     );
 }
+
+/// A function whose parameters are not the contract's: the learner reads
+/// which function, where, and the contract's signature, never fencelab's
+/// generated call of it.
+#[test]
+fn a_changed_signature_is_told_with_the_contracts() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("sig.rs");
+    let reference = fencelab::lab::reference::REFERENCE;
+    let source = reference.replacen("pub fn state(", "pub fn state(oops: u8, ", 1);
+    assert_ne!(source, reference);
+    std::fs::write(&file, source).unwrap();
+    let (exit, stdout, _) = grade(&[file.to_str().unwrap()]);
+    assert_eq!(exit, 3, "{stdout}");
+    assert!(
+        stdout.contains("`state` does not have the contract's signature")
+            && stdout.contains("the contract: pub fn state(path: impl AsRef<Path>, job_id: &str)")
+            && !stdout.contains("Request::State")
+            && !stdout.contains("fencelab's calls"),
+        "{stdout}"
+    );
+}
