@@ -73,10 +73,24 @@ fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
 
 /// Judges the tests of the lab crate at `dir` against `judges`.
 fn judge_against(dir: &Path, timeout: Option<Duration>, judges: &Judges) -> TestsReport {
+    judge_with(
+        dir,
+        timeout,
+        judges,
+        fencelab::engine::runner::default_jobs(),
+    )
+}
+
+/// `judge_against`, `jobs` trials at a time.
+fn judge_with_jobs(dir: &Path, judges: &Judges, jobs: usize) -> TestsReport {
+    judge_with(dir, None, judges, jobs)
+}
+
+fn judge_with(dir: &Path, timeout: Option<Duration>, judges: &Judges, jobs: usize) -> TestsReport {
     let tests = mine::read(dir).unwrap_or_else(|e| panic!("{e}"));
     let scratch = crate::common::scratch();
     let options = mine::Options {
-        jobs: fencelab::engine::runner::default_jobs(),
+        jobs,
         timeout,
         build_timeout: None,
     };
