@@ -96,8 +96,11 @@ fn build_bombs_fail_alone_at_the_cost_of_about_one_build_limit() {
             assert_eq!(s["score"], 100.0, "{name}: {s}");
         }
     }
+    // Which limit a memory bomb meets first is the machine's: on a loaded
+    // one, 30 s come before 4 GiB. Either way it fails alone, with it said.
+    let bomb = reason(&report, "memory_bomb.rs");
     assert!(
-        reason(&report, "memory_bomb.rs").contains("more than 4 GiB of memory"),
+        bomb.contains("more than 4 GiB of memory") || bomb.contains("took longer than 30 s"),
         "{report}"
     );
     for name in ["forever.rs", "forever_too.rs"] {
