@@ -390,7 +390,7 @@ fn in_any_order(mut answers: Vec<Option<i64>>) -> Text {
 /// The rows the model expects and those `db` holds, as compared and shown:
 /// an owner that won a race of several owners shows as `WINNER` where both
 /// agree on it, so that no text depends on which one won.
-fn rows(model: &Model, db: &Db) -> (Vec<Job>, Vec<Job>) {
+fn rows(model: &Model, db: &Fresh) -> (Vec<Job>, Vec<Job>) {
     let (mut expected, mut actual) = (model.table(), stored(db));
     for j in &model.raced {
         let (Some(e), Some(a)) = (
@@ -415,12 +415,29 @@ struct Won {
     stored: Option<usize>,
 }
 
+/// A fresh database and the test's own connection to it, opened once: a
+/// connection a read costs as much as the call it follows.
+struct Fresh {
+    // Declared first, so closed before the database's files go.
+    reader: std::cell::OnceCell<rusqlite::Connection>,
+    db: Db,
+}
+
+impl Fresh {
+    fn new() -> Fresh {
+        Fresh {
+            reader: std::cell::OnceCell::new(),
+            db: Db::empty(),
+        }
+    }
+}
+
 /// The rows the implementation stored, read through a connection of the
 /// test's own, by column name.
-fn stored(db: &Db) -> Vec<Job> {
-    let conn = connect(&db.path);
+fn stored(db: &Fresh) -> Vec<Job> {
+    let conn = db.reader.get_or_init(|| connect(&db.db.path));
     let Ok(mut stmt) =
-        conn.prepare("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")
+        conn.prepare_cached("SELECT id, owner, until, fence, result, done FROM jobs ORDER BY id")
     else {
         return Vec::new();
     };
@@ -470,11 +487,11 @@ enum Differed {
 
 /// Makes `calls` of a fresh database and of the model; the first difference.
 fn replay(calls: &[Call]) -> Option<Difference> {
-    let db = Db::empty();
+    let db = Fresh::new();
     let mut model = Model::default();
     for (at, call) in calls.iter().enumerate() {
         let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            call_implementation(&db, call)
+            call_implementation(&db.db, call)
         }));
         let Ok((actual, won)) = made else {
             return Some(Difference::elsewhere(at));
@@ -644,7 +661,7 @@ fn draw_call(d: &mut Draw, model: &Model, focus: u32) -> Call {
 /// A sequence drawn for `focus`: init_db first, then calls drawn against
 /// the model as the implementation answers (their winners followed).
 fn sequence(d: &mut Draw, focus: u32) -> (Vec<Call>, Option<Difference>) {
-    let db = Db::empty();
+    let db = Fresh::new();
     let mut model = Model::default();
     let mut calls = Vec::new();
     // Most sequences start from a job that is there, and one that is held
@@ -678,7 +695,7 @@ fn sequence(d: &mut Draw, focus: u32) -> (Vec<Call>, Option<Difference>) {
         // An earlier step not started fails it, as it fails the step's other
         // tests; a later one ends the sequence there (steps come in order).
         let made = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            call_implementation(&db, &call)
+            call_implementation(&db.db, &call)
         }));
         let (actual, won) = match made {
             Ok(made) => made,
@@ -740,10 +757,10 @@ fn shrink(mut calls: Vec<Call>, step: u32, first: Difference) -> (Vec<Call>, Dif
 /// The story of `calls` up to the last: each call with the implementation's
 /// answer, on a fresh database.
 fn story(calls: &[Call]) -> String {
-    let db = Db::empty();
+    let db = Fresh::new();
     let mut out = String::new();
     for call in &calls[..calls.len() - 1] {
-        let (said, _) = call_implementation(&db, call);
+        let (said, _) = call_implementation(&db.db, call);
         if !out.is_empty() {
             out.push_str("; ");
         }
@@ -795,9 +812,9 @@ pub fn random_calls_agree(step: u32) {
             ),
             // It panicked as the story was told again: so it fails.
             Differed::Elsewhere => {
-                let db = Db::empty();
+                let db = Fresh::new();
                 for call in &calls {
-                    call_implementation(&db, call);
+                    call_implementation(&db.db, call);
                 }
             }
         }
