@@ -131,6 +131,8 @@ pub struct Options {
     pub timeout: Option<Duration>,
     /// A time limit for the build of the tests [default: the policy's].
     pub build_timeout: Option<Duration>,
+    /// Each step's weight in the thoroughness (the course file's).
+    pub weights: crate::lab::course::Weights,
 }
 
 /// A correct implementation: a run of the reference, or a wheat.
@@ -457,6 +459,7 @@ pub fn judge(
         correct_implementations: plan.correct.len(),
         reference_runs: schedule::RUNS,
         mutants: plan.mutants.len(),
+        reveal: crate::lab::course::Reveal::Titles,
         exit_code: ExitCode::NotJudgeable,
     };
     if report.compile_errors.is_some() {
@@ -513,7 +516,7 @@ pub fn judge(
         .collect();
     let observations = observations(&missed, &plan, &mutant_impl, options, scratch)?;
     report.steps = thoroughness(&mutants, &caught, &observations);
-    report.score = score(&report.steps);
+    report.score = score(&report.steps, &options.weights);
     report.exit_code = report.exit();
     Ok(report)
 }
@@ -730,6 +733,7 @@ fn thoroughness(
                         id: m.id.clone(),
                         title: m.titles.clone(),
                         observation: observations.get(m.id.as_str()).copied(),
+                        diff: None,
                     })
                     .collect(),
             })
@@ -737,13 +741,11 @@ fn thoroughness(
         .collect()
 }
 
-/// Thoroughness, 0 to 100: the mean of the steps' shares caught.
-fn score(steps: &[StepThoroughness]) -> f64 {
-    if steps.is_empty() {
-        return 0.0;
-    }
-    let shares: f64 = steps.iter().map(|s| s.caught as f64 / s.total as f64).sum();
-    (shares / steps.len() as f64 * 100.0 * 100.0).round() / 100.0
+/// Thoroughness, 0 to 100: the mean of the steps' shares caught, each
+/// counted by its weight.
+fn score(steps: &[StepThoroughness], weights: &crate::lab::course::Weights) -> f64 {
+    let shares = (steps.iter()).map(|s| (s.step, s.caught as f64 / s.total.max(1) as f64));
+    (weights.mean(shares) * 100.0 * 100.0).round() / 100.0
 }
 
 /// The reference as a learner knows it: by what it is, not by fencelab's

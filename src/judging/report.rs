@@ -9,6 +9,7 @@
 use serde::Serialize;
 
 use crate::exit::ExitCode;
+use crate::lab::course::Reveal;
 use crate::lab::lang::Text;
 use crate::lab::observation::ObservationKind;
 
@@ -38,6 +39,8 @@ pub struct TestsReport {
     /// twice more on each other correct implementation it failed on.
     pub reference_runs: usize,
     pub mutants: usize,
+    /// How much it says of the mutants (the course file's `[mine] reveal`).
+    pub reveal: Reveal,
     pub exit_code: ExitCode,
 }
 
@@ -145,9 +148,47 @@ pub struct MissedMutant {
     /// What kind of observation exposes it (from the tests of fencelab's own
     /// suite that kill it), if known.
     pub observation: Option<ObservationKind>,
+    /// Its change to the reference as a patch, when the course reveals diffs.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub diff: Option<String>,
 }
 
 impl TestsReport {
+    /// The report as the course lets a learner read it: with `count`, no
+    /// mutant named (caught, missed, or the misconception of an invalid
+    /// test); with `diffs`, each missed one's change to `reference`.
+    pub fn revealing(
+        mut self,
+        reveal: Reveal,
+        mutants: &[crate::lab::mutant::Mutant],
+        reference: &str,
+    ) -> TestsReport {
+        self.reveal = reveal;
+        match reveal {
+            Reveal::Titles => {}
+            Reveal::Count => {
+                for st in &mut self.steps {
+                    st.missed.clear();
+                    st.caught_mutants.clear();
+                }
+                // A misconception is named by its mutant: kept too.
+                for t in &mut self.tests {
+                    t.catches.clear();
+                    t.misconceptions.clear();
+                }
+            }
+            Reveal::Diffs => {
+                for m in self.steps.iter_mut().flat_map(|st| st.missed.iter_mut()) {
+                    let mutant = mutants.iter().find(|x| x.id == m.id);
+                    m.diff = mutant.and_then(|x| x.apply(reference).ok()).map(|broken| {
+                        crate::output::diff::patch(reference, &broken, "reference", &m.id)
+                    });
+                }
+            }
+        }
+        self
+    }
+
     /// The exit code of `check --mine`: every test valid and every mutant
     /// caught, or not; tests that do not compile cannot be judged.
     pub(crate) fn exit(&self) -> ExitCode {

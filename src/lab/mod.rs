@@ -2,6 +2,7 @@
 //! inventory, and the reference.
 
 pub(crate) mod api;
+pub mod course;
 pub mod edition;
 pub mod lang;
 pub(crate) mod layout;

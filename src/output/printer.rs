@@ -291,9 +291,33 @@ impl Printer {
         if let Some(ticker) = self.ticker.take() {
             ticker.stop();
         }
-        let text = err.to_string();
-        eprintln!("{} {text}", self.err.red(&self.err.bold("error:")));
+        // Fitted to a terminal; a log or a pipe gets each line whole.
+        let width = match std::io::stderr().is_terminal() {
+            true => self.width,
+            false => usize::MAX,
+        };
+        let text = error_text(&err.to_string(), width);
+        let text = text.strip_prefix("error:").unwrap_or(&text);
+        eprintln!("{}{text}", self.err.red(&self.err.bold("error:")));
     }
+}
+
+/// An error as the terminal shows it, fitted to `width`: its first line and
+/// its `next:` wrapped; what it quotes (a file's line, a compiler's
+/// messages) left as it is.
+pub(crate) fn error_text(text: &str, width: usize) -> String {
+    use crate::output::width::wrap_hanging;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if i == 0 {
+            out.push(wrap_hanging(&format!("error: {line}"), width, "  "));
+        } else if line.starts_with("  next: ") {
+            out.push(wrap_hanging(line, width, "        "));
+        } else {
+            out.push(line.to_string());
+        }
+    }
+    out.join("\n")
 }
 
 impl Drop for Printer {
@@ -318,4 +342,28 @@ pub fn indent(text: &str, n: usize) -> String {
         .map(|l| format!("{pad}{l}"))
         .collect::<Vec<_>>()
         .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_error_is_fitted_to_the_terminal_but_what_it_quotes_is_not() {
+        let text = "course.toml:4:1: there is no step `claim_mny` (did you mean `claim_many`?)\n  \
+                    4 | claim_mny = 2 # a comment long enough to run past eighty columns, kept\n  \
+                    next: name a step by its function: init_db, enqueue, state, claim, renew, complete, release, claim_many";
+        let shown = error_text(text, 80);
+        for line in shown.lines().filter(|l| !l.contains(" | ")) {
+            assert!(crate::output::width::display_width(line) <= 80, "{line}");
+        }
+        assert!(shown.contains(
+            "\n  4 | claim_mny = 2 # a comment long enough to run past eighty columns, kept\n"
+        ));
+        insta::assert_snapshot!(shown);
+        assert_eq!(
+            error_text("short\n  next: do it", 80),
+            "error: short\n  next: do it"
+        );
+    }
 }

@@ -156,6 +156,11 @@ pub(crate) fn wrap(text: &str, width: usize) -> String {
     out.join("\n")
 }
 
+/// One line wrapped at `width`, its continuations indented by `hanging`.
+pub(crate) fn wrap_hanging(line: &str, width: usize, hanging: &str) -> String {
+    wrap_line(line, width.max(20), hanging).join("\n")
+}
+
 /// Markdown's code blocks as a terminal shows them: the fences gone, the
 /// code indented by four spaces (a learner reads the SQL, not the fences).
 pub(crate) fn unfenced(markdown: &str) -> String {

@@ -80,6 +80,7 @@ fn judge_within(file: &Path, judges: &Judges, timeout: Option<Duration>) -> Test
         jobs: fencelab::engine::runner::default_jobs(),
         timeout,
         build_timeout: None,
+        weights: Default::default(),
     };
     mine::judge(
         &tests,

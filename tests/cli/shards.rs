@@ -555,9 +555,46 @@ fn the_gradescope_bundle_grades_in_gradescopes_layout() {
     assert!(hostile["score"].as_f64().unwrap() < 100.0, "{hostile}");
     let (earned, max) = test_points(&hostile, FORGED, "score", "max_score");
     assert!(earned == 0.0 && max > 0.0, "{hostile}");
-    for results in [&correct, &partial, &zero, &hostile] {
+    // The course file the bundle carries (fencelab's defaults unless given),
+    // edited as an instructor would: release weighs 3 of 10, a test hidden.
+    let course = source.join("course.toml");
+    assert!(
+        std::fs::read_to_string(&course)
+            .unwrap()
+            .starts_with("# fencelab's defaults")
+    );
+    std::fs::write(
+        &course,
+        format!("{WEIGHED}\n[gradescope.tests]\n\"{HIDDEN}\" = \"hidden\"\n"),
+    )
+    .unwrap();
+    let (weighed, _) = grade_one("lease.rs", &broken);
+    assert_eq!(step7_max(&weighed, "max_score"), 30.0, "{weighed}");
+    let (_, max) = test_points(&weighed, HIDDEN, "score", "max_score");
+    assert!(max > 0.0, "a hidden test still counts: {weighed}");
+    let hidden = weighed["tests"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["name"] == HIDDEN);
+    assert_eq!(hidden.unwrap()["visibility"], "hidden", "{weighed}");
+    for results in [&correct, &partial, &zero, &hostile, &weighed] {
         assert_valid(&gradescope_schema(), results);
     }
+}
+
+/// A course file's weights, as both bundles are tested with them.
+const WEIGHED: &str = "[weights]\nrelease = 3\n";
+/// A test of step 7 the Gradescope bundle's course file hides.
+const HIDDEN: &str = "step7::refuses_a_stale_fence_of_the_same_owner";
+
+/// What step 7's tests are worth in `results` (`max`: the field), to 1/100.
+fn step7_max(results: &Value, max: &str) -> f64 {
+    let sum: f64 = (results["tests"].as_array().unwrap().iter())
+        .filter(|t| t["name"].as_str().unwrap().starts_with("step7::"))
+        .map(|t| t[max].as_f64().unwrap())
+        .sum();
+    (sum * 100.0).round() / 100.0
 }
 
 #[test]
@@ -597,6 +634,11 @@ fn the_prairielearn_bundle_grades_in_prairielearns_layout() {
     for t in correct["tests"].as_array().unwrap() {
         assert!(t["name"].is_string() && t["points"].is_number() && t["max_points"].is_number());
     }
+    // Its course file weighs the steps (then back to the defaults).
+    std::fs::write(image.join("course.toml"), WEIGHED).unwrap();
+    let weighed = grade_one(&broken);
+    assert_eq!(step7_max(&weighed, "max_points"), 30.0, "{weighed}");
+    std::fs::write(image.join("course.toml"), "").unwrap();
     let (_, not_compiling) = changed_reference(&fixture("does_not_compile.toml"));
     let unviable = grade_one(&not_compiling);
     assert_eq!(unviable["gradable"], false, "{unviable}");

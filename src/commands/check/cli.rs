@@ -7,6 +7,7 @@ use clap::Args;
 use crate::commands::{default_lang, jobs, parse_lang, scratch, seconds};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::course::Course;
 use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::lab::worksheet::Worksheet;
@@ -84,6 +85,14 @@ pub(crate) fn main(
     let edition = crate::lab::edition::of(&dir)?;
     let lang = lang(&args);
     let jobs = jobs(args.jobs);
+    // The lab's course file: its limits under the flags, its weights.
+    let course = Course::find_in(if dir.is_dir() {
+        &dir
+    } else {
+        dir.parent().unwrap_or(&dir)
+    })?
+    .unwrap_or_default();
+    let timeout = args.timeout.or(course.limits.test_secs);
     if args.list {
         // What a predictions form names, in a lab with the suite or without.
         let names: Vec<String> = crate::lab::suite::tests()
@@ -98,18 +107,19 @@ pub(crate) fn main(
         let mine = super::mine::MineArgs {
             dir,
             lang,
-            timeout: seconds(args.timeout, "--timeout")?,
+            timeout: seconds(timeout, "--timeout")?,
             jobs,
             mutants: args.mutants,
             wheats: args.wheats,
             json: args.json,
+            course,
         };
         return super::mine::main(mine, cache, printer);
     }
     let options = crate::commands::check::Options {
         dir: dir.clone(),
         step: args.step,
-        timeout: seconds(args.timeout, "--timeout")?,
+        timeout: seconds(timeout, "--timeout")?,
         jobs,
     };
     printer.lang = lang;

@@ -20,6 +20,8 @@ pub(crate) struct MineArgs {
     pub mutants: Option<PathBuf>,
     pub wheats: Option<PathBuf>,
     pub json: Option<PathBuf>,
+    /// The lab's course file (weights, what the report reveals).
+    pub course: crate::lab::course::Course,
 }
 
 pub(crate) fn main(
@@ -46,6 +48,7 @@ pub(crate) fn main(
         jobs: args.jobs,
         timeout: args.timeout,
         build_timeout: None,
+        weights: args.course.weights,
     };
     let report = judge(
         &tests,
@@ -54,7 +57,11 @@ pub(crate) fn main(
         &scratch,
         &mut Trials::new(printer, "  running tests"),
     )?;
-    let report = tests.name_root_in(report);
+    let report = tests.name_root_in(report).revealing(
+        args.course.reveal,
+        &judges.mutants,
+        &judges.reference,
+    );
     let text = super::render_mine(&printer.layout(), &report, &judges, args.lang);
     printer.line(text.trim_end());
     if let Some(path) = &args.json {

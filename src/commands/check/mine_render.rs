@@ -223,7 +223,10 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
             para(&mut out, &or);
         }
     }
-    out.push_str(&render_catches(layout, report, judges, lang));
+    // A course that reveals a count keeps which mutants a test catches.
+    if report.reveal != crate::lab::course::Reveal::Count {
+        out.push_str(&render_catches(layout, report, judges, lang));
+    }
     let caught: usize = report.steps.iter().map(|st| st.caught).sum();
     let total: usize = report.steps.iter().map(|st| st.total).sum();
     let caught_line = match lang {
@@ -244,6 +247,21 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
     }
     if report.steps.iter().any(|st| !st.missed.is_empty()) {
         let _ = writeln!(out, "\n{}", s.bold(w.missed_heading));
+    }
+    let missing = report.steps.iter().any(|st| st.caught < st.total);
+    if report.reveal == crate::lab::course::Reveal::Count && missing {
+        let said = match lang {
+            Lang::En => {
+                "This course shows how many mutants your tests miss, not which: \
+                         write a test for each clause of the contract the steps above \
+                         still miss."
+            }
+            Lang::Ja => {
+                "このコースでは、見逃したミュータントの数だけを示し、どれかは示しません。\
+                         上で見逃しのあるステップの契約の各項目にテストを書いてください。"
+            }
+        };
+        let _ = writeln!(out, "\n{}", wrap(said, width));
     }
     // A few per step: enough to say what to observe next, without a flood
     // (every one with --verbose).
@@ -273,6 +291,18 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
                 None => {
                     let _ = writeln!(out, "{}", truncate(&title, width));
                 }
+            }
+            // The course reveals each one's change: shown under its title.
+            if let Some(diff) = &m.diff {
+                let lines: Vec<String> = (diff.lines())
+                    .map(|l| {
+                        truncate(
+                            &crate::output::untrusted::visible(l),
+                            width.saturating_sub(6),
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(out, "{}", indent(&lines.join("\n"), 6));
             }
         }
         if st.missed.len() > shown {

@@ -4,11 +4,11 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use crate::commands::grade::gradescope::Visibility;
 use crate::commands::{jobs, project_root, scratch, seconds};
 use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::course::{Course, Visibility};
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
@@ -19,9 +19,9 @@ pub(crate) struct GradeArgs {
     /// Merge the JSON reports of `--shard K/N` runs (the PATHs) into one, and write every format from it, grading nothing.
     #[arg(long)]
     pub merge: bool,
-    /// The least score (0 to 100) that passes; below it the exit code is 1.
-    #[arg(long, value_name = "X", default_value_t = 0.0)]
-    pub min_score: f64,
+    /// The least score (0 to 100) that passes; below it the exit code is 1 [default: 0].
+    #[arg(long, value_name = "X")]
+    pub min_score: Option<f64>,
     /// Write JUnit XML to FILE (GitLab, Jenkins).
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
@@ -31,12 +31,12 @@ pub(crate) struct GradeArgs {
     /// Write Gradescope's results.json to FILE (one submission only).
     #[arg(long, value_name = "FILE")]
     pub gradescope: Option<PathBuf>,
-    /// When Gradescope shows the tests to students.
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "visible")]
-    pub gradescope_visibility: Visibility,
-    /// When Gradescope shows the autograder's output (stdout) to students.
-    #[arg(long, value_enum, value_name = "WHEN", default_value = "hidden")]
-    pub gradescope_stdout_visibility: Visibility,
+    /// When Gradescope shows the tests to students [default: visible].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub gradescope_visibility: Option<Visibility>,
+    /// When Gradescope shows the autograder's output (stdout) to students [default: hidden].
+    #[arg(long, value_enum, value_name = "WHEN")]
+    pub gradescope_stdout_visibility: Option<Visibility>,
     /// Write PrairieLearn's external grader results.json to FILE (one submission only).
     #[arg(long, value_name = "FILE")]
     pub prairielearn: Option<PathBuf>,
@@ -79,13 +79,45 @@ pub(crate) struct GradeArgs {
     /// With --tests: the correct implementations to pass on [default: fencelab's].
     #[arg(long, value_name = "DIR", requires = "tests")]
     pub wheats: Option<PathBuf>,
+    /// The course file: step weights, Gradescope's visibility per test, what a learner's test report reveals, default limits (README, "A course file"); a flag given here wins.
+    #[arg(long, value_name = "FILE")]
+    pub course: Option<PathBuf>,
+    /// What the course file says (resolved once, in `main`).
+    #[arg(skip)]
+    pub course_read: Box<Course>,
+}
+
+impl GradeArgs {
+    /// The gate, as given or as the course file says (0 unless said).
+    pub(crate) fn min_score(&self) -> f64 {
+        self.min_score.unwrap_or(0.0)
+    }
+
+    /// The course file's defaults under the flags: resolved here, once.
+    fn resolve(&mut self) -> Result<(), Error> {
+        if let Some(path) = &self.course {
+            *self.course_read = Course::load(path)?;
+        }
+        let limits = self.course_read.limits;
+        self.min_score = self.min_score.or(limits.min_score);
+        self.timeout = self.timeout.or(limits.test_secs);
+        self.budget = self.budget.or(limits.budget_secs);
+        self.build_timeout = self.build_timeout.or(limits.build_secs);
+        let gradescope = &self.course_read.gradescope;
+        self.gradescope_visibility = self.gradescope_visibility.or(gradescope.visibility);
+        self.gradescope_stdout_visibility = (self.gradescope_stdout_visibility)
+            .or(gradescope.stdout_visibility)
+            .or(Some(Visibility::Hidden));
+        Ok(())
+    }
 }
 
 pub(crate) fn main(
-    args: GradeArgs,
+    mut args: GradeArgs,
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<ExitCode, Error> {
+    args.resolve()?;
     let one_only = [
         (args.gradescope.is_some(), "--gradescope"),
         (args.prairielearn.is_some(), "--prairielearn"),
@@ -134,10 +166,10 @@ fn grade(
     cache: Option<&Path>,
     printer: &mut Printer,
 ) -> Result<crate::commands::grade::GradeReport, Error> {
-    if !(0.0..=100.0).contains(&args.min_score) {
+    if !(0.0..=100.0).contains(&args.min_score()) {
         return Err(Error::input(format!(
             "--min-score {}: give a score from 0 to 100",
-            args.min_score
+            args.min_score()
         )));
     }
     let (paths, shard) = crate::commands::grade::shard::select(&args.paths, args.shard, printer)?;
@@ -165,7 +197,7 @@ fn grade(
     // cannot be used scores 0 with its reason, and the others are graded.
     let inputs = crate::commands::grade::read_all(&paths);
     let options = crate::commands::grade::Options {
-        min_score: args.min_score,
+        min_score: args.min_score(),
         // The policy's limits, with the user's on top.
         policy: Policy::of(Trust::Submissions)
             .with_limits(
@@ -175,6 +207,7 @@ fn grade(
             .with_budget(seconds(args.budget, "--budget")?),
         jobs: jobs(args.jobs),
         shard,
+        weights: args.course_read.weights,
     };
     let scratch = scratch(cache, &project_root())?;
     let count = match inputs.len() {
@@ -229,8 +262,11 @@ fn write_reports(
     if let Some(path) = &args.gradescope {
         let results = gradescope::results(
             &report.submissions[0],
-            args.gradescope_visibility,
-            args.gradescope_stdout_visibility,
+            &gradescope::Shown {
+                results: args.gradescope_visibility.unwrap_or_default(),
+                stdout: args.gradescope_stdout_visibility.unwrap_or_default(),
+                tests: &args.course_read.gradescope,
+            },
         );
         write(path, json(&results))?;
     }

@@ -1,7 +1,7 @@
 //! `grade --csv FILE`: a gradebook that spreadsheets and LMS imports read
 //! (RFC 4180, written with the `csv` crate): a header, then one row per
 //! submission with its total, whether it reached the gate, each step's
-//! points (out of 100 / steps, adding up exactly to the total, and written
+//! points (out of its weight's share of 100, adding up exactly to the total, and written
 //! from hundredths, so never `-0.00`: see `points`), tests passed, and for a
 //! submission that could not be graded the reason (the first line of the
 //! compiler's messages).

@@ -11,21 +11,32 @@
 
 use std::fmt::Write as _;
 
-use clap::ValueEnum;
 use serde::Serialize;
 
 use crate::commands::grade::{SubmissionReport, points};
 
-/// When Gradescope shows something to students.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, ValueEnum, Default)]
-#[serde(rename_all = "snake_case")]
-#[value(rename_all = "snake_case")]
-pub(crate) enum Visibility {
-    Hidden,
-    AfterDueDate,
-    AfterPublished,
-    #[default]
-    Visible,
+pub(crate) use crate::lab::course::Visibility;
+
+/// When Gradescope shows what: the results, the autograder's output, and
+/// each test (the course file's entries by step or test).
+pub(crate) struct Shown<'a> {
+    pub results: Visibility,
+    pub stdout: Visibility,
+    pub tests: &'a crate::lab::course::Gradescope,
+}
+
+impl Shown<'_> {
+    /// Everything visible, as `grade --gradescope` shows by default.
+    #[cfg(test)]
+    pub(crate) fn all() -> Shown<'static> {
+        static NONE: std::sync::LazyLock<crate::lab::course::Gradescope> =
+            std::sync::LazyLock::new(Default::default);
+        Shown {
+            results: Visibility::Visible,
+            stdout: Visibility::Visible,
+            tests: &NONE,
+        }
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -51,6 +62,9 @@ pub(crate) struct TestResult {
     pub tags: Vec<String>,
     pub output: String,
     pub output_format: &'static str,
+    /// Its own, when the course file gives one (else the results').
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub visibility: Option<Visibility>,
 }
 
 /// A failure's text as Markdown: its kind, then the text in a fence longer
@@ -67,11 +81,8 @@ fn markdown_output(label: &str, message: &str) -> String {
 }
 
 /// Gradescope's results for `submission`.
-pub(crate) fn results(
-    submission: &SubmissionReport,
-    visibility: Visibility,
-    stdout_visibility: Visibility,
-) -> Results {
+pub(crate) fn results(submission: &SubmissionReport, shown: &Shown) -> Results {
+    let (visibility, stdout_visibility) = (shown.results, shown.stdout);
     let execution_time = submission.tests.iter().map(|t| t.secs).sum::<f64>().ceil() as u64;
     let why = submission
         .unusable
@@ -99,6 +110,7 @@ pub(crate) fn results(
                 tags: vec!["build".to_string()],
                 output: markdown_output(what, errors),
                 output_format: "md",
+                visibility: None,
             }],
         };
     }
@@ -136,11 +148,25 @@ pub(crate) fn results(
                     .map(|m| markdown_output(t.outcome.label(), &m))
                     .unwrap_or_default(),
                 output_format: "md",
+                visibility: shown.tests.test_visibility(&t.test, slug),
             }
         })
-        .collect();
+        .collect::<Vec<TestResult>>();
+    // A step with a test shown later than the results is left out of the
+    // table, which would tell how it fared.
+    let later = |step: u32| {
+        tests
+            .iter()
+            .zip(&submission.tests)
+            .any(|(r, t)| t.step == step && r.visibility.is_some_and(|v| v != Visibility::Visible))
+    };
     let mut output = String::from("| step | | tests passed | points |\n|---:|---|---:|---:|\n");
+    let mut left_out = false;
     for s in &submission.steps {
+        if later(s.step) {
+            left_out = true;
+            continue;
+        }
         let _ = writeln!(
             output,
             "| {} | `{}` | {}/{} | {} |",
@@ -150,6 +176,9 @@ pub(crate) fn results(
             s.total,
             points.step(s.step).earned
         );
+    }
+    if left_out {
+        output.push_str("\nSteps with tests shown later are left out of this table.\n");
     }
     let _ = write!(output, "\n**Score: {} / 100**", points.score);
     Results {
@@ -226,8 +255,15 @@ mod tests {
     #[test]
     fn results_have_gradescopes_fields_numbers_tags_and_add_up() {
         let s = submission(&[3, 2, 2, 2, 2, 2, 2, 3], &[3, 1, 2, 0, 2, 2, 1, 3]);
-        let json = serde_json::to_value(results(&s, Visibility::AfterDueDate, Visibility::Hidden))
-            .unwrap();
+        let json = serde_json::to_value(results(
+            &s,
+            &Shown {
+                results: Visibility::AfterDueDate,
+                stdout: Visibility::Hidden,
+                ..Shown::all()
+            },
+        ))
+        .unwrap();
         check(&json);
         assert_eq!(json["visibility"], "after_due_date");
         assert_eq!(json["stdout_visibility"], "hidden");
@@ -256,8 +292,7 @@ mod tests {
         let mut s = submission(&[2; 8], &[0; 8]);
         s.compile_errors = Some("error: expected `;`\n --> a.rs:2:3\n```".into());
         s.tests.clear();
-        let json =
-            serde_json::to_value(results(&s, Visibility::Visible, Visibility::Visible)).unwrap();
+        let json = serde_json::to_value(results(&s, &Shown::all())).unwrap();
         check(&json);
         assert_eq!(json["score"], 0.0);
         let output = json["output"].as_str().unwrap();

@@ -15,6 +15,8 @@ use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
 use crate::judging::{Judges, LearnerTests, Options, TestsReport, judge, read};
+use crate::judging::{MissedMutant, StepThoroughness};
+use crate::lab::course::{Reveal, Weights};
 use crate::output::printer::{Printer, Verb};
 use crate::output::progress::Trials;
 
@@ -58,6 +60,7 @@ pub(crate) fn grade(
         jobs: jobs(args.jobs),
         timeout: seconds(args.timeout, "--timeout")?,
         build_timeout: seconds(args.build_timeout, "--build-timeout")?,
+        weights: args.course_read.weights,
     };
     // The limits the tests ran under: the user's, else the policy's.
     let policy =
@@ -75,8 +78,16 @@ pub(crate) fn grade(
         printer.status(Verb::Grading, &format!("the tests of {}", tests.name));
         let running = &mut Trials::new(printer, "  running tests");
         let report = judge(tests, &judges, &options, &scratch, running)?;
-        let report = tests.name_root_in(report);
-        submissions.push(submission(&report, args.min_score));
+        let report = tests.name_root_in(report).revealing(
+            args.course_read.reveal,
+            &judges.mutants,
+            &judges.reference,
+        );
+        submissions.push(submission(
+            &report,
+            args.min_score(),
+            &args.course_read.weights,
+        ));
     }
     // In the order given.
     for (i, report) in unusable {
@@ -97,12 +108,13 @@ pub(crate) fn grade(
         schema: 1,
         fencelab_version: env!("CARGO_PKG_VERSION").to_string(),
         suite: format!("learner-tests-{judged_by}"),
-        min_score: args.min_score,
+        min_score: args.min_score(),
         test_limit_secs: test_limit.as_secs_f64(),
         build_limit_secs: policy.build_limit.unwrap_or_default().as_secs_f64(),
         // The learner's tests run against trusted implementations: no budget.
         budget_secs: None,
         shard,
+        weights: args.course_read.weights.by_slug(),
         submissions,
         exit_code,
     })
@@ -126,7 +138,7 @@ fn unusable_report(path: &Path, why: &str) -> SubmissionReport {
     }
 }
 
-fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
+fn submission(report: &TestsReport, min_score: f64, weights: &Weights) -> SubmissionReport {
     let invalid: Vec<String> = report
         .tests
         .iter()
@@ -142,20 +154,27 @@ fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
     let mut tests = Vec::new();
     let mut steps = Vec::new();
     for st in &report.steps {
-        let caught = st.caught_mutants.iter().map(|id| (id, None));
-        let missed = st.missed.iter().map(|m| (&m.id, Some(m)));
-        for (id, missed) in caught.chain(missed) {
+        for (i, (id, missed)) in mutants_of(st, report.reveal).into_iter().enumerate() {
             let outcome = match (&not_counted, missed) {
                 (Some(why), _) => TestOutcome::Failed {
                     kind: FailureKind::Assertion,
                     message: why.clone(),
                 },
-                (None, Some(m)) => TestOutcome::Failed {
+                (None, Some(missed)) => TestOutcome::Failed {
                     kind: FailureKind::Assertion,
-                    message: format!("not caught: {}", m.title.en),
+                    message: match (report.reveal, missed) {
+                        (Reveal::Count, _) => "not caught".to_string(),
+                        (_, Some(m)) => match &m.diff {
+                            Some(diff) => format!("not caught: {}\n{diff}", m.title.en),
+                            None => format!("not caught: {}", m.title.en),
+                        },
+                        (_, None) => "not caught".to_string(),
+                    },
                 },
                 (None, None) => TestOutcome::Passed,
             };
+            // Counted only: the k-th mutant of the step, caught ones first.
+            let id = id.unwrap_or_else(|| format!("mutant-{}", i + 1));
             tests.push(GradedTest {
                 test: format!("step{}::{id}", st.step),
                 step: st.step,
@@ -170,6 +189,7 @@ fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
             passed,
             total: st.total,
             score: passed as f64 / st.total.max(1) as f64,
+            weight: weights.of(st.step),
         });
     }
     let score = if not_counted.is_some() {
@@ -188,4 +208,21 @@ fn submission(report: &TestsReport, min_score: f64) -> SubmissionReport {
         steps,
         tests,
     }
+}
+
+/// A step's mutants as the report's tests: (id, Some(missed) when missed).
+/// When the course reveals a count only, no id: as many caught as were,
+/// then the missed ones, each by its place.
+fn mutants_of(
+    st: &StepThoroughness,
+    reveal: Reveal,
+) -> Vec<(Option<String>, Option<Option<&MissedMutant>>)> {
+    if reveal == Reveal::Count {
+        let caught = (0..st.caught).map(|_| (None, None));
+        let missed = (st.caught..st.total).map(|_| (None, Some(None)));
+        return caught.chain(missed).collect();
+    }
+    let caught = (st.caught_mutants.iter()).map(|id| (Some(id.clone()), None));
+    let missed = (st.missed.iter()).map(|m| (Some(m.id.clone()), Some(Some(m))));
+    caught.chain(missed).collect()
 }

@@ -67,6 +67,13 @@ fn identity(report: &GradeReport) -> Vec<(&'static str, String)> {
                 .map_or("none".to_string(), |b| b.to_string()),
         ),
         (
+            "step weights",
+            (report.weights.iter())
+                .map(|(slug, w)| format!("{slug} {w}"))
+                .collect::<Vec<_>>()
+                .join(", "),
+        ),
+        (
             "number of shards",
             report
                 .shard
@@ -253,6 +260,7 @@ mod tests {
             build_limit_secs: 600.0,
             budget_secs: Some(15.0),
             shard: Some((k, n)),
+            weights: crate::lab::course::Weights::default().by_slug(),
             exit_code: exit_code_of(&submissions),
             submissions,
         }
@@ -323,6 +331,16 @@ mod tests {
                 err.message
             );
         }
+        // So do the weights of a course file.
+        let mut other = shard(2, 2, &["b.rs"]);
+        other.weights.insert("release".into(), 3.0);
+        let b = write(dir.path(), "shard-2.json", &other);
+        let err = merge(&[a.clone(), b]).unwrap_err();
+        assert!(
+            err.message.contains("graded with step weights") && err.message.contains("release 3"),
+            "{}",
+            err.message
+        );
     }
 
     #[test]

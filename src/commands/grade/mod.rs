@@ -40,6 +40,7 @@ use crate::engine::scratch::Scratch;
 use crate::engine::{self, Event, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
 use crate::error::Error;
 use crate::exit::ExitCode;
+use crate::lab::course::Weights;
 use crate::lab::edition::Edition;
 use crate::lab::suite;
 use crate::lab::suite::SuiteFiles;
@@ -56,6 +57,8 @@ pub(crate) struct Options {
     pub jobs: usize,
     /// Grade only the K-th of N shares of `paths` (1-based K).
     pub shard: Option<(usize, usize)>,
+    /// Each step's weight in the score (the course file's).
+    pub weights: Weights,
 }
 
 /// The whole result, as `--json` writes it (schema in README.md).
@@ -80,6 +83,10 @@ pub(crate) struct GradeReport {
     /// With `--shard K/N`: `[K, N]`.
     #[serde(default)]
     pub shard: Option<(usize, usize)>,
+    /// Each step's weight in the scores, by slug (the course file's): it
+    /// changes scores, so shards graded under two do not merge.
+    #[serde(default = "equal_weights")]
+    pub weights: BTreeMap<String, f64>,
     pub submissions: Vec<SubmissionReport>,
     pub exit_code: ExitCode,
 }
@@ -114,6 +121,8 @@ pub(crate) struct StepScore {
     pub total: usize,
     /// passed / total, 0 to 1.
     pub score: f64,
+    /// Its weight in the score (the course file's; 1 unless said).
+    pub weight: f64,
 }
 
 /// A step's score as read back (`grade --merge`): its slug becomes the
@@ -125,6 +134,18 @@ struct StepScoreRead {
     passed: usize,
     total: usize,
     score: f64,
+    #[serde(default = "one")]
+    weight: f64,
+}
+
+/// The weights of a report written before weights were: all the same.
+fn equal_weights() -> BTreeMap<String, f64> {
+    Weights::default().by_slug()
+}
+
+/// A step's weight in a report written before weights were.
+fn one() -> f64 {
+    1.0
 }
 
 impl<'de> Deserialize<'de> for StepScore {
@@ -143,6 +164,7 @@ impl<'de> Deserialize<'de> for StepScore {
             passed: read.passed,
             total: read.total,
             score: read.score,
+            weight: read.weight,
         })
     }
 }
@@ -238,7 +260,7 @@ pub(crate) fn run(
         match input {
             Ok(_) => input_of.push(i),
             Err(unusable) => {
-                let report = unusable_report(unusable, &tests);
+                let report = unusable_report(unusable, &tests, &options.weights);
                 progress.own(&report);
                 reports[i] = Some(report);
             }
@@ -295,6 +317,7 @@ pub(crate) fn run(
         build_limit_secs: options.policy.build_limit.unwrap_or_default().as_secs_f64(),
         budget_secs: options.policy.budget.map(|b| b.as_secs_f64()),
         shard: options.shard,
+        weights: options.weights.by_slug(),
         exit_code: exit_code_of(&reports),
         submissions: reports,
     })
@@ -314,6 +337,7 @@ impl GradeReport {
             build_limit_secs: 600.0,
             budget_secs: Some(15.0),
             shard: None,
+            weights: equal_weights(),
             exit_code: exit_code_of(&submissions),
             submissions,
         }
@@ -339,7 +363,11 @@ pub(crate) fn exit_code_of(submissions: &[SubmissionReport]) -> ExitCode {
 }
 
 /// The report of a submission that could not be graded: 0 in every step.
-fn unusable_report(unusable: &Unusable, tests: &[suite::SuiteTest]) -> SubmissionReport {
+fn unusable_report(
+    unusable: &Unusable,
+    tests: &[suite::SuiteTest],
+    weights: &Weights,
+) -> SubmissionReport {
     SubmissionReport {
         name: unusable.name.clone(),
         file: shown(&unusable.file),
@@ -348,13 +376,13 @@ fn unusable_report(unusable: &Unusable, tests: &[suite::SuiteTest]) -> Submissio
         compile_errors: None,
         unusable: Some(unusable.reason.clone()),
         invalid_tests: None,
-        steps: zero_steps(tests),
+        steps: zero_steps(tests, weights),
         tests: Vec::new(),
     }
 }
 
 /// Every step with nothing passed.
-fn zero_steps(tests: &[suite::SuiteTest]) -> Vec<StepScore> {
+fn zero_steps(tests: &[suite::SuiteTest], weights: &Weights) -> Vec<StepScore> {
     SLUGS
         .iter()
         .enumerate()
@@ -364,6 +392,7 @@ fn zero_steps(tests: &[suite::SuiteTest]) -> Vec<StepScore> {
             passed: 0,
             total: tests.iter().filter(|t| t.step == i as u32 + 1).count(),
             score: 0.0,
+            weight: weights.of(i as u32 + 1),
         })
         .collect()
 }
@@ -422,13 +451,14 @@ fn submission_report(
             passed: tally.passed,
             total: tally.total,
             score: tally.passed as f64 / tally.total.max(1) as f64,
+            weight: options.weights.of(tally.step),
         })
         .collect();
     // The gate compares the exact score; reports show it to 1/100.
     let exact = if compile_errors.is_some() {
         0.0
     } else {
-        steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64 * 100.0
+        points::weighted(&steps) * 100.0
     };
     SubmissionReport {
         name: submission.name.clone(),

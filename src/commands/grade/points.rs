@@ -101,9 +101,24 @@ fn units(submission: &SubmissionReport, total: f64) -> i64 {
     if submission.not_graded().is_some() || submission.steps.is_empty() {
         return 0;
     }
-    let fraction =
-        submission.steps.iter().map(|s| s.score).sum::<f64>() / submission.steps.len() as f64;
+    let fraction = weighted(&submission.steps);
     (fraction * total * 100.0).round() as i64
+}
+
+/// The steps' scores, each counted by its weight (the course file's), 0 to 1.
+pub(crate) fn weighted(steps: &[crate::commands::grade::StepScore]) -> f64 {
+    let (mut sum, mut weight) = (0.0, 0.0);
+    for s in steps {
+        sum += s.weight * s.score;
+        weight += s.weight;
+    }
+    if weight > 0.0 { sum / weight } else { 0.0 }
+}
+
+/// A step's weight in thousandths, as the course file gives it, so that
+/// shares are exact fractions.
+fn milli(weight: f64) -> i64 {
+    (weight * 1000.0).round() as i64
 }
 
 /// An exact share as a fraction `numerator / denominator` (denominator > 0).
@@ -174,7 +189,6 @@ fn equally(amount: i64, n: usize) -> Vec<i64> {
 /// The points of `submission` out of `total` points, per step and per test.
 pub(crate) fn of(submission: &SubmissionReport, total: f64) -> Points {
     let total_units = (total * 100.0).round() as i64;
-    let steps = submission.steps.len();
     let graded = submission.not_graded().is_none();
     // (passed, tests) of each step; a submission not graded passed nothing.
     let tally: Vec<(i64, i64)> = submission
@@ -186,13 +200,16 @@ pub(crate) fn of(submission: &SubmissionReport, total: f64) -> Points {
         })
         .collect();
     let score = units(submission, total);
-    let weights = step_weights(total_units, score, &tally);
+    let milli: Vec<i64> = submission.steps.iter().map(|s| milli(s.weight)).collect();
+    let all = milli.iter().sum::<i64>().max(1);
+    let weights = step_weights(total_units, score, &tally, &milli);
     // What each step's passed tests earned: a full step its weight, an empty
-    // one nothing, the others their exact share (total * passed / (steps *
-    // n)) rounded so that the steps add up to the score.
+    // one nothing, the others their exact share (total * weight * passed /
+    // (weights * n)) rounded so that the steps add up to the score.
     let exact: Vec<Exact> = tally
         .iter()
-        .map(|(p, n)| (total_units * p, steps.max(1) as i64 * n))
+        .zip(&milli)
+        .map(|((p, n), m)| (total_units * m * p, all * n))
         .collect();
     let bounds: Vec<(i64, i64)> = tally
         .iter()
@@ -252,22 +269,26 @@ pub(crate) fn of(submission: &SubmissionReport, total: f64) -> Points {
     }
 }
 
-/// Each step's weight in hundredths: `total / steps` each, and when that
-/// does not divide, one more for some, chosen so that `score` can be shared
-/// with a full step earning its whole weight and an empty one nothing: first
-/// the steps partly passed, then as many full steps as the score allows,
-/// then the empty ones.
-fn step_weights(total: i64, score: i64, tally: &[(i64, i64)]) -> Vec<i64> {
-    let steps = tally.len().max(1) as i64;
-    let (base, mut extra) = (total / steps, total % steps);
-    let mut weights = vec![base; tally.len()];
+/// Each step's weight in hundredths: its exact share of `total` rounded
+/// down, and where that leaves hundredths over, one more for some steps with
+/// a remainder, chosen so that `score` can be shared with a full step earning
+/// its whole weight and an empty one nothing: first the steps partly passed,
+/// then as many full steps as the score allows, then the empty ones.
+fn step_weights(total: i64, score: i64, tally: &[(i64, i64)], milli: &[i64]) -> Vec<i64> {
+    let all = milli.iter().sum::<i64>().max(1);
+    let mut weights: Vec<i64> = milli.iter().map(|m| total * m / all).collect();
+    let remainder: Vec<bool> = milli.iter().map(|m| total * m % all != 0).collect();
+    let mut extra = total - weights.iter().sum::<i64>();
     let full = |(p, n): &(i64, i64)| p == n;
     let empty = |(p, _): &(i64, i64)| *p == 0;
-    let full_steps = tally.iter().filter(|t| full(t)).count() as i64;
+    let full_weights: i64 = (tally.iter().zip(&weights))
+        .filter(|(t, _)| full(t))
+        .map(|(_, w)| w)
+        .sum();
     let mut give = |pick: &dyn Fn(&(i64, i64)) -> bool, most: i64, weights: &mut [i64]| {
         let mut given = 0;
-        for (w, t) in weights.iter_mut().zip(tally) {
-            if given < most && extra > 0 && pick(t) {
+        for ((w, t), r) in weights.iter_mut().zip(tally).zip(&remainder) {
+            if given < most && extra > 0 && *r && pick(t) {
                 *w += 1;
                 given += 1;
                 extra -= 1;
@@ -275,7 +296,7 @@ fn step_weights(total: i64, score: i64, tally: &[(i64, i64)]) -> Vec<i64> {
         }
     };
     give(&|t| !full(t) && !empty(t), i64::MAX, &mut weights);
-    give(&full, (score - full_steps * base).max(0), &mut weights);
+    give(&full, (score - full_weights).max(0), &mut weights);
     give(&empty, i64::MAX, &mut weights);
     weights
 }
@@ -323,9 +344,10 @@ pub(crate) mod tests {
                 passed: p,
                 total: n,
                 score: p as f64 / n as f64,
+                weight: 1.0,
             });
         }
-        let exact = steps.iter().map(|s| s.score).sum::<f64>() / steps.len() as f64;
+        let exact = weighted(&steps);
         SubmissionReport {
             name: "alice.rs".into(),
             file: "subs/alice.rs".into(),
@@ -365,13 +387,13 @@ pub(crate) mod tests {
         assert_eq!(steps_max, total_units, "{what}");
         let steps_earned: i64 = points.steps.iter().map(|st| st.earned.0).sum();
         assert_eq!(steps_earned, points.score.0, "{what}");
-        let steps = s.steps.len() as f64;
+        let all: f64 = s.steps.iter().map(|st| st.weight).sum();
         for (st, p) in s.steps.iter().zip(&points.steps) {
             assert!(p.earned <= p.max && p.earned.0 >= 0, "{what}");
             if st.passed == st.total && s.not_graded().is_none() {
                 assert_eq!(p.earned, p.max, "a full step earns its weight: {what}");
             }
-            let exact = total * 100.0 / steps;
+            let exact = total * 100.0 * st.weight / all;
             assert!((p.max.0 as f64 - exact).abs() < 1.0, "{what}");
             let of_step: i64 = points
                 .tests
@@ -383,8 +405,8 @@ pub(crate) mod tests {
             assert_eq!(of_step, p.max.0, "{what}");
         }
         for (p, t) in points.tests.iter().zip(&s.tests) {
-            let n = s.steps.iter().find(|st| st.step == t.step).unwrap().total as f64;
-            let exact = total * 100.0 / steps / n;
+            let st = s.steps.iter().find(|st| st.step == t.step).unwrap();
+            let exact = total * 100.0 * st.weight / all / st.total as f64;
             assert!(
                 (p.max.0 as f64 - exact).abs() < 2.0,
                 "{} is worth {} of {exact}: {what}",
@@ -460,6 +482,10 @@ pub(crate) mod tests {
             steps in proptest::collection::vec((1usize..=30, 0.0f64..=1.0), 1..=8),
             total in proptest::sample::select(vec![100.0, 20.0, 10.0, 1.0, 37.5, 7.0]),
             broken in proptest::bool::weighted(0.1),
+            weights in proptest::collection::vec(
+                proptest::sample::select(vec![1.0, 1.0, 0.0, 2.0, 0.5, 3.25, 0.001, 1000.0, 7.125]),
+                8,
+            ),
         ) {
             let sizes: Vec<usize> = steps.iter().map(|(n, _)| *n).collect();
             let passed: Vec<usize> = steps
@@ -467,6 +493,13 @@ pub(crate) mod tests {
                 .map(|(n, f)| ((*n as f64) * f).round() as usize)
                 .collect();
             let mut s = submission(&sizes, &passed);
+            // The course file's weights (at least one step weighs more than 0).
+            if weights[..s.steps.len()].iter().any(|w| *w > 0.0) {
+                for (st, w) in s.steps.iter_mut().zip(&weights) {
+                    st.weight = *w;
+                }
+                s.score = (weighted(&s.steps) * 100.0 * 100.0).round() / 100.0;
+            }
             if broken {
                 s.compile_errors = Some("error".into());
                 s.score = 0.0;
@@ -491,11 +524,7 @@ pub(crate) mod tests {
         let score = cents(s.score);
         let ours = of(s, 100.0);
         // Gradescope.
-        let g = gradescope::results(
-            s,
-            gradescope::Visibility::Visible,
-            gradescope::Visibility::Visible,
-        );
+        let g = gradescope::results(s, &gradescope::Shown::all());
         assert_eq!(cents(g.score), score);
         for t in &g.tests {
             assert!(
@@ -553,6 +582,7 @@ pub(crate) mod tests {
             build_limit_secs: 600.0,
             budget_secs: Some(15.0),
             shard: None,
+            weights: crate::lab::course::Weights::default().by_slug(),
             submissions: vec![s.clone()],
             exit_code: crate::exit::ExitCode::Success,
         };

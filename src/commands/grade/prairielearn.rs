@@ -220,6 +220,7 @@ mod tests {
             build_limit_secs: 600.0,
             budget_secs: Some(15.0),
             shard: None,
+            weights: crate::lab::course::Weights::default().by_slug(),
             submissions: vec![u],
             exit_code: crate::exit::ExitCode::UnusableInput,
         };

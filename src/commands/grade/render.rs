@@ -20,6 +20,20 @@ use crate::output::width::{display_width, pad_left, pad_right, wrap};
 const FAILURES_SHOWN: usize = 5;
 
 /// What `grade` prints on stdout at the end.
+/// How a course file weighs the steps, when not all the same: the steps
+/// whose weight differs from most steps', then the others'.
+fn weights_said(weights: &std::collections::BTreeMap<String, f64>) -> Option<String> {
+    let slugs = crate::lab::worksheet::SLUGS;
+    let weight = |slug: &str| weights.get(slug).copied().unwrap_or(1.0);
+    let most = (slugs.iter().map(|s| weight(s)))
+        .max_by_key(|w| slugs.iter().filter(|s| weight(s) == *w).count())?;
+    let odd: Vec<String> = (slugs.iter())
+        .filter(|s| weight(s) != most)
+        .map(|s| format!("{s} {}", weight(s)))
+        .collect();
+    (!odd.is_empty()).then(|| format!("steps weighed {}, the others {most}", odd.join(", ")))
+}
+
 pub(crate) fn render_grade(layout: &Layout, report: &GradeReport) -> String {
     let s = &layout.out;
     let mut out = String::new();
@@ -53,6 +67,7 @@ pub(crate) fn render_grade(layout: &Layout, report: &GradeReport) -> String {
     if unusable > 0 {
         clauses.push(format!("{unusable} could not be graded"));
     }
+    clauses.extend(weights_said(&report.weights));
     let all = at_gate == report.submissions.len();
     out.push('\n');
     for (lead, text) in verdict_lines("fencelab grade: ", &clauses, layout.width) {
@@ -397,6 +412,20 @@ mod tests {
     }
 
     /// Quiet: the verdict and the submissions short of the gate, no other.
+    #[test]
+    fn the_verdict_says_how_a_course_file_weighs_the_steps() {
+        let layout = Layout::plain().with_width(80);
+        let mut r = report();
+        assert!(!render_grade(&layout, &r).contains("weighed"));
+        r.weights.insert("release".into(), 3.0);
+        r.weights.insert("claim_many".into(), 0.5);
+        let text = render_grade(&layout, &r);
+        assert!(
+            text.contains("steps weighed release 3, claim_many 0.5, the others 1"),
+            "{text}"
+        );
+    }
+
     #[test]
     fn quiet_says_only_what_failed() {
         let text = render_grade(

@@ -189,8 +189,8 @@ pub(crate) fn key(source: &str, options: &Options) -> String {
 }
 
 /// A stored result as this run's report of `submission`: its name and path
-/// put back, its gate decided by this run's `--min-score`.
-fn as_report(stored: Stored, submission: &Submission, min_score: f64) -> SubmissionReport {
+/// put back, its steps weighed and its gate decided by this run's options.
+fn as_report(stored: Stored, submission: &Submission, options: &Options) -> SubmissionReport {
     let mut report = stored.result;
     let file = super::shown(&submission.file);
     report.compile_errors = report
@@ -198,16 +198,16 @@ fn as_report(stored: Stored, submission: &Submission, min_score: f64) -> Submiss
         .map(|errors| errors.replace(FILE_MARK, &file));
     report.name = submission.name.clone();
     report.file = file;
+    for step in &mut report.steps {
+        step.weight = options.weights.of(step.step);
+    }
     // The exact score, as `submission_report` computes it: the stored one is
-    // rounded to 1/100.
-    let exact = report
-        .steps
-        .iter()
-        .map(|s| s.passed as f64 / s.total.max(1) as f64)
-        .sum::<f64>()
-        / report.steps.len().max(1) as f64
-        * 100.0;
-    report.passed_gate = report.compile_errors.is_none() && exact >= min_score;
+    // rounded to 1/100, and weighed as the run that stored it said.
+    let exact = super::points::weighted(&report.steps) * 100.0;
+    if report.not_graded().is_none() {
+        report.score = (exact * 100.0).round() / 100.0;
+    }
+    report.passed_gate = report.compile_errors.is_none() && exact >= options.min_score;
     report
 }
 
@@ -248,7 +248,7 @@ pub(crate) fn run(
         match (input, &keys[i]) {
             (Ok(submission), Some(key)) => match results.load(key) {
                 Some(stored) => {
-                    reports[i] = Some(as_report(stored, submission, options.min_score));
+                    reports[i] = Some(as_report(stored, submission, options));
                 }
                 None => to_grade.push(i),
             },
@@ -277,7 +277,7 @@ pub(crate) fn run(
             reports[*i] = Some(match (&inputs[*i], &keys[*i]) {
                 (Ok(submission), Some(key)) => {
                     let stored = results.publish(&to_stored(report, key.clone()))?;
-                    as_report(stored, submission, options.min_score)
+                    as_report(stored, submission, options)
                 }
                 // Unusable inputs are not stored: saying why costs nothing.
                 _ => report,
@@ -297,6 +297,7 @@ pub(crate) fn run(
         build_limit_secs: build_limit_secs(options),
         budget_secs: budget_secs(options),
         shard: options.shard,
+        weights: options.weights.by_slug(),
         exit_code: exit_code_of(&submissions),
         submissions,
     };
@@ -345,6 +346,7 @@ mod tests {
             policy: crate::engine::policy::Policy::of(crate::engine::policy::Trust::Submissions),
             jobs: 1,
             shard: None,
+            weights: Default::default(),
         }
     }
 
@@ -389,17 +391,34 @@ mod tests {
             file: PathBuf::from("ben.rs"),
             source: String::new(),
         };
+        let gate = |min_score| Options {
+            min_score,
+            ..options()
+        };
         // 15 of 16 tests, one step at half: 93.75.
-        let back = as_report(stored.clone(), &submission, 93.75);
+        let back = as_report(stored.clone(), &submission, &gate(93.75));
         assert_eq!(
             (back.name.as_str(), back.file.as_str()),
             ("ben.rs", "ben.rs")
         );
         assert!(back.passed_gate);
-        assert!(!as_report(stored, &submission, 93.76).passed_gate);
+        assert!(!as_report(stored.clone(), &submission, &gate(93.76)).passed_gate);
+        // Weighed as this run says: step 4, at half, now weighs 9 of 16.
+        let mut weights = crate::lab::course::Weights::default();
+        weights.0[3] = 9.0;
+        let weighed = as_report(
+            stored,
+            &submission,
+            &Options {
+                weights,
+                ..gate(0.0)
+            },
+        );
+        assert_eq!(weighed.score, 71.88, "(7 + 9 / 2) / 16");
+        assert_eq!(weighed.steps[3].weight, 9.0);
         // The compiler's messages name the file of the run that reads them.
         report.compile_errors = Some("error\n --> submissions/ada.rs:3:5".into());
-        let back = as_report(to_stored(report, "k".into()), &submission, 0.0);
+        let back = as_report(to_stored(report, "k".into()), &submission, &gate(0.0));
         assert_eq!(
             back.compile_errors.as_deref(),
             Some("error\n --> ben.rs:3:5")

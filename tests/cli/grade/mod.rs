@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::common::{changed_reference, eventually_none, fixture, processes_under, root};
 
+mod course;
 mod escaped;
 mod formats;
 mod isolation;

@@ -23,6 +23,7 @@ use crate::common::root;
 mod hostile;
 mod own_suite;
 mod rejected;
+mod screen;
 
 /// A lab crate named `lab` whose own tests are `main` (and `modules`).
 fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
@@ -93,6 +94,7 @@ fn judge_with(dir: &Path, timeout: Option<Duration>, judges: &Judges, jobs: usiz
         jobs,
         timeout,
         build_timeout: None,
+        weights: Default::default(),
     };
     mine::judge(
         &tests,
@@ -500,188 +502,4 @@ fn grade_tests_scores_valid_suites_by_step_and_invalid_ones_zero() {
         (gs_score / max * 100.0 - score).abs() < 0.01,
         "gradescope {gs_score}/{max} vs {score}"
     );
-}
-
-/// What `check --mine` prints, pinned in both languages at 80 columns: a
-/// judgement made by hand (every part of the screen), rendered as a learner
-/// reads it.
-#[test]
-fn what_check_mine_prints_in_both_languages() {
-    use fencelab::commands::predict::ObservationKind;
-    use fencelab::judging::{Invalid, JudgedTest, MissedMutant, StepThoroughness, WrongOn};
-    use fencelab::lab::lang::{Lang, Text};
-    let text = |en: &str, ja: &str| Text {
-        en: en.into(),
-        ja: ja.into(),
-    };
-    let mutant = |id: &str| {
-        judges()
-            .mutants
-            .iter()
-            .find(|m| m.id == id)
-            .unwrap_or_else(|| panic!("{id}"))
-            .clone()
-    };
-    let boundary = mutant("claim-expiry-inclusive");
-    let report = TestsReport {
-        schema: 1,
-        name: "my-lab".into(),
-        file: "tests/mine/main.rs".into(),
-        compile_errors: None,
-        tests: vec![
-            JudgedTest {
-                test: "a_job_is_claimed_once".into(),
-                valid: true,
-                invalid: None,
-                wrong_on: Vec::new(),
-                assumed: Vec::new(),
-                misconceptions: Vec::new(),
-                catches: vec!["claim-ignores-until".into(), "complete-ignores-fence".into()],
-            },
-            JudgedTest {
-                test: "a_fresh_job_has_no_owner".into(),
-                valid: true,
-                invalid: None,
-                wrong_on: Vec::new(),
-                assumed: Vec::new(),
-                misconceptions: Vec::new(),
-                catches: Vec::new(),
-            },
-            JudgedTest {
-                test: "the_first_owner_wins".into(),
-                valid: false,
-                invalid: Some(Invalid::Racy),
-                wrong_on: vec![
-                    WrongOn {
-                        implementation: "reference".into(),
-                        title: text("the reference", "参照実装"),
-                        outcome: "failed",
-                        message: "assertion `left == right` failed\n  left: [None, Some(1), None]\n right: [Some(1), None, None]".into(),
-                        runs: 6,
-                        failed: 4,
-                    },
-                    WrongOn {
-                        implementation: "variant-claim-many-winner".into(),
-                        title: text("The last owner always wins claim_many", "claim_many で常に最後の owner が勝つ"),
-                        outcome: "failed",
-                        message: "assertion `left == right` failed\n  left: [None, None, Some(1)]\n right: [Some(1), None, None]".into(),
-                        runs: 3,
-                        failed: 3,
-                    },
-                ],
-                assumed: vec!["claim-many-winner".into()],
-                misconceptions: Vec::new(),
-                catches: Vec::new(),
-            },
-            JudgedTest {
-                test: "the_journal_is_delete".into(),
-                valid: false,
-                invalid: Some(Invalid::FailsOnAFullWheat),
-                wrong_on: vec![WrongOn {
-                    implementation: "returning".into(),
-                    title: text("One UPDATE ... RETURNING per write, in WAL mode", "1文の UPDATE ... RETURNING と WAL"),
-                    outcome: "failed",
-                    message: "assertion `left == right` failed\n  left: \"wal\"\n right: \"delete\"".into(),
-                    runs: 3,
-                    failed: 3,
-                }],
-                assumed: Vec::new(),
-                misconceptions: Vec::new(),
-                catches: Vec::new(),
-            },
-            JudgedTest {
-                test: "the_error_says_why".into(),
-                valid: false,
-                invalid: Some(Invalid::AssumesAFreedom),
-                wrong_on: vec![WrongOn {
-                    implementation: "variant-error-text".into(),
-                    title: text("Only the errors' texts differ", "エラーの文面だけが違う"),
-                    outcome: "failed",
-                    message: "assertion `left == right` failed\n  left: \"ttl must be finite and positive, got 0\"\n right: \"invalid ttl 0: a lease needs a finite ttl greater than 0\"".into(),
-                    runs: 3,
-                    failed: 3,
-                }],
-                assumed: vec!["error-text".into()],
-                misconceptions: Vec::new(),
-                catches: Vec::new(),
-            },
-            JudgedTest {
-                test: "a_lease_still_holds_when_it_expires".into(),
-                valid: false,
-                invalid: Some(Invalid::FailsOnReference),
-                wrong_on: vec![WrongOn {
-                    implementation: "reference".into(),
-                    title: text("the reference", "参照実装"),
-                    outcome: "failed",
-                    message: "assertion `left == right` failed\n  left: Some(2)\n right: None".into(),
-                    runs: 6,
-                    failed: 6,
-                }],
-                assumed: Vec::new(),
-                misconceptions: vec![boundary.id.clone(), "claim-ignores-until".into()],
-                catches: Vec::new(),
-            },
-        ],
-        valid: false,
-        steps: vec![
-            StepThoroughness {
-                step: 4,
-                slug: "claim",
-                caught: 1,
-                total: 3,
-                caught_mutants: vec!["claim-ignores-until".into()],
-                missed: vec![
-                    MissedMutant {
-                        id: boundary.id.clone(),
-                        title: boundary.titles.clone(),
-                        observation: Some(ObservationKind::ReturnValue),
-                    },
-                    MissedMutant {
-                        id: "claim-stores-until-as-f32".into(),
-                        title: mutant("claim-stores-until-as-f32").titles,
-                        observation: Some(ObservationKind::State),
-                    },
-                ],
-            },
-            StepThoroughness {
-                step: 7,
-                slug: "release",
-                caught: 0,
-                total: 1,
-                caught_mutants: Vec::new(),
-                missed: vec![MissedMutant {
-                    id: "release-resets-fence".into(),
-                    title: mutant("release-resets-fence").titles,
-                    observation: None,
-                }],
-            },
-        ],
-        score: 16.67,
-        correct_implementations: 25,
-        reference_runs: 6,
-        mutants: 4,
-        exit_code: fencelab::exit::ExitCode::Failed,
-    };
-    let printer = fencelab::output::printer::Layout::plain().with_width(80);
-    let verbose = fencelab::output::printer::Layout::plain()
-        .with_width(80)
-        .at(fencelab::output::printer::Verbosity::Verbose);
-    for lang in [Lang::En, Lang::Ja] {
-        let screen = fencelab::commands::check::render_mine(&printer, &report, judges(), lang);
-        let long = fencelab::commands::check::render_mine(&verbose, &report, judges(), lang);
-        for line in long.lines() {
-            assert!(
-                fencelab::output::width::display_width(line) <= 80,
-                "wider than 80: {line}"
-            );
-        }
-        insta::assert_snapshot!(format!("check_mine_verbose_{lang}"), long);
-        for line in screen.lines() {
-            assert!(
-                fencelab::output::width::display_width(line) <= 80,
-                "wider than 80: {line}"
-            );
-        }
-        insta::assert_snapshot!(format!("check_mine_{lang}"), screen);
-    }
 }

@@ -39,7 +39,14 @@ pub(crate) struct AutograderArgs {
     /// The directory to write (created; files of the same names are replaced).
     #[arg(long, short, value_name = "DIR")]
     pub out: PathBuf,
+    /// The course file every submission is graded by (README, "A course file"); checked now, copied as course.toml.
+    #[arg(long, value_name = "FILE")]
+    pub course: Option<PathBuf>,
 }
+
+/// The bundle's `course.toml` when none is given: fencelab's defaults.
+const NO_COURSE: &str =
+    "# fencelab's defaults: every step weighs the same (README, \"A course file\").\n";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum Platform {
@@ -94,14 +101,22 @@ fn question_info() -> String {
 }
 
 pub(crate) fn main(args: AutograderArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
-    write(args.platform, &args.out)?;
+    // Refused before anything is written, as grading would refuse it.
+    let course = match &args.course {
+        Some(path) => {
+            crate::lab::course::Course::load(path)?;
+            std::fs::read_to_string(path).map_err(|e| Error::io("read the course file", path, e))?
+        }
+        None => NO_COURSE.to_string(),
+    };
+    write(args.platform, &args.out, &course)?;
     printer.status(Verb::Wrote, &args.out.display().to_string());
     printer.line(render_next(printer.lang, args.platform, &args.out).trim_end());
     Ok(ExitCode::Success)
 }
 
-/// Writes the bundle for `platform` into `out`.
-pub(crate) fn write(platform: Platform, out: &Path) -> Result<(), Error> {
+/// Writes the bundle for `platform` into `out`, `course` as its course file.
+pub(crate) fn write(platform: Platform, out: &Path, course: &str) -> Result<(), Error> {
     use std::os::unix::fs::PermissionsExt as _;
     std::fs::create_dir_all(out).map_err(|e| {
         Error::io("create", out, e).with_next("give -o a directory this user may write")
@@ -114,7 +129,8 @@ pub(crate) fn write(platform: Platform, out: &Path) -> Result<(), Error> {
     let target = out.join("fencelab");
     std::fs::copy(&exe, &target).map_err(|e| Error::io("copy fencelab to", &target, e))?;
     all.push((target, true));
-    for (name, text, executable) in files(platform) {
+    let course = (crate::lab::course::FILE, course.to_string(), false);
+    for (name, text, executable) in files(platform).into_iter().chain([course]) {
         let path = out.join(name);
         std::fs::write(&path, text).map_err(|e| Error::io("write", &path, e))?;
         all.push((path, executable));
@@ -195,13 +211,14 @@ mod tests {
                 "env.sh",
                 "prebuild.sh",
                 "run.sh",
+                "course.toml",
                 "/fencelab/"
             ]
         );
         let written: Vec<&str> = files(Platform::Prairielearn)
             .into_iter()
             .map(|(name, _, _)| name)
-            .chain(["fencelab"])
+            .chain(["fencelab", crate::lab::course::FILE])
             .collect();
         for file in &copied[..copied.len() - 1] {
             assert!(written.contains(file), "{file} is not in the bundle");

@@ -28,7 +28,8 @@ cd "$student" 2>/dev/null || true
 case "$target" in "$student"/*) target="${target#"$student"/}" ;; esac
 mkdir -p "$ROOT/results"
 rm -f "$ROOT/results/results.json"
-"$HERE/fencelab" grade "$target" --prairielearn "$ROOT/results/results.json" "$@"
+"$HERE/fencelab" grade "$target" --prairielearn "$ROOT/results/results.json" \
+  --course "$HERE/course.toml" "$@"
 status=$?
 if [ "$status" -le 3 ] && [ -s "$ROOT/results/results.json" ]; then exit 0; fi
 exit "$status"
