@@ -91,7 +91,7 @@ pub(crate) fn results(submission: &SubmissionReport, shown: &Shown) -> Results {
         .or(submission
             .compile_errors
             .as_ref()
-            .map(|errors| ("does not compile", errors)));
+            .map(|errors| (submission.unviable(), errors)));
     if let Some((what, errors)) = why {
         return Results {
             score: 0.0,

@@ -170,6 +170,15 @@ impl<'de> Deserialize<'de> for StepScore {
 }
 
 impl SubmissionReport {
+    /// What its compile errors say it does: a Python module's come from
+    /// compiling it or from importing it, so it "cannot be loaded".
+    pub(crate) fn unviable(&self) -> &'static str {
+        match self.edition() {
+            Edition::Python => "cannot be loaded",
+            Edition::Rust => "does not compile",
+        }
+    }
+
     /// The lab's edition it was graded in: a `.py` file is the Python one's.
     pub(crate) fn edition(&self) -> Edition {
         if self.file.ends_with(".py") {

@@ -56,9 +56,12 @@ fn cut(text: &str, limit: usize) -> String {
 fn results_with(submission: &SubmissionReport, limit: usize) -> Results {
     if let Some(errors) = submission.not_graded() {
         let why = if submission.unusable.is_some() {
-            "The submission cannot be graded."
+            "The submission cannot be graded.".to_string()
         } else {
-            "The submission cannot be graded: it does not compile."
+            format!(
+                "The submission cannot be graded: it {}.",
+                submission.unviable()
+            )
         };
         return Results {
             gradable: false,

@@ -61,8 +61,15 @@ pub(crate) fn render_grade(layout: &Layout, report: &GradeReport) -> String {
         report.submissions.len(),
         report.min_score
     )];
+    // One run grades one edition: a .py file among them says which.
     if unviable > 0 {
-        clauses.push(format!("{unviable} did not compile"));
+        let python = report.submissions.iter().any(|r| r.file.ends_with(".py"));
+        let did = if python {
+            "could not be loaded"
+        } else {
+            "did not compile"
+        };
+        clauses.push(format!("{unviable} {did}"));
     }
     if unusable > 0 {
         clauses.push(format!("{unusable} could not be graded"));
@@ -110,7 +117,7 @@ fn render_submission(layout: &Layout, r: &SubmissionReport, min_score: f64) -> S
         let _ = writeln!(
             out,
             "\n{name}: {}\n{}",
-            s.red("does not compile (score 0):"),
+            s.red(&format!("{} (score 0):", r.unviable())),
             indent(&visible(errors.trim_end()), 4)
         );
         return out;
@@ -198,7 +205,7 @@ fn render_table(layout: &Layout, report: &GradeReport) -> String {
             if r.unusable.is_some() {
                 "cannot be graded".to_string()
             } else if r.compile_errors.is_some() {
-                "does not compile".to_string()
+                r.unviable().to_string()
             } else {
                 r.steps
                     .iter()
@@ -247,7 +254,7 @@ fn graded_line(s: &Style, r: &SubmissionReport, done: usize, total: usize) -> St
     let what = if r.unusable.is_some() {
         s.red("cannot be graded")
     } else if r.compile_errors.is_some() {
-        s.red("does not compile")
+        s.red(r.unviable())
     } else if r.passed_gate {
         format!("{} / 100", points::score_shown(r))
     } else {
@@ -412,6 +419,29 @@ mod tests {
     }
 
     /// Quiet: the verdict and the submissions short of the gate, no other.
+    #[test]
+    fn a_python_module_that_cannot_be_loaded_is_not_said_to_not_compile() {
+        let layout = Layout::plain().with_width(80);
+        let mut s = submission(&[2; 8], &[0; 8]);
+        s.name = "hank.py".into();
+        s.file = "hank.py".into();
+        s.compile_errors = Some("ModuleNotFoundError: No module named 'numpy'".into());
+        let text = render_grade(&layout, &GradeReport::of_test(vec![s.clone()], 0.0));
+        assert!(
+            text.contains("hank.py: cannot be loaded (score 0):"),
+            "{text}"
+        );
+        assert!(text.contains("1 could not be loaded"), "{text}");
+        assert!(!text.contains("compile"), "{text}");
+        let shown = super::super::gradescope::Shown::all();
+        let gradescope = super::super::gradescope::results(&s, &shown);
+        let build = &gradescope.tests[0].output;
+        assert!(build.contains("**cannot be loaded**"), "{build}");
+        s.file = "hank.rs".into();
+        let text = render_grade(&layout, &GradeReport::of_test(vec![s], 0.0));
+        assert!(text.contains("does not compile (score 0)") && text.contains("1 did not compile"));
+    }
+
     #[test]
     fn the_verdict_says_how_a_course_file_weighs_the_steps() {
         let layout = Layout::plain().with_width(80);
