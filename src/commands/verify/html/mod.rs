@@ -277,4 +277,17 @@ mod tests {
         );
         assert_eq!(escape("a\u{1b}[31mb\n"), "a\u{fffd}[31mb\n");
     }
+
+    /// A step's title wraps in the narrow first column (a 480-pixel window
+    /// cut "step 1 · init_db Create the lease table" to "step 1 · init_db C…").
+    #[test]
+    fn a_steps_title_wraps_where_a_tests_name_is_cut() {
+        let rule = |selector: &str| {
+            let at = STYLE.find(&format!("{selector} {{")).expect(selector);
+            STYLE[at..].split_once('}').unwrap().0.to_string()
+        };
+        let step = rule(".matrix tr.step-row th.test");
+        assert!(step.contains("white-space: normal") && step.contains("overflow: visible"));
+        assert!(rule(".matrix th.test").contains("text-overflow: ellipsis"));
+    }
 }
