@@ -294,12 +294,16 @@ pub fn render_mine(layout: &Layout, report: &TestsReport, judges: &Judges, lang:
             }
             // The course reveals each one's change: shown under its title.
             if let Some(diff) = &m.diff {
+                // A changed line wraps (its change may be at its end); the
+                // context is cut.
+                let fit = width.saturating_sub(6);
                 let lines: Vec<String> = (diff.lines())
-                    .map(|l| {
-                        truncate(
-                            &crate::output::untrusted::visible(l),
-                            width.saturating_sub(6),
-                        )
+                    .map(crate::output::untrusted::visible)
+                    .map(|l| match l.chars().next() {
+                        Some(c @ ('+' | '-')) if !l.starts_with("+++") && !l.starts_with("---") => {
+                            crate::output::width::wrap_hanging(&l, fit, &format!("{c}    "))
+                        }
+                        _ => truncate(&l, fit),
                     })
                     .collect();
                 let _ = writeln!(out, "{}", indent(&lines.join("\n"), 6));

@@ -235,4 +235,11 @@ fn a_course_file_says_how_much_the_report_reveals() {
     assert!(screen.contains("+++ claim-expiry-inclusive"), "{screen}");
     assert!(screen.contains("+++ release-resets-fence"), "{screen}");
     insta::assert_snapshot!("check_mine_diffs_en", screen);
+    // A changed line longer than the screen wraps: its change is at its end.
+    let mut long = report();
+    long.steps[1].missed[0].id = "claim_many-passes-until-as-ttl".into();
+    let long = long.revealing(Reveal::Diffs, &judges.mutants, &judges.reference);
+    let screen = fencelab::commands::check::render_mine(&layout, &long, judges, Lang::En);
+    fits_80(&screen);
+    assert!(screen.contains("now + ttl))"), "{screen}");
 }
