@@ -61,6 +61,6 @@ mod tests {
     #[test]
     fn the_server_prints_what_is_looked_for() {
         let line = format!("IMPORTED = \"{}\"", super::IMPORTED);
-        assert!(super::super::SERVER.contains(&line), "{line}");
+        assert!(super::super::server().contains(&line), "{line}");
     }
 }

@@ -34,6 +34,7 @@
 //! warm `check` starts no interpreter before its trials.
 
 mod imports;
+mod wire;
 
 use std::collections::HashMap;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -51,8 +52,7 @@ use crate::bridge::sandbox::Cage;
 use crate::error::Error;
 use crate::lab::suite::{SuiteFiles, SuiteTest};
 
-/// The server program, as shipped.
-pub(crate) const SERVER: &str = include_str!("../../../python/fencelab_server.py");
+pub(crate) use wire::server;
 /// The file name the judge recognises a Python server by.
 pub(crate) const SERVER_FILE: &str = crate::bridge::protocol::PYTHON_SERVER;
 /// The forking server, as shipped (`Zygotes`), written beside the server.
@@ -762,7 +762,7 @@ fn compile_errors(
         .map_err(|e| Error::io("write", &listing, e))?;
     let mut command = Command::new(&python.executable);
     command
-        .args(["-I", "-S", "-c", SERVER, "--check"])
+        .args(["-I", "-S", "-c", server(), "--check"])
         .arg(&listing)
         .current_dir(dir.path())
         .env_clear();
@@ -823,7 +823,7 @@ fn write_server(
         .iter()
         .map(|p| format!("{}\n", p.to_string_lossy()))
         .collect();
-    files.push(script(python, SERVER_FILE, SERVER));
+    files.push(script(python, SERVER_FILE, server()));
     files.push(("hosted.json".to_string(), table.to_string()));
     files.push(("reads".to_string(), reads));
     let dir = scratch.write_crate("pyserver", &files)?;
@@ -837,7 +837,7 @@ fn write_server(
 fn write_root(scratch: &Scratch, python: &Interpreter) -> Result<CrateDir, Error> {
     let files = [
         script(python, FORKING_FILE, FORKING),
-        script(python, SERVER_FILE, SERVER),
+        script(python, SERVER_FILE, server()),
     ];
     let dir = scratch.write_crate("pyroot", &files)?;
     executable(scratch, &dir, &[FORKING_FILE, SERVER_FILE])?;
@@ -972,7 +972,7 @@ pub(crate) const JUDGE_CRATE: &str = "pyjudge";
 pub(crate) const RUNNER_FILE: &str = "fencelab_tests.py";
 /// The lab's API as those tests import it: every call sent to the
 /// implementation's server (`python/lease_proxy.py`, written as `api/lease.py`).
-pub(crate) const PROXY: &str = include_str!("../../../python/lease_proxy.py");
+use wire::proxy;
 /// What the runner prints before the message of a file it cannot collect.
 const UNCOLLECTABLE: &str = "fencelab-tests: cannot collect: ";
 
@@ -1026,7 +1026,7 @@ pub(crate) fn judge(scratch: &Scratch, suite: &SuiteFiles) -> Result<Judge, Erro
     let file = Path::new(&suite.root)
         .file_name()
         .map_or("tests.py".into(), |n| n.to_string_lossy().into_owned());
-    let build = hash_of([RUNNER, PROXY, suite.root.as_str(), source.as_str()]);
+    let build = hash_of([RUNNER, proxy(), suite.root.as_str(), source.as_str()]);
     let info = serde_json::json!({
         "build": build,
         "module": module_name(&file),
@@ -1043,7 +1043,7 @@ pub(crate) fn judge(scratch: &Scratch, suite: &SuiteFiles) -> Result<Judge, Erro
             RUNNER_FILE.to_string(),
             format!("#!{} -IuS\n{RUNNER}", python.executable.to_string_lossy()),
         ),
-        ("api/lease.py".to_string(), PROXY.to_string()),
+        ("api/lease.py".to_string(), proxy().to_string()),
         (format!("mine/{file}"), source),
         ("judge.json".to_string(), info.to_string()),
         ("reads".to_string(), reads),
@@ -1899,12 +1899,12 @@ mod tests {
             build,
             keys: vec![key.to_string()],
         };
-        let a = expected(write("a", SERVER, "b1", "k1"), "b1", "k1");
-        let b = expected(write("b", SERVER, "b2", "k2"), "b2", "k2");
+        let a = expected(write("a", server(), "b1", "k1"), "b1", "k1");
+        let b = expected(write("b", server(), "b2", "k2"), "b2", "k2");
         identify(&[&a, &b]).expect("both are right");
         // Each refused: another server file, another build, other keys.
         let stale = expected(
-            write("c", &format!("{SERVER}\n# stale\n"), "b3", "k3"),
+            write("c", &format!("{}\n# stale\n", server()), "b3", "k3"),
             "b3",
             "k3",
         );
