@@ -58,7 +58,9 @@ pub struct LearnerTests {
 /// implementation in one line, `use <crate> as lease;`, which fencelab replaces
 /// to run the tests against other implementations.
 pub fn read(path: &Path) -> Result<LearnerTests, Error> {
-    if path.is_file() && crate::engine::python::is_python_path(&path.to_string_lossy()) {
+    if path.is_file()
+        && crate::lab::edition::Edition::of_file(path) == crate::lab::edition::Edition::Python
+    {
         return python::read(path);
     }
     if path.is_dir() && crate::lab::edition::of(path)? == crate::lab::edition::Edition::Python {
@@ -157,7 +159,8 @@ pub fn read(path: &Path) -> Result<LearnerTests, Error> {
 impl LearnerTests {
     /// Whether they are written in Python (judged against the Python edition).
     pub(crate) fn python(&self) -> bool {
-        crate::engine::python::is_python_path(&self.suite.root)
+        crate::lab::edition::Edition::of_file(&self.suite.root)
+            == crate::lab::edition::Edition::Python
     }
 
     /// `text` (compiler messages, a test's failure) with the root's path in the

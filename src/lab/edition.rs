@@ -31,6 +31,15 @@ pub enum Edition {
 }
 
 impl Edition {
+    /// The edition a file is written for: a `.py` file is the Python
+    /// edition's, any other the Rust one's. The one place that asks.
+    pub fn of_file(path: impl AsRef<std::path::Path>) -> Edition {
+        match path.as_ref().extension().is_some_and(|e| e == "py") {
+            true => Edition::Python,
+            false => Edition::Rust,
+        }
+    }
+
     /// The word `fencelab.toml` uses.
     pub(crate) fn code(self) -> &'static str {
         match self {

@@ -9,6 +9,7 @@ use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::course::{Course, Visibility};
+use crate::lab::edition::Edition;
 use crate::output::printer::{Printer, Verb};
 
 #[derive(Debug, Args)]
@@ -186,10 +187,7 @@ fn grade(
         return super::learner_tests::grade(args, &paths, shard, cache, printer);
     }
     refuse_mixed_editions(&args.paths)?;
-    if paths
-        .iter()
-        .any(|p| crate::engine::python::is_python_path(&p.to_string_lossy()))
-    {
+    if paths.iter().any(|p| Edition::of_file(p) == Edition::Python) {
         // Said first, and in the reader's language.
         crate::engine::python::interpreter_in(printer.lang)?;
     }
@@ -227,10 +225,11 @@ fn grade(
 /// One run grades one edition of the lab: Python files (`.py`) or Rust
 /// submissions, never both (their scores would not be of the same lab).
 fn refuse_mixed_editions(paths: &[PathBuf]) -> Result<(), Error> {
-    let is_python = |p: &PathBuf| crate::engine::python::is_python_path(&p.to_string_lossy());
     let (Some(py), Some(rs)) = (
-        paths.iter().find(|p| is_python(p)),
-        paths.iter().find(|p| !is_python(p)),
+        paths
+            .iter()
+            .find(|p| Edition::of_file(p) == Edition::Python),
+        paths.iter().find(|p| Edition::of_file(p) == Edition::Rust),
     ) else {
         return Ok(());
     };

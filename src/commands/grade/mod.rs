@@ -181,11 +181,7 @@ impl SubmissionReport {
 
     /// The lab's edition it was graded in: a `.py` file is the Python one's.
     pub(crate) fn edition(&self) -> Edition {
-        if self.file.ends_with(".py") {
-            Edition::Python
-        } else {
-            Edition::Rust
-        }
+        Edition::of_file(&self.file)
     }
 
     /// What a report shown to the learner (Gradescope's, PrairieLearn's,

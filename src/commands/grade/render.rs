@@ -8,6 +8,7 @@ use std::fmt::Write as _;
 use crate::commands::grade::{GradeReport, GradedTest, SubmissionReport, points};
 use crate::engine::Event;
 use crate::engine::outcome::{FailureKind, TestOutcome, over_budget_message};
+use crate::lab::edition::Edition;
 use crate::lab::lang::Lang;
 use crate::output::observation;
 use crate::output::printer::{Layout, Printer, Verb, indent};
@@ -63,7 +64,7 @@ pub(crate) fn render_grade(layout: &Layout, report: &GradeReport) -> String {
     )];
     // One run grades one edition: a .py file among them says which.
     if unviable > 0 {
-        let python = report.submissions.iter().any(|r| r.file.ends_with(".py"));
+        let python = (report.submissions.iter()).any(|r| r.edition() == Edition::Python);
         let did = if python {
             "could not be loaded"
         } else {

@@ -50,7 +50,7 @@ pub(crate) fn read_submission(path: &Path) -> Result<Submission, Error> {
         ))
         .with_next("save the file as UTF-8 and submit it again")
     })?;
-    if crate::engine::python::is_python_path(&file.to_string_lossy()) {
+    if crate::lab::edition::Edition::of_file(&file) == crate::lab::edition::Edition::Python {
         let missing = crate::lab::python::missing_api(&source);
         if !missing.is_empty() {
             return Err(Error::input(format!(

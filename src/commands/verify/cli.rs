@@ -85,7 +85,9 @@ pub(crate) fn main(
     let root = project_root();
     let python = args.python
         || match &args.implementation {
-            Some(path) => crate::engine::python::is_python_path(&path.to_string_lossy()),
+            Some(path) => {
+                crate::lab::edition::Edition::of_file(path) == crate::lab::edition::Edition::Python
+            }
             None => crate::lab::edition::of(&lab)? == crate::lab::edition::Edition::Python,
         };
     let rerun = rerun_command(&args, python);

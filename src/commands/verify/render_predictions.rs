@@ -190,10 +190,9 @@ fn render_scored(layout: &Layout, m: &Scored, mutants: &[Mutant], lang: Lang) ->
     }
     let _ = writeln!(out, "    {}{}", w.happened, w.colon.trim_end());
     // The edition is the mutant's file's: `python/lease.py`, or a lab's `lease.py`.
-    let python = mutants
-        .iter()
-        .find(|x| x.id == m.mutant)
-        .is_some_and(|x| crate::engine::python::is_python_path(&x.file.to_string_lossy()));
+    let python = mutants.iter().find(|x| x.id == m.mutant).is_some_and(|x| {
+        crate::lab::edition::Edition::of_file(&x.file) == crate::lab::edition::Edition::Python
+    });
     for h in &m.happened {
         let line = format!(
             "      - {}{}{}",
