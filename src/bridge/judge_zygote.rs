@@ -433,53 +433,14 @@ unsafe fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
     }
 }
 
-/// One message and the descriptors that came with it, from the control
-/// socket; None at its end.
+/// One message and the descriptors that came with it (at most eight), from
+/// the control socket; None at its end.
 fn receive_with(fd: RawFd) -> Option<(Vec<u8>, Vec<RawFd>)> {
+    use std::os::fd::IntoRawFd as _;
     let mut buf = vec![0u8; 1 << 16];
-    // SAFETY: CMSG_SPACE of a constant.
-    let space = unsafe { libc::CMSG_SPACE((8 * std::mem::size_of::<c_int>()) as u32) } as usize;
-    let mut control = vec![0u8; space];
-    loop {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        // SAFETY: a msghdr of ours pointing into buffers of ours.
-        let mut header: libc::msghdr = unsafe { std::mem::zeroed() };
-        header.msg_iov = &mut iov;
-        header.msg_iovlen = 1;
-        header.msg_control = control.as_mut_ptr().cast();
-        header.msg_controllen = space as _;
-        // SAFETY: receives into the buffers above.
-        let n = unsafe { libc::recvmsg(fd, &mut header, libc::MSG_CMSG_CLOEXEC) };
-        if n < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            return None;
-        }
-        if n == 0 {
-            return None;
-        }
-        let mut fds = Vec::new();
-        // SAFETY: walks the control messages the kernel wrote.
-        unsafe {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&header);
-            while !cmsg.is_null() {
-                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                    let data = libc::CMSG_DATA(cmsg).cast::<c_int>();
-                    let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                    for i in 0..bytes / std::mem::size_of::<c_int>() {
-                        fds.push(*data.add(i));
-                    }
-                }
-                cmsg = libc::CMSG_NXTHDR(&header, cmsg);
-            }
-        }
-        buf.truncate(n as usize);
-        return Some((buf, fds));
-    }
+    let (n, fds) = super::fds::receive_with(fd, &mut buf, 8)?;
+    buf.truncate(n);
+    Some((buf, fds.into_iter().map(|f| f.into_raw_fd()).collect()))
 }
 
 /// The child of a trial: what the runner's clone does before it executes a

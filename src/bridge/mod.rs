@@ -12,6 +12,7 @@
 
 mod capture;
 pub(crate) mod client;
+mod fds;
 pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;

@@ -60,6 +60,9 @@ use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use super::fds::receive_with;
+pub(crate) use super::fds::send_with;
+
 /// The environment variable by which the runner hands a judge its
 /// connection to the forking server: "FD PID" (the descriptor, inherited,
 /// and the pid of the runner, which made the pair: the socket's peer
@@ -465,54 +468,6 @@ impl Forking {
     }
 }
 
-/// One message from the sequenced-packet socket `fd` into `buf`, with up to
-/// `max_fds` descriptors (close-on-exec, ours): its length and them; None
-/// at its end or on an error.
-fn receive_with(fd: RawFd, buf: &mut [u8], max_fds: usize) -> Option<(usize, Vec<OwnedFd>)> {
-    // SAFETY: arithmetic on a length.
-    let space =
-        unsafe { libc::CMSG_SPACE((max_fds * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u8; space];
-    // SAFETY: every pointer points into buffers that outlive the call; the
-    // descriptors read back are those the kernel put in the control buffer.
-    unsafe {
-        let mut iov = libc::iovec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        let mut header: libc::msghdr = std::mem::zeroed();
-        header.msg_iov = &mut iov;
-        header.msg_iovlen = 1;
-        header.msg_control = control.as_mut_ptr().cast();
-        header.msg_controllen = space as _;
-        let n = loop {
-            let n = libc::recvmsg(fd, &mut header, libc::MSG_CMSG_CLOEXEC);
-            if n >= 0 || std::io::Error::last_os_error().kind() != std::io::ErrorKind::Interrupted {
-                break n;
-            }
-        };
-        let mut fds = Vec::new();
-        if n >= 0 {
-            let mut cmsg = libc::CMSG_FIRSTHDR(&header);
-            while !cmsg.is_null() {
-                if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                    let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                    let count = ((*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize)
-                        / std::mem::size_of::<RawFd>();
-                    for i in 0..count {
-                        fds.push(OwnedFd::from_raw_fd(std::ptr::read_unaligned(data.add(i))));
-                    }
-                }
-                cmsg = libc::CMSG_NXTHDR(&header, cmsg);
-            }
-        }
-        if n <= 0 || header.msg_flags & (libc::MSG_TRUNC | libc::MSG_CTRUNC) != 0 {
-            return None;
-        }
-        Some((n as usize, fds))
-    }
-}
-
 /// The forked child's way into the cage: the forking server's signal
 /// handlers gone, the server's descriptors (`fds`: the listening socket,
 /// standard input, output and error, the cage's word, the namespaces) in
@@ -764,42 +719,6 @@ pub(crate) fn status(limit: Duration) -> Option<i32> {
             .map(|e| e.status);
     }
     *status
-}
-
-/// Sends `message` with `fds` (SCM_RIGHTS) on the sequenced-packet socket `fd`.
-pub(crate) fn send_with(fd: RawFd, message: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
-    let rights = std::mem::size_of_val(fds);
-    // SAFETY: the control buffer is sized by CMSG_SPACE for `fds`, and
-    // every pointer handed to sendmsg points into buffers that outlive it.
-    unsafe {
-        let space = libc::CMSG_SPACE(rights as u32) as usize;
-        let mut control = vec![0u8; space.max(1)];
-        let mut iov = libc::iovec {
-            iov_base: message.as_ptr() as *mut libc::c_void,
-            iov_len: message.len(),
-        };
-        let mut header: libc::msghdr = std::mem::zeroed();
-        header.msg_iov = &mut iov;
-        header.msg_iovlen = 1;
-        if !fds.is_empty() {
-            header.msg_control = control.as_mut_ptr().cast();
-            header.msg_controllen = space as _;
-            let cmsg = libc::CMSG_FIRSTHDR(&header);
-            (*cmsg).cmsg_level = libc::SOL_SOCKET;
-            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-            (*cmsg).cmsg_len = libc::CMSG_LEN(rights as u32) as _;
-            std::ptr::copy_nonoverlapping(fds.as_ptr(), libc::CMSG_DATA(cmsg).cast(), fds.len());
-        }
-        loop {
-            if libc::sendmsg(fd, &header, libc::MSG_NOSIGNAL) >= 0 {
-                return Ok(());
-            }
-            let err = std::io::Error::last_os_error();
-            if err.kind() != std::io::ErrorKind::Interrupted {
-                return Err(err);
-            }
-        }
-    }
 }
 
 /// One message from the sequenced-packet socket `fd`, waiting up to

@@ -15,6 +15,7 @@ const RUSQLITE: &str = r#"rusqlite = { version = "0.43.0", features = ["bundled"
 const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
+const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["net"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
 /// The name of the judge's test that prints its build id.
@@ -38,7 +39,7 @@ pub(super) fn path_dependency(krate: &CrateDir) -> String {
 
 /// The bridge crate: protocol, client, server and proxy, as fencelab compiles them.
 pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
-    let deps = [RUSQLITE, SERDE, SERDE_JSON, LIBC].map(String::from);
+    let deps = [RUSQLITE, SERDE, SERDE_JSON, LIBC, RUSTIX].map(String::from);
     let files = vec![
         // Also a cdylib: a Python server forked per trial enters its cage
         // with it (`zygote`).
@@ -55,6 +56,10 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
         (
             "src/lib.rs".to_string(),
             format!("#![allow(dead_code)]\n{}", include_str!("../bridge/mod.rs")),
+        ),
+        (
+            "src/fds.rs".to_string(),
+            include_str!("../bridge/fds.rs").to_string(),
         ),
         (
             "src/capture.rs".to_string(),
@@ -391,7 +396,7 @@ mod tests {
     fn scratch_dependencies_are_fencelabs_own() {
         let manifest: toml::Table = toml::from_str(include_str!("../../Cargo.toml")).unwrap();
         let deps = manifest["dependencies"].as_table().unwrap();
-        for line in [RUSQLITE, SERDE, SERDE_JSON, LIBC, TEMPFILE] {
+        for line in [RUSQLITE, SERDE, SERDE_JSON, LIBC, RUSTIX, TEMPFILE] {
             let ours: toml::Table = toml::from_str(line).unwrap();
             let (name, spec) = ours.iter().next().unwrap();
             let version = |v: &toml::Value| match v {
