@@ -2709,8 +2709,10 @@ mod tests {
     const ATTACK_ENV: &str = "FENCELAB_SANDBOX_ATTACK";
 
     /// What caged code tries, one line each: `name ok` or `name refused`.
-    /// Runs only when started by `the_cage_holds_against_reads_network_and_sockets`.
+    /// A helper, not a test: `--ignored` alone runs it, and it does nothing
+    /// unless `the_cage_holds_against_reads_network_and_sockets` started it.
     #[test]
+    #[ignore = "run by the_cage_holds_against_reads_network_and_sockets"]
     fn attacker() {
         let Ok(targets) = std::env::var(ATTACK_ENV) else {
             return;
@@ -2850,7 +2852,12 @@ mod tests {
         let cage = Cage::new(&tmp, &me, &[]);
         let mut command = Command::new(&me);
         command
-            .args(["--exact", "bridge::sandbox::tests::attacker", "--nocapture"])
+            .args([
+                "--exact",
+                "bridge::sandbox::tests::attacker",
+                "--ignored",
+                "--nocapture",
+            ])
             .current_dir(&tmp)
             .env(
                 ATTACK_ENV,
