@@ -226,3 +226,113 @@ fn mutants_of(
     let missed = (st.missed.iter()).map(|m| (Some(m.id.clone()), Some(Some(m))));
     caught.chain(missed).collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::judging::JudgedTest;
+    use crate::lab::lang::Text;
+
+    /// Step 5: two mutants caught, one missed; step 8: none missed.
+    fn report(reveal: Reveal) -> TestsReport {
+        let missed = MissedMutant {
+            id: "renew-revives-at-expiry".into(),
+            title: Text {
+                en: "renew revives a lease at its expiry".into(),
+                ja: "期限ちょうどで renew が復活させる".into(),
+            },
+            observation: None,
+            diff: Some("--- reference\n+++ renew-revives-at-expiry\n-a\n+b\n".into()),
+        };
+        let step = |step, slug, caught: &[&str], missed: Vec<MissedMutant>| StepThoroughness {
+            step,
+            slug,
+            caught: caught.len(),
+            total: caught.len() + missed.len(),
+            caught_mutants: caught.iter().map(|c| c.to_string()).collect(),
+            missed,
+        };
+        TestsReport {
+            schema: 1,
+            name: "alice".into(),
+            file: "tests/mine/main.rs".into(),
+            compile_errors: None,
+            tests: vec![JudgedTest {
+                test: "renews".into(),
+                valid: true,
+                invalid: None,
+                wrong_on: Vec::new(),
+                assumed: Vec::new(),
+                misconceptions: Vec::new(),
+                catches: vec!["renew-ge".into()],
+            }],
+            valid: true,
+            steps: vec![
+                step(5, "renew", &["renew-ge", "renew-any-owner"], vec![missed]),
+                step(
+                    8,
+                    "claim_many",
+                    &["claim_many-first-owner-only"],
+                    Vec::new(),
+                ),
+            ],
+            score: 83.33,
+            correct_implementations: 25,
+            reference_runs: 6,
+            mutants: 4,
+            reveal,
+            exit_code: crate::exit::ExitCode::Failed,
+        }
+    }
+
+    #[test]
+    fn each_mutant_is_a_test_named_as_the_course_reveals_it() {
+        let names = |r: &SubmissionReport| -> Vec<String> {
+            r.tests.iter().map(|t| t.test.clone()).collect()
+        };
+        let titles = submission(&report(Reveal::Titles), 0.0, &Weights::default());
+        assert_eq!(
+            names(&titles),
+            [
+                "step5::renew-ge",
+                "step5::renew-any-owner",
+                "step5::renew-revives-at-expiry",
+                "step8::claim_many-first-owner-only"
+            ]
+        );
+        let count = submission(&report(Reveal::Count), 0.0, &Weights::default());
+        assert_eq!(
+            names(&count),
+            [
+                "step5::mutant-1",
+                "step5::mutant-2",
+                "step5::mutant-3",
+                "step8::mutant-1"
+            ]
+        );
+        let said: Vec<String> = (count.tests.iter())
+            .filter_map(|t| match &t.outcome {
+                TestOutcome::Failed { message, .. } => Some(message.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(said, ["not caught"], "no title");
+        let diffs = submission(&report(Reveal::Diffs), 0.0, &Weights::default());
+        let missed = diffs.tests.iter().find(|t| !t.outcome.passed()).unwrap();
+        let TestOutcome::Failed { message, .. } = &missed.outcome else {
+            unreachable!()
+        };
+        assert!(
+            message.starts_with("not caught: renew revives a lease at its expiry\n--- reference")
+        );
+    }
+
+    #[test]
+    fn the_course_weights_every_step_of_the_thoroughness() {
+        let mut weights = Weights::default();
+        weights.0[7] = 3.0;
+        let r = submission(&report(Reveal::Titles), 0.0, &weights);
+        assert_eq!(r.steps[1].weight, 3.0);
+        assert_eq!(r.steps[0].weight, 1.0);
+    }
+}
