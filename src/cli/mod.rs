@@ -108,6 +108,8 @@ pub(crate) enum Command {
     Predict(PredictArgs),
     /// Grade submissions for CI: JSON, JUnit, CSV, Gradescope, PrairieLearn, GitHub Classroom and Actions.
     Grade(GradeArgs),
+    /// After the deadline: what the class got wrong, from grade's JSON reports (terminal, JSON, one HTML page).
+    Class(crate::commands::class::ClassArgs),
     /// Where the scratch builds are cached and how big they are; `cache clean` removes them.
     Cache(CacheArgs),
     /// Write a hosted autograder (Gradescope's zip, PrairieLearn's grader image) that grades with fencelab.
@@ -184,6 +186,7 @@ pub fn main() -> std::process::ExitCode {
         Command::Predict(args) => predict::cli::main(args, &mut printer),
         Command::Grade(args) => grade::cli::main(args, cache, &mut printer),
         Command::Worksheet(args) => worksheet::main(args),
+        Command::Class(args) => crate::commands::class::main(args, &mut printer),
         Command::Cache(args) => cache::main(args, cache, &mut printer),
         Command::Autograder(args) => grade::bundle::main(args, &mut printer),
     };

@@ -4,6 +4,7 @@
 
 pub(crate) mod cache;
 pub mod check;
+pub(crate) mod class;
 pub(crate) mod grade;
 pub mod new;
 pub mod predict;

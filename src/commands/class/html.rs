@@ -1,0 +1,174 @@
+//! The class report as one offline HTML page: no script, no font, no URL
+//! outside it, so it opens from a file and in an LMS upload alike.
+
+use std::fmt::Write as _;
+
+use super::ClassReport;
+use crate::lab::lang::Lang;
+use crate::output::markup::{Markup, escape};
+
+const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:24px;max-width:60em;color:#1b1f24}\
+table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}\
+th{background:#f6f8fa}code{font-size:13px;overflow-wrap:anywhere}.n{text-align:right}\
+h2{margin-top:1.6em}.dim{color:#57606a}";
+
+fn e(text: &str) -> String {
+    escape(text, Markup::Html)
+}
+
+/// The page, in `lang`.
+pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    let t = |en: &'static str, j: &'static str| if ja { j } else { en };
+    let mut out = String::new();
+    let title = t("fencelab class report", "fencelab クラスの報告");
+    let _ = write!(
+        out,
+        "<!DOCTYPE html>\n<html lang=\"{}\">\n<head>\n<meta charset=\"utf-8\">\n\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n\
+         <title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n<h1>{title}</h1>\n",
+        if ja { "ja" } else { "en" }
+    );
+    let _ = writeln!(
+        out,
+        "<p>{}: {} · {}: {} · {}: {}</p>",
+        t("kind", "種類"),
+        e(r.kind),
+        t("submissions", "提出"),
+        r.submissions,
+        t("graded", "採点できたもの"),
+        r.graded
+    );
+    let _ = writeln!(
+        out,
+        "<h2>{}</h2>\n<table><tr><th>{}</th><th></th><th class=\"n\">{}</th></tr>",
+        match r.kind {
+            "tests" => t(
+                "Steps whose every mutant the suite catches",
+                "すべてのミュータントを捕まえたステップ"
+            ),
+            _ => t("Steps passed whole", "全テストを通ったステップ"),
+        },
+        t("step", "ステップ"),
+        t("submissions", "提出")
+    );
+    for st in &r.steps {
+        let _ = writeln!(
+            out,
+            "<tr><td class=\"n\">{}</td><td><code>{}</code></td><td class=\"n\">{}/{}</td></tr>",
+            st.step, st.slug, st.passed_whole, r.graded
+        );
+    }
+    out.push_str("</table>\n");
+    if !r.groups.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2>\n<p class=\"dim\">{}</p>\n<table><tr><th class=\"n\">{}</th><th>{}</th><th>{}</th><th>{}</th></tr>",
+            t(
+                "Submissions grouped by the tests they fail",
+                "失敗するテストごとの提出"
+            ),
+            t(
+                "Groups no mutant explains come first: they are the bugs the mutant bank lacks.",
+                "どのミュータントでも説明できないグループを先に示します。ミュータントにないバグです。"
+            ),
+            t("size", "件数"),
+            t("tests failed", "失敗したテスト"),
+            t("fails like", "同じ失敗のミュータント"),
+            t("members", "提出")
+        );
+        for g in &r.groups {
+            let fails: Vec<String> = g
+                .fails
+                .iter()
+                .map(|f| format!("<code>{}</code>", e(f)))
+                .collect();
+            let like: Vec<String> = g
+                .matches
+                .iter()
+                .map(|m| {
+                    format!(
+                        "<code>{}</code> ({} {}{}): {}",
+                        e(&m.mutant),
+                        t("step", "ステップ"),
+                        m.step,
+                        if m.exact {
+                            t(", exactly", "、完全一致")
+                        } else {
+                            ""
+                        },
+                        e(m.title.get(lang))
+                    )
+                })
+                .collect();
+            let members: Vec<String> = g.members.iter().map(|m| e(m)).collect();
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                g.size,
+                fails.join("<br>"),
+                if like.is_empty() {
+                    "—".to_string()
+                } else {
+                    like.join("<br>")
+                },
+                members.join(", ")
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if !r.mutants.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2>\n<table><tr><th class=\"n\">{}</th><th>{}</th><th class=\"n\">{}</th></tr>",
+            t(
+                "Mutants, by how many valid suites catch them",
+                "妥当なテストが捕まえたミュータント"
+            ),
+            t("step", "ステップ"),
+            t("mutant", "ミュータント"),
+            t("caught by", "捕まえた人数")
+        );
+        for m in &r.mutants {
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td><code>{}</code><br><span class=\"dim\">{}</span></td><td class=\"n\">{}/{}</td></tr>",
+                m.step,
+                e(&m.mutant),
+                e(m.title.get(lang)),
+                m.caught_by,
+                m.valid_suites
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    if !r.invalid.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2>\n<table><tr><th>{}</th><th class=\"n\">{}</th><th class=\"n\">{}</th><th>{}</th></tr>",
+            t("Invalid tests, by why", "妥当でないテスト（理由ごと）"),
+            t("why", "理由"),
+            t("tests", "テスト"),
+            t("suites", "人数"),
+            t("for example", "例")
+        );
+        for g in &r.invalid {
+            let examples: Vec<String> = g
+                .examples
+                .iter()
+                .map(|x| format!("<code>{}</code>", e(x)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
+                e(&g.reason),
+                g.tests,
+                g.suites,
+                examples.join("<br>")
+            );
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</body>\n</html>\n");
+    out
+}

@@ -1,0 +1,302 @@
+//! `fencelab class`: after the deadline, what the class got wrong, from the
+//! JSON reports `grade` and `grade --tests` wrote. Nothing is graded again.
+//!
+//! Implementations are grouped by the set of suite tests they fail, and each
+//! group is matched to the mutants whose declared killers it fails and whose
+//! survivors it passes. A group no mutant explains is a bug the bank lacks.
+//! Learners' tests give, per mutant, the share of valid suites that catch it,
+//! and their invalid tests grouped by what they assumed.
+//!
+//! The same reports give byte-identical JSON, whatever their order: every
+//! list is sorted, and nothing depends on time or the machine.
+
+mod html;
+mod read;
+mod render;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+
+use clap::Args;
+use serde::Serialize;
+
+use crate::error::Error;
+use crate::exit::ExitCode;
+use crate::lab::edition::Edition;
+use crate::lab::mutant::Mutant;
+use crate::lab::worksheet::SLUGS;
+use crate::output::printer::Printer;
+
+pub(crate) use read::{Read, Submission};
+
+#[derive(Debug, Args)]
+pub(crate) struct ClassArgs {
+    /// JSON reports of `grade --json` (or of `grade --tests --json`), or results directories of `grade --results DIR`.
+    #[arg(required = true, value_name = "REPORT")]
+    pub reports: Vec<PathBuf>,
+    /// Write the class report as JSON to FILE (schema in README.md).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write the class report as one offline HTML page to FILE.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Name students by stable pseudonyms (student-1a2b3c), to share the page with the class.
+    #[arg(long)]
+    pub anonymize: bool,
+    /// The language of the terminal and the page (ja or en) [default: the locale's].
+    #[arg(long, value_parser = crate::commands::parse_lang)]
+    pub lang: Option<crate::lab::lang::Lang>,
+}
+
+/// How many members of a group are named as examples.
+const EXAMPLES: usize = 3;
+
+/// The class report, as `--json` writes it (schema 1, in README.md).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct ClassReport {
+    pub schema: u32,
+    /// `implementations` (from `grade`) or `tests` (from `grade --tests`).
+    pub kind: &'static str,
+    /// `rust` or `python`.
+    pub edition: &'static str,
+    pub submissions: usize,
+    /// Those graded (the others did not compile or could not be graded).
+    pub graded: usize,
+    /// Per step: how many graded submissions pass it whole.
+    pub steps: Vec<StepRow>,
+    /// Implementations only: groups by the tests they fail, the ones no
+    /// mutant explains first.
+    pub groups: Vec<Group>,
+    /// Learners' tests only: per mutant, how many valid suites catch it,
+    /// the least caught first.
+    pub mutants: Vec<MutantRow>,
+    /// Learners' tests only: invalid tests grouped by why.
+    pub invalid: Vec<InvalidGroup>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct StepRow {
+    pub step: u32,
+    pub slug: &'static str,
+    pub passed_whole: usize,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Group {
+    pub size: usize,
+    /// The suite tests every member fails.
+    pub fails: Vec<String>,
+    /// The mutants that fail the same way, the closest first.
+    pub matches: Vec<Match>,
+    pub members: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct Match {
+    pub mutant: String,
+    pub step: u32,
+    pub title: crate::lab::lang::Text,
+    /// The group fails exactly the mutant's declared killers.
+    pub exact: bool,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct MutantRow {
+    pub mutant: String,
+    pub step: u32,
+    pub title: crate::lab::lang::Text,
+    pub caught_by: usize,
+    pub valid_suites: usize,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct InvalidGroup {
+    /// Why, as `grade --tests` says it ("assumes claim-many-winner").
+    pub reason: String,
+    pub tests: usize,
+    pub suites: usize,
+    /// A few of them, as `suite: test`.
+    pub examples: Vec<String>,
+}
+
+pub(crate) fn main(args: ClassArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
+    if let Some(lang) = args.lang {
+        printer.lang = lang;
+    }
+    let read = read::reports(&args.reports)?;
+    let report = class(&read, args.anonymize);
+    let text = render::render(&printer.layout(), &report);
+    printer.line(text.trim_end());
+    use crate::output::report_file::{json, write};
+    if let Some(path) = &args.json {
+        write(path, &json(&report), "write")?;
+    }
+    if let Some(path) = &args.html {
+        write(path, &html::page(&report, printer.lang), "write")?;
+    }
+    Ok(ExitCode::Success)
+}
+
+/// The class report of what was read.
+pub(crate) fn class(read: &Read, anonymize: bool) -> ClassReport {
+    let edition = read.edition();
+    let mutants = match edition {
+        Edition::Rust => crate::lab::mutant::builtin(),
+        Edition::Python => crate::lab::python::mutants(),
+    };
+    let name = |n: &str| match anonymize {
+        true => pseudonym(n),
+        false => n.to_string(),
+    };
+    let graded: Vec<&Submission> = read.submissions.iter().filter(|s| s.graded).collect();
+    let steps = (1..=SLUGS.len() as u32)
+        .map(|step| StepRow {
+            step,
+            slug: SLUGS[step as usize - 1],
+            passed_whole: graded.iter().filter(|s| s.passes_step(step)).count(),
+        })
+        .collect();
+    let (groups, mutant_rows, invalid) = match read.tests {
+        false => (groups(&graded, &mutants, &name), Vec::new(), Vec::new()),
+        true => (
+            Vec::new(),
+            mutant_rows(&graded, &mutants),
+            invalid_groups(&read.submissions, &name),
+        ),
+    };
+    ClassReport {
+        schema: 1,
+        kind: if read.tests {
+            "tests"
+        } else {
+            "implementations"
+        },
+        edition: edition.code(),
+        submissions: read.submissions.len(),
+        graded: graded.len(),
+        steps,
+        groups,
+        mutants: mutant_rows,
+        invalid,
+    }
+}
+
+/// A stable pseudonym for a submission's name: the same name, the same one.
+fn pseudonym(name: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(name.as_bytes());
+    let hex: String = digest[..3].iter().map(|b| format!("{b:02x}")).collect();
+    format!("student-{hex}")
+}
+
+/// Implementations grouped by the tests they fail (those that fail none
+/// are not a group), each matched to the mutants that fail that way.
+fn groups(graded: &[&Submission], mutants: &[Mutant], name: &dyn Fn(&str) -> String) -> Vec<Group> {
+    let mut by_fails: BTreeMap<BTreeSet<String>, Vec<String>> = BTreeMap::new();
+    for s in graded {
+        if !s.failed.is_empty() {
+            by_fails
+                .entry(s.failed.clone())
+                .or_default()
+                .push(name(&s.name));
+        }
+    }
+    let mut groups: Vec<Group> = by_fails
+        .into_iter()
+        .map(|(fails, mut members)| {
+            members.sort();
+            Group {
+                size: members.len(),
+                matches: matches(&fails, mutants),
+                fails: fails.into_iter().collect(),
+                members,
+            }
+        })
+        .collect();
+    // What no mutant explains first, then the largest; ties by the tests.
+    groups.sort_by(|a, b| {
+        (!a.matches.is_empty(), std::cmp::Reverse(a.size), &a.fails).cmp(&(
+            !b.matches.is_empty(),
+            std::cmp::Reverse(b.size),
+            &b.fails,
+        ))
+    });
+    groups
+}
+
+/// The mutants that fail as `fails` does: all their declared killers in it,
+/// none of their survivors; the closest (fewest tests beyond) first, two at most.
+fn matches(fails: &BTreeSet<String>, mutants: &[Mutant]) -> Vec<Match> {
+    let mut found: Vec<(usize, &Mutant)> = mutants
+        .iter()
+        .filter(|m| !m.killers.is_empty())
+        .filter(|m| m.killers.iter().all(|k| fails.contains(k)))
+        .filter(|m| !m.survivors.iter().any(|s| fails.contains(s)))
+        .map(|m| (fails.len() - m.killers.len(), m))
+        .collect();
+    found.sort_by(|a, b| (a.0, &a.1.id).cmp(&(b.0, &b.1.id)));
+    found
+        .into_iter()
+        .take(2)
+        .map(|(beyond, m)| Match {
+            mutant: m.id.clone(),
+            step: m.step,
+            title: m.titles.clone(),
+            exact: beyond == 0,
+        })
+        .collect()
+}
+
+/// Per mutant, how many valid suites catch it; the least caught first.
+fn mutant_rows(graded: &[&Submission], mutants: &[Mutant]) -> Vec<MutantRow> {
+    let valid: Vec<&&Submission> = graded.iter().filter(|s| s.invalid.is_empty()).collect();
+    let mut rows: Vec<MutantRow> = mutants
+        .iter()
+        .map(|m| MutantRow {
+            mutant: m.id.clone(),
+            step: m.step,
+            title: m.titles.clone(),
+            caught_by: (valid.iter())
+                .filter(|s| s.passed.contains(&format!("step{}::{}", m.step, m.id)))
+                .count(),
+            valid_suites: valid.len(),
+        })
+        .collect();
+    rows.sort_by(|a, b| (a.caught_by, a.step, &a.mutant).cmp(&(b.caught_by, b.step, &b.mutant)));
+    rows
+}
+
+/// Invalid tests grouped by why, the largest group first.
+fn invalid_groups(all: &[Submission], name: &dyn Fn(&str) -> String) -> Vec<InvalidGroup> {
+    let mut by_reason: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for s in all {
+        for (test, why) in &s.invalid {
+            by_reason
+                .entry(why.clone())
+                .or_default()
+                .push((name(&s.name), test.clone()));
+        }
+    }
+    let mut groups: Vec<InvalidGroup> = by_reason
+        .into_iter()
+        .map(|(reason, mut tests)| {
+            tests.sort();
+            let suites: BTreeSet<&String> = tests.iter().map(|(s, _)| s).collect();
+            InvalidGroup {
+                reason,
+                tests: tests.len(),
+                suites: suites.len(),
+                examples: (tests.iter().take(EXAMPLES))
+                    .map(|(s, t)| format!("{s}: {t}"))
+                    .collect(),
+            }
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        (std::cmp::Reverse(a.tests), &a.reason).cmp(&(std::cmp::Reverse(b.tests), &b.reason))
+    });
+    groups
+}
+
+#[cfg(test)]
+mod tests;

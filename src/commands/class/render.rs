@@ -1,0 +1,228 @@
+//! The class report in a terminal, in the reader's language, fitted to its
+//! width: the steps, then what no mutant explains, then what one does.
+
+use std::fmt::Write as _;
+
+use super::{ClassReport, EXAMPLES, Group};
+use crate::lab::lang::Lang;
+use crate::output::printer::Layout;
+use crate::output::untrusted::one_line;
+use crate::output::width::{truncate, wrap};
+
+/// How many mutants the least caught list shows.
+const LEAST_CAUGHT: usize = 10;
+
+struct Words {
+    steps: &'static str,
+    steps_caught: &'static str,
+    unexplained: &'static str,
+    explained: &'static str,
+    least_caught: &'static str,
+    invalid: &'static str,
+    example: &'static str,
+    none_fail: &'static str,
+}
+
+fn words(lang: Lang) -> Words {
+    match lang {
+        Lang::En => Words {
+            steps: "Steps passed whole",
+            steps_caught: "Steps whose every mutant the suite catches",
+            unexplained: "What no mutant explains (bugs the mutant bank lacks)",
+            explained: "What a mutant explains",
+            least_caught: "Mutants the class's tests catch least",
+            invalid: "Invalid tests, by why",
+            example: "e.g.",
+            none_fail: "Every graded submission passes every test.",
+        },
+        Lang::Ja => Words {
+            steps: "全テストを通ったステップ",
+            steps_caught: "すべてのミュータントを捕まえたステップ",
+            unexplained: "どのミュータントでも説明できない失敗（ミュータントにないバグ）",
+            explained: "ミュータントで説明できる失敗",
+            least_caught: "クラスのテストが最も捕まえていないミュータント",
+            invalid: "妥当でないテスト（理由ごと）",
+            example: "例:",
+            none_fail: "採点できた提出はすべてのテストを通っています。",
+        },
+    }
+}
+
+/// What `fencelab class` prints.
+pub(crate) fn render(layout: &Layout, r: &ClassReport) -> String {
+    let lang = layout.lang;
+    let w = words(lang);
+    let s = &layout.out;
+    let width = layout.width;
+    let mut out = String::new();
+    let head = match (lang, r.kind) {
+        (Lang::En, "tests") => format!(
+            "fencelab class: the tests of {} learners ({}), {} graded",
+            r.submissions, r.edition, r.graded
+        ),
+        (Lang::En, _) => format!(
+            "fencelab class: {} submissions ({}), {} graded",
+            r.submissions, r.edition, r.graded
+        ),
+        (Lang::Ja, "tests") => format!(
+            "fencelab class: {} 人のテスト（{}）、採点できたもの {}",
+            r.submissions, r.edition, r.graded
+        ),
+        (Lang::Ja, _) => format!(
+            "fencelab class: 提出 {}（{}）、採点できたもの {}",
+            r.submissions, r.edition, r.graded
+        ),
+    };
+    let _ = writeln!(out, "{}", s.bold(&head));
+    let steps = match r.kind {
+        "tests" => w.steps_caught,
+        _ => w.steps,
+    };
+    let _ = writeln!(out, "\n{}", s.bold(steps));
+    for st in &r.steps {
+        let _ = writeln!(
+            out,
+            "  {} {:<2} {:<11} {}/{}",
+            if lang == Lang::Ja {
+                "ステップ"
+            } else {
+                "step"
+            },
+            st.step,
+            st.slug,
+            st.passed_whole,
+            r.graded
+        );
+    }
+    if r.kind == "tests" {
+        render_tests(&mut out, layout, r, &w);
+        return out;
+    }
+    if r.groups.is_empty() {
+        let _ = writeln!(out, "\n{}", w.none_fail);
+        return out;
+    }
+    let (unexplained, explained): (Vec<&Group>, Vec<&Group>) =
+        r.groups.iter().partition(|g| g.matches.is_empty());
+    for (heading, groups) in [(w.unexplained, unexplained), (w.explained, explained)] {
+        if groups.is_empty() {
+            continue;
+        }
+        let _ = writeln!(out, "\n{}", s.bold(heading));
+        for g in groups {
+            let _ = writeln!(out, "{}", truncate(&group_line(g, lang), width));
+            if let Some(m) = g.matches.first() {
+                let title = format!("    {}", one_line(m.title.get(lang)));
+                let _ = writeln!(out, "{}", s.dim(&truncate(&title, width)));
+            }
+            let names: Vec<String> = (g.members.iter().take(EXAMPLES))
+                .map(|n| one_line(n))
+                .collect();
+            let more = g.members.len().saturating_sub(EXAMPLES);
+            let more = match (more, lang) {
+                (0, _) => String::new(),
+                (n, Lang::En) => format!(" and {n} more"),
+                (n, Lang::Ja) => format!(" ほか {n}"),
+            };
+            let line = format!("    {} {}{more}", w.example, names.join(", "));
+            let _ = writeln!(out, "{}", truncate(&line, width));
+        }
+    }
+    out
+}
+
+/// "3 submissions fail exactly like renew-revives-at-expiry (step 5)", or
+/// the tests a group fails when no mutant does.
+fn group_line(g: &Group, lang: Lang) -> String {
+    let first = |n: usize| -> String {
+        let shown: Vec<&str> = g.fails.iter().take(n).map(String::as_str).collect();
+        let more = g.fails.len().saturating_sub(n);
+        match (more, lang) {
+            (0, _) => shown.join(", "),
+            (m, Lang::En) => format!("{} (+{m} more)", shown.join(", ")),
+            (m, Lang::Ja) => format!("{}（ほか {m}）", shown.join(", ")),
+        }
+    };
+    match (g.matches.first(), lang) {
+        (None, Lang::En) => format!("  {} {} {}", g.size, noun(g.size), first(2)),
+        (None, Lang::Ja) => format!("  {} 件: {} が失敗", g.size, first(2)),
+        (Some(m), Lang::En) => format!(
+            "  {} {} {} {} (step {})",
+            g.size,
+            noun(g.size),
+            if m.exact { "exactly like" } else { "like" },
+            m.mutant,
+            m.step
+        ),
+        (Some(m), Lang::Ja) => format!(
+            "  {} 件: {}（ステップ {}）{}",
+            g.size,
+            m.mutant,
+            m.step,
+            if m.exact {
+                "とまったく同じ失敗"
+            } else {
+                "と同じ失敗を含む"
+            }
+        ),
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn noun(n: usize) -> &'static str {
+    if n == 1 {
+        "submission fails"
+    } else {
+        "submissions fail"
+    }
+}
+
+/// The learners' tests: the mutants they catch least, their invalid tests.
+fn render_tests(out: &mut String, layout: &Layout, r: &ClassReport, w: &Words) {
+    let (s, lang, width) = (&layout.out, layout.lang, layout.width);
+    let _ = writeln!(out, "\n{}", s.bold(w.least_caught));
+    for m in r.mutants.iter().take(LEAST_CAUGHT) {
+        let line = format!(
+            "  {} {:<2} {:<36} {}/{}",
+            if lang == Lang::Ja {
+                "ステップ"
+            } else {
+                "step"
+            },
+            m.step,
+            m.mutant,
+            m.caught_by,
+            m.valid_suites
+        );
+        let _ = writeln!(out, "{}", truncate(&line, width));
+        let title = format!("          {}", one_line(m.title.get(lang)));
+        let _ = writeln!(out, "{}", s.dim(&truncate(&title, width)));
+    }
+    if r.invalid.is_empty() {
+        return;
+    }
+    let _ = writeln!(out, "\n{}", s.bold(w.invalid));
+    for g in &r.invalid {
+        let line = match lang {
+            Lang::En => format!(
+                "  {} in {}: {}",
+                plural(g.tests, "test", "tests"),
+                plural(g.suites, "suite", "suites"),
+                one_line(&g.reason)
+            ),
+            Lang::Ja => format!(
+                "  {} 個のテスト（{} 人）: {}",
+                g.tests,
+                g.suites,
+                one_line(&g.reason)
+            ),
+        };
+        let _ = writeln!(out, "{}", wrap(&line, width));
+        let examples: Vec<String> = g.examples.iter().map(|e| one_line(e)).collect();
+        let line = format!("    {} {}", w.example, examples.join(", "));
+        let _ = writeln!(out, "{}", truncate(&line, width));
+    }
+}

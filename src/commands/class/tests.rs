@@ -1,0 +1,197 @@
+use std::path::Path;
+
+use super::*;
+use crate::lab::lang::Lang;
+use crate::output::printer::Layout;
+
+/// A grade report as `grade --json` writes it: per submission, the tests it
+/// fails (every other test of the suite passes).
+fn report(suite: &str, submissions: &[(&str, &[&str], Option<&str>)]) -> String {
+    let tests = crate::lab::suite::tests();
+    let subs: Vec<serde_json::Value> = submissions
+        .iter()
+        .map(|(name, fails, invalid)| {
+            let steps: Vec<serde_json::Value> = (1..=8u32)
+                .map(|step| {
+                    let of: Vec<_> = tests.iter().filter(|t| t.step == step).collect();
+                    let failed = of.iter().filter(|t| fails.contains(&t.name.as_str())).count();
+                    serde_json::json!({"step": step, "slug": SLUGS[step as usize - 1],
+                        "passed": of.len() - failed, "total": of.len(), "score": 0.0})
+                })
+                .collect();
+            let graded: Vec<serde_json::Value> = tests
+                .iter()
+                .map(|t| {
+                    let outcome = if fails.contains(&t.name.as_str()) { "failed" } else { "passed" };
+                    serde_json::json!({"test": t.name, "step": t.step, "outcome": outcome, "secs": 0.1})
+                })
+                .collect();
+            serde_json::json!({"name": name, "file": name, "score": 0.0, "passed_gate": true,
+                "compile_errors": null, "unusable": null, "invalid_tests": invalid,
+                "steps": steps, "tests": graded})
+        })
+        .collect();
+    serde_json::json!({"schema": 1, "suite": suite, "min_score": 0.0, "test_limit_secs": 10.0,
+        "submissions": subs, "exit_code": 0})
+    .to_string()
+}
+
+fn killers(id: &str) -> Vec<String> {
+    let m = crate::lab::mutant::builtin()
+        .into_iter()
+        .find(|m| m.id == id)
+        .expect(id);
+    m.killers
+}
+
+/// A class: two like renew-revives-at-expiry, one with a bug no mutant
+/// has, one that passes everything.
+fn class_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let revives = killers("renew-revives-at-expiry");
+    let revives: Vec<&str> = revives.iter().map(String::as_str).collect();
+    // A complete() that trims the result: only the random calls see it.
+    let trims = ["step6::random_calls_agree_with_the_contract"];
+    let a = dir.join("a.json");
+    std::fs::write(
+        &a,
+        report(
+            "sha256:x",
+            &[("zoe.rs", &revives, None), ("amy.rs", &trims, None)],
+        ),
+    )
+    .unwrap();
+    let b = dir.join("b.json");
+    std::fs::write(
+        &b,
+        report(
+            "sha256:x",
+            &[("bob.rs", &revives, None), ("cy.rs", &[], None)],
+        ),
+    )
+    .unwrap();
+    vec![a, b]
+}
+
+#[test]
+fn submissions_are_grouped_by_what_they_fail_and_matched_to_mutants() {
+    let dir = tempfile::tempdir().unwrap();
+    let read = read::reports(&class_files(dir.path())).unwrap();
+    let r = class(&read, false);
+    assert_eq!((r.submissions, r.graded, r.kind), (4, 4, "implementations"));
+    assert_eq!(r.steps[4].passed_whole, 2, "step 5: amy and cy");
+    assert_eq!(r.steps[5].passed_whole, 3, "step 6: all but amy");
+    // What no mutant explains first.
+    assert_eq!(r.groups[0].members, ["amy.rs"]);
+    assert!(r.groups[0].matches.is_empty());
+    assert_eq!(r.groups[1].members, ["bob.rs", "zoe.rs"]);
+    assert_eq!(r.groups[1].matches[0].mutant, "renew-revives-at-expiry");
+    assert!(r.groups[1].matches[0].exact);
+}
+
+#[test]
+fn the_same_reports_give_the_same_bytes_in_any_order_and_pseudonyms_are_stable() {
+    let dir = tempfile::tempdir().unwrap();
+    let files = class_files(dir.path());
+    let json = |files: &[std::path::PathBuf], anonymize| {
+        crate::output::report_file::json(&class(&read::reports(files).unwrap(), anonymize))
+    };
+    let reversed: Vec<_> = files.iter().rev().cloned().collect();
+    assert_eq!(json(&files, false), json(&reversed, false));
+    let anonymous = json(&files, true);
+    assert_eq!(anonymous, json(&reversed, true));
+    for name in ["zoe.rs", "amy.rs", "bob.rs", "cy.rs"] {
+        assert!(!anonymous.contains(name), "{anonymous}");
+    }
+    assert!(anonymous.contains(&pseudonym("amy.rs")));
+    assert_ne!(pseudonym("amy.rs"), pseudonym("bob.rs"));
+}
+
+#[test]
+fn learners_tests_give_the_mutants_they_miss_and_their_invalid_tests_by_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tests.json");
+    // A grade --tests report: each mutant a test, passed when caught.
+    let mutants = crate::lab::mutant::builtin();
+    let suite = |caught: &[&str], invalid: Option<&str>, name: &str| {
+        let tests: Vec<serde_json::Value> = mutants
+            .iter()
+            .map(|m| {
+                let outcome = if caught.contains(&m.id.as_str()) { "passed" } else { "failed" };
+                serde_json::json!({"test": format!("step{}::{}", m.step, m.id), "step": m.step, "outcome": outcome})
+            })
+            .collect();
+        serde_json::json!({"name": name, "file": format!("{name}/tests/mine/main.rs"),
+            "invalid_tests": invalid, "steps": [], "tests": tests})
+    };
+    let report = serde_json::json!({"schema": 1, "suite": "learner-tests-abc", "submissions": [
+        suite(&["renew-ignores-owner"], None, "amy"),
+        suite(&["renew-ignores-owner", "claim-ignores-until"], None, "bob"),
+        suite(&[], Some("first (assumes claim-many-winner), second (fails on the reference)"), "cy"),
+        suite(&[], Some("winner (assumes claim-many-winner)"), "dan"),
+    ]});
+    std::fs::write(&path, report.to_string()).unwrap();
+    let r = class(&read::reports(&[path]).unwrap(), false);
+    assert_eq!(r.kind, "tests");
+    let row = |id: &str| r.mutants.iter().find(|m| m.mutant == id).unwrap().clone();
+    assert_eq!(
+        (
+            row("renew-ignores-owner").caught_by,
+            row("renew-ignores-owner").valid_suites
+        ),
+        (2, 2)
+    );
+    assert_eq!(row("claim-ignores-until").caught_by, 1);
+    assert_eq!(r.mutants[0].caught_by, 0, "the least caught first");
+    assert_eq!(r.invalid[0].reason, "assumes claim-many-winner");
+    assert_eq!((r.invalid[0].tests, r.invalid[0].suites), (2, 2));
+    assert_eq!(r.invalid[0].examples, ["cy: first", "dan: winner"]);
+    let layout = Layout::plain().with_width(80);
+    for lang in [Lang::En, Lang::Ja] {
+        let screen = render::render(&layout.in_lang(lang), &r);
+        insta::assert_snapshot!(format!("class_tests_{lang}"), screen);
+    }
+}
+
+#[test]
+fn what_class_prints_fits_80_columns_in_both_languages() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = class(&read::reports(&class_files(dir.path())).unwrap(), false);
+    for lang in [Lang::En, Lang::Ja] {
+        let screen = render::render(&Layout::plain().with_width(80).in_lang(lang), &r);
+        for line in screen.lines() {
+            assert!(crate::output::width::display_width(line) <= 80, "{line}");
+        }
+        insta::assert_snapshot!(format!("class_{lang}"), screen);
+    }
+}
+
+#[test]
+fn the_page_holds_nothing_from_outside_and_escapes_every_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut read = read::reports(&class_files(dir.path())).unwrap();
+    read.submissions[0].name = "<script>alert(1)</script>".into();
+    let page = html::page(&class(&read, false), Lang::En);
+    assert!(!page.contains("<script>") && page.contains("&lt;script&gt;"));
+    assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("src="));
+    assert!(page.contains("renew-revives-at-expiry"));
+}
+
+#[test]
+fn a_file_that_is_not_a_report_or_two_kinds_are_refused_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let bad = dir.path().join("bad.json");
+    std::fs::write(&bad, "{\"schema\": 1,\n \"submissions\": 3}").unwrap();
+    let err = read::reports(std::slice::from_ref(&bad))
+        .unwrap_err()
+        .to_string();
+    assert!(
+        err.contains("bad.json:2:") && err.contains("next:"),
+        "{err}"
+    );
+    let tests = dir.path().join("tests.json");
+    std::fs::write(&tests, report("learner-tests-x", &[("t", &[], None)])).unwrap();
+    let imps = dir.path().join("imps.json");
+    std::fs::write(&imps, report("sha256:x", &[("i.rs", &[], None)])).unwrap();
+    let err = read::reports(&[imps, tests]).unwrap_err().to_string();
+    assert!(err.contains("one class report reads one kind"), "{err}");
+}
