@@ -14,6 +14,7 @@ mod common;
 
 mod batch;
 mod cache;
+mod class;
 mod examples;
 mod grade;
 mod instructor_content;
