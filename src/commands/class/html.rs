@@ -101,7 +101,19 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
                     )
                 })
                 .collect();
-            let members: Vec<String> = g.members.iter().map(|m| e(m)).collect();
+            let mut members: Vec<String> = g.members.iter().map(|m| e(m)).collect();
+            if let Some(r) = &g.representative {
+                members.push(format!(
+                    "<details><summary>{}</summary><pre>{}</pre><p>{}</p><pre>{}</pre></details>",
+                    t("its change", "変更点"),
+                    e(&r.diff),
+                    t(
+                        "A mutant file to start from (review it):",
+                        "ミュータントのファイルの下書き（見直してから使う）:"
+                    ),
+                    e(&r.mutant)
+                ));
+            }
             let _ = writeln!(
                 out,
                 "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",

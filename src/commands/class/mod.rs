@@ -13,6 +13,7 @@
 mod html;
 mod read;
 mod render;
+mod skeleton;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -89,6 +90,10 @@ pub(crate) struct Group {
     /// The mutants that fail the same way, the closest first.
     pub matches: Vec<Match>,
     pub members: Vec<String>,
+    /// For a group no mutant explains: its first member's change and a
+    /// mutant file to start from (left out with `--anonymize`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub representative: Option<skeleton::Representative>,
 }
 
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -157,7 +162,13 @@ pub(crate) fn class(read: &Read, anonymize: bool) -> ClassReport {
         })
         .collect();
     let (groups, mutant_rows, invalid) = match read.tests {
-        false => (groups(&graded, &mutants, &name), Vec::new(), Vec::new()),
+        false => {
+            let mut groups = groups(&graded, &mutants, &name);
+            if !anonymize {
+                represent(&mut groups, read, edition);
+            }
+            (groups, Vec::new(), Vec::new())
+        }
         true => (
             Vec::new(),
             mutant_rows(&graded, &mutants),
@@ -210,6 +221,7 @@ fn groups(graded: &[&Submission], mutants: &[Mutant], name: &dyn Fn(&str) -> Str
                 matches: matches(&fails, mutants),
                 fails: fails.into_iter().collect(),
                 members,
+                representative: None,
             }
         })
         .collect();
@@ -222,6 +234,18 @@ fn groups(graded: &[&Submission], mutants: &[Mutant], name: &dyn Fn(&str) -> Str
         ))
     });
     groups
+}
+
+/// Each group no mutant explains gets its first member whose source is
+/// found as its representative.
+fn represent(groups: &mut [Group], read: &Read, edition: Edition) {
+    for g in groups.iter_mut().filter(|g| g.matches.is_empty()) {
+        g.representative = g.members.iter().find_map(|member| {
+            let s = read.submissions.iter().find(|s| s.name == *member)?;
+            let source = skeleton::source(&s.file, &read.files)?;
+            Some(skeleton::representative(member, &source, edition, &g.fails))
+        });
+    }
 }
 
 /// The mutants that fail as `fails` does: all their declared killers in it,

@@ -14,6 +14,8 @@ use crate::lab::edition::Edition;
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Read {
     pub submissions: Vec<Submission>,
+    /// The report files read (a submission's source is looked for beside them).
+    pub files: Vec<PathBuf>,
     /// Learners' tests (`grade --tests`), not implementations.
     pub tests: bool,
 }
@@ -154,6 +156,7 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
     }
     Ok(Read {
         submissions,
+        files,
         tests: kind.is_some_and(|(_, t)| t),
     })
 }

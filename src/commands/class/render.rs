@@ -20,6 +20,7 @@ struct Words {
     least_caught: &'static str,
     invalid: &'static str,
     example: &'static str,
+    representative: &'static str,
     none_fail: &'static str,
 }
 
@@ -33,6 +34,7 @@ fn words(lang: Lang) -> Words {
             least_caught: "Mutants the class's tests catch least",
             invalid: "Invalid tests, by why",
             example: "e.g.",
+            representative: "    its change, and a mutant file to start from: in --html and --json",
             none_fail: "Every graded submission passes every test.",
         },
         Lang::Ja => Words {
@@ -43,6 +45,7 @@ fn words(lang: Lang) -> Words {
             least_caught: "クラスのテストが最も捕まえていないミュータント",
             invalid: "妥当でないテスト（理由ごと）",
             example: "例:",
+            representative: "    変更点と、ミュータントのファイルの下書き: --html と --json に",
             none_fail: "採点できた提出はすべてのテストを通っています。",
         },
     }
@@ -126,6 +129,9 @@ pub(crate) fn render(layout: &Layout, r: &ClassReport) -> String {
             };
             let line = format!("    {} {}{more}", w.example, names.join(", "));
             let _ = writeln!(out, "{}", truncate(&line, width));
+            if g.representative.is_some() {
+                let _ = writeln!(out, "{}", s.dim(&truncate(w.representative, width)));
+            }
         }
     }
     out

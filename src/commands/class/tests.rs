@@ -86,6 +86,24 @@ fn submissions_are_grouped_by_what_they_fail_and_matched_to_mutants() {
     assert_eq!(r.groups[1].members, ["bob.rs", "zoe.rs"]);
     assert_eq!(r.groups[1].matches[0].mutant, "renew-revives-at-expiry");
     assert!(r.groups[1].matches[0].exact);
+    assert_eq!(r.groups[0].representative, None, "amy.rs is nowhere");
+    // Beside the reports, amy's file gives the group its representative.
+    let reference = crate::lab::reference::REFERENCE;
+    let trimmed = reference.replacen("now, result]", "now, result.trim()]", 1);
+    std::fs::write(dir.path().join("amy.rs"), &trimmed).unwrap();
+    let r = class(&read, false);
+    let amy = r.groups[0]
+        .representative
+        .as_ref()
+        .expect("found beside the report");
+    assert!(amy.diff.contains("result.trim()") && amy.mutant.contains("killers"));
+    assert!(r.groups[1].representative.is_none(), "a mutant explains it");
+    assert!(
+        class(&read, true).groups[0].representative.is_none(),
+        "not shared"
+    );
+    let screen = render::render(&Layout::plain().with_width(80), &r);
+    assert!(screen.contains("a mutant file to start from"), "{screen}");
 }
 
 #[test]
