@@ -7,6 +7,13 @@ use super::ClassReport;
 use crate::lab::lang::Lang;
 use crate::output::markup::{Markup, escape};
 
+/// How many members of a group are listed before the others fold.
+const FOLD: usize = 10;
+
+/// Keeps the groups whose row holds the filter's text (a page of 2,000
+/// submissions is read by searching it).
+const SCRIPT: &str = "function filterGroups(q){q=q.toLowerCase();for(const r of document.querySelectorAll('tr.group')){r.hidden=q!==''&&!r.textContent.toLowerCase().includes(q);}}";
+
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:24px;max-width:60em;color:#1b1f24}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f6f8fa}code{font-size:13px;overflow-wrap:anywhere}.n{text-align:right}\
@@ -63,7 +70,7 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
     if !r.groups.is_empty() {
         let _ = writeln!(
             out,
-            "<h2>{}</h2>\n<p class=\"dim\">{}</p>\n<table><tr><th class=\"n\">{}</th><th>{}</th><th>{}</th><th>{}</th></tr>",
+            "<h2>{}</h2>\n<p class=\"dim\">{}</p>\n<p><input type=\"search\" placeholder=\"{}\" oninput=\"filterGroups(this.value)\"></p>\n<table class=\"groups\"><tr><th class=\"n\">{}</th><th>{}</th><th>{}</th><th>{}</th></tr>",
             t(
                 "Submissions grouped by the tests they fail",
                 "失敗するテストごとの提出"
@@ -72,11 +79,16 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
                 "Groups no mutant explains come first: they are the bugs the mutant bank lacks.",
                 "どのミュータントでも説明できないグループを先に示します。ミュータントにないバグです。"
             ),
+            t(
+                "filter: a test, a mutant, a name",
+                "絞り込み: テスト、ミュータント、名前"
+            ),
             t("size", "件数"),
             t("tests failed", "失敗したテスト"),
             t("fails like", "同じ失敗のミュータント"),
             t("members", "提出")
         );
+
         for g in &r.groups {
             let fails: Vec<String> = g
                 .fails
@@ -101,7 +113,17 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
                     )
                 })
                 .collect();
-            let mut members: Vec<String> = g.members.iter().map(|m| e(m)).collect();
+            // A long list folds behind its first few: the counts come first.
+            let named: Vec<String> = g.members.iter().map(|m| e(m)).collect();
+            let mut members = match named.len() {
+                n if n > FOLD => vec![format!(
+                    "{}, <details><summary>{}</summary>{}</details>",
+                    named[..FOLD].join(", "),
+                    n - FOLD,
+                    named[FOLD..].join(", ")
+                )],
+                _ => vec![named.join(", ")],
+            };
             if let Some(r) = &g.representative {
                 members.push(format!(
                     "<details><summary>{}</summary><pre>{}</pre><p>{}</p><pre>{}</pre></details>",
@@ -116,7 +138,7 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
             }
             let _ = writeln!(
                 out,
-                "<tr><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr class=\"group\"><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
                 g.size,
                 fails.join("<br>"),
                 if like.is_empty() {
@@ -181,6 +203,7 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
         }
         out.push_str("</table>\n");
     }
+    let _ = writeln!(out, "<script>{SCRIPT}</script>");
     out.push_str("</body>\n</html>\n");
     out
 }

@@ -189,8 +189,13 @@ fn the_page_holds_nothing_from_outside_and_escapes_every_name() {
     let mut read = read::reports(&class_files(dir.path())).unwrap();
     read.submissions[0].name = "<script>alert(1)</script>".into();
     let page = html::page(&class(&read, false), Lang::En);
-    assert!(!page.contains("<script>") && page.contains("&lt;script&gt;"));
+    assert!(!page.contains("<script>alert") && page.contains("&lt;script&gt;alert"));
     assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("src="));
+    assert_eq!(
+        page.matches("<script>").count(),
+        1,
+        "the filter's own, inline"
+    );
     assert!(page.contains("renew-revives-at-expiry"));
 }
 
@@ -212,4 +217,71 @@ fn a_file_that_is_not_a_report_or_two_kinds_are_refused_naming_the_file() {
     std::fs::write(&imps, report("sha256:x", &[("i.rs", &[], None)])).unwrap();
     let err = read::reports(&[imps, tests]).unwrap_err().to_string();
     assert!(err.contains("one class report reads one kind"), "{err}");
+}
+
+#[test]
+fn the_json_is_valid_against_its_schema_in_both_kinds() {
+    let schema: serde_json::Value = serde_json::from_str(include_str!(
+        "../../../schemas/fencelab/class-report.schema.json"
+    ))
+    .unwrap();
+    let validator = jsonschema::draft7::new(&schema).expect("the schema compiles");
+    let dir = tempfile::tempdir().unwrap();
+    let files = class_files(dir.path());
+    std::fs::write(
+        dir.path().join("amy.rs"),
+        crate::lab::reference::REFERENCE.replacen("now, result]", "now, result.trim()]", 1),
+    )
+    .unwrap();
+    let tests = dir.path().join("tests.json");
+    std::fs::write(
+        &tests,
+        report("learner-tests-x", &[("t", &[], Some("a (assumes x)"))]),
+    )
+    .unwrap();
+    for read in [
+        read::reports(&files).unwrap(),
+        read::reports(&[tests]).unwrap(),
+    ] {
+        let json: serde_json::Value =
+            serde_json::from_str(&crate::output::report_file::json(&class(&read, false))).unwrap();
+        let errors: Vec<String> = validator
+            .iter_errors(&json)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{errors:#?}\n{json:#}");
+    }
+    // And it can fail: a kind it does not know.
+    let mut json = serde_json::to_value(class(&read::reports(&files).unwrap(), false)).unwrap();
+    json["kind"] = "other".into();
+    assert!(!validator.is_valid(&json));
+}
+
+#[test]
+fn the_page_says_what_the_report_says_read_back_with_an_html_parser() {
+    use scraper::{Html, Selector};
+    let dir = tempfile::tempdir().unwrap();
+    let r = class(&read::reports(&class_files(dir.path())).unwrap(), false);
+    for lang in [Lang::En, Lang::Ja] {
+        let page = Html::parse_document(&html::page(&r, lang));
+        assert!(page.errors.is_empty(), "{:?}", page.errors);
+        let rows = Selector::parse("table.groups tr.group").unwrap();
+        let groups: Vec<_> = page.select(&rows).collect();
+        assert_eq!(groups.len(), r.groups.len());
+        let size = Selector::parse("td.n").unwrap();
+        for (row, g) in groups.iter().zip(&r.groups) {
+            let shown: String = row.select(&size).next().unwrap().text().collect();
+            assert_eq!(shown, g.size.to_string());
+            let text: String = row.text().collect();
+            for m in &g.members {
+                assert!(text.contains(m.as_str()), "{text}");
+            }
+        }
+        let lang_attr = Selector::parse("html").unwrap();
+        let html = page.select(&lang_attr).next().unwrap();
+        assert_eq!(
+            html.value().attr("lang"),
+            Some(if lang == Lang::Ja { "ja" } else { "en" })
+        );
+    }
 }
