@@ -40,7 +40,10 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
         out,
         "<p>{}: {} · {}: {} · {}: {}</p>",
         t("kind", "種類"),
-        e(r.kind),
+        match r.kind {
+            "tests" => t("learners' tests", "学習者のテスト"),
+            _ => t("implementations", "実装"),
+        },
         t("submissions", "提出"),
         r.submissions,
         t("graded", "採点できたもの"),
