@@ -149,7 +149,7 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
                 } else {
                     like.join("<br>")
                 },
-                members.join(", ")
+                members.join(" ")
             );
         }
         out.push_str("</table>\n");
