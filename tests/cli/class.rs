@@ -88,12 +88,18 @@ fn a_class_made_of_the_mutants_groups_each_under_its_own() {
     let mutants = fencelab::lab::mutant::builtin();
     for m in &mutants {
         let file = dir.path().join(format!("m-{}.rs", m.id));
-        std::fs::write(&file, fencelab::lab::mutant::apply(&reference, &m.find, &m.replace).unwrap()).unwrap();
+        std::fs::write(
+            &file,
+            fencelab::lab::mutant::apply(&reference, &m.find, &m.replace).unwrap(),
+        )
+        .unwrap();
         files.push(file);
     }
     for entry in std::fs::read_dir(root().join("wheats")).unwrap().flatten() {
         if entry.path().extension().is_some_and(|e| e == "rs") {
-            let file = dir.path().join(format!("w-{}", entry.file_name().to_string_lossy()));
+            let file = dir
+                .path()
+                .join(format!("w-{}", entry.file_name().to_string_lossy()));
             std::fs::copy(entry.path(), &file).unwrap();
             files.push(file);
         }
@@ -117,19 +123,29 @@ fn a_class_made_of_the_mutants_groups_each_under_its_own() {
     let json = dir.path().join("class.json");
     let (exit, stdout, stderr) = class(&[report.as_os_str(), "--json".as_ref(), json.as_os_str()]);
     assert_eq!(exit, 0, "{stderr}");
-    let class: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    let class: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     let groups = class["groups"].as_array().unwrap();
     let group_of = |name: &str| {
         groups.iter().find(|g| {
-            g["members"].as_array().unwrap().iter().any(|m| m.as_str().unwrap().ends_with(name))
+            g["members"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|m| m.as_str().unwrap().ends_with(name))
         })
     };
     for m in mutants.iter().filter(|m| !m.killers.is_empty()) {
-        let g = group_of(&format!("m-{}.rs", m.id)).unwrap_or_else(|| panic!("{}: in no group\n{stdout}", m.id));
+        let g = group_of(&format!("m-{}.rs", m.id))
+            .unwrap_or_else(|| panic!("{}: in no group\n{stdout}", m.id));
         let matched: Vec<&str> = (g["matches"].as_array().unwrap().iter())
             .map(|x| x["mutant"].as_str().unwrap())
             .collect();
-        assert!(matched.contains(&m.id.as_str()), "{}: matched to {matched:?}", m.id);
+        assert!(
+            matched.contains(&m.id.as_str()),
+            "{}: matched to {matched:?}",
+            m.id
+        );
     }
     for wheat in ["w-exclusive.rs", "w-ledger.rs"] {
         assert!(group_of(wheat).is_none(), "{wheat} fails nothing");
