@@ -349,3 +349,20 @@ fn the_readers_of_printers_and_defaults_see_what_they_look_for() {
         [(1, "--timeout".to_string()), (3, "--impl".to_string())]
     );
 }
+
+/// A module's `//!` header says what it is for and its invariants in at
+/// most 15 lines: detail belongs on the item it explains, or in DESIGN.md.
+#[test]
+fn no_module_header_runs_past_15_lines() {
+    let mut files = Vec::new();
+    rust_files(&root().join("src"), &mut files);
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            let header = text.lines().take_while(|l| l.starts_with("//!")).count();
+            (header > 15).then(|| format!("{} ({header} lines)", file.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "headers over 15 lines: {long:#?}");
+}

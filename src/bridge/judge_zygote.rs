@@ -1,31 +1,18 @@
-//! fencelab's own judge started once per run and forked per trial, rather
-//! than executed afresh by each trial: a start of the judge's program cost
-//! about 1.3 ms of processor time here, most of it the C library's probing
-//! of the processor's caches (`cpuid`, which a virtual machine traps), as
-//! much as a trial's test itself.
+//! fencelab's own judge, started once per run and forked per trial rather than
+//! executed afresh by each. A judge's start cost as much processor time as a
+//! test's run (`bench/RESULTS.md`). Most of it was the C library probing the
+//! caches by `cpuid`, which a virtual machine traps.
 //!
-//! The judge's program carries `init` in its `.init_array` (the engine
-//! appends it to the judge's root file, `engine::crates::write_judge`): it
-//! runs before `main`, and returns at once unless the program was started
-//! as a judge zygote (`ZYGOTE_ARG`, by `engine::process::JudgeZygote`).
-//! Then it never returns in that process: it waits on its control socket
-//! for trials, and forks a child for each. The child (`child`) puts itself
-//! where the runner's clone would have put a judge it executed (its own
-//! process group, death with its parent, its standard streams and the
-//! descriptor it inherits, signals and limits, the trial's space, its
-//! directory, its environment and its command line), and returns from
-//! `init`: `main` then runs the test as in a judge executed afresh. Nothing
-//! of the suite has run in the zygote (it runs before `main`, and only this
-//! module's code), so each child starts from the state an executed judge
-//! starts from.
+//! The judge's program carries `init` in its `.init_array`, so it runs before
+//! `main`. It returns at once unless the program was started as a judge zygote
+//! (`ZYGOTE_ARG`, by `engine::process::JudgeZygote`). Then it waits on its
+//! control socket and forks a child for each trial. The child (`child`) sets
+//! itself up as the runner's clone sets up a judge, then returns to `main`.
 //!
-//! The zygote is fencelab's own code and the suite's, never a learner's
-//! (an untrusted judge is executed in its cage as before), single-threaded,
-//! and dies with the runner (its parent-death signal, and its control
-//! socket's end); each child dies with it. For each trial the runner sends,
-//! with the request, one end of a connection of the trial's own: the zygote
-//! answers on it the child's pid, then its wait status and the processor
-//! time it and what it waited for used, as `wait4` gives them to a parent.
+//! Invariants: nothing of the suite runs in the zygote, so each child starts
+//! from the state an executed judge starts from. The zygote is fencelab's own
+//! code and the suite's, never a learner's. It is single-threaded and dies with
+//! the runner, and each child dies with it.
 
 use std::ffi::{CStr, CString, c_char, c_int};
 use std::os::fd::RawFd;
@@ -144,7 +131,8 @@ impl Request {
 
 /// Runs before `main` in every judge program (its `.init_array`): nothing
 /// unless the program was started as a zygote, which never returns but in
-/// the child of each trial, set up for it.
+/// the child of each trial, set up for it. The engine appends it to the
+/// judge's root file (`engine::crates::write_judge`).
 ///
 /// # Safety
 /// Only as an `.init_array` function, which the C library calls with the
@@ -288,7 +276,8 @@ pub(crate) fn trial_limits(file_size: Option<u64>) {
 const JUDGE_ADDRESS_SPACE: u64 = 4 << 30;
 
 /// The zygote's loop: one child per request on `control`; returns in each
-/// child, set up, its request.
+/// child, set up, its request. It dies with the runner: by its parent-death
+/// signal, and at its control socket's end.
 ///
 /// # Safety
 /// Only in a single-threaded process.

@@ -1,92 +1,17 @@
-//! The cage untrusted code runs in: an implementation's server, and a
-//! learner's tests. Set up between fork and exec, so that it holds before any
-//! of the untrusted code (constructors included) runs. Its layers, each where
-//! the kernel allows it (`Layers::probe` tells which, once per process):
+//! The cage untrusted code runs in: an implementation's server, and a learner's
+//! tests. It is set up between fork and exec, so it holds before any of the
+//! untrusted code runs, constructors included. The parent prepares everything
+//! the child needs (`Cage::new`): between fork and exec only system calls run.
 //!
-//! - **Namespaces** (a user namespace, unprivileged): a network namespace
-//!   with no interface up (no TCP, UDP or DNS, no abstract Unix socket of
-//!   anyone else's): its own, or, where it starts in one that is closed
-//!   (`Net`: one per submission, which its trials join) and Landlock keeps
-//!   abstract sockets in, that one; an IPC namespace; a PID namespace; and a mount
-//!   namespace whose root is a fresh tmpfs holding only the system's programs
-//!   and libraries (`/usr`, `/bin`, `/lib*`, the loader's cache, a few
-//!   devices), the program itself and the trial's directory, bound at their
-//!   own paths, and (under Landlock only, which gives no right to read in
-//!   it) a `/proc` of the PID namespace's own: no other file of the machine,
-//!   no other process, no Unix socket but the trial's. Inside, the code is a
-//!   user other than root (uid 65534 when fencelab runs as root, else
-//!   fencelab's own uid), and `execve` drops every capability.
-//! - **Nothing outlives the program**: the process fencelab started stays
-//!   outside the PID namespace as its watcher; its child is the namespace's
-//!   init (PID 1, ours: no code of fencelab's but system calls, its command
-//!   line wiped, not dumpable), and the program is the init's child (PID 2).
-//!   The init reaps; when the program ends it waits up to 300 ms for the
-//!   rest, tells the watcher how the program ended and whether anything was
-//!   still running, and exits, and the kernel kills whatever is left in the
-//!   namespace (double-forked, in a session of its own, with a cleared
-//!   environment: it is there all the same). The watcher then ends as the
-//!   program did, with its exit status or by its signal, so every verdict
-//!   reads the program's own end; killed (a timeout, a flood, fencelab's
-//!   death), it takes the init, hence the namespace, with it. Where the
-//!   caller says what the program is (`Cage::executing`, a judge's
-//!   server), the init is a clone sharing the watcher's memory and the
-//!   program a `CLONE_VFORK` clone of the init that executes it at once
-//!   (`start_cloned`): one copy of the judge's memory per cage, not three;
-//!   nothing untrusted ever runs in that shared memory, and the program's
-//!   credentials, namespaces, limits and Landlock domain are its own, as
-//!   after a fork. Where the program is a server that goes on as it is (a
-//!   Python server forked per trial), the init is such a clone and the
-//!   program the watcher's own fork (`start_forked`): two copies, not
-//!   three; the program is then PID 2 but the watcher's child (its
-//!   `getppid()` says 0), and the watcher tells the init when it ended.
-//! - **Landlock** (Linux 5.13+): the same paths are the only ones it may read
-//!   or execute, and it may write only beneath the trial's directory (and
-//!   /dev/null); where the ABI allows, no TCP, no signals and no abstract
-//!   sockets outside the cage. Where namespaces are missing, this is what
-//!   confines reads.
-//! - **Limits**, always: 4 GiB of address space per process, 8,192
-//!   processes of the user (which binds no one when fencelab runs as root:
-//!   the kernel exempts root's own uid), no core dumps, no new privileges;
-//!   the process dies with its parent. With the PID namespace (Linux 6.14+
-//!   namespaces `pid_max`), at most 2,047 processes and threads at once in
-//!   the cage, root included.
-//! - **Memory across the cage's processes** (`Memory`, where a memory cgroup
-//!   can be made under fencelab's own: cgroup v1's memory controller, or
-//!   v2's where our cgroup delegates it): `MEMORY` (1 GiB) for everything
-//!   the cage runs together, without swap, root included (the limit is set
-//!   outside the cage, and nothing in it can reach `/sys`). The watcher
-//!   writes itself into the cgroup before it makes the namespaces, so every
-//!   process of the cage is in it from its start. The OOM killer kills only
-//!   there (a process of the cage, possibly its watcher or init, which ends
-//!   the cage all the same), and counts it: the trial then fails as "ran out
-//!   of memory", alone. The cgroup is made and removed by fencelab's runner,
-//!   which outlives every judge: a judge killed at its deadline leaves
-//!   nothing behind (`MEMORY_ENV` tells it the cgroup of the implementation
-//!   it starts); a run killed outright (SIGKILL, Ctrl-C) leaves its empty
-//!   cgroups, which the next run sweeps. Where there is none (an
-//!   unprivileged user, no controller), a trial has 2,047 x 4 GiB of
-//!   address space, and the run says so.
-//! - **Total space of a trial** (`Space`, where a user namespace, or a mount
-//!   namespace as root, can be made): the trial's directory is a tmpfs of
-//!   its own, `SPACE` (512 MiB) and 16,384 files, mounted in a namespace
-//!   that every process of the trial joins before anything else: the
-//!   uncaged judge that writes the test's files, the server the runner
-//!   starts, the cage (whose mount namespace is made from it). A write
-//!   beyond it is refused (ENOSPC), and the runner, which reads the tmpfs's
-//!   own account, fails the trial "wrote more than 512 MiB", whatever the
-//!   code made of the refusal. It costs a clone of the runner per trial that
-//!   shares its memory and ends at once (descriptors hold the namespace),
-//!   and the tmpfs goes with the trial's last process. A memory
-//!   cgroup alone would not do: the pages a cage writes on a tmpfs are
-//!   charged to it, but only where the trial's directory is a tmpfs
-//!   (`/dev/shm`, not a `TMPDIR` on a disk, whose pages are written back and
-//!   freed), only for what the cage itself writes (not the trusted server a
-//!   learner's tests drive), and it ends in the OOM killer, which reads as
-//!   memory, not space. Where there is no space of a trial's own, only each
-//!   file is bounded (256 MiB, `engine::runner`), and the run says so.
+//! Its layers are namespaces, Landlock, limits, a memory cgroup (`Memory`) and
+//! the trial's space (`Space`). Each holds where the kernel allows it
+//! (`Layers::probe`). DESIGN.md's "The cage, layer by layer" says what each
+//! enforces, and what holds where it is missing.
 //!
-//! Everything the child needs (paths as C strings, descriptors) is prepared by
-//! the parent in `Cage::new`: between fork and exec only system calls run.
+//! Invariants: where the cage has a PID namespace, nothing the program starts
+//! outlives it (`init`). The watcher ends as the program did, so every verdict
+//! reads the program's own end (`watch`). Nothing untrusted ever runs in memory
+//! shared with fencelab's (`start_cloned`, `start_forked`).
 
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -123,7 +48,9 @@ const SCOPE_SIGNAL: u64 = 1 << 1;
 
 /// The largest address space an implementation may map.
 const ADDRESS_SPACE: u64 = 4 << 30;
-/// The most processes (and threads) the user may have once it runs.
+/// The most processes (and threads) the user may have once it runs. The
+/// kernel exempts root's own uid, so this binds no one when fencelab runs as
+/// root.
 const PROCESSES: u64 = 8192;
 /// One more than the most processes and threads a cage's PID namespace may
 /// hold at once (its `pid_max`; the kernel's least is 301).
@@ -201,10 +128,12 @@ struct PathBeneathAttr {
 /// A memory cgroup of a cage's own, nested under fencelab's own cgroup: what
 /// every process of the cage uses together (memory, and the pages of files it
 /// writes on a tmpfs, such as its trial's `Space`) is bounded by `MEMORY`,
-/// without swap. Its child writes itself into it before anything untrusted
-/// runs (`enter`); what it starts inherits it. The OOM killer then kills only
-/// in this cgroup, and counts what it killed (`ran_out`). Removed when
-/// dropped, after whatever is still in it has been killed.
+/// without swap, root included. The limit is set outside the cage, and
+/// nothing in it can reach `/sys`. Its child writes itself into it before
+/// anything untrusted runs (`enter`); what it starts inherits it. The OOM
+/// killer then kills only in this cgroup, and counts what it killed
+/// (`ran_out`). Removed when dropped, after whatever is still in it has been
+/// killed.
 #[derive(Debug)]
 pub(crate) struct Memory {
     dir: PathBuf,
@@ -314,7 +243,8 @@ impl Memory {
     }
 
     /// Whether the OOM killer killed a process of it: the cage ran out of
-    /// memory.
+    /// memory. The process killed may be the cage's watcher or init, which
+    /// ends the cage all the same.
     pub(crate) fn ran_out(&self) -> bool {
         let (file, field) = if self.v2 {
             ("memory.events", "oom_kill ")
@@ -608,6 +538,12 @@ pub(crate) fn closed_network() -> bool {
 /// namespace is then made from it, so all of them see the same files.
 /// Nothing outside sees the tmpfs; it goes when the last descriptor and
 /// process in the namespace do.
+///
+/// A memory cgroup alone would not do. It charges a cage's written pages only
+/// where the trial's directory is a tmpfs (`/dev/shm`): a `TMPDIR` on a disk
+/// is written back and freed. It charges only what the cage itself
+/// writes, not the trusted server a learner's tests drive. And it ends in the
+/// OOM killer, which reads as memory, not space.
 pub(crate) struct Space {
     _user: Option<OwnedFd>,
     _net: Option<OwnedFd>,
@@ -743,7 +679,9 @@ impl Space {
     }
 
     /// Whether the trial used up its space (less than 1 MiB, or no file,
-    /// left): it wrote too much, and what it wrote last was refused.
+    /// left): it wrote too much, and what it wrote last was refused. This is
+    /// the tmpfs's own account, so the runner fails the trial whatever the
+    /// code made of the refusal (ENOSPC).
     pub(crate) fn used_up(&self) -> bool {
         // SAFETY: fills a statvfs of ours from a descriptor of ours.
         let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
@@ -849,7 +787,8 @@ fn scopes_abstract_sockets() -> bool {
     available().is_some_and(|abi| abi >= 6)
 }
 
-/// The Landlock ABI version of the running kernel, if it has Landlock.
+/// The Landlock ABI version of the running kernel, if it has Landlock
+/// (Linux 5.13+).
 pub(crate) fn available() -> Option<i32> {
     // SAFETY: asks the version; no memory is passed.
     let abi = unsafe {
@@ -1636,7 +1575,7 @@ unsafe fn join_memory(cgroup: Option<RawFd>) -> std::io::Result<()> {
     Ok(())
 }
 
-/// The limits every caged process gets.
+/// The limits every caged process gets; each also dies with its parent.
 unsafe fn limit() {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
@@ -1897,9 +1836,11 @@ const CLONE_STACK: usize = 128 << 10;
 /// cage entered by `enter`) and executes the program: from then on
 /// it has memory of its own, and nothing untrusted ever runs in the shared
 /// one. The init then says so (a word of 0) and reaps, as `init` does; the
-/// watcher watches. Where the root or the program cannot be started, the
-/// init says why (the errno) and ends, and this returns that error, as
-/// the fork of `enter_root` would have returned it to `std`'s spawn.
+/// watcher watches. The program's credentials, namespaces, limits and
+/// Landlock domain are its own, as after a fork. Where the root or the
+/// program cannot be started, the init says why (the errno) and ends, and
+/// this returns that error, as the fork of `enter_root` would have returned
+/// it to `std`'s spawn.
 unsafe fn start_cloned(
     root: &Root,
     report: [RawFd; 2],
@@ -2327,7 +2268,9 @@ extern "C" fn program_entry(arg: *mut libc::c_void) -> libc::c_int {
 /// The PID namespace's init: reaps every process of the namespace until the
 /// program ends, waits up to `LINGER` for the others to end too, tells the
 /// watcher how the program ended and whether others were still running,
-/// then exits, which kills them. Runs no code but system calls.
+/// then exits, which kills them. Whatever is left dies with the namespace,
+/// however it hid: double-forked, in a session of its own, its environment
+/// cleared. Runs no code but system calls.
 unsafe fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize); 2]) -> ! {
     unsafe {
         keep_only(report, -1);
@@ -2403,8 +2346,8 @@ unsafe fn others_stay(ms: i64) -> bool {
 /// The watcher: the process fencelab started, outside the PID namespace. It
 /// waits for the init's word, then ends as the program did (the same exit
 /// status, or killed by the same signal), so that fencelab's verdicts see the
-/// program's own end. Killed, it takes the namespace with it (the init's
-/// parent-death signal).
+/// program's own end. Killed (a timeout, a flood, fencelab's death), it takes
+/// the namespace with it (the init's parent-death signal).
 unsafe fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -> ! {
     unsafe {
         keep_only(report, left.unwrap_or(-1));

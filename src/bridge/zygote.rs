@@ -1,58 +1,18 @@
-//! A Python server forked per trial from a forking server per
-//! implementation (python/fencelab_forking.py, itself forked, on the
-//! runner's word, from the run's one root interpreter,
-//! `pyroot-<hash>/fencelab_forking.py root --forking`, started once per run
-//! by the runner: `engine::python::Zygotes`), instead of an
-//! interpreter started afresh by each judge: the interpreter's start (about
-//! 90 ms of CPU here) leaves the trial, and its imports leave the
-//! submission (a forking server forked from the root: 3.6 ms, where one
-//! started afresh took 61: `bench/python_floor.py`).
+//! A Python server forked per trial from a forking server per implementation,
+//! instead of an interpreter started afresh by each judge. The interpreter's
+//! start leaves the trial, and its imports leave the submission
+//! (`bench/RESULTS.md`). The runner uses it only where the cage has a PID
+//! namespace.
 //!
-//! Both sides of the one request a judge makes are here:
-//! - the judge's (`connection`, `fork`, `status`): the runner hands it a
-//!   connection to the forking server as an inherited descriptor
-//!   (`ZYGOTE_ENV`: never a path, so no caged program can find it), the
-//!   trial's dispenser, which the judges it runs again as claimers in
-//!   processes of their own inherit too (no server is ever given it); on
-//!   its first call each sends on it one end of a connection of its own,
-//!   and on that what the child needs: the strings of its cage (the
-//!   trial's directory, the program, what it reads, the memory cgroup) and
-//!   descriptors (the listening socket, the server's three standard streams,
-//!   a pipe for the cage's word, its own user, mount and network
-//!   namespaces: the trial's space, and the implementation's closed network
-//!   a server it started would share). The answer is the pid of the cage's watcher; its exit
-//!   status follows when it ends;
-//! - the child's (`fencelab_fork_cage`, exported by the bridge's cdylib and
-//!   called through `ctypes` by the forking server, which it forks; the
-//!   child runs none of the forking server's Python until it is the cage's
-//!   program, and the implementation is imported only then): it joins the
-//!   trial's space and builds and enters the very cage a judge gives a
-//!   server it starts (`sandbox::Cage::reading`, `bounded`,
-//!   `enter_serving`: the same code, not a second cage), watcher and init
-//!   included;
-//! - the forking server's loop (`fencelab_forking_loop`, where the runner
-//!   names the cdylib to the forking server): the connections, the forks
-//!   and the watchers' ends, in Rust, so that the forking server runs no
-//!   Python between two forks (each page it writes after a fork is a copy).
+//! The judge's side (`connection`, `fork`, `status`), the child's way into the
+//! cage (`fencelab_fork_cage`) and the forking server's loop
+//! (`fencelab_forking_loop`) are here. The child enters the very cage a judge
+//! gives a server it starts: the same code, not a second cage. So the cage
+//! stays one piece of Rust, rather than a Python port of it.
 //!
-//! Why this design (rather than a Python port of the cage, or the judge
-//! forking the interpreter): the cage stays one piece of Rust; the forking
-//! server holds nothing of any implementation (it never imports one), is
-//! single-threaded, not dumpable, and dies with the runner; nothing outlives
-//! a trial, because the watcher is the forking server's child, killed (its
-//! init first) when the judge's connection closes, by the judge itself as it
-//! exits (`client::reap_server`, as for a server it started), and with its
-//! memory cgroup by the runner; a judge reads the watcher's exit status from
-//! the forking server, so every verdict reads as for a server started
-//! afresh. The runner uses it only where the cage has a PID namespace.
-//!
-//! The runner also asks it itself (`fork_on`), for the servers of
-//! fencelab's own implementations that a learner's tests talk to
-//! (`engine::runner::Served::forked`): it starts that forking server with
-//! `--forking-trusted`, and its children enter the cage the runner gives
-//! such a server (`Cage::trusted_reading`, `fencelab_fork_cage`'s `trusted`). The forking
-//! server sets that flag from its own command line, never from the request;
-//! no judge of a learner's is ever given a connection.
+//! Invariants: the forking server never imports an implementation, is
+//! single-threaded, not dumpable, and dies with the runner. Nothing outlives a
+//! trial, and every verdict reads as for a server started afresh.
 
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -68,6 +28,7 @@ pub(crate) use super::fds::send_with;
 /// and the pid of the runner, which made the pair: the socket's peer
 /// credentials say so, which tells it from another descriptor at that
 /// number in a process that inherited the variable and not the descriptor).
+/// Never a path, so no caged program can find it.
 pub(crate) const ZYGOTE_ENV: &str = "FENCELAB_ZYGOTE";
 
 /// What a judge asks of the forking server (python/fencelab_forking.py
@@ -653,7 +614,10 @@ pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// mount and network namespaces); the watcher's pid. The request goes on a
 /// connection of this process's alone, made here and sent to the forking
 /// server on the runner's (`connect`): when this process ends, the forking
-/// server sees that connection end and kills the cage.
+/// server sees that connection end and kills the cage. The judge also kills
+/// it as it exits (`client::reap_server`, as for a server it started). The
+/// runner kills it with its memory cgroup. The watcher is the forking
+/// server's child, so nothing of the cage outlives the trial.
 pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, String> {
     let dispenser = *DISPENSER
         .get()
@@ -704,7 +668,9 @@ pub(crate) fn fork_on(
 }
 
 /// The watcher's wait status, waiting up to `limit` for the forking server
-/// to say it (None: it has not ended, or the forking server is gone).
+/// to say it (None: it has not ended, or the forking server is gone). The
+/// judge reads it here, so every verdict reads as for a server started
+/// afresh.
 pub(crate) fn status(limit: Duration) -> Option<i32> {
     let connection = CONNECTION.get()?;
     let mut status = connection.status.lock().unwrap_or_else(|e| e.into_inner());

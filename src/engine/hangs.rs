@@ -1,21 +1,18 @@
 //! When a trial loses to time, and how that is confirmed before it costs a
 //! point. A verdict must depend on the code, never on the machine's load.
 //!
-//! Three rules stop a trial (`TimeRule`). It spins: its untrusted side's
-//! cage has used `Rules::spin` of processor time. It waits: for
-//! `Rules::wait` in all, none of its processes ran or was ready to run, and
-//! none used the processor. Or it reaches its wall-clock limit. A busy
-//! machine slows a process that runs, never one that sleeps, and adds no
-//! processor time to it: the first two are the code's own doing. They need
-//! the cage's memory cgroup to find its processes; without one, only the
-//! limit applies.
+//! Three rules stop a trial (`TimeRule`). It spins: its untrusted side's cage
+//! has used `Rules::spin` of processor time. It waits: for `Rules::wait` in
+//! all, none of its processes ran or was ready to run, and none used the
+//! processor. Or it reaches its wall-clock limit. Load slows a process that
+//! runs, never one that sleeps, and adds no processor time to it. So the first
+//! two rules are the code's own doing.
 //!
-//! A stopped trial is not a verdict yet. After the run's other trials it
-//! runs again alone, under the same rules (`Runner::run`); only a trial
-//! stopped again fails for time, as confirmed. An implementation's
-//! confirmations that are stopped again spend its budget (`grade
-//! --budget`); past it, its other stopped trials fail unconfirmed
-//! (`TestOutcome::OverBudget`).
+//! A stopped trial is not a verdict yet. After the run's other trials it runs
+//! again alone, under the same rules (`Runner::run`). Only a trial stopped
+//! again fails for time, as confirmed. Confirmations spend their
+//! implementation's budget (`grade --budget`); past it, the rest fail
+//! unconfirmed (`TestOutcome::OverBudget`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -148,7 +145,9 @@ impl Watch {
     }
 
     /// Trial `id`'s untrusted side runs in the memory cgroup `cage`, and
-    /// other processes of it in `also`.
+    /// other processes of it in `also`. The spin and wait rules find a
+    /// trial's processes only so: without a memory cgroup, only its limit
+    /// applies.
     pub(super) fn caged(&self, id: usize, cage: &Path, also: Vec<PathBuf>) {
         if let Some(w) = self.lock().trials.get_mut(&id) {
             w.cage = Some(cage.to_path_buf());

@@ -2,41 +2,23 @@
 //! of every implementation in isolated processes, under one trust policy.
 //! Every command is a front end over one call, [`run`].
 //!
-//! The stages of a run, in order (each owned by one file):
-//! 1. write the scratch crates and build them with cargo: the judge (the
-//!    suite bound to the bridge's proxy) and the servers hosting the
-//!    implementations (`builder`, `cargo`, `scratch`); an implementation that
-//!    does not compile is unviable and the others are built without it;
-//! 2. ask both programs who they are, so that a stale binary cannot pass for
-//!    a fresh one (`builder`);
-//! 3. run the scenarios (`Scenario`): the baseline first, if there is one,
-//!    then every other one, each test of each scenario a trial of its own, a
-//!    judge process under a time limit (`runner`, `process`); a trial's verdict
-//!    is the judge's exit status (`outcome`);
-//! 4. release what was built to the garbage collector (`scratch::Pin`).
+//! A run's stages, in order, each owned by one file:
+//! 1. write and build the crates (`crates`, `cargo`, `builder`, `scratch`);
+//! 2. ask each program who it is (`identity`);
+//! 3. run the scenarios (`runner`, `process`, `outcome`);
+//! 4. release what was built (`scratch::Pin`).
 //!
-//! What the run may trust, and how long things may take, is its `Policy`.
-//!
-//! Where an implementation's language shows: only in the builder. `crates`
-//! writes an implementation as a Rust crate (its file verbatim, the bridge's
-//! dispatch appended) and the server crate hosting it; `builder` compiles
-//! them, keeps a compiler's messages as the implementation's, and asks each
-//! server who it is (`identity`). What the builder hands on for each viable
-//! implementation is a `builder::Host`: a program that speaks the bridge's
-//! protocol and the implementation's key in it. Everything after (the
-//! runner, the judge's client in `bridge/client.rs`, the cage) starts that
-//! program the one way `bridge/server.rs` defines (`--identify`, `serve
-//! KEY`, `serve-stdin`; the listening socket as fd 3) and knows nothing else
-//! of it; the judge is the suite, in Rust whatever the implementation's
-//! language (but for a learner's own Python tests, whose judge is Python too:
-//! `python::judge`, taking libtest's arguments and printing its verdicts).
-//! A second language plugs in there: in `builder::build`, its
-//! implementations are checked its own way instead of compiled (unviable
-//! with its own messages) and each becomes a `Host` whose program is that
-//! language's server; what else its cage must show (an interpreter, the
-//! implementation's file) is the one thing `Host` would have to add, since a
-//! Rust server's cage shows its program alone.
+//! What the run may trust, and how long things may take, is its `Policy`. An
+//! implementation's language shows only in the builder. It hands on a
+//! `builder::Host` for each viable one: a program speaking the bridge's
+//! protocol, and the implementation's key in it. Everything after starts it
+//! as `bridge/server.rs` defines, and knows nothing else of it.
 
+// A second language plugs in at `builder::build`, as Python does. Its
+// implementations are checked its own way instead of compiled, unviable with
+// its own messages. Each becomes a `Host` whose program is that language's
+// server. Its cage must also show what that server reads (an interpreter, the
+// implementation's file), where a Rust server's cage shows its program alone.
 pub mod builder;
 pub(crate) mod cargo;
 mod crates;
@@ -45,6 +27,9 @@ mod identity;
 pub mod outcome;
 pub mod policy;
 pub(crate) mod process;
+// The judge is the suite, in Rust whatever the implementation's language.
+// Only a learner's own Python tests have a Python judge (`python::judge`): it
+// takes libtest's arguments and prints its verdicts.
 pub(crate) mod python;
 pub mod runner;
 mod scenario;

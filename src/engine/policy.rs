@@ -1,38 +1,14 @@
 //! What a run trusts, in one place: the trust policy. Every choice that keeps
-//! untrusted code from deciding its own verdict, or from harming the machine,
-//! the other implementations or the reports, is a field here, fixed per kind
+//! untrusted code from deciding its verdict, or from harming the machine, the
+//! other implementations or the reports, is a field here. It is fixed per kind
 //! of run; front ends pick a kind and never set these one by one.
 //!
-//! There are two sides to every trial (see `bridge`): the suite, in the judge
-//! process, and the implementation, in its server process. Which side is
-//! untrusted depends on the run:
-//!
-//! | trust | suite (judge) | implementation (server) | example |
-//! |---|---|---|---|
-//! | `Instructor` | fencelab's | the reference and its mutants | `verify` |
-//! | `Learner` | fencelab's | the learner's own, on their machine | `check` |
-//! | `Submissions` | fencelab's | students' submissions, in CI | `grade` |
-//! | `LearnerTests` | a learner's own tests | the reference, the wheats, the mutants | `check --mine`, `grade --tests` |
-//!
-//! The implementation is caged in every run (`bridge::sandbox`: about 5 ms a
-//! process, and a learner's code then runs under `check` as it will under
-//! `grade`). What differs is
-//! what untrusted code could do to a neighbour or a verdict: submissions get a
-//! server program each (no constructor of one runs in another's process),
-//! the judge's output is capped lower (many submissions in one report), and
-//! processes that escaped a trial's process group are hunted down.
-//!
-//! A learner's tests turn the bridge around: the judge is the untrusted side,
-//! so it is caged too, and it must not learn which implementation it talks to
-//! except through the contract's answers (a test that could tell a mutant
-//! from a correct implementation by other means could fail on purpose and
-//! earn credit for catching it). So every implementation is hosted by one
-//! server program; the server is started by the runner, not by the judge, and
-//! told which implementation to serve on its standard input, never in its
-//! arguments or environment, and caged lighter (`Cage::trusted`: it is
-//! fencelab's code); it makes itself non-dumpable, so that its memory
-//! cannot be read; and the trials run in a shuffled order in directories with
-//! random names, so that a trial's place in the run says nothing either.
+//! Every trial has two sides (see `bridge`): the suite, in the judge process,
+//! and the implementation, in its server process. The implementation is the
+//! untrusted side, except under `LearnerTests`: there it is a learner's tests.
+//! The implementation is caged in every run, so a learner's code runs under
+//! `check` as it will under `grade`. What differs is what untrusted code could
+//! do to a neighbour or a verdict.
 //!
 //! The time-limit policy is here too: how long a test and a build may take.
 
@@ -125,7 +101,8 @@ pub struct Policy {
     pub judge_caged: bool,
     /// Who starts the implementation's server.
     pub(crate) launch: Launch,
-    /// Whether trials run in a shuffled order, in randomly named directories.
+    /// Whether trials run in a shuffled order, in randomly named directories,
+    /// so that a trial's place in the run says nothing of its implementation.
     pub shuffle: bool,
     /// How much one implementation's confirmations may spend
     /// (`engine::hangs`; `grade --budget`), if there is a bound; a

@@ -1,25 +1,17 @@
 //! A learner's own tests, judged as Examplar (Wrenn and Krishnamurthi, Brown
-//! University) judges them: a test is **valid** when it passes on every
-//! run of every correct implementation (the reference, run three times, and
-//! every wheat), and a suite is **thorough** in proportion to the broken
-//! implementations (the mutants) its valid tests catch. Two commands use it,
-//! and neither owns it: `check --mine` shows it to the learner
-//! (`commands/check/mine.rs`), `grade --tests` scores it
-//! (`commands/grade/learner_tests.rs`). It sits below the commands and above
-//! the engine: it imports no command.
+//! University) judges them. A test is **valid** when it passes on every run of
+//! every correct implementation: the reference, run three times, and every
+//! wheat. A suite is **thorough** in proportion to the mutants its valid tests
+//! catch. `check --mine` shows it to the learner and `grade --tests` scores it.
+//! Neither owns it, and it imports no command.
 //!
-//! The learner's tests are untrusted code: they run as the judge, caged, and
-//! the engine's `LearnerTests` policy keeps them from learning which
-//! implementation they talk to except through the contract's answers (so that
-//! failing on purpose cannot earn credit). Every (test, implementation) pair is
-//! one trial, in a shuffled order.
+//! The learner's tests are untrusted code: they run as the judge, caged, under
+//! the engine's `LearnerTests` policy. Every (test, implementation) pair is one
+//! trial, in a shuffled order.
 //!
-//! For a test that is invalid the report gives the one reason the evidence
-//! shows (`judge.rs`): racy, fails on the reference (with the misunderstanding
-//! it was likely written from), assumed a freedom, or fails on a full wheat
-//! only. For each mutant no valid test
-//! catches, it gives the title and what kind of observation would expose it
-//! (from the tests of fencelab's own suite that kill it), never its code.
+//! An invalid test gets the one reason the evidence shows (`judge.rs`). A mutant
+//! no valid test catches is told by its title and the kind of observation that
+//! would expose it, never by its code.
 
 pub(crate) mod content;
 mod judge;

@@ -1,28 +1,17 @@
 //! Runs of the reference that decide `claim_many`'s race differently, so that
-//! a learner's test whose verdict depends on the race is seen to depend on it.
+//! a learner's test that depends on the race shows it.
 //!
 //! The contract lets any owner of `claim_many` win. Left to the scheduler, the
-//! reference lets the first owner win most of the time, so a test asserting
-//! which owner wins passes on some runs and fails on others, and which of the
-//! two a judgement sees is chance: the explanation a learner reads would change
-//! from run to run. Instead, run `r` of the reference (`0..RUNS`) is the
-//! reference whose `claim_many` lets the owner at `(r + c) % owners.len()` take
-//! the write lock first in its `c`-th call (counted from 0 in each process, and
-//! each trial is a process of its own), the others only once that owner holds
-//! it; the gate is the one of the wheat `variant-claim-many-winner`, which lets
-//! the last owner go first. Each run is a correct implementation, and the race
-//! each one decides is decided the same way every time: a test that asserts
-//! which owner wins passes on one run and fails on another, on every judgement.
-//!
-//! The single-freedom variants whose `claim_many` is the reference's run under
-//! schedule 0 too, for the same reason: a variant that takes, say, the journal
-//! mode must not fail a test on one judgement and pass it on the next because
-//! its `claim_many` raced differently.
+//! reference lets the first owner win most of the time. A test asserting the
+//! winner would pass or fail by chance, and what a learner reads would change
+//! from run to run. Instead, each run (`scheduled`) decides the race its own
+//! fixed way. Such a test then passes on one run and fails on another, on every
+//! judgement. The single-freedom variants whose `claim_many` is the reference's
+//! run under schedule 0 too, so their race never changes a verdict either.
 //!
 //! Invariant: a scheduled implementation differs from the one it came from in
-//! `claim_many` only, and in nothing a test can observe but the winner
-//! (checked by the unit tests below and, for behaviour, by
-//! `tests/cli/learner_tests/`).
+//! `claim_many` only, and in nothing a test can observe but the winner. The unit
+//! tests below check it, and `tests/cli/learner_tests/` checks its behaviour.
 
 use std::sync::OnceLock;
 
@@ -64,8 +53,14 @@ pub(crate) fn gated_in(wheats: &Wheats) -> (String, String) {
 }
 
 /// `source` (the reference, or a change of it that keeps its `claim_many`)
-/// under schedule `run` (see the module's header). `Err` when `source` has
-/// no `claim_many` of the reference's.
+/// under schedule `run`. `Err` when `source` has no `claim_many` of the
+/// reference's.
+///
+/// Run `r` (`0..RUNS`) lets the owner at `(r + c) % owners.len()` take the
+/// write lock first in its `c`-th call. The others take it only once that
+/// owner holds it. Calls are counted from 0 in each process, and each trial is a process
+/// of its own. The gate is `variant-claim-many-winner`'s, which lets the last
+/// owner go first. Each run is a correct implementation.
 pub(crate) fn scheduled(source: &str, run: usize) -> Result<String, Stale> {
     let (find, replace) = gated();
     let leads = format!(

@@ -1,26 +1,21 @@
-//! fencelab's own words in a failing test's message, in the learner's
-//! language: what the bridge and the runner write when a test fails for
-//! something other than an observation (the implementation's process ended,
-//! panicked or failed in a call, left processes running, used up its memory
-//! or space). The suite's observations have their own table
-//! (`lab::observation::translate`); these are fencelab's, written in English
-//! where they are made (`bridge::client`, `engine::runner`,
-//! `engine::outcome`), and translated here line by line, a line at a time,
-//! as whole lines: a learner's own output and Python's traceback around them
-//! are never touched.
+//! fencelab's own words in a failing test's message, in the learner's language.
+//! The bridge and the runner write them when a test fails for something other
+//! than an observation. The implementation's process ended, panicked or failed
+//! in a call, left processes running, or used up its memory or space. The
+//! suite's observations have their own table (`lab::observation::translate`).
 //!
-//! Each entry is a template with `{name}` holes, matched against a whole
-//! line; the value of a hole is itself translated when it is one of the
-//! entries (`{how}`: "exited with status 1", `{who}`: "the test"), and is
-//! kept as it was otherwise (a function's name, a path, a number, the
-//! learner's own text). The tests below build each message with the code
-//! that writes it, so that a change of wording there fails here.
+//! fencelab writes these lines in English where it makes them
+//! (`bridge::client`, `engine::runner`, `engine::outcome`); they are translated
+//! here. Only whole lines are translated: a learner's own output and Python's
+//! traceback around them are never touched. The tests below build each message
+//! with the code that writes it, so a change of wording there fails here.
 
 use crate::lab::lang::Lang;
 use crate::lab::observation::{fill, holes};
 
 /// Whole lines: English template, Japanese template, the same holes on both
-/// sides.
+/// sides. Each template, with its `{name}` holes, is matched against a whole
+/// line.
 const LINES: &[(&str, &str)] = &[
     // bridge::client: the implementation's process ended during a call.
     (
@@ -158,7 +153,9 @@ const PARTS: &[(&str, &str)] = &[
 ];
 
 /// `text` as one of `table`'s entries fills it, in Japanese: each hole's
-/// value translated as one of `PARTS` where it is one.
+/// value translated as one of `PARTS` where it is one (`{how}`: "exited with
+/// status 1", `{who}`: "the test"). Any other value is kept as it was: a
+/// function's name, a path, a number, the learner's own text.
 fn in_japanese(table: &[(&str, &str)], text: &str) -> Option<String> {
     table.iter().find_map(|(en, ja)| {
         let values: std::collections::BTreeMap<String, String> = holes(en, text)?

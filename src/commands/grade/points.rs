@@ -1,28 +1,16 @@
-//! Points per test and per step that add up exactly to a submission's score,
-//! for the formats that show them (GitHub Classroom, Gradescope,
-//! PrairieLearn, the CSV gradebook's steps).
+//! Points per test and per step that add up exactly to a submission's score.
+//! The formats that show them are GitHub Classroom's, Gradescope's,
+//! PrairieLearn's and the CSV gradebook's steps.
 //!
-//! Everything is counted in hundredths of a point, the precision every
-//! report shows, as integers, so that what a reader adds up is what it sees.
-//! Each step weighs the same (`total / steps`), and its tests share its
-//! weight; neither is a round number in general (12.5 / 8 = 1.5625), so
-//! maxima are rounded by largest remainder, and three things hold for every
-//! submission:
+//! Everything is counted in integer hundredths of a point, the precision every
+//! report shows, so that what a reader adds up is what it sees. Three things
+//! hold for every submission (`of` says how):
 //!
 //! - the maxima add up to `total` exactly;
 //! - the score is the step-weighted share of tests passed, rounded to the
 //!   hundredth (as `grade` reports it), and the points earned add up to it;
 //! - a test that passed earns its maximum, one that did not earns 0, so no
 //!   test earns more than its maximum.
-//!
-//! To make the three hold at once, the hundredths that a rounding leaves over
-//! go where the score needs them: each step's weight is split into what its
-//! passed tests earned (its exact share, rounded down or up so that the steps
-//! add up to the score) and what its failed tests did not, and each part is
-//! shared equally among its tests. A test's maximum is thus within a
-//! hundredth or two of its exact weight, and may differ by a hundredth
-//! between two submissions; a step whose tests all pass earns exactly its
-//! weight.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -187,6 +175,17 @@ fn equally(amount: i64, n: usize) -> Vec<i64> {
 }
 
 /// The points of `submission` out of `total` points, per step and per test.
+///
+/// Each step weighs its share of `total` (the course file's weights), and its
+/// tests share that weight. Neither is a round number in general (12.5 / 8 =
+/// 1.5625), so maxima are rounded by largest remainder. The hundredths a
+/// rounding leaves over go where the score needs them. Each step's weight is
+/// split into what its passed tests earned and what its failed tests did not.
+/// The first part is its exact share, rounded down or up so that the steps add
+/// up to the score. Each part is shared equally among its tests. So a test's
+/// maximum is within a hundredth or two of its exact weight, and may differ by
+/// a hundredth between two submissions. A step whose tests all pass earns
+/// exactly its weight.
 pub(crate) fn of(submission: &SubmissionReport, total: f64) -> Points {
     let total_units = (total * 100.0).round() as i64;
     let graded = submission.not_graded().is_none();

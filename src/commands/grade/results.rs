@@ -1,21 +1,16 @@
 //! `grade --results DIR`: grading that can be retried, duplicated or resumed
-//! (a Kubernetes pod retried with its index, PrairieLearn's at-least-once
-//! delivery, a CI job rerun) without grading anything twice.
+//! without grading anything twice. Think of a Kubernetes pod retried with its
+//! index, PrairieLearn's at-least-once delivery, or a CI job rerun.
 //!
-//! The directory holds one result per submission, `submissions/<key>.json`,
-//! where the key is a SHA-256 of what decides its score and nothing else: the
-//! submission's file, the suite's digest, fencelab's version and the limits
-//! (`--timeout`, `--build-timeout`, `--budget`). Its name, its path and the gate are not
-//! in it (they are the run's, put back on reading), so the same file graded
-//! under two names, or a class regraded with another `--min-score`, reuses
-//! it. A result is published once: written aside, then linked into place,
-//! and a runner that finds another's result already there reports that one.
+//! The directory holds one result per submission, `submissions/<key>.json`.
+//! The key hashes what decides the score and nothing else (`key`). So the same
+//! file graded under two names, or with another `--min-score`, reuses it. A
+//! result is published once, and the first one stays (`Results::publish`).
 //! Every report is built from the stored bytes read back, so a retried or
 //! duplicated shard writes the same report, byte for byte.
 //!
-//! Beside the results, each run leaves its report in `shards/` (named by its
-//! shard and a hash of how it graded), which `grade --merge DIR` reads as it
-//! reads the reports of `--json`.
+//! Beside the results, each run leaves its report in `shards/`. `grade --merge
+//! DIR` reads those as it reads the reports of `--json`.
 
 use std::path::{Path, PathBuf};
 
@@ -90,7 +85,9 @@ impl Results {
     }
 
     /// Publishes `stored` unless a result is there already; returns what is
-    /// there then (this one or the first writer's), as read back.
+    /// there then (this one or the first writer's), as read back. It is
+    /// written aside, then linked into place, so a runner that finds
+    /// another's result there reports that one.
     fn publish(&self, stored: &Stored) -> Result<Stored, Error> {
         let path = self.result_path(&stored.key);
         if let Some(there) = self.load(&stored.key) {
@@ -118,8 +115,9 @@ impl Results {
         })
     }
 
-    /// Writes this run's report into `shards/`, replacing the same shard's
-    /// report of the same grading (a retry writes the same bytes).
+    /// Writes this run's report into `shards/`, named by its shard and a hash
+    /// of how it graded. It replaces the same shard's report of the same
+    /// grading (a retry writes the same bytes).
     fn write_report(&self, report: &GradeReport) -> Result<PathBuf, Error> {
         let label = match report.shard {
             Some((k, n)) => format!("{k}-of-{n}"),
@@ -164,7 +162,10 @@ fn budget_text(budget: Option<f64>) -> String {
     budget.map_or("none".to_string(), |b| b.to_string())
 }
 
-/// The key of a submission's result under `options` (see the module header).
+/// The key of a submission's result under `options`: a SHA-256 of the
+/// submission's file, the suite's digest, fencelab's version and the limits
+/// (`--timeout`, `--build-timeout`, `--budget`). Its name, its path and the
+/// gate are not in it: they are the run's, put back on reading (`as_report`).
 pub(crate) fn key(source: &str, options: &Options) -> String {
     use sha2::{Digest, Sha256};
     let mut hasher = Sha256::new();

@@ -1,23 +1,13 @@
 //! Which submissions one runner grades when a class is split between N
 //! (`--shard K/N`, or `--shard auto` from the engine that started it).
 //!
-//! A submission's shard is a function of its own key alone (its path as
-//! given, made relative to the current directory, `./` and trailing `/`
-//! dropped): a stable hash of the key (SHA-256), spread over the N shards by
-//! jump consistent hashing (Lamping and Veach, 2014). So adding or removing a
-//! submission moves no other one, every runner of a matrix agrees without
-//! talking to the others whatever order the shell lists the paths in, and
-//! going from N to N+1 shards moves about 1/(N+1) of them. The price of that
-//! stability is that balance is statistical, not exact: no assignment that
-//! depends on a submission's key alone can promise equal shards for every
-//! class (the unit tests measure it).
-//!
-//! The environment is read in a fixed order, each engine's own variables:
-//! `FENCELAB_SHARD=K/N` (1-based, as `--shard`), Kubernetes' Indexed Job
-//! (`JOB_COMPLETION_INDEX`, 0-based, with `FENCELAB_SHARDS=N`), Slurm's job
-//! array (`SLURM_ARRAY_TASK_ID` from `SLURM_ARRAY_TASK_MIN` by
-//! `SLURM_ARRAY_TASK_STEP`, `SLURM_ARRAY_TASK_COUNT`), GitLab's parallel job
-//! (`CI_NODE_INDEX`, 1-based, `CI_NODE_TOTAL`).
+//! A submission's shard is a function of its own key alone (`key`, `index_of`).
+//! So adding or removing a submission moves no other one. Every runner of a
+//! matrix agrees without talking to the others, whatever order the shell lists
+//! the paths in. Going from N to N+1 shards moves about 1/(N+1) of them. The
+//! price of that stability is that balance is statistical, not exact. No
+//! assignment that depends on a submission's key alone can promise equal shards
+//! for every class (the unit tests measure it).
 
 use std::path::{Component, Path, PathBuf};
 
@@ -59,7 +49,13 @@ fn parse_k_of_n(text: &str) -> Option<Shard> {
     (k >= 1 && k <= n).then_some((k, n))
 }
 
-/// The variables `--shard auto` reads, in order.
+/// The variables `--shard auto` reads, in order, each engine's own:
+/// - `FENCELAB_SHARD=K/N`, 1-based, as `--shard`;
+/// - Kubernetes' Indexed Job: `JOB_COMPLETION_INDEX`, 0-based, with
+///   `FENCELAB_SHARDS=N`;
+/// - Slurm's job array: `SLURM_ARRAY_TASK_ID` from `SLURM_ARRAY_TASK_MIN` by
+///   `SLURM_ARRAY_TASK_STEP`, `SLURM_ARRAY_TASK_COUNT`;
+/// - GitLab's parallel job: `CI_NODE_INDEX`, 1-based, `CI_NODE_TOTAL`.
 pub(crate) const VARIABLES: [&str; 4] = [
     "FENCELAB_SHARD",
     "JOB_COMPLETION_INDEX",
@@ -284,7 +280,8 @@ pub(crate) fn key(path: &Path, cwd: &Path) -> String {
     if rooted { format!("/{joined}") } else { joined }
 }
 
-/// The shard (0-based index of `n`) a key falls in.
+/// The shard (0-based index of `n`) a key falls in: a stable hash of the key
+/// (SHA-256), spread over the `n` shards by `jump`.
 pub(crate) fn index_of(key: &str, n: usize) -> usize {
     use sha2::{Digest, Sha256};
     let digest = Sha256::digest(key.as_bytes());

@@ -1,45 +1,41 @@
 //! Python implementations: how the engine hosts a `.py` file of the contract.
 //!
-//! A Python implementation is not built by cargo: its server is the program
+//! A Python implementation is not built by cargo. Its server is the program
 //! `python/fencelab_server.py` (standard library only, compiled into
-//! fencelab), written into the scratch workspace beside the modules it hosts
-//! (`pyserver-<hash>/`: the script, `hosted.json`, `impls/<key>/lease.py`, and
-//! `reads`, the interpreter's directories). The judge starts and cages it as
-//! it does a Rust server (`bridge::client`); the cage then also reads the
-//! interpreter's directories and the one module it serves, nothing else
-//! (`bridge::client::python_reads`).
+//! fencelab), written into the scratch workspace beside the modules it hosts.
+//! The judge starts and cages it as it does a Rust server (`bridge::client`).
+//! The cage then also reads the interpreter's directories and the one module it
+//! serves, nothing else (`bridge::client::python_reads`).
 //!
-//! Where the cage has a PID namespace, a trial's server is not an
-//! interpreter started afresh: the runner starts one forking server per
-//! implementation (`Zygotes`: python/fencelab_forking.py, the
-//! contract's standard library imported, the implementation not), and each
-//! judge has it fork a child that enters the trial's cage with the bridge's
-//! own code before it imports the implementation (`bridge::zygote` says
-//! how, and why it keeps every guarantee of a server started afresh). The
-//! servers the runner starts itself (fencelab's own implementations, which
-//! a learner's tests are judged against) are forked so too, by the runner's
-//! own request, where the bridge's cdylib is built (`Hosted::library`).
-//!
-//! "Building" is compiling every source with Python's own `compile()`: one
-//! that does not compile is unviable, with Python's message and line. The
-//! interpreter is `python3` on `PATH` (or `FENCELAB_PYTHON`), 3.10 or newer,
-//! found once per process; without it a Python run stops with one line
-//! saying what to install.
-//!
-//! What does not change between commands is asked once, as cargo builds a
-//! crate once: the probe's answer (`probe_cache`: kept only for an
-//! interpreter found, and only while nothing that chose it has changed),
-//! Python's compile answers (by interpreter and sources) and a server
-//! directory's `--identify` (its directory is named by its contents). A
-//! warm `check` starts no interpreter before its trials.
+//! "Building" is compiling every source with Python's own `compile()`. One that
+//! does not compile is unviable, with Python's message and line. Where the cage
+//! has a PID namespace, a trial's server is forked, not started afresh
+//! (`zygotes`). What does not change between commands is asked once, as cargo
+//! builds a crate once: a warm `check` starts no interpreter before its trials.
 
+// A server's directory is `pyserver-<hash>/`: the script, `hosted.json`,
+// `impls/<key>/lease.py`, and `reads`, the interpreter's directories. Python's
+// compile answers are kept by interpreter and sources. A server directory's
+// `--identify` is asked once: its directory is named by its contents.
 mod host;
 mod imports;
+// `python3` on `PATH` (or `FENCELAB_PYTHON`), 3.10 or newer, found once per
+// process; without it a Python run stops with one line saying what to
+// install. The probe's answer (`probe_cache`) is kept only for an interpreter
+// found, and only while nothing that chose it has changed.
 mod interpreter;
 mod judge;
 #[cfg(test)]
 mod tests;
 mod wire;
+// One forking server per implementation (python/fencelab_forking.py): the
+// contract's standard library imported, the implementation not. Each judge
+// has it fork a child that enters the trial's cage with the bridge's own
+// code, then imports the implementation. `bridge::zygote` says how, and why
+// it keeps every guarantee of a server started afresh. The servers the
+// runner starts itself, for fencelab's own implementations a learner's tests
+// are judged against, are forked too, at the runner's own request. That needs
+// the bridge's cdylib built (`Forking::library`).
 mod zygotes;
 
 use std::collections::HashMap;

@@ -2,25 +2,11 @@
 //! out as the hosted autograder takes it, so that `grade` runs there as a
 //! well-behaved worker.
 //!
-//! Both hold this fencelab program (a copy of the one running: the platform's
-//! machine must be able to run it, Linux on x86-64 for both), the reference
-//! as `warm.rs`, and the scripts (`bundle/*.sh`, verbatim): `prebuild.sh`
-//! installs Rust where there is none, fetches the crates the scratch builds
-//! use and grades the reference once, so that everything but a submission's
-//! own file is built before any submission arrives (Gradescope's `setup.sh`
-//! runs it when the image is built; the Dockerfile's `RUN` for
-//! PrairieLearn). Grading is then offline and compiles one file.
-//!
-//! - Gradescope: `setup.sh` and `run_autograder` at the zip's top, as
-//!   Gradescope requires; the submission in `/autograder/submission`, the
-//!   results in `/autograder/results/results.json`.
-//! - PrairieLearn: a `Dockerfile` and the entrypoint `/fencelab/run.sh`; the
-//!   submission in `/grade/student`, the results in
-//!   `/grade/results/results.json`.
-//!
-//! The roots are the platforms' unless `FENCELAB_AUTOGRADER_ROOT` /
-//! `FENCELAB_GRADE_ROOT` say otherwise (for running the scripts in a tree
-//! laid out the same way, as the tests do).
+//! Both layouts hold this fencelab program, the reference as `warm.rs`, and the
+//! scripts beside this file, verbatim. fencelab is a copy of the one running,
+//! so the platform's machine must be able to run it: Linux on x86-64 for both.
+//! `prebuild.sh` builds everything but a submission's own file before any
+//! submission arrives. Grading is then offline and compiles one file.
 
 use std::path::{Path, PathBuf};
 
@@ -54,10 +40,22 @@ pub(crate) enum Platform {
     Prairielearn,
 }
 
+// The scripts, verbatim. Their roots are the platforms' unless
+// `FENCELAB_AUTOGRADER_ROOT` or `FENCELAB_GRADE_ROOT` say otherwise. The tests
+// set them to run the scripts in a tree laid out the same way.
 const ENV: &str = include_str!("env.sh");
+// Installs Rust where there is none, fetches the crates the scratch builds
+// use, and grades the reference once.
 const PREBUILD: &str = include_str!("prebuild.sh");
+// Gradescope: `setup.sh` and `run_autograder` at the zip's top, as Gradescope
+// requires; `setup.sh` runs `prebuild.sh` when the image is built. The
+// submission is in `/autograder/submission`, the results in
+// `/autograder/results/results.json`.
 const SETUP: &str = include_str!("setup.sh");
 const RUN_AUTOGRADER: &str = include_str!("run_autograder");
+// PrairieLearn: a `Dockerfile`, whose `RUN` runs `prebuild.sh`, and the
+// entrypoint `/fencelab/run.sh`. The submission is in `/grade/student`, the
+// results in `/grade/results/results.json`.
 const RUN: &str = include_str!("run.sh");
 const DOCKERFILE: &str = include_str!("Dockerfile");
 

@@ -1,22 +1,13 @@
 //! `verify --html FILE`: the run as one self-contained HTML page for an
-//! instructor's browser. The kill matrix (tests by mutants, both grouped by
-//! step, each cell what the test did to the mutant, the killing test's
-//! observation on hover and, with scripts on, on click), each mutant's diff
-//! and explanation, the summary, and the tests that kill nothing.
+//! instructor's browser. It holds the kill matrix, each mutant's diff and
+//! explanation, the summary, and the tests that kill nothing. The matrix is
+//! tests by mutants, both grouped by step, each cell what the test did to the
+//! mutant. The killing test's observation shows on hover, and on click with
+//! scripts on.
 //!
-//! Self-contained: the style sheet and the script are compiled in
-//! (`style.css`, `script.js` beside this file) and the page loads nothing,
-//! so it opens from a CI artifact offline. It stays usable at 80+ mutants
-//! and 100+ tests: the matrix scrolls in its own box under sticky headers
-//! (mutant ids on top, test names on the left), and steps are filtered by
-//! CSS classes on the body, not by walking thousands of cells. Light and
-//! dark follow the system, and a button switches them (`#dark`, `#light`
-//! in the address do too). Without scripts everything is there but the
-//! filters and the click panel.
-//!
-//! `render` builds the page in order: the head and the summary here, the
-//! matrix in `matrix.rs`, the tests that kill nothing and each mutant in
-//! `mutants.rs`, and their words in `words.rs`.
+//! The page loads nothing, so it opens from a CI artifact offline. It stays
+//! usable at 80+ mutants and 100+ tests. Without scripts everything is there
+//! but the filters and the click panel.
 
 mod matrix;
 mod mutants;
@@ -34,6 +25,10 @@ use crate::lab::worksheet::Worksheet;
 use crate::output::markup::{self, Markup};
 use words::{Words, words};
 
+// Compiled in, so the page loads nothing. The matrix scrolls in its own box
+// under sticky headers: mutant ids on top, test names on the left. Light and
+// dark follow the system; a button, or `#dark` or `#light` in the address,
+// switches them.
 const STYLE: &str = include_str!("style.css");
 const SCRIPT: &str = include_str!("script.js");
 
@@ -130,7 +125,8 @@ pub fn render(report: &Report, mutants: &[Mutant], lang: Lang) -> String {
 }
 
 /// From the doctype to `<body>`: the title, the style sheet and one rule
-/// per step and filter, so that a filter is one class on `<body>`.
+/// per step and filter, so that a filter is one class on `<body>`, not a walk
+/// over thousands of cells.
 fn head(page: &Page, out: &mut String) {
     let _ = write!(
         out,
