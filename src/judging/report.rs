@@ -28,7 +28,8 @@ pub struct TestsReport {
     pub valid: bool,
     /// Per step of the worksheet: the mutants of the step caught.
     pub steps: Vec<StepThoroughness>,
-    /// Thoroughness, 0 to 100, from valid tests only; each step weighs the same.
+    /// Thoroughness, 0 to 100, from valid tests only; each step weighs as the
+    /// course file says (the same by default).
     pub score: f64,
     /// How many correct implementations each test ran against (each run of
     /// the reference counted, and the wheats), and how many mutants.

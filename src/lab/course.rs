@@ -219,10 +219,16 @@ impl Course {
                 .with_next(format!("name a step by its function: {}", SLUGS.join(", "))));
             };
             let w = *weight.get_ref();
-            if !(w.is_finite() && (0.0..=1000.0).contains(&w)) {
+            // Points are shared in thousandths of a weight.
+            let thousandths = (w * 1000.0).round();
+            if !(w.is_finite() && (0.0..=1000.0).contains(&w))
+                || (thousandths - w * 1000.0).abs() > 1e-6
+            {
                 return Err(problem(
                     weight.span().start,
-                    format!("weight {w}: give a number from 0 to 1000"),
+                    format!(
+                        "weight {w}: give a number from 0 to 1000, with at most three decimals"
+                    ),
                 ));
             }
             weights.0[i] = w;
@@ -276,7 +282,7 @@ impl Course {
                     ),
                 )
                 .with_next(
-                    "name a step by its function (claim_many) or a test in full (step8::many_owners_repeatedly)",
+                    "name a step by its function (claim_many) or a test in full (step8::many_owners_repeatedly); `fencelab check --list` lists every test",
                 ));
             }
             tests.insert(name.into_inner(), visibility);

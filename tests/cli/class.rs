@@ -64,6 +64,27 @@ fn class_prints_the_class_and_writes_its_json_and_page() {
         first,
         "the same bytes twice"
     );
+    // With the source of the group no mutant explains beside the report,
+    // --skeletons writes the mutant file it starts from.
+    let reference = std::fs::read_to_string(crate::common::root().join("src/lease.rs")).unwrap();
+    std::fs::write(
+        dir.path().join("ben.rs"),
+        reference.replacen("fence + 1", "fence + 2", 1),
+    )
+    .unwrap();
+    let found = dir.path().join("found");
+    let (exit, stdout, stderr) = class(&[
+        report.as_os_str(),
+        "--skeletons".as_ref(),
+        found.as_os_str(),
+    ]);
+    assert_eq!(exit, 0, "{stderr}");
+    assert!(stdout.contains("--skeletons DIR"), "{stdout}");
+    let skeleton = std::fs::read_to_string(found.join("found-1.toml")).unwrap();
+    assert!(
+        skeleton.contains("replace = ") && skeleton.contains("fence + 2"),
+        "{skeleton}"
+    );
     // A report that is not one: exit 2, the file named.
     std::fs::write(&report, "[]").unwrap();
     let (exit, _, stderr) = class(&[report.as_os_str()]);

@@ -44,6 +44,9 @@ pub(crate) struct ClassArgs {
     /// Name students by stable pseudonyms (student-1a2b3c), to share the page with the class.
     #[arg(long)]
     pub anonymize: bool,
+    /// Write the mutant file each group no mutant explains starts from into DIR (found-1.toml, ...), to review.
+    #[arg(long, value_name = "DIR")]
+    pub skeletons: Option<PathBuf>,
     /// The language of the terminal and the page (ja or en) [default: the locale's].
     #[arg(long, value_parser = crate::commands::parse_lang)]
     pub lang: Option<crate::lab::lang::Lang>,
@@ -63,6 +66,8 @@ pub(crate) struct ClassReport {
     pub submissions: usize,
     /// Those graded (the others did not compile or could not be graded).
     pub graded: usize,
+    /// The names of the others.
+    pub not_graded: Vec<String>,
     /// Per step: how many graded submissions pass it whole.
     pub steps: Vec<StepRow>,
     /// Implementations only: groups by the tests they fail, the ones no
@@ -139,6 +144,23 @@ pub(crate) fn main(args: ClassArgs, printer: &mut Printer) -> Result<ExitCode, E
     if let Some(path) = &args.html {
         write(path, &html::page(&report, printer.lang), "write")?;
     }
+    if let Some(dir) = &args.skeletons {
+        std::fs::create_dir_all(dir).map_err(|e| {
+            Error::io("create", dir, e)
+                .with_next("give --skeletons a directory this user may write")
+        })?;
+        let found = report
+            .groups
+            .iter()
+            .filter_map(|g| g.representative.as_ref());
+        for (i, r) in found.enumerate() {
+            write(
+                &dir.join(format!("found-{}.toml", i + 1)),
+                &r.mutant,
+                "write",
+            )?;
+        }
+    }
     Ok(ExitCode::Success)
 }
 
@@ -185,6 +207,10 @@ pub(crate) fn class(read: &Read, anonymize: bool) -> ClassReport {
         edition: edition.code(),
         submissions: read.submissions.len(),
         graded: graded.len(),
+        not_graded: (read.submissions.iter())
+            .filter(|s| !s.graded)
+            .map(|s| name(&s.name))
+            .collect(),
         steps,
         groups,
         mutants: mutant_rows,

@@ -96,7 +96,13 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
         if path.is_dir() {
             let shards = path.join("shards");
             let mut found: Vec<PathBuf> = std::fs::read_dir(&shards)
-                .map_err(|e| Error::io("read the reports in", &shards, e).with_next(NEXT))?
+                .map_err(|_| {
+                    Error::input(format!(
+                        "{} is not a results directory of `grade --results DIR` (it has no shards/)",
+                        path.display()
+                    ))
+                    .with_next(NEXT)
+                })?
                 .flatten()
                 .map(|e| e.path())
                 .filter(|p| p.extension().is_some_and(|e| e == "json"))
@@ -109,6 +115,7 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
     }
     let mut by_name: BTreeMap<String, (PathBuf, SubmissionFile)> = BTreeMap::new();
     let mut kind: Option<(PathBuf, bool)> = None;
+    let mut suite: Option<(PathBuf, String)> = None;
     for file in &files {
         let report = read_one(file)?;
         let tests = report.suite.starts_with("learner-tests-");
@@ -126,6 +133,21 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
             Some(_) => {}
             None => kind = Some((file.clone(), tests)),
         }
+        // Reports of two suites (or two sets of mutants) do not add up.
+        match &suite {
+            Some((first, was)) if *was != report.suite => {
+                return Err(Error::input(format!(
+                    "{} was graded by suite {} and {} by suite {}: one class report reads one suite's reports",
+                    first.display(),
+                    was,
+                    file.display(),
+                    report.suite
+                ))
+                .with_next("grade the whole class again with one fencelab, or report on each part apart"));
+            }
+            Some(_) => {}
+            None => suite = Some((file.clone(), report.suite.clone())),
+        }
         for s in report.submissions {
             match by_name.get(&s.name) {
                 Some((first, seen)) if *seen != s => {
@@ -135,7 +157,9 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
                         first.display(),
                         file.display()
                     ))
-                    .with_next("give each submission's report once (a retried shard's report replaces the other)"));
+                    .with_next(
+                        "leave out the older report: each submission's result is read once",
+                    ));
                 }
                 Some(_) => {}
                 None => {

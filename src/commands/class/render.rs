@@ -22,6 +22,9 @@ struct Words {
     example: &'static str,
     representative: &'static str,
     none_fail: &'static str,
+    none_graded: &'static str,
+    not_graded: &'static str,
+    whole: &'static str,
 }
 
 fn words(lang: Lang) -> Words {
@@ -34,8 +37,11 @@ fn words(lang: Lang) -> Words {
             least_caught: "Mutants the class's tests catch least",
             invalid: "Invalid tests, by why",
             example: "e.g.",
-            representative: "    its change, and a mutant file to start from: in --html and --json",
+            representative: "    its change, and a mutant file to start from: --html, --json, --skeletons DIR",
             none_fail: "Every graded submission passes every test.",
+            none_graded: "No submission could be graded.",
+            not_graded: "Not graded (did not compile, or could not be graded):",
+            whole: "Every test and every member of each group: --json FILE or --html FILE.",
         },
         Lang::Ja => Words {
             steps: "全テストを通ったステップ",
@@ -45,8 +51,11 @@ fn words(lang: Lang) -> Words {
             least_caught: "クラスのテストが最も捕まえていないミュータント",
             invalid: "妥当でないテスト（理由ごと）",
             example: "例:",
-            representative: "    変更点と、ミュータントのファイルの下書き: --html と --json に",
+            representative: "    変更点と、ミュータントのファイルの下書き: --html、--json、--skeletons DIR に",
             none_fail: "採点できた提出はすべてのテストを通っています。",
+            none_graded: "採点できた提出がありません。",
+            not_graded: "採点できなかった提出（コンパイルできない、または採点できない）:",
+            whole: "各グループのすべてのテストと提出: --json FILE か --html FILE に。",
         },
     }
 }
@@ -60,12 +69,16 @@ pub(crate) fn render(layout: &Layout, r: &ClassReport) -> String {
     let mut out = String::new();
     let head = match (lang, r.kind) {
         (Lang::En, "tests") => format!(
-            "fencelab class: the tests of {} learners ({}), {} graded",
-            r.submissions, r.edition, r.graded
+            "fencelab class: the tests of {} ({}), {} graded",
+            plural(r.submissions, "learner", "learners"),
+            r.edition,
+            r.graded
         ),
         (Lang::En, _) => format!(
-            "fencelab class: {} submissions ({}), {} graded",
-            r.submissions, r.edition, r.graded
+            "fencelab class: {} ({}), {} graded",
+            plural(r.submissions, "submission", "submissions"),
+            r.edition,
+            r.graded
         ),
         (Lang::Ja, "tests") => format!(
             "fencelab class: {} 人のテスト（{}）、採点できたもの {}",
@@ -97,8 +110,17 @@ pub(crate) fn render(layout: &Layout, r: &ClassReport) -> String {
             r.graded
         );
     }
+    if !r.not_graded.is_empty() {
+        let names: Vec<String> = r.not_graded.iter().map(|n| one_line(n)).collect();
+        let line = format!("{} {}", w.not_graded, names.join(", "));
+        let _ = writeln!(out, "\n{}", wrap(&line, width));
+    }
     if r.kind == "tests" {
         render_tests(&mut out, layout, r, &w);
+        return out;
+    }
+    if r.graded == 0 {
+        let _ = writeln!(out, "\n{}", w.none_graded);
         return out;
     }
     if r.groups.is_empty() {
@@ -134,6 +156,7 @@ pub(crate) fn render(layout: &Layout, r: &ClassReport) -> String {
             }
         }
     }
+    let _ = writeln!(out, "\n{}", s.dim(&wrap(w.whole, width)));
     out
 }
 

@@ -215,8 +215,56 @@ fn a_file_that_is_not_a_report_or_two_kinds_are_refused_naming_the_file() {
     std::fs::write(&tests, report("learner-tests-x", &[("t", &[], None)])).unwrap();
     let imps = dir.path().join("imps.json");
     std::fs::write(&imps, report("sha256:x", &[("i.rs", &[], None)])).unwrap();
-    let err = read::reports(&[imps, tests]).unwrap_err().to_string();
+    let err = read::reports(&[imps.clone(), tests])
+        .unwrap_err()
+        .to_string();
     assert!(err.contains("one class report reads one kind"), "{err}");
+    // Two suites' reports do not add up either.
+    let other = dir.path().join("other.json");
+    std::fs::write(&other, report("sha256:y", &[("j.rs", &[], None)])).unwrap();
+    let err = read::reports(&[imps, other]).unwrap_err().to_string();
+    assert!(
+        err.contains("one class report reads one suite's reports") && err.contains("next:"),
+        "{err}"
+    );
+    // A directory that is not a results directory.
+    let err = read::reports(&[dir.path().to_path_buf()])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("is not a results directory"), "{err}");
+}
+
+#[test]
+fn a_submission_not_graded_is_named_and_a_class_of_none_graded_says_so() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("r.json");
+    let mut json: serde_json::Value = serde_json::from_str(&report(
+        "sha256:x",
+        &[("ok.rs", &[], None), ("bad.rs", &[], None)],
+    ))
+    .unwrap();
+    json["submissions"][1]["compile_errors"] = "error: expected `;`".into();
+    std::fs::write(&path, json.to_string()).unwrap();
+    let r = class(&read::reports(std::slice::from_ref(&path)).unwrap(), false);
+    assert_eq!(
+        (r.graded, r.not_graded.clone()),
+        (1, vec!["bad.rs".to_string()])
+    );
+    let screen = render::render(&Layout::plain().with_width(80), &r);
+    assert!(
+        screen.contains("fencelab class: 2 submissions (rust), 1 graded"),
+        "{screen}"
+    );
+    assert!(screen.contains("could not be graded): bad.rs"), "{screen}");
+    json["submissions"][0]["unusable"] = "no API".into();
+    std::fs::write(&path, json.to_string()).unwrap();
+    let r = class(&read::reports(&[path]).unwrap(), false);
+    let screen = render::render(&Layout::plain().with_width(80), &r);
+    assert!(
+        screen.contains("No submission could be graded."),
+        "{screen}"
+    );
+    assert!(!screen.contains("passes every test"), "{screen}");
 }
 
 #[test]

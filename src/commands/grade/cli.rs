@@ -20,7 +20,7 @@ pub(crate) struct GradeArgs {
     /// Merge the JSON reports of `--shard K/N` runs (the PATHs) into one, and write every format from it, grading nothing.
     #[arg(long)]
     pub merge: bool,
-    /// The least score (0 to 100) that passes; below it the exit code is 1 [default: 0].
+    /// The least score (0 to 100) that passes; below it the exit code is 1 [default: the course file's, else 0].
     #[arg(long, value_name = "X")]
     pub min_score: Option<f64>,
     /// Write JUnit XML to FILE (GitLab, Jenkins).
@@ -32,10 +32,10 @@ pub(crate) struct GradeArgs {
     /// Write Gradescope's results.json to FILE (one submission only).
     #[arg(long, value_name = "FILE")]
     pub gradescope: Option<PathBuf>,
-    /// When Gradescope shows the tests to students [default: visible].
+    /// When Gradescope shows the tests to students [default: the course file's, else visible].
     #[arg(long, value_enum, value_name = "WHEN")]
     pub gradescope_visibility: Option<Visibility>,
-    /// When Gradescope shows the autograder's output (stdout) to students [default: hidden].
+    /// When Gradescope shows the autograder's output (stdout) to students [default: the course file's, else hidden].
     #[arg(long, value_enum, value_name = "WHEN")]
     pub gradescope_stdout_visibility: Option<Visibility>,
     /// Write PrairieLearn's external grader results.json to FILE (one submission only).
@@ -71,7 +71,8 @@ pub(crate) struct GradeArgs {
     /// Grade learners' own tests instead of implementations: each PATH is a
     /// lab crate (its tests/mine/ is graded) or a test file. Every test must
     /// be valid (pass on every correct implementation); the score is then how
-    /// many mutants they catch, each step weighing the same.
+    /// many mutants they catch, each step weighing as the course file says
+    /// (the same by default).
     #[arg(long)]
     pub tests: bool,
     /// With --tests: the mutants to catch [default: fencelab's].

@@ -2,7 +2,7 @@
 //! reports as implementations (JSON, JUnit, Gradescope). Validity is
 //! required: a suite with a test that fails on a correct implementation scores
 //! 0, and its reports say which test and where. Otherwise the score is its
-//! thoroughness: each step weighs the same, and a step's share is the share of
+//! thoroughness: each step weighs as the course says, and a step's share is the share of
 //! its mutants the tests catch. In the reports, each mutant is one "test",
 //! passed when caught.
 

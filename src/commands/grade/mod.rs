@@ -6,7 +6,8 @@
 //! grader's. Every test runs in a judge process of its own against the
 //! submission in a process of its own, so the verdict is the judge's exit status:
 //! nothing the submission prints, and no exit status it can produce, decides it.
-//! Each step weighs the same; a step's score is the share of its tests passed.
+//! Each step weighs as the course file says (the same by default); a step's
+//! score is the share of its tests passed.
 
 pub(crate) mod bundle;
 pub(crate) mod classroom;

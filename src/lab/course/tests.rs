@@ -77,6 +77,10 @@ fn every_wrong_name_or_value_is_refused_at_its_line() {
         ),
         ("[weights]\nclaim = nan\n", "weight NaN"),
         (
+            "[weights]\nclaim = 1.23456\n",
+            "course.toml:2:9: weight 1.23456: give a number from 0 to 1000, with at most three decimals",
+        ),
+        (
             "[weights]\ninit_db = 0\nenqueue = 0\nstate = 0\nclaim = 0\nrenew = 0\ncomplete = 0\nrelease = 0\nclaim_many = 0\n",
             "every step weighs 0",
         ),
