@@ -48,7 +48,10 @@ impl Cli {
     /// The command line's description, with each command's exit codes at the
     /// end of its `--help`.
     pub(crate) fn command_with_exit_codes() -> clap::Command {
-        let mut command = Cli::command().after_help(exit_codes_help(""));
+        // Help wraps at the terminal's width (COLUMNS too), as every screen.
+        let mut command = Cli::command()
+            .term_width(crate::output::width::terminal_width())
+            .after_help(exit_codes_help(""));
         let names: Vec<String> = command
             .get_subcommands()
             .map(|c| c.get_name().to_string())
