@@ -28,6 +28,7 @@ fn judge(source: &str, judges: &Judges, jobs: usize, timeout: u64) -> TestsRepor
         jobs,
         timeout: Some(std::time::Duration::from_secs(timeout)),
         build_timeout: None,
+        weights: Default::default(),
     };
     mine::judge(
         &tests,
