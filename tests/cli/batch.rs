@@ -103,7 +103,17 @@ fn finish(child: Child, json: &Path) -> (i32, Vec<Value>) {
 /// for every test here.
 fn alone(kinds: &[(String, String)]) -> BTreeMap<String, f64> {
     static ALONE: std::sync::OnceLock<BTreeMap<String, f64>> = std::sync::OnceLock::new();
-    let all = ALONE.get_or_init(|| {
+    let all = ALONE
+        .get_or_init(|| crate::common::stored::stored("batch-alone", &[&fixture("")], grade_alone));
+    kinds
+        .iter()
+        .map(|(kind, _)| (kind.clone(), all[kind]))
+        .collect()
+}
+
+/// What `alone` reads: one copy of each kind, graded in one run.
+fn grade_alone() -> BTreeMap<String, f64> {
+    {
         let dir = tempfile::tempdir().unwrap();
         let every = self::kinds();
         let files: Vec<PathBuf> = every
@@ -127,11 +137,7 @@ fn alone(kinds: &[(String, String)]) -> BTreeMap<String, f64> {
                 (kind.clone(), sub["score"].as_f64().unwrap())
             })
             .collect()
-    });
-    kinds
-        .iter()
-        .map(|(kind, _)| (kind.clone(), all[kind]))
-        .collect()
+    }
 }
 
 /// Every submission of a report is there, graded, with its kind's score alone.

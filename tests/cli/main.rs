@@ -29,5 +29,6 @@ mod python_mine;
 mod random_calls;
 mod same_score;
 mod shards;
+mod stored_batches;
 mod verify_outcomes;
 mod watch;

@@ -102,6 +102,13 @@ pub(crate) fn read(path: &Path) -> Value {
 fn unsharded() -> &'static Value {
     static ONE: OnceLock<Value> = OnceLock::new();
     ONE.get_or_init(|| {
+        crate::common::stored::stored("shards-unsharded", &[&fixture("")], grade_unsharded)
+    })
+}
+
+/// What `unsharded` reads: the class graded in one run.
+fn grade_unsharded() -> Value {
+    {
         let (dir, names) = class();
         let json = dir.path().join("all.json");
         let mut args: Vec<&str> = names.iter().map(String::as_str).collect();
@@ -109,7 +116,7 @@ fn unsharded() -> &'static Value {
         let (exit, _, stderr) = grade(dir.path(), &args, &[]);
         assert_eq!(exit, 3, "one does not compile: {stderr}");
         read(&json)
-    })
+    }
 }
 
 /// Runs shards 1..=n of the class as n processes, each with the variables

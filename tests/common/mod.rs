@@ -2,6 +2,8 @@
 
 #![allow(dead_code)]
 
+pub mod stored;
+
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 

@@ -13,6 +13,7 @@ use std::sync::OnceLock;
 
 use serde_json::Value;
 
+use crate::common::stored::stored;
 use crate::common::{changed_reference, eventually_none, fixture, processes_under, root};
 
 mod course;
@@ -95,6 +96,7 @@ const HOSTILE: [(&str, u32); 8] = [
     ("leaves_child.rs", 5),
 ];
 
+#[derive(serde::Serialize, serde::Deserialize)]
 struct Graded {
     json: Value,
     junit: String,
@@ -110,10 +112,16 @@ struct Graded {
 }
 
 /// All hostile fixtures, a broken one, the reference and an alternative
-/// correct implementation, graded in one run.
+/// correct implementation, graded in one run: a batch on disk
+/// (`common::stored`), read once a process.
 fn graded() -> &'static Graded {
     static GRADED: OnceLock<Graded> = OnceLock::new();
-    GRADED.get_or_init(|| {
+    GRADED.get_or_init(|| stored("grade-hostile", &[&fixture("")], grade_the_batch))
+}
+
+/// What `graded` reads: one grade run of the batch, in every format.
+fn grade_the_batch() -> Graded {
+    {
         let dir = tempfile::tempdir().unwrap();
         let json = dir.path().join("grade.json");
         let junit = dir.path().join("junit.xml");
@@ -179,7 +187,7 @@ fn graded() -> &'static Graded {
             exit,
             leftovers,
         }
-    })
+    }
 }
 
 fn submission(name: &str) -> &'static Value {
