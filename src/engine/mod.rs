@@ -14,14 +14,13 @@
 //! protocol, and the implementation's key in it. Everything after starts it
 //! as `bridge/server.rs` defines, and knows nothing else of it.
 
-// A second language plugs in at `builder::build`, as Python does. Its
-// implementations are checked its own way instead of compiled, unviable with
-// its own messages. Each becomes a `Host` whose program is that language's
-// server. Its cage must also show what that server reads (an interpreter, the
-// implementation's file), where a Rust server's cage shows its program alone.
+// A third edition plugs in at `editions`: a module beside `python`, and an
+// arm in `editions::judge` and `editions::host`. Its implementations become
+// `Host`s whose program is its server; the cage shows what that server reads.
 pub mod builder;
 pub(crate) mod cargo;
 mod crates;
+mod editions;
 mod hangs;
 mod identity;
 pub mod outcome;
@@ -42,7 +41,8 @@ use std::time::{Duration, Instant};
 
 use crate::error::Error;
 use crate::lab::suite::{SuiteFiles, SuiteTest};
-use builder::{Build, Built, Hosting, Implementation};
+use builder::{Hosting, Implementation};
+use editions::Builds;
 use policy::Policy;
 use runner::{Runner, Trial, TrialResult};
 use scratch::Scratch;
@@ -108,7 +108,7 @@ pub fn run(
         implementations: request.implementations.len(),
         detail: detail.clone(),
     });
-    let builds = match build(scratch, request, &detail)? {
+    let builds = match editions::build(scratch, request, &detail)? {
         Builds::Ready(builds) => builds,
         Builds::SuiteUnviable { errors } => {
             return Ok(Run {
@@ -209,202 +209,6 @@ fn finish(results: Vec<Option<ScenarioResult>>, tests: Vec<SuiteTest>, build_sec
             .into_iter()
             .map(|r| r.unwrap_or(ScenarioResult::NotRun))
             .collect(),
-    }
-}
-
-/// A build (and the pin that keeps it) as the run uses it.
-struct Piece {
-    judge: Option<std::path::PathBuf>,
-    tests: Option<Vec<SuiteTest>>,
-    hosting: Vec<Hosting>,
-    /// What the runner forks Python servers with (`python::Forking`).
-    forking: Option<python::Forking>,
-    _pin: Option<scratch::Pin>,
-}
-
-impl From<Build> for Piece {
-    fn from(build: Build) -> Piece {
-        Piece {
-            judge: Some(build.judge),
-            tests: Some(build.tests),
-            hosting: build.hosting,
-            forking: None,
-            _pin: Some(build.pin),
-        }
-    }
-}
-
-impl Piece {
-    /// Implementations that could not be built in time.
-    fn timed_out(implementations: usize, limit: Duration) -> Piece {
-        Piece {
-            judge: None,
-            tests: None,
-            hosting: vec![
-                Hosting::Unviable {
-                    errors: timed_out(limit),
-                };
-                implementations
-            ],
-            forking: None,
-            _pin: None,
-        }
-    }
-}
-
-/// What the builds of a run came to, when fencelab could do its part.
-enum Builds {
-    /// The pieces, with one hosting per implementation between them, in order.
-    Ready(Vec<Piece>),
-    /// The suite itself does not compile: the compiler's messages (nothing
-    /// can run).
-    SuiteUnviable { errors: String },
-}
-
-/// Builds every implementation as the policy says: together, and, when that
-/// runs out of time and the policy allows, each alone, so that one that makes
-/// the compiler loop fails alone at the cost of its own limit (the others are
-/// cached by then).
-fn build(scratch: &Scratch, request: &Request, detail: &cargo::Detail) -> Result<Builds, Error> {
-    let policy = &request.policy;
-    // Python implementations are hosted apart (`python`), the Rust ones built
-    // by cargo; the pieces are put back in the request's order at the end.
-    let (python_impls, rust_impls): (Vec<usize>, Vec<usize>) = (0..request.implementations.len())
-        .partition(|&i| python::is_python(&request.implementations[i]));
-    // A learner's Python tests: the runner forks the servers they talk to
-    // with the bridge's cdylib, built here when no run built it yet.
-    if python::is_python_suite(&request.suite) && !python_impls.is_empty() {
-        python::build_library(scratch, policy.servers, Some(detail));
-    }
-    let python = python::host(
-        scratch,
-        &python_impls
-            .iter()
-            .map(|&i| request.implementations[i].clone())
-            .collect::<Vec<_>>(),
-        policy.servers,
-        policy.import_first,
-    )?;
-    if python::is_python_suite(&request.suite) {
-        return build_python_suite(scratch, request, python, &rust_impls);
-    }
-    let rust: Vec<Implementation> = rust_impls
-        .iter()
-        .map(|&i| request.implementations[i].clone())
-        .collect();
-    Ok(match build_rust(scratch, request, &rust, detail)? {
-        Builds::Ready(pieces) => Builds::Ready(merged(pieces, python, &rust_impls, &python_impls)),
-        unviable => unviable,
-    })
-}
-
-/// A learner's Python tests (`python::judge`) judged against Python
-/// implementations (`python`, hosted already): no cargo runs.
-fn build_python_suite(
-    scratch: &Scratch,
-    request: &Request,
-    python: python::Hosted,
-    rust: &[usize],
-) -> Result<Builds, Error> {
-    if !rust.is_empty() {
-        return Err(Error::internal(
-            "Python tests can only be judged against Python implementations",
-        ));
-    }
-    Ok(match python::judge(scratch, &request.suite)? {
-        python::Judge::Unviable { errors } => Builds::SuiteUnviable { errors },
-        python::Judge::Ready {
-            program,
-            tests,
-            pin,
-        } => Builds::Ready(vec![
-            Piece {
-                judge: Some(program),
-                tests: Some(tests),
-                hosting: python.hosting,
-                forking: python.forking,
-                _pin: python.pin,
-            },
-            Piece {
-                judge: None,
-                tests: None,
-                hosting: Vec::new(),
-                forking: None,
-                _pin: Some(pin),
-            },
-        ]),
-    })
-}
-
-/// The Rust pieces and the Python hosting as one list of pieces whose
-/// hostings, flattened, follow the request's order (`rust` and `python` are
-/// the request's indices of each).
-fn merged(
-    mut pieces: Vec<Piece>,
-    python: python::Hosted,
-    rust: &[usize],
-    python_at: &[usize],
-) -> Vec<Piece> {
-    if python_at.is_empty() {
-        return pieces;
-    }
-    let mut all: Vec<Option<Hosting>> = vec![None; rust.len() + python_at.len()];
-    let rust_hosting = pieces
-        .iter_mut()
-        .flat_map(|p| std::mem::take(&mut p.hosting));
-    for (&i, hosting) in rust.iter().zip(rust_hosting) {
-        all[i] = Some(hosting);
-    }
-    for (&i, hosting) in python_at.iter().zip(python.hosting) {
-        all[i] = Some(hosting);
-    }
-    pieces.push(Piece {
-        judge: None,
-        tests: None,
-        hosting: all
-            .into_iter()
-            .map(|h| h.expect("every implementation is hosted or unviable"))
-            .collect(),
-        forking: python.forking,
-        _pin: python.pin,
-    });
-    pieces
-}
-
-/// Builds the Rust implementations `implementations` (see `build`).
-fn build_rust(
-    scratch: &Scratch,
-    request: &Request,
-    implementations: &[Implementation],
-    detail: &cargo::Detail,
-) -> Result<Builds, Error> {
-    let policy = &request.policy;
-    let plan = |implementations, time_limit| builder::Plan {
-        suite: &request.suite,
-        implementations,
-        time_limit,
-        servers: policy.servers,
-        judge_caged: policy.judge_caged,
-        detail: Some(detail),
-    };
-    match builder::build(scratch, &plan(implementations, policy.build_limit))? {
-        Built::Done(build) => Ok(Builds::Ready(vec![build.into()])),
-        Built::SuiteUnviable { errors } => Ok(Builds::SuiteUnviable { errors }),
-        Built::TimedOut(limit) if policy.build_alone_on_timeout => {
-            let mut pieces = Vec::new();
-            for one in implementations {
-                match builder::build(scratch, &plan(std::slice::from_ref(one), Some(limit)))? {
-                    Built::Done(build) => pieces.push(build.into()),
-                    Built::SuiteUnviable { errors } => {
-                        return Ok(Builds::SuiteUnviable { errors });
-                    }
-                    Built::TimedOut(limit) => pieces.push(Piece::timed_out(1, limit)),
-                }
-            }
-            Ok(Builds::Ready(pieces))
-        }
-        Built::TimedOut(limit) => Err(Error::environment(timed_out(limit))
-            .with_next("raise the limit with --build-timeout SECS")),
     }
 }
 

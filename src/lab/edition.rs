@@ -22,7 +22,7 @@ use crate::lab::lang::Lang;
 pub(crate) const FILE: &str = "fencelab.toml";
 
 /// A lab's edition: the language the learner implements the contract in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Edition {
     /// A Cargo crate; the learner's file is `src/lib.rs`.
     Rust,

@@ -17,11 +17,6 @@ use wire::proxy;
 /// What the runner prints before the message of a file it cannot collect.
 const UNCOLLECTABLE: &str = "fencelab-tests: cannot collect: ";
 
-/// Whether a suite is a learner's Python tests: its root file says.
-pub(crate) fn is_python_suite(suite: &SuiteFiles) -> bool {
-    is_python_path(&suite.root)
-}
-
 /// A learner's Python tests made into a judge, or why they cannot be.
 #[derive(Debug)]
 pub(crate) enum Judge {

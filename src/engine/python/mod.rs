@@ -66,16 +66,6 @@ pub(crate) const PYTHON_ENV: &str = "FENCELAB_PYTHON";
 /// The oldest Python the lab's contract is written for.
 pub(crate) const OLDEST: (u32, u32) = (3, 10);
 
-/// Whether an implementation is written in Python: its file's extension says.
-pub(crate) fn is_python(implementation: &Implementation) -> bool {
-    is_python_path(&implementation.shown_path)
-}
-
-/// Whether a path names a Python file.
-pub(crate) fn is_python_path(path: &str) -> bool {
-    path.ends_with(".py")
-}
-
 pub(crate) use host::*;
 pub(crate) use interpreter::*;
 pub(crate) use judge::*;
