@@ -62,6 +62,10 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
             include_str!("../bridge/fds.rs").to_string(),
         ),
         (
+            "src/child.rs".to_string(),
+            include_str!("../bridge/child.rs").to_string(),
+        ),
+        (
             "src/capture.rs".to_string(),
             include_str!("../bridge/capture.rs").to_string(),
         ),

@@ -16,6 +16,8 @@ use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
+use crate::bridge::child::{self, Enter, Setup, Signals};
+
 /// The environment a judge (or a server the engine starts) begins with:
 /// where the system's programs are (`SYSTEM_PATH`, never the grader's own
 /// `PATH`: a learner's tests are a judge) and fencelab's locale.
@@ -215,26 +217,21 @@ pub(crate) fn run(
         None => None,
     };
     let left_fd = left.as_ref().map(|(_, write)| write.as_raw_fd());
-    // SAFETY: a plain system call.
-    let parent = unsafe { libc::getpid() };
-    // SAFETY: only async-signal-safe calls between fork and exec.
+    let parent = rustix::process::getpid();
+    // SAFETY: `pre_exec` runs its hook between fork and exec, where
+    // `child::prepare` makes only system calls; the space and the cage are
+    // held alive by `limits` until the child has executed.
     unsafe {
         command.pre_exec(move || {
-            // If fencelab dies (Ctrl-C, SIGKILL), nothing it started outlives it
-            // waiting on a limit nobody enforces any more.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != parent {
-                // The parent died before the signal was asked for.
-                libc::_exit(137);
-            }
-            crate::bridge::judge_zygote::trial_limits(file_size);
-            if let Some(join) = &space {
-                crate::bridge::sandbox::join(join)?;
-            }
-            match &cage {
-                Some(plan) => crate::bridge::sandbox::enter(plan, left_fd),
-                None => Ok(()),
-            }
+            child::prepare(&mut Setup {
+                // If fencelab dies (Ctrl-C, SIGKILL), nothing it started
+                // outlives it waiting on a limit nobody enforces any more.
+                parent: Some(parent),
+                limits: Some(file_size),
+                space: space.as_deref(),
+                cage: cage.as_deref().map(|plan| Enter::Cage(plan, left_fd)),
+                ..Setup::default()
+            })
         });
     }
     let start = Instant::now();
@@ -554,14 +551,13 @@ impl Prepared {
             program,
             argv,
             envp,
-            dir: self.dir.as_ptr(),
+            dir: &self.dir,
             stdio: started.stdio,
             inherit: started.inherit,
             file_size: started.file_size,
             space: started.space,
             serving: started.serving,
-            // SAFETY: a plain system call.
-            parent: unsafe { libc::getpid() },
+            parent: rustix::process::getpid(),
             failed: 0,
         }
         .spawn()
@@ -574,14 +570,14 @@ struct Child<'a> {
     program: *const libc::c_char,
     argv: *const *const libc::c_char,
     envp: *const *const libc::c_char,
-    dir: *const libc::c_char,
+    dir: &'a std::ffi::CStr,
     stdio: [libc::c_int; 3],
     /// A descriptor to keep open across the exec (-1: none).
     inherit: libc::c_int,
     file_size: Option<u64>,
     space: Option<&'a crate::bridge::sandbox::Join>,
     serving: Option<(libc::c_int, &'a crate::bridge::sandbox::Plan)>,
-    parent: libc::pid_t,
+    parent: rustix::process::Pid,
     /// The child's errno where it could not execute its program (it shares
     /// this memory): 0 when it did.
     failed: libc::c_int,
@@ -633,86 +629,57 @@ impl Child<'_> {
         Ok(pid)
     }
 
-    /// The child: its own process group, stdio, signals at their defaults,
-    /// the limits, the trial's space, its directory; then its program.
+    /// The child: set up (`child::prepare`: death with fencelab, its own
+    /// process group, signals at their defaults, the limits, the trial's
+    /// space, its standard streams and inherited descriptor, its directory,
+    /// a server's cage), then its program.
     ///
     /// # Safety
     /// Only in the clone of `spawn`.
     unsafe fn run(&mut self) -> libc::c_int {
-        unsafe {
-            // If fencelab dies (Ctrl-C, SIGKILL), nothing it started outlives
-            // it waiting on a limit nobody enforces any more.
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != self.parent {
-                libc::_exit(137);
-            }
-            if libc::setpgid(0, 0) != 0 {
-                fail(&mut self.failed);
-            }
-            for (target, &fd) in self.stdio.iter().enumerate() {
-                let target = target as libc::c_int;
-                let ok = if fd == target {
-                    libc::fcntl(fd, libc::F_SETFD, 0) != -1
-                } else {
-                    libc::dup2(fd, target) != -1
-                };
-                if !ok {
-                    fail(&mut self.failed);
-                }
-            }
+        let mut place = [
+            (self.stdio[0], 0),
+            (self.stdio[1], 1),
+            (self.stdio[2], 2),
             // The clone has a table of descriptors of its own (no
             // CLONE_FILES): the flag is cleared for its program alone.
-            if self.inherit >= 0 && libc::fcntl(self.inherit, libc::F_SETFD, 0) == -1 {
-                fail(&mut self.failed);
-            }
-            // Signals as a fresh process has them (as std's spawn leaves
-            // them): default actions where this process handles one, none
-            // blocked.
-            for signal in 1..libc::SIGRTMAX() {
-                let mut action: libc::sigaction = std::mem::zeroed();
-                if libc::sigaction(signal, std::ptr::null(), &mut action) == 0
-                    && action.sa_sigaction != libc::SIG_DFL
-                    && (action.sa_sigaction != libc::SIG_IGN || signal == libc::SIGPIPE)
-                {
-                    let mut default: libc::sigaction = std::mem::zeroed();
-                    default.sa_sigaction = libc::SIG_DFL;
-                    libc::sigaction(signal, &default, std::ptr::null_mut());
-                }
-            }
-            crate::bridge::judge_zygote::trial_limits(self.file_size);
-            if let Some(join) = self.space
-                && crate::bridge::sandbox::join(join).is_err()
-            {
-                fail(&mut self.failed);
-            }
-            if libc::chdir(self.dir) != 0 {
-                fail(&mut self.failed);
-            }
+            (self.inherit, self.inherit),
+        ];
+        let places = if self.inherit >= 0 { 4 } else { 3 };
+        let mut setup = Setup {
+            parent: Some(self.parent),
+            own_group: true,
+            // As a fresh process has them (as std's spawn leaves them).
+            signals: Signals::Handled,
+            limits: Some(self.file_size),
+            space: self.space,
+            place: &mut place[..places],
+            dir: Some(self.dir),
             // A cage without namespaces: system calls on this process alone.
-            if let Some((listener, plan)) = self.serving
-                && crate::bridge::sandbox::enter_serving(listener, plan).is_err()
-            {
-                fail(&mut self.failed);
-            }
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut none);
-            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-            libc::execve(self.program, self.argv, self.envp);
-            fail(&mut self.failed)
+            cage: self
+                .serving
+                .map(|(listener, plan)| Enter::Serving(listener, plan)),
+            unblock: true,
+            ..Setup::default()
+        };
+        // SAFETY: the clone of `spawn`, before it executes.
+        if let Err(err) = unsafe { child::prepare(&mut setup) } {
+            fail(&mut self.failed, err.raw_os_error())
         }
+        // SAFETY: what `Prepared` made, alive until the clone has executed.
+        unsafe { libc::execve(self.program, self.argv, self.envp) };
+        fail(&mut self.failed, None)
     }
 }
 
 /// Ends `run_light`'s child that could not execute its program, its errno
-/// left in `failed` for the parent.
-///
-/// # Safety
-/// Only in that child.
-unsafe fn fail(failed: &mut libc::c_int) -> ! {
-    unsafe {
-        *failed = (*libc::__errno_location()).max(1);
-        libc::_exit(127)
-    }
+/// (`errno`, else the last one) left in `failed` for the parent.
+fn fail(failed: &mut libc::c_int, errno: Option<libc::c_int>) -> ! {
+    let last = || std::io::Error::last_os_error().raw_os_error();
+    *failed = errno.or_else(last).unwrap_or(0).max(1);
+    // SAFETY: ends the clone, which shares its parent's memory: nothing of
+    // the process's own exit may run. No safe wrapper exits so.
+    unsafe { libc::_exit(127) }
 }
 
 /// The rest of `run` once the child `pid` (leading its own group) has
