@@ -497,16 +497,13 @@ pub fn probe() {
     let mut env: Vec<_> = std::env::vars_os().collect();
     env.sort();
     lines.push(format!("env {env:?}"));
-    // SAFETY: plain queries of this process.
-    let (pid, group, dumpable) = unsafe {
-        (
-            libc::getpid(),
-            libc::getpgid(0),
-            libc::prctl(libc::PR_GET_DUMPABLE),
-        )
-    };
-    lines.push(format!("leads its group {}", pid == group));
-    lines.push(format!("dumpable {dumpable}"));
+    let group = rustix::process::getpgid(None).ok();
+    lines.push(format!(
+        "leads its group {}",
+        Some(rustix::process::getpid()) == group
+    ));
+    let dumpable = rustix::process::dumpable_behavior().map(|d| d as i32);
+    lines.push(format!("dumpable {}", dumpable.unwrap_or(-1)));
     let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
         .map(|dir| {
             dir.flatten()
@@ -549,32 +546,31 @@ pub fn probe() {
             lines.push(line.replace('\t', " "));
         }
     }
+    use rustix::process::Resource;
     for (name, resource) in [
-        ("core", libc::RLIMIT_CORE),
-        ("fsize", libc::RLIMIT_FSIZE),
-        ("nofile", libc::RLIMIT_NOFILE),
-        ("nproc", libc::RLIMIT_NPROC),
-        ("stack", libc::RLIMIT_STACK),
+        ("core", Resource::Core),
+        ("fsize", Resource::Fsize),
+        ("nofile", Resource::Nofile),
+        ("nproc", Resource::Nproc),
+        ("stack", Resource::Stack),
     ] {
-        // SAFETY: fills a struct of ours.
-        let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
-        unsafe { libc::getrlimit(resource, &mut limit) };
+        let limit = rustix::process::getrlimit(resource);
+        // Unlimited as the kernel says it.
+        let value = |v: Option<u64>| v.unwrap_or(u64::MAX);
         lines.push(format!(
             "limit {name} {} {}",
-            limit.rlim_cur, limit.rlim_max
+            value(limit.current),
+            value(limit.maximum)
         ));
     }
     for ns in ["user", "mnt", "net", "pid", "ipc", "uts", "cgroup"] {
         let target = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok();
         lines.push(format!("namespace {ns} {target:?}"));
     }
-    // SAFETY: reads this process's mask without changing it.
-    let umask = unsafe {
-        let mask = libc::umask(0o022);
-        libc::umask(mask);
-        mask
-    };
-    lines.push(format!("umask {umask:o}"));
+    // Read by setting it, then set back as it was.
+    let umask = rustix::process::umask(rustix::fs::Mode::from_bits_retain(0o022));
+    rustix::process::umask(umask);
+    lines.push(format!("umask {:o}", umask.bits()));
     println!("{}", lines.join("\n"));
 }
 

@@ -15,10 +15,12 @@
 //! trial, and every verdict reads as for a server started afresh.
 
 use std::ffi::{CStr, c_char, c_int};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
 
 use super::fds::receive_with;
 pub(crate) use super::fds::send_with;
@@ -335,18 +337,15 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     forking.close(at);
                     continue;
                 }
-                // SAFETY: a system call with plain integers.
-                let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-                if pidfd < 0 {
+                let opened = Pid::from_raw(pid).map(|p| pidfd_open(p, PidfdFlags::empty()));
+                let Some(Ok(pidfd)) = opened else {
                     // Without one its end is never seen: no trial of it.
                     super::sandbox::kill_cage(pid);
-                    // SAFETY: our own child, killed.
-                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+                    // Our own child, killed.
+                    let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
                     forking.close(at);
                     continue;
-                }
-                // SAFETY: a descriptor the kernel just made for us.
-                let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+                };
                 let answer = format!("{{\"pid\": {pid}}}");
                 forking.trials[at].watcher = Some((pid, pidfd));
                 if send_with(fd, answer.as_bytes(), &[]).is_err() {
@@ -396,11 +395,10 @@ impl Forking {
     /// Collects the watcher whose pidfd is `pidfd`, and tells its judge how
     /// it ended.
     fn reap(&mut self, pidfd: RawFd) {
-        let mut status = 0;
         if let Some(at) = self.killed.iter().position(|(_, p)| p.as_raw_fd() == pidfd) {
             let (pid, _) = self.killed.swap_remove(at);
-            // SAFETY: our own child, ended.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
+            // Our own child, ended.
+            let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
             return;
         }
         let Some(at) = self.trials.iter().position(|t| {
@@ -412,9 +410,9 @@ impl Forking {
         };
         let trial = self.trials.swap_remove(at);
         let (pid, _) = trial.watcher.expect("a watcher");
-        // SAFETY: our own child, ended.
-        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
-            let answer = format!("{{\"status\": {status}}}");
+        // Our own child, ended.
+        if let Ok(Some((_, status))) = waitpid(Pid::from_raw(pid), WaitOptions::empty()) {
+            let answer = format!("{{\"status\": {}}}", status.as_raw());
             let _ = send_with(trial.conn.as_raw_fd(), answer.as_bytes(), &[]);
         }
     }
@@ -599,20 +597,14 @@ pub(crate) fn keep_to_self() {
 
 /// A pair of connected sequenced-packet sockets, close-on-exec.
 pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fills two descriptors, ours from here on.
-    unsafe {
-        if libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
+    use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
+    let flags = SocketFlags::CLOEXEC;
+    Ok(socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        flags,
+        None,
+    )?)
 }
 
 /// Asks the forking server for a caged child serving `request`, handing it
@@ -696,38 +688,34 @@ pub(crate) fn status(limit: Duration) -> Option<i32> {
 /// One message from the sequenced-packet socket `fd`, waiting up to
 /// `limit` (forever: None); None at its end or when the time is up.
 pub(crate) fn receive(fd: RawFd, limit: Option<Duration>) -> Option<Vec<u8>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::io::Errno;
+    // SAFETY: the caller's descriptor, open for the duration of the call.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
     let deadline = limit.map(|l| Instant::now() + l);
     loop {
-        let wait = match deadline {
-            None => -1,
-            Some(d) => d.saturating_duration_since(Instant::now()).as_millis() as c_int,
-        };
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let ready = unsafe { libc::poll(&mut poll, 1, wait) };
-        if ready == 0 {
-            return None;
-        }
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
+        // Whole milliseconds left, as poll(2) counts them.
+        let wait = deadline.map(|d| {
+            let millis = d.saturating_duration_since(Instant::now()).as_millis() as i64;
+            Timespec {
+                tv_sec: millis / 1000,
+                tv_nsec: millis % 1000 * 1_000_000,
             }
-            return None;
+        });
+        match poll(&mut [PollFd::new(&fd, PollFlags::IN)], wait.as_ref()) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(_) => return None,
         }
         let mut buf = vec![0u8; 4096];
-        // SAFETY: reads into a buffer of ours.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-        if n > 0 {
-            buf.truncate(n as usize);
-            return Some(buf);
+        match rustix::net::recv(fd, &mut buf[..], rustix::net::RecvFlags::empty()) {
+            Ok((n, _)) if n > 0 => {
+                buf.truncate(n);
+                return Some(buf);
+            }
+            Err(Errno::INTR) => continue,
+            _ => return None,
         }
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        return None;
     }
 }

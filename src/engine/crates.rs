@@ -15,7 +15,7 @@ const RUSQLITE: &str = r#"rusqlite = { version = "0.43.0", features = ["bundled"
 const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
-const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["event", "fs", "net", "param", "pipe", "process", "stdio", "termios"] }"#;
+const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["event", "fs", "net", "param", "pipe", "process", "stdio", "termios", "time"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
 /// The name of the judge's test that prints its build id.

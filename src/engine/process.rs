@@ -9,12 +9,14 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::process::CommandExt;
 use std::path::Path;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, WaitOptions};
 
 use crate::bridge::child::{self, Enter, Setup, Signals};
 
@@ -450,10 +452,11 @@ impl JudgeZygote {
 
 impl Drop for JudgeZygote {
     fn drop(&mut self) {
-        // SAFETY: our own child, killed and reaped once.
-        unsafe {
-            libc::kill(self.pid, libc::SIGKILL);
-            libc::waitpid(self.pid, std::ptr::null_mut(), 0);
+        // Our own child, killed and reaped once.
+        let pid = Pid::from_raw(self.pid.max(0));
+        if let Some(pid) = pid {
+            let _ = rustix::process::kill_process(pid, Signal::KILL);
+            let _ = rustix::process::waitpid(Some(pid), WaitOptions::empty());
         }
     }
 }
@@ -600,12 +603,12 @@ impl Child<'_> {
         let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
         // Every signal blocked in this thread until the child has executed:
         // no handler of this process's runs on the child's stack.
-        // SAFETY: sigset_t of ours.
-        let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
-        let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-        // SAFETY: plain system calls on sets of ours; the clone runs
-        // `trampoline` on `stack` while this thread is suspended.
+        // SAFETY: system calls on signal sets of ours; the clone runs
+        // `trampoline` on `stack` while this thread is suspended, and
+        // `self` outlives it (CLONE_VFORK). No safe wrapper clones.
         let pid = unsafe {
+            let mut all: libc::sigset_t = std::mem::zeroed();
+            let mut old: libc::sigset_t = std::mem::zeroed();
             libc::sigfillset(&mut all);
             libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
             let pid = libc::clone(
@@ -622,8 +625,8 @@ impl Child<'_> {
             return Err(std::io::Error::last_os_error());
         }
         if self.failed != 0 {
-            // SAFETY: our own child, ended: reaped.
-            unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+            // Our own child, ended: reaped.
+            let _ = rustix::process::waitpid(Pid::from_raw(pid), WaitOptions::empty());
             return Err(std::io::Error::from_raw_os_error(self.failed));
         }
         Ok(pid)
@@ -792,22 +795,15 @@ fn wait_with_cpu(pid: libc::pid_t) -> std::io::Result<(ExitStatus, Duration)> {
 /// A pipe for the cage's word on what was left behind: (read end, made
 /// non-blocking; write end). Both close on exec.
 fn left_pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fills two descriptors, ours from here on.
-    unsafe {
-        if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC | libc::O_NONBLOCK) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
+    use rustix::pipe::{PipeFlags, pipe_with};
+    Ok(pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK)?)
 }
 
 /// Whether the cage wrote on its pipe that processes were left behind.
 fn said_left(pipe: Option<&OwnedFd>) -> bool {
     let Some(pipe) = pipe else { return false };
-    let mut byte = 0u8;
-    // SAFETY: reads one byte into ours; the pipe does not block.
-    unsafe { libc::read(pipe.as_raw_fd(), (&raw mut byte).cast(), 1) == 1 }
+    // One byte; the pipe does not block.
+    rustix::io::read(pipe, &mut [0u8; 1]) == Ok(1)
 }
 
 /// How long a group may outlive its leader before what is left counts as left
@@ -821,8 +817,9 @@ fn linger(group: libc::pid_t, limit: Duration) -> bool {
     let deadline = Instant::now() + limit;
     let mut pause = Duration::from_micros(100);
     loop {
-        // SAFETY: signal 0 only asks whether the group exists.
-        let exists = unsafe { libc::killpg(group, 0) } == 0;
+        // Signal 0 only asks whether the group exists.
+        let exists = Pid::from_raw(group.max(0))
+            .is_some_and(|group| rustix::process::test_kill_process_group(group).is_ok());
         if !exists || live_processes(|stat| stat.pgrp == group).is_empty() {
             return false;
         }
@@ -846,14 +843,8 @@ struct Stat {
 /// Now, in the clock ticks since boot that `/proc/PID/stat` counts a
 /// process's start in.
 pub(crate) fn boot_ticks() -> u64 {
-    let mut now = libc::timespec {
-        tv_sec: 0,
-        tv_nsec: 0,
-    };
-    // SAFETY: fills a timespec of ours.
-    unsafe { libc::clock_gettime(libc::CLOCK_BOOTTIME, &mut now) };
-    // SAFETY: a plain query.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let now = rustix::time::clock_gettime(rustix::time::ClockId::Boottime);
+    let hz = rustix::param::clock_ticks_per_second().max(1);
     now.tv_sec as u64 * hz + now.tv_nsec as u64 * hz / 1_000_000_000
 }
 
@@ -922,9 +913,9 @@ pub(crate) fn kill_tagged(dir: &Path, since: u64) -> usize {
             break;
         }
         for pid in tagged {
-            // SAFETY: a signal to a process of the trial's, found by its tag.
-            unsafe {
-                libc::kill(pid, libc::SIGKILL);
+            // A process of the trial's, found by its tag.
+            if let Some(pid) = Pid::from_raw(pid.max(0)) {
+                let _ = rustix::process::kill_process(pid, Signal::KILL);
             }
             killed.insert(pid);
         }
@@ -935,9 +926,11 @@ pub(crate) fn kill_tagged(dir: &Path, since: u64) -> usize {
 
 /// Sends `signal` to every process in the group led by `group`.
 pub(crate) fn kill_group(group: libc::pid_t, signal: libc::c_int) {
-    // SAFETY: a plain system call; ESRCH (no such group) is fine.
-    unsafe {
-        libc::killpg(group, signal);
+    // ESRCH (no such group) is fine.
+    if let (Some(group), Some(signal)) =
+        (Pid::from_raw(group.max(0)), Signal::from_named_raw(signal))
+    {
+        let _ = rustix::process::kill_process_group(group, signal);
     }
 }
 
@@ -1127,16 +1120,9 @@ mod tests {
     #[test]
     fn a_light_spawn_inherits_the_descriptor_it_is_given_and_no_other() {
         let dir = tempfile::tempdir().unwrap();
-        let pipe = || {
-            let mut fds = [0; 2];
-            // SAFETY: fills two descriptors, ours from here on.
-            unsafe {
-                assert_eq!(libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC), 0);
-                (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1]))
-            }
-        };
-        let ((_given_r, given), (_other_r, other)) = (pipe(), pipe());
-        let (given, other) = (given.as_raw_fd(), other.as_raw_fd());
+        let pipe = || rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
+        let ((_given_r, given_w), (_other_r, other_w)) = (pipe(), pipe());
+        let (given, other) = (given_w.as_raw_fd(), other_w.as_raw_fd());
         let script = format!(
             "for fd in {given} {other}; do if [ -e /proc/self/fd/$fd ]; then echo open $fd; \
              else echo closed $fd; fi; done"
@@ -1156,9 +1142,8 @@ mod tests {
         );
         // Only in the child's own table: here it still closes on exec, so a
         // program started next does not get it.
-        // SAFETY: reads a descriptor's flags.
-        let flags = unsafe { libc::fcntl(given, libc::F_GETFD) };
-        assert_eq!(flags & libc::FD_CLOEXEC, libc::FD_CLOEXEC);
+        let flags = rustix::io::fcntl_getfd(&given_w).unwrap();
+        assert!(flags.contains(rustix::io::FdFlags::CLOEXEC));
         let finished = run_light(&light(&script), dir.path(), &Limits::default()).unwrap();
         assert_eq!(
             finished.stdout.lines().collect::<Vec<_>>(),
@@ -1251,12 +1236,12 @@ mod tests {
         let pid = start_light_serving(&spawn, stdio, None, listener.as_raw_fd(), &plan).unwrap();
         std::io::Write::write_all(&mut stdin_w, b"impl-7\n").unwrap();
         // It leads its own group (it waits for its standard input to end).
-        // SAFETY: a plain system call.
-        assert_eq!(unsafe { libc::getpgid(pid) }, pid);
+        let leader = Pid::from_raw(pid);
+        assert_eq!(rustix::process::getpgid(leader).ok(), leader);
         drop((stdin_r, stdin_w, out));
-        let mut status = 0;
-        // SAFETY: our own child, reaped once.
-        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        // Our own child, reaped once.
+        let waited = rustix::process::waitpid(leader, WaitOptions::empty()).unwrap();
+        assert_eq!(waited.map(|(pid, _)| pid), leader);
         let said = std::fs::read_to_string(dir.path().join("out")).unwrap();
         assert!(said.contains("key impl-7\n"), "{said}");
         assert!(said.contains("socket 3\n"), "{said}");
