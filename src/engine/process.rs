@@ -974,11 +974,6 @@ mod tests {
         }
     }
 
-    /// fencelab's judge forked by its zygote is given what it is given
-    /// executed afresh by a clone (`run_light`): the same command line,
-    /// directory, environment, process group, descriptors (the inherited
-    /// one included, and none of the zygote's), signals, limits and
-    /// namespaces (the trial's space), as the judge's probe prints them.
     #[test]
     fn the_suite_reads_the_number_of_random_sequences_from_the_variable_passed_on() {
         let random = crate::lab::suite::MODULES
@@ -989,6 +984,11 @@ mod tests {
         assert!(random.contains(&format!("\"{RANDOM_SEQUENCES_ENV}\"")));
     }
 
+    /// fencelab's judge forked by its zygote is given what it is given
+    /// executed afresh by a clone (`run_light`), as its probe prints it.
+    /// Both are set up by `child::prepare`; what still differs is checked:
+    /// the command line and environment the zygote writes, and the
+    /// descriptors it closes where an executed judge's close on exec.
     #[test]
     fn a_judge_forked_by_its_zygote_is_given_what_an_executed_one_is() {
         use crate::engine::builder::{self, Built, Plan};
