@@ -208,6 +208,8 @@ unsafe fn area(list: *mut *mut c_char, count: usize) -> Option<&'static mut [u8]
     if count == 0 {
         return None;
     }
+    // SAFETY: the caller's word: `count` C strings from `list[0]`, read
+    // up to each one's NUL; the slice spans them only where they abut.
     unsafe {
         let start = (*list).cast::<u8>();
         let mut end = start;
@@ -252,6 +254,9 @@ fn write_into(room: &mut [u8], items: &[CString]) -> Option<Vec<usize>> {
 /// # Safety
 /// Only in a single-threaded process.
 unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
+    // SAFETY: the caller's word: a single-threaded process, so its fork's
+    // child may run on; the rest are system calls on values of ours (no
+    // safe wrapper forks, nor makes a signalfd).
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         if libc::getppid() != runner {
@@ -431,8 +436,7 @@ unsafe fn child(
             let mount = if mount { next.next() } else { None };
             let net = if net { next.next() } else { None };
             let mount = mount.ok_or_else(|| std::io::Error::other("no mount namespace"))?;
-            // SAFETY: the bytes of a path, as the runner sent them.
-            let dir = unsafe { std::ffi::OsStr::from_encoded_bytes_unchecked(dir.as_bytes()) };
+            let dir = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir.as_bytes());
             Some(super::sandbox::Join::of(user, mount, net, dir.as_ref())?)
         }
         None => None,
