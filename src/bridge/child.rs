@@ -3,9 +3,9 @@
 //! the judge's zygote (`judge_zygote`) and the Python forking server
 //! (`zygote`). Each asks for the steps it needs; `prepare` fixes their order.
 //!
-//! Invariants: only system calls on what the parent prepared, and no
-//! allocation but in a `Enter::Built` cage: it runs in a clone that shares
-//! the runner's memory. A step that fails ends the set-up with its error.
+//! Invariants: only system calls on what the parent prepared. It allocates
+//! only for an environment or an `Enter::Built` cage, both asked by forks:
+//! the runner's clone shares its memory. The first step that fails ends it.
 
 use std::ffi::{CStr, CString, c_int};
 use std::os::fd::{BorrowedFd, IntoRawFd, RawFd};
@@ -175,7 +175,7 @@ fn default_signals(signals: Signals) {
 
 /// A trial's process's limits: no core, and files of at most `file_size`
 /// bytes and an address space of `JUDGE_ADDRESS_SPACE` (where it is given).
-pub(crate) fn trial_limits(file_size: Option<u64>) {
+fn trial_limits(file_size: Option<u64>) {
     let cap = |bytes: u64| Rlimit {
         current: Some(bytes),
         maximum: Some(bytes),
