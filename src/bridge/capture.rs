@@ -10,8 +10,11 @@
 //! say, name its file as the learner does (`Rename`), never its scratch crate
 //! or server (a `dbg!`, a printed traceback, a `file!()`).
 
-use std::os::fd::AsRawFd;
 use std::sync::{Arc, Mutex};
+
+use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal};
 
 use super::protocol::PYTHON_SERVER;
 
@@ -118,10 +121,8 @@ impl Output {
         rename: Arc<Rename>,
     ) -> Arc<Output> {
         let pipe = pipe.into();
-        // SAFETY: fcntl on a descriptor we own.
-        unsafe {
-            let flags = libc::fcntl(pipe.as_raw_fd(), libc::F_GETFL);
-            libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+        if let Ok(flags) = rustix::fs::fcntl_getfl(&pipe) {
+            let _ = rustix::fs::fcntl_setfl(&pipe, flags | rustix::fs::OFlags::NONBLOCK);
         }
         let output = Arc::new(Output {
             pipe,
@@ -132,13 +133,9 @@ impl Output {
         let reader = Arc::clone(&output);
         std::thread::spawn(move || {
             loop {
-                let mut poll = libc::pollfd {
-                    fd: reader.pipe.as_raw_fd(),
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd; waits without the lock.
-                unsafe { libc::poll(&mut poll, 1, -1) };
+                // Waits without the lock.
+                let mut poll = [PollFd::new(&reader.pipe, PollFlags::IN)];
+                let _ = rustix::event::poll(&mut poll, None);
                 let mut captured = reader.captured.lock().unwrap_or_else(|e| e.into_inner());
                 reader.take_available(&mut captured);
                 if captured.closed {
@@ -153,28 +150,20 @@ impl Output {
     fn take_available(&self, c: &mut Captured) {
         let mut buf = [0u8; 8192];
         while !c.closed {
-            // SAFETY: reads into a buffer of ours from a descriptor we own.
-            let n =
-                unsafe { libc::read(self.pipe.as_raw_fd(), buf.as_mut_ptr().cast(), buf.len()) };
-            if n == 0 {
-                c.closed = true;
-            } else if n < 0 {
-                let err = std::io::Error::last_os_error();
-                match err.kind() {
-                    std::io::ErrorKind::Interrupted => continue,
-                    std::io::ErrorKind::WouldBlock => return,
-                    _ => c.closed = true,
-                }
-            } else {
-                let n = n as usize;
-                let room = OUTPUT_CAP.saturating_sub(c.kept.len()).min(n);
-                c.kept.extend_from_slice(&buf[..room]);
-                c.dropped += n - room;
-                if !c.flooded && c.kept.len() + c.dropped > FLOOD {
-                    c.flooded = true;
-                    // SAFETY: a signal to the implementation's process, our child.
-                    unsafe {
-                        libc::kill(self.pid, libc::SIGKILL);
+            match rustix::io::read(&self.pipe, &mut buf) {
+                Ok(0) => c.closed = true,
+                Err(Errno::INTR) => continue,
+                Err(Errno::AGAIN) => return,
+                Err(_) => c.closed = true,
+                Ok(n) => {
+                    let room = OUTPUT_CAP.saturating_sub(c.kept.len()).min(n);
+                    c.kept.extend_from_slice(&buf[..room]);
+                    c.dropped += n - room;
+                    if !c.flooded && c.kept.len() + c.dropped > FLOOD {
+                        c.flooded = true;
+                        if let Some(pid) = Pid::from_raw(self.pid.max(0)) {
+                            let _ = rustix::process::kill_process(pid, Signal::KILL);
+                        }
                     }
                 }
             }

@@ -53,8 +53,13 @@ pub(crate) fn receive_with(
 ) -> Option<(usize, Vec<OwnedFd>)> {
     // SAFETY: the caller's descriptor, open for the duration of the call.
     let fd = unsafe { BorrowedFd::borrow_raw(fd) };
-    let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(max_fds.max(1)))];
-    let mut control = RecvAncillaryBuffer::new(&mut space);
+    // Room for `max_fds` and no more where the padding allows: rustix adds
+    // room to align the buffer, which is aligned here instead.
+    let align = std::mem::align_of::<libc::cmsghdr>();
+    let room = rustix::cmsg_space!(ScmRights(max_fds.max(1))) - align;
+    let mut space = vec![MaybeUninit::uninit(); room + align];
+    let at = space.as_ptr().align_offset(align);
+    let mut control = RecvAncillaryBuffer::new(&mut space[at..at + room]);
     let received = loop {
         match recvmsg(
             fd,
@@ -112,5 +117,26 @@ mod tests {
         drop(a);
         b.set_nonblocking(true).unwrap();
         assert!(receive_with(b.as_raw_fd(), &mut buf, 1).is_none());
+    }
+
+    /// Room for two, three sent: the kernel installs the two that fit and
+    /// says `MSG_CTRUNC`, which alone tells that the third was dropped.
+    #[test]
+    fn descriptors_cut_short_are_refused_and_none_of_them_stays_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("passed");
+        let file = std::fs::File::create(&path).unwrap();
+        let (a, b) = UnixDatagram::pair().unwrap();
+        send_with(a.as_raw_fd(), b"three", &[file.as_raw_fd(); 3]).unwrap();
+        let mut buf = [0u8; 16];
+        let received = receive_with(b.as_raw_fd(), &mut buf, 2);
+        assert!(received.is_none(), "{received:?}");
+        // The sender's own descriptor is the only one left on the file.
+        let open = std::fs::read_dir("/proc/self/fd")
+            .unwrap()
+            .flatten()
+            .filter(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == path))
+            .count();
+        assert_eq!(open, 1, "a descriptor received stayed open");
     }
 }

@@ -208,6 +208,8 @@ unsafe fn area(list: *mut *mut c_char, count: usize) -> Option<&'static mut [u8]
     if count == 0 {
         return None;
     }
+    // SAFETY: the caller's word: `count` C strings from `list[0]`, read
+    // up to each one's NUL; the slice spans them only where they abut.
     unsafe {
         let start = (*list).cast::<u8>();
         let mut end = start;
@@ -245,36 +247,6 @@ fn write_into(room: &mut [u8], items: &[CString]) -> Option<Vec<usize>> {
     Some(starts)
 }
 
-/// A trial's process's limits: no core, and files of at most `file_size`
-/// bytes (only system calls: for a child between fork, or clone, and exec).
-pub(crate) fn trial_limits(file_size: Option<u64>) {
-    let no_core = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: plain system calls on limits of ours.
-    unsafe { libc::setrlimit(libc::RLIMIT_CORE, &no_core) };
-    if let Some(bytes) = file_size {
-        let cap = libc::rlimit {
-            rlim_cur: bytes,
-            rlim_max: bytes,
-        };
-        // SAFETY: as above.
-        unsafe { libc::setrlimit(libc::RLIMIT_FSIZE, &cap) };
-        // A trial's judge is bounded as a caged process is: what it reads
-        // of an implementation is capped, and this bounds the rest.
-        let space = libc::rlimit {
-            rlim_cur: JUDGE_ADDRESS_SPACE,
-            rlim_max: JUDGE_ADDRESS_SPACE,
-        };
-        // SAFETY: as above.
-        unsafe { libc::setrlimit(libc::RLIMIT_AS, &space) };
-    }
-}
-
-/// The address space a trial's judge may use (as a caged process's).
-const JUDGE_ADDRESS_SPACE: u64 = 4 << 30;
-
 /// The zygote's loop: one child per request on `control`; returns in each
 /// child, set up, its request. It dies with the runner: by its parent-death
 /// signal, and at its control socket's end.
@@ -282,6 +254,9 @@ const JUDGE_ADDRESS_SPACE: u64 = 4 << 30;
 /// # Safety
 /// Only in a single-threaded process.
 unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
+    // SAFETY: the caller's word: a single-threaded process, so its fork's
+    // child may run on; the rest are system calls on values of ours (no
+    // safe wrapper forks, nor makes a signalfd).
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
         if libc::getppid() != runner {
@@ -432,13 +407,13 @@ fn receive_with(fd: RawFd) -> Option<(Vec<u8>, Vec<RawFd>)> {
     Some((buf, fds.into_iter().map(|f| f.into_raw_fd()).collect()))
 }
 
-/// The child of a trial: what the runner's clone does before it executes a
-/// judge (`engine::process`'s `Child::run`), in the same order: death with
-/// its parent (the zygote), its own process group, its standard streams
-/// and the descriptor it inherits (`given`: standard input, output and
-/// error, then the inherited one, then the namespaces), nothing else open,
-/// signals at their defaults, no core, the file size limit, the trial's
-/// space, its directory; then its environment.
+/// The child of a trial, set up as the runner's clone sets up a judge it
+/// executes (`child::prepare`): death with its parent (the zygote), its own
+/// group, no core, the file size limit, the trial's space, its standard
+/// streams and the descriptor it inherits (`given`: standard input, output
+/// and error, then the inherited one, then the namespaces), nothing else
+/// open but the word's pipe (`word`, moved where it must), its directory,
+/// its environment, and no signal blocked (the zygote blocks SIGCHLD).
 ///
 /// # Safety
 /// Only in the child of the zygote.
@@ -448,83 +423,52 @@ unsafe fn child(
     zygote: libc::pid_t,
     word: &mut RawFd,
 ) -> std::io::Result<()> {
-    let check = |result: c_int| {
-        if result < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(result)
-        }
+    let (streams, rest) = given.split_at(3);
+    let (inherit, namespaces) = match request.inherit {
+        Some(target) => (Some((rest[0], target)), &rest[1..]),
+        None => (None, rest),
     };
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::getppid() != zygote {
-            libc::_exit(137);
-        }
-        check(libc::setpgid(0, 0))?;
-        // Every descriptor given out of the way first (above every target),
-        // then the streams and the inherited one into place.
-        let above = request.inherit.map_or(3, |target| target.max(2) + 1);
-        let mut high = Vec::with_capacity(given.len());
-        for &fd in given {
-            high.push(check(libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, above))?);
-        }
-        // The word's pipe moves too (its new number is the caller's).
-        *word = check(libc::fcntl(*word, libc::F_DUPFD_CLOEXEC, above))?;
-        let mut keep = high.clone();
-        keep.push(*word);
-        super::sandbox::close_all_but(0, &mut keep);
-        let (streams, rest) = high.split_at(3);
-        for (target, &fd) in streams.iter().enumerate() {
-            check(libc::dup2(fd, target as c_int))?;
-            libc::close(fd);
-        }
-        let namespaces = match request.inherit {
-            Some(target) => {
-                check(libc::dup2(rest[0], target))?;
-                libc::close(rest[0]);
-                &rest[1..]
-            }
-            None => rest,
-        };
-        // Signals as a fresh process has them: none blocked (the zygote
-        // blocks SIGCHLD), none handled (it handles none).
-        let mut none: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut none);
-        trial_limits(request.file_size);
-        if let Some(dir) = &request.space {
+    let join = match &request.space {
+        Some(dir) => {
             let mut next = namespaces.iter().copied();
             let [user, mount, net] = request.namespaces;
             let user = if user { next.next() } else { None };
             let mount = if mount { next.next() } else { None };
             let net = if net { next.next() } else { None };
             let mount = mount.ok_or_else(|| std::io::Error::other("no mount namespace"))?;
-            let path = std::path::Path::new(std::ffi::OsStr::from_encoded_bytes_unchecked(
-                dir.as_bytes(),
-            ));
-            let join = super::sandbox::Join::of(user, mount, net, path)?;
-            super::sandbox::join(&join)?;
-            // Joining a user namespace changed this process's credentials,
-            // which cleared its parent-death signal. (A judge executed
-            // afresh loses it again at its `exec`, root in that namespace:
-            // this one keeps it, and dies with the zygote.)
-            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-            if libc::getppid() != zygote {
-                libc::_exit(137);
-            }
+            let dir = <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(dir.as_bytes());
+            Some(super::sandbox::Join::of(user, mount, net, dir.as_ref())?)
         }
-        for &fd in namespaces {
-            libc::close(fd);
-        }
-        check(libc::chdir(request.dir.as_ptr()))?;
-        libc::clearenv();
-        for var in &request.env {
-            // The string lives as long as the process (putenv keeps it).
-            check(libc::putenv(var.clone().into_raw()))?;
-        }
-        libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        // Set up: the zygote answers the runner with this pid.
-        libc::close(*word);
-    }
+        None => None,
+    };
+    let mut place: Vec<(RawFd, RawFd)> = (0..)
+        .zip(streams.iter().copied())
+        .map(|(t, fd)| (fd, t))
+        .collect();
+    place.extend(inherit);
+    let mut keep = [*word];
+    let mut setup = super::child::Setup {
+        parent: rustix::process::Pid::from_raw(zygote),
+        own_group: true,
+        limits: Some(request.file_size),
+        space: join.as_ref(),
+        close_joined: namespaces,
+        place: &mut place,
+        keep: &mut keep,
+        close_from: Some(0),
+        dir: Some(&request.dir),
+        env: Some(&request.env),
+        unblock: true,
+        ..Default::default()
+    };
+    // SAFETY: the caller's word: the zygote's child.
+    let prepared = unsafe { super::child::prepare(&mut setup) };
+    // The word's pipe where it is now (its new number is the caller's).
+    *word = keep[0];
+    prepared?;
+    // Set up: the zygote answers the runner with this pid.
+    // SAFETY: the child's own descriptor, closed once.
+    unsafe { libc::close(*word) };
     Ok(())
 }
 
@@ -557,16 +501,13 @@ pub fn probe() {
     let mut env: Vec<_> = std::env::vars_os().collect();
     env.sort();
     lines.push(format!("env {env:?}"));
-    // SAFETY: plain queries of this process.
-    let (pid, group, dumpable) = unsafe {
-        (
-            libc::getpid(),
-            libc::getpgid(0),
-            libc::prctl(libc::PR_GET_DUMPABLE),
-        )
-    };
-    lines.push(format!("leads its group {}", pid == group));
-    lines.push(format!("dumpable {dumpable}"));
+    let group = rustix::process::getpgid(None).ok();
+    lines.push(format!(
+        "leads its group {}",
+        Some(rustix::process::getpid()) == group
+    ));
+    let dumpable = rustix::process::dumpable_behavior().map(|d| d as i32);
+    lines.push(format!("dumpable {}", dumpable.unwrap_or(-1)));
     let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
         .map(|dir| {
             dir.flatten()
@@ -609,86 +550,33 @@ pub fn probe() {
             lines.push(line.replace('\t', " "));
         }
     }
+    use rustix::process::Resource;
     for (name, resource) in [
-        ("core", libc::RLIMIT_CORE),
-        ("fsize", libc::RLIMIT_FSIZE),
-        ("nofile", libc::RLIMIT_NOFILE),
-        ("nproc", libc::RLIMIT_NPROC),
-        ("stack", libc::RLIMIT_STACK),
+        ("core", Resource::Core),
+        ("fsize", Resource::Fsize),
+        ("nofile", Resource::Nofile),
+        ("nproc", Resource::Nproc),
+        ("stack", Resource::Stack),
     ] {
-        // SAFETY: fills a struct of ours.
-        let mut limit: libc::rlimit = unsafe { std::mem::zeroed() };
-        unsafe { libc::getrlimit(resource, &mut limit) };
+        let limit = rustix::process::getrlimit(resource);
+        // Unlimited as the kernel says it.
+        let value = |v: Option<u64>| v.unwrap_or(u64::MAX);
         lines.push(format!(
             "limit {name} {} {}",
-            limit.rlim_cur, limit.rlim_max
+            value(limit.current),
+            value(limit.maximum)
         ));
     }
     for ns in ["user", "mnt", "net", "pid", "ipc", "uts", "cgroup"] {
         let target = std::fs::read_link(format!("/proc/self/ns/{ns}")).ok();
         lines.push(format!("namespace {ns} {target:?}"));
     }
-    // SAFETY: reads this process's mask without changing it.
-    let umask = unsafe {
-        let mask = libc::umask(0o022);
-        libc::umask(mask);
-        mask
-    };
-    lines.push(format!("umask {umask:o}"));
+    // Read by setting it, then set back as it was.
+    let umask = rustix::process::umask(rustix::fs::Mode::from_bits_retain(0o022));
+    rustix::process::umask(umask);
+    lines.push(format!("umask {:o}", umask.bits()));
     println!("{}", lines.join("\n"));
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_request_reads_back_as_it_was_sent() {
-        let c = |s: &str| CString::new(s).unwrap();
-        let request = Request {
-            inherit: Some(57),
-            file_size: Some(1 << 28),
-            dir: c("/tmp/trial/tmp"),
-            space: Some(c("/tmp/trial/tmp")),
-            args: vec![c("/judge"), c("--exact"), c("step1::x"), c("")],
-            env: vec![c("A=b=c"), c("EMPTY=")],
-            namespaces: [true, true, false],
-        };
-        let back = Request::decode(&request.encode()).expect("a request");
-        assert_eq!(back.inherit, Some(57));
-        assert_eq!(back.file_size, Some(1 << 28));
-        assert_eq!((&back.dir, &back.space), (&request.dir, &request.space));
-        assert_eq!((&back.args, &back.env), (&request.args, &request.env));
-        assert_eq!(back.namespaces, [true, true, false]);
-        let none = Request {
-            inherit: None,
-            file_size: None,
-            space: None,
-            env: vec![],
-            namespaces: [false; 3],
-            ..back
-        };
-        let again = Request::decode(&none.encode()).expect("a request");
-        assert_eq!(
-            (again.inherit, again.file_size, again.space),
-            (None, None, None)
-        );
-        assert!(again.env.is_empty());
-        // Not a request: cut short, or no arguments.
-        let bytes = none.encode();
-        assert!(Request::decode(&bytes[..bytes.len() / 2]).is_none());
-        let no_arguments = [&b"\0\0/\0\0"[..], b"000\0", b"0\0"].concat();
-        assert!(Request::decode(&no_arguments).is_none());
-    }
-
-    #[test]
-    fn what_fits_in_the_room_is_written_after_itself_and_the_rest_zeroed() {
-        let mut room = [b'-'; 16];
-        let items = [CString::new("ab").unwrap(), CString::new("cde").unwrap()];
-        assert_eq!(write_into(&mut room, &items), Some(vec![0, 3]));
-        assert_eq!(&room, b"ab\0cde\0\0\0\0\0\0\0\0\0\0");
-        let mut small = [b'-'; 6];
-        assert_eq!(write_into(&mut small, &items), None);
-        assert_eq!(&small, b"------", "nothing written where it does not fit");
-    }
-}
+mod tests;

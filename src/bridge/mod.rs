@@ -11,6 +11,7 @@
 //! to each other only through `super::`.
 
 mod capture;
+pub(crate) mod child;
 pub(crate) mod client;
 mod fds;
 pub mod judge_zygote;

@@ -15,10 +15,12 @@
 //! trial, and every verdict reads as for a server started afresh.
 
 use std::ffi::{CStr, c_char, c_int};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
 
 use super::fds::receive_with;
 pub(crate) use super::fds::send_with;
@@ -123,14 +125,15 @@ pub unsafe extern "C" fn fencelab_fork_cage(
         return pid;
     }
     // SAFETY: the caller's descriptors and C string, as copied by the fork.
-    let (fds, text) = unsafe {
+    let (mut fds, text) = unsafe {
         (
-            std::slice::from_raw_parts(fds, nfds),
+            std::slice::from_raw_parts(fds, nfds).to_vec(),
             CStr::from_ptr(request).to_string_lossy(),
         )
     };
     // SAFETY: the child of a single-threaded process.
-    unsafe { enter_or_end(&text, None, trusted != 0, fds) };
+    unsafe { enter_or_end(&text, None, trusted != 0, &mut fds) };
+    std::mem::forget(fds);
     0
 }
 
@@ -142,7 +145,7 @@ pub unsafe extern "C" fn fencelab_fork_cage(
 /// # Safety
 /// Only in the child of a single-threaded process; `fds` as
 /// `fencelab_fork_cage`'s.
-unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &[RawFd]) {
+unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [RawFd]) {
     let entered = serde_json::from_str::<Request>(text)
         .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
         .and_then(|request| {
@@ -310,9 +313,9 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                 let pid = unsafe { libc::fork() };
                 if pid == 0 {
                     let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                    let raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+                    let mut raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
                     // SAFETY: the child of a single-threaded process.
-                    unsafe { enter_or_end(&text, Some(&key), trusted != 0, &raw) };
+                    unsafe { enter_or_end(&text, Some(&key), trusted != 0, &mut raw) };
                     let len = n.min(out_len - 1);
                     // SAFETY: the caller's buffer of `out_len` bytes, and its int.
                     unsafe {
@@ -334,18 +337,15 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     forking.close(at);
                     continue;
                 }
-                // SAFETY: a system call with plain integers.
-                let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-                if pidfd < 0 {
+                let opened = Pid::from_raw(pid).map(|p| pidfd_open(p, PidfdFlags::empty()));
+                let Some(Ok(pidfd)) = opened else {
                     // Without one its end is never seen: no trial of it.
                     super::sandbox::kill_cage(pid);
-                    // SAFETY: our own child, killed.
-                    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+                    // Our own child, killed.
+                    let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
                     forking.close(at);
                     continue;
-                }
-                // SAFETY: a descriptor the kernel just made for us.
-                let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+                };
                 let answer = format!("{{\"pid\": {pid}}}");
                 forking.trials[at].watcher = Some((pid, pidfd));
                 if send_with(fd, answer.as_bytes(), &[]).is_err() {
@@ -395,11 +395,10 @@ impl Forking {
     /// Collects the watcher whose pidfd is `pidfd`, and tells its judge how
     /// it ended.
     fn reap(&mut self, pidfd: RawFd) {
-        let mut status = 0;
         if let Some(at) = self.killed.iter().position(|(_, p)| p.as_raw_fd() == pidfd) {
             let (pid, _) = self.killed.swap_remove(at);
-            // SAFETY: our own child, ended.
-            unsafe { libc::waitpid(pid, &mut status, 0) };
+            // Our own child, ended.
+            let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
             return;
         }
         let Some(at) = self.trials.iter().position(|t| {
@@ -411,9 +410,9 @@ impl Forking {
         };
         let trial = self.trials.swap_remove(at);
         let (pid, _) = trial.watcher.expect("a watcher");
-        // SAFETY: our own child, ended.
-        if unsafe { libc::waitpid(pid, &mut status, 0) } == pid {
-            let answer = format!("{{\"status\": {status}}}");
+        // Our own child, ended.
+        if let Ok(Some((_, status))) = waitpid(Pid::from_raw(pid), WaitOptions::empty()) {
+            let answer = format!("{{\"status\": {}}}", status.as_raw());
             let _ = send_with(trial.conn.as_raw_fd(), answer.as_bytes(), &[]);
         }
     }
@@ -429,78 +428,83 @@ impl Forking {
     }
 }
 
-/// The forked child's way into the cage: the forking server's signal
-/// handlers gone, the server's descriptors (`fds`: the listening socket,
-/// standard input, output and error, the cage's word, the namespaces) in
-/// place (0, 1, 2 and `LISTENER_FD`) and none of the forking server's
-/// others open, then the cage (`enter_cage`).
+/// The forked child's way into the cage (`child::prepare`): the forking
+/// server's signal handlers gone, the trial's space joined (the namespaces
+/// the judge sent, unless they are this process's already), the server's
+/// descriptors (`fds`: the listening socket, standard input, output and
+/// error, the cage's word, the namespaces) in place (`LISTENER_FD`, 0, 1
+/// and 2) and none of the forking server's others open, then the cage a
+/// judge builds for a server (`client::start`), or, `trusted`, the one the
+/// runner gives fencelab's own implementations.
 ///
 /// # Safety
 /// Only in the child of a single-threaded process.
-unsafe fn child(request: &Request, trusted: bool, fds: &[RawFd]) -> std::io::Result<()> {
-    let check = |result: libc::c_int| {
-        if result < 0 {
-            Err(std::io::Error::last_os_error())
-        } else {
-            Ok(result)
-        }
+unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io::Result<()> {
+    let listener = super::server::LISTENER_FD;
+    let (moved, kept) = fds.split_at_mut(4);
+    let join = space_of(request, &kept[1..])?;
+    // Where it joins no space, it starts in the trial's directory.
+    let tmp = match join {
+        Some(_) => None,
+        None => Some(std::ffi::CString::new(
+            request.tmp.as_os_str().as_encoded_bytes(),
+        )?),
     };
-    let listener_fd = super::server::LISTENER_FD;
-    // The listening socket and the standard streams move; the cage's word
-    // and the namespaces stay where they are.
-    let (moved, kept) = fds.split_at(4);
-    unsafe {
-        // Whatever the forking server's handlers would write to (its wakeup
-        // pipe) is closed below; a signal must not reach them meanwhile.
-        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        // Out of the way first (above every target), then into place: the
-        // listening socket, standard input, output and error.
-        let mut high = Vec::with_capacity(moved.len());
-        for &fd in moved {
-            high.push(check(libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 1024))?);
-            libc::close(fd);
-        }
-        for (target, fd) in [listener_fd, 0, 1, 2].into_iter().zip(high) {
-            check(libc::dup2(fd, target))?;
-            libc::close(fd);
-        }
-        // Nothing else of the forking server's (its control socket, its
-        // selector, the other trials' connections) stays open.
-        super::sandbox::close_all_but(listener_fd + 1, &mut kept.to_vec());
-    }
-    enter_cage(request, trusted, listener_fd, &kept[1..])
+    let mut place = [
+        (moved[0], listener),
+        (moved[1], 0),
+        (moved[2], 1),
+        (moved[3], 2),
+    ];
+    let mut enter = || enter_cage(request, trusted, listener);
+    let mut setup = super::child::Setup {
+        // Whatever the forking server's handlers would write to (its
+        // wakeup pipe) is closed; a signal must not reach them meanwhile.
+        signals: super::child::Signals::These(&[libc::SIGCHLD, libc::SIGINT]),
+        space: join.as_ref(),
+        place: &mut place,
+        // The cage's word and the namespaces stay where they are (the
+        // forking server holds 0 to `LISTENER_FD`: none is a target).
+        keep: kept,
+        close_from: Some(listener + 1),
+        dir: tmp.as_deref(),
+        cage: Some(super::child::Enter::Built(&mut enter)),
+        ..Default::default()
+    };
+    // SAFETY: the caller's word: the child of a single-threaded process.
+    unsafe { super::child::prepare(&mut setup) }
 }
 
-/// Joins the trial's space (the namespaces the judge sent, unless they are
-/// this process's already), then enters the cage a judge builds for a
-/// server (`client::start`), or, `trusted`, the one the runner gives
-/// fencelab's own implementations: the same calls, in the same order.
-fn enter_cage(
+/// The trial's space to join: the namespaces the judge sent (user, mount,
+/// network), unless the process is in them already (None).
+fn space_of(
     request: &Request,
-    trusted: bool,
-    listener: RawFd,
     namespaces: &[RawFd],
-) -> std::io::Result<()> {
+) -> std::io::Result<Option<super::sandbox::Join>> {
     let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
     let same = |fd: RawFd, kind: &str| {
         use std::os::unix::fs::MetadataExt;
-        // SAFETY: fstat of a descriptor the caller holds.
-        let mut stat: libc::stat = unsafe { std::mem::zeroed() };
-        let ok = unsafe { libc::fstat(fd, &mut stat) } == 0;
-        ok && own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)
+        // SAFETY: a descriptor the caller holds, for the call.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let stat = rustix::fs::fstat(fd);
+        stat.is_ok_and(|stat| {
+            own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)
+        })
     };
     match namespaces[..] {
         [user, mount, ref net @ ..] if !same(mount, "mnt") => {
             let user = (!same(user, "user")).then_some(user);
             // The judge's network: the trials' closed one, where it is in it.
             let net = net.first().copied().filter(|&net| !same(net, "net"));
-            let join = super::sandbox::Join::of(user, mount, net, &request.tmp)?;
-            // SAFETY: a single-threaded process, the descriptors held open.
-            unsafe { super::sandbox::join(&join)? };
+            super::sandbox::Join::of(user, mount, net, &request.tmp).map(Some)
         }
-        _ => std::env::set_current_dir(&request.tmp)?,
+        _ => Ok(None),
     }
+}
+
+/// Enters the cage a judge builds for a server (`client::start`), or,
+/// `trusted`, the one the runner gives fencelab's own implementations.
+fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Result<()> {
     let memory = request
         .memory
         .as_deref()
@@ -593,20 +597,14 @@ pub(crate) fn keep_to_self() {
 
 /// A pair of connected sequenced-packet sockets, close-on-exec.
 pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: fills two descriptors, ours from here on.
-    unsafe {
-        if libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        ) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok((OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])))
-    }
+    use rustix::net::{AddressFamily, SocketFlags, SocketType, socketpair};
+    let flags = SocketFlags::CLOEXEC;
+    Ok(socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        flags,
+        None,
+    )?)
 }
 
 /// Asks the forking server for a caged child serving `request`, handing it
@@ -690,38 +688,34 @@ pub(crate) fn status(limit: Duration) -> Option<i32> {
 /// One message from the sequenced-packet socket `fd`, waiting up to
 /// `limit` (forever: None); None at its end or when the time is up.
 pub(crate) fn receive(fd: RawFd, limit: Option<Duration>) -> Option<Vec<u8>> {
+    use rustix::event::{PollFd, PollFlags, Timespec, poll};
+    use rustix::io::Errno;
+    // SAFETY: the caller's descriptor, open for the duration of the call.
+    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
     let deadline = limit.map(|l| Instant::now() + l);
     loop {
-        let wait = match deadline {
-            None => -1,
-            Some(d) => d.saturating_duration_since(Instant::now()).as_millis() as c_int,
-        };
-        let mut poll = libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
-        // SAFETY: one valid pollfd.
-        let ready = unsafe { libc::poll(&mut poll, 1, wait) };
-        if ready == 0 {
-            return None;
-        }
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
+        // Whole milliseconds left, as poll(2) counts them.
+        let wait = deadline.map(|d| {
+            let millis = d.saturating_duration_since(Instant::now()).as_millis() as i64;
+            Timespec {
+                tv_sec: millis / 1000,
+                tv_nsec: millis % 1000 * 1_000_000,
             }
-            return None;
+        });
+        match poll(&mut [PollFd::new(&fd, PollFlags::IN)], wait.as_ref()) {
+            Ok(0) => return None,
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(_) => return None,
         }
         let mut buf = vec![0u8; 4096];
-        // SAFETY: reads into a buffer of ours.
-        let n = unsafe { libc::recv(fd, buf.as_mut_ptr().cast(), buf.len(), 0) };
-        if n > 0 {
-            buf.truncate(n as usize);
-            return Some(buf);
+        match rustix::net::recv(fd, &mut buf[..], rustix::net::RecvFlags::empty()) {
+            Ok((n, _)) if n > 0 => {
+                buf.truncate(n);
+                return Some(buf);
+            }
+            Err(Errno::INTR) => continue,
+            _ => return None,
         }
-        if n < 0 && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-            continue;
-        }
-        return None;
     }
 }

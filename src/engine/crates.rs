@@ -15,7 +15,7 @@ const RUSQLITE: &str = r#"rusqlite = { version = "0.43.0", features = ["bundled"
 const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
-const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["net"] }"#;
+const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["event", "fs", "net", "param", "pipe", "process", "stdio", "termios", "time"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
 /// The name of the judge's test that prints its build id.
@@ -60,6 +60,10 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
         (
             "src/fds.rs".to_string(),
             include_str!("../bridge/fds.rs").to_string(),
+        ),
+        (
+            "src/child.rs".to_string(),
+            include_str!("../bridge/child.rs").to_string(),
         ),
         (
             "src/capture.rs".to_string(),

@@ -349,8 +349,7 @@ impl Confirmations {
 /// The processor time the processes of the cgroup `dir` have used, their
 /// reaped children's included (a process that is gone by now is not).
 fn processor_time(dir: &Path) -> Duration {
-    // SAFETY: a plain query.
-    let hz = unsafe { libc::sysconf(libc::_SC_CLK_TCK) }.max(1) as u64;
+    let hz = rustix::param::clock_ticks_per_second().max(1);
     let ticks: u64 = pids_of(dir)
         .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
         .map(|stat| {

@@ -235,21 +235,21 @@ impl Drop for Served {
         match &self.process {
             ServedProcess::Started(pid) => {
                 process::kill_group(*pid, libc::SIGKILL);
-                // SAFETY: our own child: reaped once.
-                unsafe {
-                    while libc::waitpid(*pid, std::ptr::null_mut(), 0) < 0
-                        && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-                    {
-                    }
-                }
+                // Our own child: reaped once.
+                let pid = rustix::process::Pid::from_raw((*pid).max(0));
+                while pid.is_some()
+                    && matches!(
+                        rustix::process::waitpid(pid, rustix::process::WaitOptions::empty()),
+                        Err(rustix::io::Errno::INTR)
+                    )
+                {}
             }
             ServedProcess::Forked { connection, .. } => {
                 use std::os::fd::AsRawFd;
                 // The end of the request's side: the forking server kills
                 // the cage, then closes the connection, which ends here (its
                 // status, when it ended first, is read on the way).
-                // SAFETY: a shutdown of a socket of ours.
-                unsafe { libc::shutdown(connection.as_raw_fd(), libc::SHUT_WR) };
+                let _ = rustix::net::shutdown(connection, rustix::net::Shutdown::Write);
                 while crate::bridge::zygote::receive(
                     connection.as_raw_fd(),
                     Some(Duration::from_secs(5)),

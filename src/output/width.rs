@@ -117,13 +117,9 @@ pub(crate) fn terminal_width() -> usize {
     if !std::io::stdout().is_terminal() {
         return DEFAULT_WIDTH;
     }
-    // SAFETY: TIOCGWINSZ fills a winsize on a descriptor we do not own but only read.
-    let mut size: libc::winsize = unsafe { std::mem::zeroed() };
-    let ok = unsafe { libc::ioctl(libc::STDOUT_FILENO, libc::TIOCGWINSZ, &mut size) } == 0;
-    if ok && size.ws_col >= 20 {
-        size.ws_col as usize
-    } else {
-        DEFAULT_WIDTH
+    match rustix::termios::tcgetwinsize(std::io::stdout()) {
+        Ok(size) if size.ws_col >= 20 => size.ws_col as usize,
+        _ => DEFAULT_WIDTH,
     }
 }
 

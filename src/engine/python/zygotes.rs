@@ -213,12 +213,12 @@ impl Zygotes {
             })?;
         // Opened while the root waits for the next start, before which it
         // collects none of its children: the pid is still this server's.
-        // SAFETY: a system call with plain integers.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+        let pidfd = rustix::process::Pid::from_raw(pid.max(0)).and_then(|pid| {
+            rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+        });
         drop(control);
         Ok(Zygote {
-            // SAFETY: a descriptor the kernel just made for us.
-            pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd as RawFd) }),
+            pidfd,
             control: ours,
             _root: root,
         })
@@ -247,20 +247,23 @@ impl Zygotes {
         // FILE_SIZE per file; the runner's own servers (`trusted`) have no
         // FILE_SIZE, as `process::start_light_serving` starts them. The
         // forking servers the root forks, and their children, inherit them.
+        use rustix::process::{Resource, Rlimit};
         let limits = [
-            Some((libc::RLIMIT_CORE, 0)),
-            (!self.trusted).then_some((libc::RLIMIT_FSIZE, process::FILE_SIZE)),
+            Some((Resource::Core, 0)),
+            (!self.trusted).then_some((Resource::Fsize, process::FILE_SIZE)),
         ];
-        // SAFETY: only system calls between fork and exec: the control
-        // socket becomes fd 3 (LISTENER_FD), inherited.
+        // SAFETY: `pre_exec` runs its closure between fork and exec, which
+        // makes only system calls: the control socket becomes fd 3
+        // (LISTENER_FD), inherited. No safe wrapper places a descriptor at a
+        // number.
         unsafe {
             command.pre_exec(move || {
                 for (resource, value) in limits.into_iter().flatten() {
-                    let limit = libc::rlimit {
-                        rlim_cur: value,
-                        rlim_max: value,
+                    let limit = Rlimit {
+                        current: Some(value),
+                        maximum: Some(value),
                     };
-                    libc::setrlimit(resource, &limit);
+                    let _ = rustix::process::setrlimit(resource, limit);
                 }
                 let target = crate::bridge::server::LISTENER_FD;
                 let ok = if fd == target {
@@ -317,26 +320,16 @@ impl Drop for Zygote {
     /// parent-death signal), and waits until it has ended (its root
     /// collects it). Without a pidfd, closing its control socket ends it.
     fn drop(&mut self) {
+        use rustix::event::{PollFd, PollFlags, Timespec, poll};
         let Some(pidfd) = &self.pidfd else { return };
-        // SAFETY: system calls on a pidfd of ours and a pollfd of ours.
-        unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                pidfd.as_raw_fd(),
-                libc::SIGKILL,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            );
-            let mut poll = libc::pollfd {
-                fd: pidfd.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            };
-            while libc::poll(&mut poll, 1, 5_000) < 0
-                && std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted
-            {
-            }
-        }
+        let _ = rustix::process::pidfd_send_signal(pidfd, rustix::process::Signal::KILL);
+        let wait = Timespec {
+            tv_sec: 5,
+            tv_nsec: 0,
+        };
+        while poll(&mut [PollFd::new(pidfd, PollFlags::IN)], Some(&wait))
+            == Err(rustix::io::Errno::INTR)
+        {}
     }
 }
 

@@ -9,9 +9,9 @@
 //! crashes releases its pin with its last breath (the kernel drops the lock).
 //! It runs when a run is done with what it built, not after a build.
 
+use rustix::fs::{FlockOperation, flock};
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::os::fd::AsRawFd;
 use std::path::PathBuf;
 
 use super::{CrateDir, Scratch, WorkspaceLock};
@@ -21,8 +21,7 @@ impl Scratch {
     /// Takes the workspace's lock if no other run holds it now.
     fn try_lock(&self) -> Option<WorkspaceLock> {
         let file = File::create(self.root.join(".lock")).ok()?;
-        // SAFETY: flock on a file descriptor we own.
-        let locked = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } == 0;
+        let locked = flock(&file, FlockOperation::NonBlockingLockExclusive).is_ok();
         locked.then_some(WorkspaceLock { file })
     }
 
@@ -41,11 +40,10 @@ impl Scratch {
             .map_err(|e| Error::io("create a file in", &live, e))?
             .keep()
             .map_err(|e| Error::io("create a file in", &live, e.error))?;
-        // SAFETY: flock on a file descriptor we own. The kernel drops it when
-        // the process ends, however it ends: a pin never outlives its run.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(Error::io("lock", &path, std::io::Error::last_os_error()));
-        }
+        // The kernel drops it when the process ends, however it ends: a pin
+        // never outlives its run.
+        flock(&file, FlockOperation::LockExclusive)
+            .map_err(|e| Error::io("lock", &path, e.into()))?;
         let names: String = crates.iter().map(|c| format!("{}\n", c.name)).collect();
         std::fs::write(&path, names).map_err(|e| Error::io("write", &path, e))?;
         Ok(Pin {
@@ -67,9 +65,8 @@ impl Scratch {
             let Ok(file) = File::open(&path) else {
                 continue;
             };
-            // SAFETY: flock on a file descriptor we own; it fails while the
-            // run that pinned is alive.
-            let free = unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) } == 0;
+            // It fails while the run that pinned is alive.
+            let free = flock(&file, FlockOperation::NonBlockingLockShared).is_ok();
             if free {
                 let _ = std::fs::remove_file(&path);
                 continue;
@@ -178,11 +175,9 @@ impl Scratch {
         let mut pids: Vec<u32> = entries
             .flatten()
             .filter(|entry| {
-                File::open(entry.path()).is_ok_and(|file| {
-                    // SAFETY: flock on a descriptor we own; it fails while
-                    // the run that pinned is alive.
-                    unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_SH | libc::LOCK_NB) != 0 }
-                })
+                // It fails while the run that pinned is alive.
+                File::open(entry.path())
+                    .is_ok_and(|file| flock(&file, FlockOperation::NonBlockingLockShared).is_err())
             })
             .filter_map(|entry| {
                 let name = entry.file_name().to_string_lossy().into_owned();
@@ -261,10 +256,9 @@ pub(crate) struct Pin {
 impl Drop for Pin {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.path);
-        // SAFETY: flock on a file descriptor we own. Unlocked outright, not
-        // by the close, which a child forked meanwhile would delay (see
-        // `WorkspaceLock`'s drop).
-        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+        // Unlocked outright, not by the close, which a child forked
+        // meanwhile would delay (see `WorkspaceLock`'s drop).
+        let _ = flock(&self.file, FlockOperation::Unlock);
         if let Some(lock) = self.scratch.try_lock() {
             self.scratch.collect_garbage(&lock);
         }
@@ -425,22 +419,22 @@ mod tests {
         // descriptor, the lock's too; the child here stays in that state.
         let (_target, scratch, _) = workspace(0, 1);
         let lock = scratch.lock().unwrap();
-        // SAFETY: the child calls only pause, which is async-signal-safe, and
-        // is killed below.
+        // SAFETY: the child of this multi-threaded process calls only
+        // pause, which is async-signal-safe, and is killed below. No safe
+        // wrapper forks.
         let child = unsafe { libc::fork() };
         if child == 0 {
             loop {
-                unsafe { libc::pause() };
+                rustix::event::pause();
             }
         }
         assert!(child > 0, "fork: {}", std::io::Error::last_os_error());
         drop(lock);
         let free = scratch.try_lock().is_some();
-        // SAFETY: our own child.
-        unsafe {
-            libc::kill(child, libc::SIGKILL);
-            libc::waitpid(child, std::ptr::null_mut(), 0);
-        }
+        // Our own child: killed, reaped.
+        let child = rustix::process::Pid::from_raw(child);
+        let _ = rustix::process::kill_process(child.unwrap(), rustix::process::Signal::KILL);
+        let _ = rustix::process::waitpid(child, rustix::process::WaitOptions::empty());
         assert!(
             free,
             "the lock is held by the child's copy of the descriptor"
