@@ -154,31 +154,6 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
         }
         out.push_str("</table>\n");
     }
-    if !r.mutants.is_empty() {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2>\n<table><tr><th class=\"n\">{}</th><th>{}</th><th class=\"n\">{}</th></tr>",
-            t(
-                "Mutants, by how many valid suites catch them",
-                "妥当なテストが捕まえたミュータント"
-            ),
-            t("step", "ステップ"),
-            t("mutant", "ミュータント"),
-            t("caught by", "捕まえた人数")
-        );
-        for m in &r.mutants {
-            let _ = writeln!(
-                out,
-                "<tr><td class=\"n\">{}</td><td><code>{}</code><br><span class=\"dim\">{}</span></td><td class=\"n\">{}/{}</td></tr>",
-                m.step,
-                e(&m.mutant),
-                e(m.title.get(lang)),
-                m.caught_by,
-                m.valid_suites
-            );
-        }
-        out.push_str("</table>\n");
-    }
     if !r.invalid.is_empty() {
         let _ = writeln!(
             out,
@@ -229,6 +204,46 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
         }
         out.push_str("</table>\n");
     }
+    if !r.mutants.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2>\n<table class=\"mutants\"><tr><th class=\"n\">{}</th><th>{}</th><th class=\"n\">{}</th></tr>",
+            t(
+                "Mutants, by how many valid suites catch them",
+                "妥当なテストが捕まえたミュータント"
+            ),
+            t("step", "ステップ"),
+            t("mutant", "ミュータント"),
+            t("caught by", "捕まえた人数")
+        );
+        for (i, m) in r.mutants.iter().enumerate() {
+            // The least caught first; the others fold, so that the page's
+            // misconceptions stay in view.
+            if i == FOLD && r.mutants.len() > FOLD {
+                let _ = writeln!(
+                    out,
+                    "</table>\n<details><summary>{}</summary>\n<table class=\"mutants\">",
+                    match ja {
+                        true => format!("ほか {} 件のミュータント", r.mutants.len() - FOLD),
+                        false => format!("{} more mutants", r.mutants.len() - FOLD),
+                    }
+                );
+            }
+            let _ = writeln!(
+                out,
+                "<tr><td class=\"n\">{}</td><td><code>{}</code><br><span class=\"dim\">{}</span></td><td class=\"n\">{}/{}</td></tr>",
+                m.step,
+                e(&m.mutant),
+                e(m.title.get(lang)),
+                m.caught_by,
+                m.valid_suites
+            );
+        }
+        out.push_str("</table>\n");
+        if r.mutants.len() > FOLD {
+            out.push_str("</details>\n");
+        }
+    }
     let _ = writeln!(out, "<script>{SCRIPT}</script>");
     out.push_str("</body>\n</html>\n");
     out
@@ -251,14 +266,20 @@ fn invalid_what(g: &super::InvalidGroup, lang: Lang) -> String {
         ));
     }
     if let Some(o) = &g.observation {
+        let observed = match o.what == super::render::PLAIN_ASSERT_EQ {
+            true => String::new(),
+            false => format!(
+                "{} <code>{}</code><br>",
+                t("observed:", "観察:"),
+                e(&o.what)
+            ),
+        };
         parts.push(format!(
-            "<p class=\"observation\"><b>{}</b><br>{} <code>{}</code><br>{} <code>{}</code><br>{} <code>{}</code></p>",
+            "<p class=\"observation\"><b>{}</b><br>{observed}{} <code>{}</code><br>{} <code>{}</code></p>",
             t(
                 "contradict the contract (fail on the reference)",
                 "契約と食い違う（参照実装で失敗する）"
             ),
-            t("observed:", "観察:"),
-            e(&o.what),
             t("expected:", "期待した値:"),
             e(&o.expected),
             t("the reference gave:", "参照実装の答え:"),

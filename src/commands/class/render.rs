@@ -12,6 +12,9 @@ use crate::output::width::{truncate, wrap, wrap_hanging};
 /// How many mutants the least caught list shows.
 const LEAST_CAUGHT: usize = 10;
 
+/// What an `assert_eq!` without a message of its own says when it fails.
+pub(super) const PLAIN_ASSERT_EQ: &str = "assertion `left == right` failed";
+
 /// How many lines of a group's clause or observation the terminal shows.
 const CLAUSE_LINES: usize = 4;
 
@@ -222,6 +225,10 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+fn verb(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
 fn noun(n: usize) -> &'static str {
     if n == 1 {
         "submission fails"
@@ -258,11 +265,18 @@ fn render_tests(out: &mut String, layout: &Layout, r: &ClassReport, w: &Words) {
     for g in &r.invalid {
         let freedoms: Vec<&str> = g.freedoms.iter().map(|f| f.freedom.as_str()).collect();
         let what = match (lang, g.by, freedoms.is_empty()) {
-            (Lang::En, "verdicts", false) => format!(" assume {}", freedoms.join(", ")),
-            (Lang::Ja, "verdicts", false) => format!("が {} を前提にしている", freedoms.join("、")),
-            (Lang::En, "observation", _) => {
-                " contradict the contract (fail on the reference)".into()
+            (Lang::En, "verdicts", false) => {
+                format!(
+                    " {} {}",
+                    verb(g.tests, "assumes", "assume"),
+                    freedoms.join(", ")
+                )
             }
+            (Lang::Ja, "verdicts", false) => format!("が {} を前提にしている", freedoms.join("、")),
+            (Lang::En, "observation", _) => match g.tests {
+                1 => " contradicts the contract (fails on the reference)".into(),
+                _ => " contradict the contract (fail on the reference)".into(),
+            },
             (Lang::Ja, "observation", _) => "が契約と食い違う（参照実装で失敗する）".into(),
             (_, ..) => format!(": {}", one_line(&g.reason)),
         };
@@ -286,7 +300,10 @@ fn render_tests(out: &mut String, layout: &Layout, r: &ClassReport, w: &Words) {
             }
         }
         if let Some(o) = &g.observation {
-            said.push(format!("{} {}", w.observed, one_line(&o.what)));
+            // An assert_eq!'s own words say nothing its values do not.
+            if o.what != PLAIN_ASSERT_EQ {
+                said.push(format!("{} {}", w.observed, one_line(&o.what)));
+            }
             if !o.expected.is_empty() || !o.actual.is_empty() {
                 said.push(format!(
                     "{} {}{} {}",
