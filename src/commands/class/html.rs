@@ -17,10 +17,26 @@ const SCRIPT: &str = "function filterGroups(q){q=q.toLowerCase();for(const r of 
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:24px;max-width:60em;color:#1b1f24}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f6f8fa}code{font-size:13px;overflow-wrap:anywhere}.n{text-align:right}\
-h2{margin-top:1.6em}.dim{color:#57606a}td p{margin:0 0 4px}.clause{font-size:13px}";
+h2{margin-top:1.6em}.dim{color:#57606a}td p{margin:0 0 4px}.clause{font-size:13px}\
+th{white-space:nowrap}input[type=search]{width:28em}td.ex code{white-space:nowrap}";
 
 fn e(text: &str) -> String {
     escape(text, Markup::Html)
+}
+
+/// A clause as the freedoms' file writes it: each `code` span as code
+/// (an odd backtick leaves the text as it is).
+fn ticked(text: &str) -> String {
+    let spans: Vec<&str> = text.split('`').collect();
+    if spans.len() % 2 == 0 {
+        return e(text);
+    }
+    (spans.iter().enumerate())
+        .map(|(i, span)| match i % 2 {
+            1 => format!("<code>{}</code>", e(span)),
+            _ => e(span),
+        })
+        .collect()
 }
 
 /// The page, in `lang`.
@@ -189,7 +205,7 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
                 .collect();
             let _ = writeln!(
                 out,
-                "<tr class=\"invalid-group\" data-by=\"{}\"><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+                "<tr class=\"invalid-group\" data-by=\"{}\"><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"ex\">{}</td></tr>",
                 g.by,
                 g.tests,
                 g.suites,
@@ -260,9 +276,9 @@ fn invalid_what(g: &super::InvalidGroup, lang: Lang) -> String {
             "<p class=\"freedom\"><b>{} <code>{}</code></b><br>{}</p><details><summary>{}</summary><p class=\"clause\">{}</p></details>",
             t("assume", "前提:"),
             e(&f.freedom),
-            e(f.assumed.get(lang)),
+            ticked(f.assumed.get(lang)),
             t("the contract's clause", "契約の条文"),
-            e(&f.contract)
+            ticked(&f.contract)
         ));
     }
     if let Some(o) = &g.observation {
