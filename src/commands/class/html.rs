@@ -28,7 +28,7 @@ fn e(text: &str) -> String {
 /// (an odd backtick leaves the text as it is).
 fn ticked(text: &str) -> String {
     let spans: Vec<&str> = text.split('`').collect();
-    if spans.len() % 2 == 0 {
+    if spans.len().is_multiple_of(2) {
         return e(text);
     }
     (spans.iter().enumerate())

@@ -278,7 +278,7 @@ fn render_tests(out: &mut String, layout: &Layout, r: &ClassReport, w: &Words) {
                 _ => " contradict the contract (fail on the reference)".into(),
             },
             (Lang::Ja, "observation", _) => "が契約と食い違う（参照実装で失敗する）".into(),
-            (_, ..) => format!(": {}", one_line(&g.reason)),
+            _ => format!(": {}", one_line(&g.reason)),
         };
         let line = match lang {
             Lang::En => format!(

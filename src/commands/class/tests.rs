@@ -431,7 +431,10 @@ fn the_page_shows_each_group_of_invalid_tests_with_its_clause_or_observation() {
     let cell = Selector::parse("td").unwrap();
     for lang in [Lang::En, Lang::Ja] {
         let text = html::page(&r, lang);
-        assert!(text.contains("<code>Display</code>"), "a clause's code as code");
+        assert!(
+            text.contains("<code>Display</code>"),
+            "a clause's code as code"
+        );
         let page = Html::parse_document(&text);
         assert!(page.errors.is_empty(), "{:?}", page.errors);
         let shown: Vec<_> = page.select(&rows).collect();

@@ -260,7 +260,7 @@ pub(crate) fn observed(message: &str) -> Observed {
         .filter(|l| !l.starts_with("note: ") && !l.starts_with("stack backtrace"))
         .collect();
     let value =
-        |name: &str| (lines.iter()).find_map(|l| l.trim_start().strip_prefix(name).map(|v| cap(v)));
+        |name: &str| (lines.iter()).find_map(|l| l.trim_start().strip_prefix(name).map(&cap));
     if let Some(i) = lines.iter().position(|l| l.starts_with("assertion `left")) {
         let what = lines[i]
             .split_once(": ")
