@@ -441,6 +441,27 @@ fn a_fixture_class_of_learners_tests_groups_each_family() {
         .unwrap();
     }
     let report = grade_tests(dir.path(), &members, Some(&judges));
+    // What grade --tests wrote is as its schema says, and the schema can
+    // refuse a verdict it does not know.
+    let schema = crate::common::root().join("schemas/fencelab/grade-report.schema.json");
+    let schema: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(schema).unwrap()).unwrap();
+    let validator = jsonschema::draft7::new(&schema).expect("the schema compiles");
+    let mut graded: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    let errors: Vec<String> = validator
+        .iter_errors(&graded)
+        .map(|e| e.to_string())
+        .collect();
+    assert!(errors.is_empty(), "{errors:#?}");
+    assert_eq!(
+        graded["freedoms"]["error-text"]["assumed"]["en"]
+            .as_str()
+            .map(|t| t.is_empty()),
+        Some(false)
+    );
+    graded["submissions"][0]["learner_tests"][0]["verdict"] = "other".into();
+    assert!(!validator.is_valid(&graded));
     let class = class_json(dir.path(), &report);
     let text = group_of(&class, &["error_text_1".into(), "error_text_2".into()]);
     assert_eq!(text["by"], "verdicts");
@@ -466,6 +487,21 @@ fn a_fixture_class_of_learners_tests_groups_each_family() {
         holds["misconceptions"],
         serde_json::json!(["claim-expiry-inclusive"])
     );
+    // The terminal at 80 columns, as tmux shows it, in both languages.
+    for lang in ["en", "ja"] {
+        let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))
+            .args(["class", "tests.json", "--lang", lang])
+            .current_dir(dir.path())
+            .env("NO_COLOR", "1")
+            .env("COLUMNS", "80")
+            .output()
+            .unwrap();
+        let screen = String::from_utf8(out.stdout).unwrap();
+        for line in screen.lines() {
+            assert!(fencelab::output::width::display_width(line) <= 80, "{line}");
+        }
+        insta::assert_snapshot!(format!("class_of_learners_tests_{lang}"), screen);
+    }
     let swapped = (class["mutants"].as_array().unwrap().iter())
         .find(|m| m["mutant"] == "state-owner-and-result-swapped")
         .unwrap();
