@@ -130,7 +130,7 @@ pub(crate) struct InvalidGroup {
     /// fail on), `observation` (what they contradict on the reference), or
     /// `reason` alone (a report of an older fencelab).
     pub by: &'static str,
-    /// The verdict vector: the correct implementations every test fails on.
+    /// The verdict vector: the reference and the variants every test fails on.
     pub fails_on: Vec<String>,
     /// The freedoms they assume, each with the contract's clause.
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -343,16 +343,22 @@ fn mutant_rows(graded: &[&Submission], mutants: &[Mutant]) -> Vec<MutantRow> {
     rows
 }
 
-/// What an invalid test is grouped by: its verdict vector, or what it
-/// contradicts on the reference; the reason alone from an older report.
+/// What an invalid test is grouped by: its verdicts on the reference and
+/// the variants, or what it contradicts on the reference; the reason
+/// alone from an older report. A full wheat's `claim_many` races for
+/// real, so its verdicts may be chance: they are no part of the key.
 #[derive(PartialEq, Eq, PartialOrd, Ord)]
 struct Key {
     by: &'static str,
-    reason: String,
     fails_on: Vec<String>,
     observation: Option<Observed>,
     assumed: Vec<String>,
+    /// Only of an older report's test.
+    reason: Option<String>,
 }
+
+/// A test of a group: (suite, test, why, its misconceptions).
+type Member = (String, String, String, Vec<String>);
 
 /// Invalid tests grouped, the largest group first.
 fn invalid_groups(
@@ -360,18 +366,17 @@ fn invalid_groups(
     edition: Edition,
     name: &dyn Fn(&str) -> String,
 ) -> Vec<InvalidGroup> {
-    // (suite, test, its misconceptions), per key.
-    let mut by_key: BTreeMap<Key, Vec<(String, String, Vec<String>)>> = BTreeMap::new();
+    let mut by_key: BTreeMap<Key, Vec<Member>> = BTreeMap::new();
     for s in &read.submissions {
         for (test, why) in &s.invalid {
             let judged = s.learner_tests.iter().find(|t| t.test == *test);
             let key = match judged {
                 None => Key {
                     by: "reason",
-                    reason: why.clone(),
                     fails_on: Vec::new(),
                     observation: None,
                     assumed: Vec::new(),
+                    reason: Some(why.clone()),
                 },
                 Some(t) => {
                     let contradicts = t.verdict == "fails-on-reference" && t.observation.is_some();
@@ -381,21 +386,26 @@ fn invalid_groups(
                         } else {
                             "verdicts"
                         },
-                        reason: why.clone(),
                         fails_on: match contradicts {
                             true => Vec::new(),
-                            false => t.fails_on.iter().map(read::FailsOn::shown).collect(),
+                            false => (t.fails_on.iter())
+                                .filter(|f| read.scheduled(&f.implementation))
+                                .map(read::FailsOn::shown)
+                                .collect(),
                         },
                         observation: t.observation.clone().filter(|_| contradicts),
                         assumed: t.assumed.clone(),
+                        reason: None,
                     }
                 }
             };
             let misconceptions = judged.map(|t| t.misconceptions.clone()).unwrap_or_default();
-            by_key
-                .entry(key)
-                .or_default()
-                .push((name(&s.name), test.clone(), misconceptions));
+            by_key.entry(key).or_default().push((
+                name(&s.name),
+                test.clone(),
+                why.clone(),
+                misconceptions,
+            ));
         }
     }
     let builtin = match edition {
@@ -424,13 +434,13 @@ fn invalid_groups(
         .into_iter()
         .map(|(key, mut tests)| {
             tests.sort();
-            let suites: BTreeSet<&String> = tests.iter().map(|(s, _, _)| s).collect();
+            let suites: BTreeSet<&String> = tests.iter().map(|t| &t.0).collect();
             let mut misconceptions: Vec<String> =
-                tests.iter().flat_map(|t| t.2.iter().cloned()).collect();
+                tests.iter().flat_map(|t| t.3.iter().cloned()).collect();
             misconceptions.sort();
             misconceptions.dedup();
             InvalidGroup {
-                reason: key.reason,
+                reason: most_common(tests.iter().map(|t| &t.2)),
                 by: key.by,
                 fails_on: key.fails_on,
                 freedoms: key.assumed.iter().map(freedom).collect(),
@@ -459,14 +469,28 @@ fn invalid_groups(
     groups
 }
 
+/// The reason most of a group's tests give (the first in order on a tie):
+/// a racy run of a full wheat may word one test's otherwise.
+fn most_common<'a>(reasons: impl Iterator<Item = &'a String>) -> String {
+    let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
+    for r in reasons {
+        *counts.entry(r).or_default() += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or_default();
+    (counts.into_iter())
+        .find(|(_, n)| *n == most)
+        .map(|(r, _)| r.clone())
+        .unwrap_or_default()
+}
+
 /// Two tests of a group, from two suites where it has them: the first, and
 /// the first of another suite.
-fn representatives(tests: &[(String, String, Vec<String>)]) -> Vec<String> {
-    let mut chosen: Vec<&(String, String, Vec<String>)> = tests.iter().take(1).collect();
+fn representatives(tests: &[Member]) -> Vec<String> {
+    let mut chosen: Vec<&Member> = tests.iter().take(1).collect();
     let other = (tests.iter()).find(|t| chosen.iter().all(|c| c.0 != t.0));
     chosen.extend(other.or_else(|| tests.get(1)));
     (chosen.iter().take(REPRESENTATIVES))
-        .map(|(s, t, _)| format!("{s}: {t}"))
+        .map(|t| format!("{}: {}", t.0, t.1))
         .collect()
 }
 

@@ -21,6 +21,18 @@ pub(crate) struct Read {
     pub tests: bool,
     /// The freedoms the reports name, with their clauses, by id.
     pub freedoms: BTreeMap<String, Freedom>,
+    /// The single-freedom variants the tests were judged against.
+    pub variants: BTreeSet<String>,
+}
+
+impl Read {
+    /// `id` is the reference or a single-freedom variant: its `claim_many`
+    /// races as the reference's runs decide, so its verdicts are no chance.
+    pub(crate) fn scheduled(&self, id: &str) -> bool {
+        id == "reference"
+            || self.variants.contains(id)
+            || self.variants.is_empty() && id.starts_with("variant-")
+    }
 }
 
 /// A freedom of the contract, as `grade --tests` reports it.
@@ -109,6 +121,14 @@ struct ReportFile {
     submissions: Vec<SubmissionFile>,
     #[serde(default)]
     freedoms: BTreeMap<String, Freedom>,
+    #[serde(default)]
+    correct_implementations: Vec<CorrectFile>,
+}
+
+#[derive(Deserialize)]
+struct CorrectFile {
+    id: String,
+    freedoms: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, PartialEq)]
@@ -174,9 +194,15 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
     let mut kind: Option<(PathBuf, bool)> = None;
     let mut suite: Option<(PathBuf, String)> = None;
     let mut freedoms = BTreeMap::new();
+    let mut variants = BTreeSet::new();
     for file in &files {
         let report = read_one(file)?;
         freedoms.extend(report.freedoms);
+        variants.extend(
+            (report.correct_implementations.into_iter())
+                .filter(|c| c.freedoms.len() == 1)
+                .map(|c| c.id),
+        );
         let tests = report.suite.starts_with("learner-tests-");
         match &kind {
             Some((first, was)) if *was != tests => {
@@ -242,6 +268,7 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
         files,
         tests: kind.is_some_and(|(_, t)| t),
         freedoms,
+        variants,
     })
 }
 

@@ -206,6 +206,12 @@ fn judged_tests_report(dir: &Path) -> std::path::PathBuf {
              "fails_on": fails_on(&["variant-error-text", "exclusive"])})]),
         suite("dan", Some("still_held (fails on the reference)"), vec![expiry("still_held")]),
         suite("eve", None, vec![serde_json::json!({"test": "renews", "verdict": "valid"})]),
+        // A full wheat's claim_many races for real: its verdicts split no family.
+        suite("fay", Some("winner (racy on variant-claim-many-winner)"), vec![serde_json::json!(
+            {"test": "winner", "verdict": "racy", "assumed": ["claim-many-winner"],
+             "fails_on": [{"implementation": "reference", "runs": 3, "failed": 3},
+                          {"implementation": "variant-claim-many-winner", "runs": 3, "failed": 3},
+                          {"implementation": "lazy", "runs": 3, "failed": 1}]})]),
     ]});
     let path = dir.join("judged.json");
     std::fs::write(&path, report.to_string()).unwrap();
@@ -221,7 +227,7 @@ fn invalid_tests_are_grouped_by_their_verdicts_and_by_what_they_contradict() {
     );
     let by = |reason: &str| r.invalid.iter().find(|g| g.reason == reason).unwrap();
     let winner = by("assumes claim-many-winner");
-    assert_eq!((winner.by, winner.tests, winner.suites), ("verdicts", 2, 2));
+    assert_eq!((winner.by, winner.tests, winner.suites), ("verdicts", 3, 3));
     assert_eq!(winner.fails_on, ["reference", "variant-claim-many-winner"]);
     assert_eq!(
         winner.freedoms[0].contract,
