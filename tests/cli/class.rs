@@ -1,8 +1,11 @@
 //! `fencelab class` as an instructor runs it after the deadline: on grade's
 //! JSON report, it prints the class, writes its JSON and its page, and the
-//! same report gives the same JSON twice.
+//! same report gives the same JSON twice. A fixture class of learners' tests
+//! is in `learners`.
 
 use std::process::Command;
+
+mod learners;
 
 fn class(args: &[&std::ffi::OsStr]) -> (i32, String, String) {
     let out = Command::new(env!("CARGO_BIN_EXE_fencelab"))

@@ -12,15 +12,31 @@ const FOLD: usize = 10;
 
 /// Keeps the groups whose row holds the filter's text (a page of 2,000
 /// submissions is read by searching it).
-const SCRIPT: &str = "function filterGroups(q){q=q.toLowerCase();for(const r of document.querySelectorAll('tr.group')){r.hidden=q!==''&&!r.textContent.toLowerCase().includes(q);}}";
+const SCRIPT: &str = "function filterGroups(q){q=q.toLowerCase();for(const r of document.querySelectorAll('tr.group,tr.invalid-group')){r.hidden=q!==''&&!r.textContent.toLowerCase().includes(q);}}";
 
 const STYLE: &str = "body{font:15px/1.45 system-ui,sans-serif;margin:24px;max-width:60em;color:#1b1f24}\
 table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left;vertical-align:top}\
 th{background:#f6f8fa}code{font-size:13px;overflow-wrap:anywhere}.n{text-align:right}\
-h2{margin-top:1.6em}.dim{color:#57606a}";
+h2{margin-top:1.6em}.dim{color:#57606a}td p{margin:0 0 4px}.clause{font-size:13px}\
+th{white-space:nowrap}input[type=search]{width:28em}td.ex code{white-space:nowrap}";
 
 fn e(text: &str) -> String {
     escape(text, Markup::Html)
+}
+
+/// A clause as the freedoms' file writes it: each `code` span as code
+/// (an odd backtick leaves the text as it is).
+fn ticked(text: &str) -> String {
+    let spans: Vec<&str> = text.split('`').collect();
+    if spans.len().is_multiple_of(2) {
+        return e(text);
+    }
+    (spans.iter().enumerate())
+        .map(|(i, span)| match i % 2 {
+            1 => format!("<code>{}</code>", e(span)),
+            _ => e(span),
+        })
+        .collect()
 }
 
 /// The page, in `lang`.
@@ -154,10 +170,60 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
         }
         out.push_str("</table>\n");
     }
+    if !r.invalid.is_empty() {
+        let _ = writeln!(
+            out,
+            "<h2>{}</h2>\n<p class=\"dim\">{}</p>\n<p><input type=\"search\" placeholder=\"{}\" oninput=\"filterGroups(this.value)\"></p>\n<table class=\"invalid\"><tr><th class=\"n\">{}</th><th class=\"n\">{}</th><th>{}</th><th>{}</th><th>{}</th></tr>",
+            t(
+                "Invalid tests, by what they assume or contradict",
+                "妥当でないテスト（前提にした自由、食い違った観察ごと）"
+            ),
+            t(
+                "Tests that fail on a correct implementation, grouped by the implementations they fail on, or by what they expected of the reference.",
+                "正しい実装で失敗するテストを、失敗する実装の組、または参照実装に期待した値ごとにまとめています。"
+            ),
+            t(
+                "filter: a freedom, a test, a name",
+                "絞り込み: 自由、テスト、名前"
+            ),
+            t("tests", "テスト"),
+            t("suites", "人数"),
+            t(
+                "what they assume or contradict",
+                "前提にした自由、食い違った観察"
+            ),
+            t("fail on", "失敗する正しい実装"),
+            t("for example", "例")
+        );
+        for g in &r.invalid {
+            let what = invalid_what(g, lang);
+            let fails_on: Vec<String> = (g.fails_on.iter())
+                .map(|f| format!("<code>{}</code>", e(f)))
+                .collect();
+            let examples: Vec<String> = (g.examples.iter())
+                .map(|x| format!("<code>{}</code>", e(x)))
+                .collect();
+            let _ = writeln!(
+                out,
+                "<tr class=\"invalid-group\" data-by=\"{}\"><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td><td>{}</td><td class=\"ex\">{}</td></tr>",
+                g.by,
+                g.tests,
+                g.suites,
+                what,
+                if fails_on.is_empty() {
+                    "—".to_string()
+                } else {
+                    fails_on.join("<br>")
+                },
+                examples.join("<br>")
+            );
+        }
+        out.push_str("</table>\n");
+    }
     if !r.mutants.is_empty() {
         let _ = writeln!(
             out,
-            "<h2>{}</h2>\n<table><tr><th class=\"n\">{}</th><th>{}</th><th class=\"n\">{}</th></tr>",
+            "<h2>{}</h2>\n<table class=\"mutants\"><tr><th class=\"n\">{}</th><th>{}</th><th class=\"n\">{}</th></tr>",
             t(
                 "Mutants, by how many valid suites catch them",
                 "妥当なテストが捕まえたミュータント"
@@ -166,7 +232,19 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
             t("mutant", "ミュータント"),
             t("caught by", "捕まえた人数")
         );
-        for m in &r.mutants {
+        for (i, m) in r.mutants.iter().enumerate() {
+            // The least caught first; the others fold, so that the page's
+            // misconceptions stay in view.
+            if i == FOLD && r.mutants.len() > FOLD {
+                let _ = writeln!(
+                    out,
+                    "</table>\n<details><summary>{}</summary>\n<table class=\"mutants\">",
+                    match ja {
+                        true => format!("ほか {} 件のミュータント", r.mutants.len() - FOLD),
+                        false => format!("{} more mutants", r.mutants.len() - FOLD),
+                    }
+                );
+            }
             let _ = writeln!(
                 out,
                 "<tr><td class=\"n\">{}</td><td><code>{}</code><br><span class=\"dim\">{}</span></td><td class=\"n\">{}/{}</td></tr>",
@@ -178,35 +256,64 @@ pub(crate) fn page(r: &ClassReport, lang: Lang) -> String {
             );
         }
         out.push_str("</table>\n");
-    }
-    if !r.invalid.is_empty() {
-        let _ = writeln!(
-            out,
-            "<h2>{}</h2>\n<table><tr><th>{}</th><th class=\"n\">{}</th><th class=\"n\">{}</th><th>{}</th></tr>",
-            t("Invalid tests, by why", "妥当でないテスト（理由ごと）"),
-            t("why", "理由"),
-            t("tests", "テスト"),
-            t("suites", "人数"),
-            t("for example", "例")
-        );
-        for g in &r.invalid {
-            let examples: Vec<String> = g
-                .examples
-                .iter()
-                .map(|x| format!("<code>{}</code>", e(x)))
-                .collect();
-            let _ = writeln!(
-                out,
-                "<tr><td>{}</td><td class=\"n\">{}</td><td class=\"n\">{}</td><td>{}</td></tr>",
-                e(&g.reason),
-                g.tests,
-                g.suites,
-                examples.join("<br>")
-            );
+        if r.mutants.len() > FOLD {
+            out.push_str("</details>\n");
         }
-        out.push_str("</table>\n");
     }
     let _ = writeln!(out, "<script>{SCRIPT}</script>");
     out.push_str("</body>\n</html>\n");
     out
+}
+
+/// A group of invalid tests: the freedoms they assume, each with its
+/// clause folded, or the observation they contradict.
+fn invalid_what(g: &super::InvalidGroup, lang: Lang) -> String {
+    let ja = lang == Lang::Ja;
+    let t = |en: &'static str, j: &'static str| if ja { j } else { en };
+    let mut parts = Vec::new();
+    for f in &g.freedoms {
+        parts.push(format!(
+            "<p class=\"freedom\"><b>{} <code>{}</code></b><br>{}</p><details><summary>{}</summary><p class=\"clause\">{}</p></details>",
+            t("assume", "前提:"),
+            e(&f.freedom),
+            ticked(f.assumed.get(lang)),
+            t("the contract's clause", "契約の条文"),
+            ticked(&f.contract)
+        ));
+    }
+    if let Some(o) = &g.observation {
+        let observed = match o.what == super::render::PLAIN_ASSERT_EQ {
+            true => String::new(),
+            false => format!(
+                "{} <code>{}</code><br>",
+                t("observed:", "観察:"),
+                e(&o.what)
+            ),
+        };
+        parts.push(format!(
+            "<p class=\"observation\"><b>{}</b><br>{observed}{} <code>{}</code><br>{} <code>{}</code></p>",
+            t(
+                "contradict the contract (fail on the reference)",
+                "契約と食い違う（参照実装で失敗する）"
+            ),
+            t("expected:", "期待した値:"),
+            e(&o.expected),
+            t("the reference gave:", "参照実装の答え:"),
+            e(&o.actual)
+        ));
+    }
+    if !g.misconceptions.is_empty() {
+        let named: Vec<String> = (g.misconceptions.iter())
+            .map(|m| format!("<code>{}</code>", e(m)))
+            .collect();
+        parts.push(format!(
+            "<p class=\"dim\">{} {}</p>",
+            t("as if it were the mutant", "次のミュータントのつもり:"),
+            named.join(", ")
+        ));
+    }
+    if parts.is_empty() {
+        parts.push(e(&g.reason));
+    }
+    parts.join("")
 }

@@ -28,7 +28,7 @@ use crate::lab::mutant::Mutant;
 use crate::lab::worksheet::SLUGS;
 use crate::output::printer::Printer;
 
-pub(crate) use read::{Read, Submission};
+pub(crate) use read::{Observed, Read, Submission};
 
 #[derive(Debug, Args)]
 pub(crate) struct ClassArgs {
@@ -54,6 +54,9 @@ pub(crate) struct ClassArgs {
 
 /// How many members of a group are named as examples.
 const EXAMPLES: usize = 3;
+
+/// How many tests represent a group of invalid tests.
+const REPRESENTATIVES: usize = 2;
 
 /// The class report, as `--json` writes it (schema 1, in README.md).
 #[derive(Debug, Clone, Serialize, PartialEq)]
@@ -123,10 +126,34 @@ pub(crate) struct MutantRow {
 pub(crate) struct InvalidGroup {
     /// Why, as `grade --tests` says it ("assumes claim-many-winner").
     pub reason: String,
+    /// What its tests share: `verdicts` (the correct implementations they
+    /// fail on), `observation` (what they contradict on the reference), or
+    /// `reason` alone (a report of an older fencelab).
+    pub by: &'static str,
+    /// The verdict vector: the reference and the variants every test fails on.
+    pub fails_on: Vec<String>,
+    /// The freedoms they assume, each with the contract's clause.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub freedoms: Vec<FreedomRow>,
+    /// What they contradict: the reference's answer where they expected another.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observed>,
+    /// The mutants whose behaviour they expect, as the judge named them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub misconceptions: Vec<String>,
     pub tests: usize,
     pub suites: usize,
-    /// A few of them, as `suite: test`.
+    /// Two of them, as `suite: test`, from two suites where there are.
     pub examples: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub(crate) struct FreedomRow {
+    pub freedom: String,
+    /// What a test failing for it assumed.
+    pub assumed: crate::lab::lang::Text,
+    /// The contract's clause that leaves it free.
+    pub contract: String,
 }
 
 pub(crate) fn main(args: ClassArgs, printer: &mut Printer) -> Result<ExitCode, Error> {
@@ -194,7 +221,7 @@ pub(crate) fn class(read: &Read, anonymize: bool) -> ClassReport {
         true => (
             Vec::new(),
             mutant_rows(&graded, &mutants),
-            invalid_groups(&read.submissions, &name),
+            invalid_groups(read, edition, &name),
         ),
     };
     ClassReport {
@@ -316,36 +343,155 @@ fn mutant_rows(graded: &[&Submission], mutants: &[Mutant]) -> Vec<MutantRow> {
     rows
 }
 
-/// Invalid tests grouped by why, the largest group first.
-fn invalid_groups(all: &[Submission], name: &dyn Fn(&str) -> String) -> Vec<InvalidGroup> {
-    let mut by_reason: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
-    for s in all {
+/// What an invalid test is grouped by: its verdicts on the reference and
+/// the variants, or what it contradicts on the reference; the reason
+/// alone from an older report. A full wheat's `claim_many` races for
+/// real, so its verdicts may be chance: they are no part of the key.
+#[derive(PartialEq, Eq, PartialOrd, Ord)]
+struct Key {
+    by: &'static str,
+    fails_on: Vec<String>,
+    observation: Option<Observed>,
+    assumed: Vec<String>,
+    /// Only of an older report's test.
+    reason: Option<String>,
+}
+
+/// A test of a group: (suite, test, why, its misconceptions).
+type Member = (String, String, String, Vec<String>);
+
+/// Invalid tests grouped, the largest group first.
+fn invalid_groups(
+    read: &Read,
+    edition: Edition,
+    name: &dyn Fn(&str) -> String,
+) -> Vec<InvalidGroup> {
+    let mut by_key: BTreeMap<Key, Vec<Member>> = BTreeMap::new();
+    for s in &read.submissions {
         for (test, why) in &s.invalid {
-            by_reason
-                .entry(why.clone())
-                .or_default()
-                .push((name(&s.name), test.clone()));
+            let judged = s.learner_tests.iter().find(|t| t.test == *test);
+            let key = match judged {
+                None => Key {
+                    by: "reason",
+                    fails_on: Vec::new(),
+                    observation: None,
+                    assumed: Vec::new(),
+                    reason: Some(why.clone()),
+                },
+                Some(t) => {
+                    let contradicts = t.verdict == "fails-on-reference" && t.observation.is_some();
+                    Key {
+                        by: if contradicts {
+                            "observation"
+                        } else {
+                            "verdicts"
+                        },
+                        fails_on: match contradicts {
+                            true => Vec::new(),
+                            false => (t.fails_on.iter())
+                                .filter(|f| read.scheduled(&f.implementation))
+                                .map(read::FailsOn::shown)
+                                .collect(),
+                        },
+                        observation: t.observation.clone().filter(|_| contradicts),
+                        assumed: t.assumed.clone(),
+                        reason: None,
+                    }
+                }
+            };
+            let misconceptions = judged.map(|t| t.misconceptions.clone()).unwrap_or_default();
+            by_key.entry(key).or_default().push((
+                name(&s.name),
+                test.clone(),
+                why.clone(),
+                misconceptions,
+            ));
         }
     }
-    let mut groups: Vec<InvalidGroup> = by_reason
+    let builtin = match edition {
+        Edition::Rust => crate::lab::wheat::Wheats::builtin(),
+        Edition::Python => crate::lab::wheat::Wheats::builtin_python(),
+    };
+    let freedom = |id: &String| -> FreedomRow {
+        let (assumed, contract) = match (read.freedoms.get(id), builtin.freedom(id)) {
+            (Some(f), _) => (f.assumed.clone(), f.contract.clone()),
+            (None, Some(f)) => (f.assumed.clone(), f.contract.clone()),
+            (None, None) => (
+                crate::lab::lang::Text {
+                    en: id.clone(),
+                    ja: id.clone(),
+                },
+                String::new(),
+            ),
+        };
+        FreedomRow {
+            freedom: id.clone(),
+            assumed,
+            contract,
+        }
+    };
+    let mut groups: Vec<InvalidGroup> = by_key
         .into_iter()
-        .map(|(reason, mut tests)| {
+        .map(|(key, mut tests)| {
             tests.sort();
-            let suites: BTreeSet<&String> = tests.iter().map(|(s, _)| s).collect();
+            let suites: BTreeSet<&String> = tests.iter().map(|t| &t.0).collect();
+            let mut misconceptions: Vec<String> =
+                tests.iter().flat_map(|t| t.3.iter().cloned()).collect();
+            misconceptions.sort();
+            misconceptions.dedup();
             InvalidGroup {
-                reason,
+                reason: most_common(tests.iter().map(|t| &t.2)),
+                by: key.by,
+                fails_on: key.fails_on,
+                freedoms: key.assumed.iter().map(freedom).collect(),
+                observation: key.observation,
+                misconceptions,
                 tests: tests.len(),
                 suites: suites.len(),
-                examples: (tests.iter().take(EXAMPLES))
-                    .map(|(s, t)| format!("{s}: {t}"))
-                    .collect(),
+                examples: representatives(&tests),
             }
         })
         .collect();
     groups.sort_by(|a, b| {
-        (std::cmp::Reverse(a.tests), &a.reason).cmp(&(std::cmp::Reverse(b.tests), &b.reason))
+        (
+            std::cmp::Reverse(a.tests),
+            &a.reason,
+            &a.fails_on,
+            &a.observation,
+        )
+            .cmp(&(
+                std::cmp::Reverse(b.tests),
+                &b.reason,
+                &b.fails_on,
+                &b.observation,
+            ))
     });
     groups
+}
+
+/// The reason most of a group's tests give (the first in order on a tie):
+/// a racy run of a full wheat may word one test's otherwise.
+fn most_common<'a>(reasons: impl Iterator<Item = &'a String>) -> String {
+    let mut counts: BTreeMap<&String, usize> = BTreeMap::new();
+    for r in reasons {
+        *counts.entry(r).or_default() += 1;
+    }
+    let most = counts.values().copied().max().unwrap_or_default();
+    (counts.into_iter())
+        .find(|(_, n)| *n == most)
+        .map(|(r, _)| r.clone())
+        .unwrap_or_default()
+}
+
+/// Two tests of a group, from two suites where it has them: the first, and
+/// the first of another suite.
+fn representatives(tests: &[Member]) -> Vec<String> {
+    let mut chosen: Vec<&Member> = tests.iter().take(1).collect();
+    let other = (tests.iter()).find(|t| chosen.iter().all(|c| c.0 != t.0));
+    chosen.extend(other.or_else(|| tests.get(1)));
+    (chosen.iter().take(REPRESENTATIVES))
+        .map(|t| format!("{}: {}", t.0, t.1))
+        .collect()
 }
 
 #[cfg(test)]

@@ -9,6 +9,7 @@ use serde::Deserialize;
 
 use crate::error::Error;
 use crate::lab::edition::Edition;
+use crate::lab::lang::Text;
 
 /// Every submission the reports hold, once each, by name.
 #[derive(Debug, Clone, PartialEq)]
@@ -18,6 +19,68 @@ pub(crate) struct Read {
     pub files: Vec<PathBuf>,
     /// Learners' tests (`grade --tests`), not implementations.
     pub tests: bool,
+    /// The freedoms the reports name, with their clauses, by id.
+    pub freedoms: BTreeMap<String, Freedom>,
+    /// The single-freedom variants the tests were judged against.
+    pub variants: BTreeSet<String>,
+}
+
+impl Read {
+    /// `id` is the reference or a single-freedom variant: its `claim_many`
+    /// races as the reference's runs decide, so its verdicts are no chance.
+    pub(crate) fn scheduled(&self, id: &str) -> bool {
+        id == "reference"
+            || self.variants.contains(id)
+            || self.variants.is_empty() && id.starts_with("variant-")
+    }
+}
+
+/// A freedom of the contract, as `grade --tests` reports it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct Freedom {
+    pub assumed: Text,
+    pub contract: String,
+}
+
+/// One of a learner's tests as `grade --tests` judged it.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct LearnerTest {
+    pub test: String,
+    /// `valid`, or why not (`fails-on-reference`, `assumes-a-freedom`, ...).
+    pub verdict: String,
+    #[serde(default)]
+    pub assumed: Vec<String>,
+    #[serde(default)]
+    pub fails_on: Vec<FailsOn>,
+    #[serde(default)]
+    pub observation: Option<Observed>,
+    #[serde(default)]
+    pub misconceptions: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub(crate) struct FailsOn {
+    pub implementation: String,
+    pub runs: usize,
+    pub failed: usize,
+}
+
+impl FailsOn {
+    /// As a verdict vector shows it: `id`, or `id (racy)` when it gave both.
+    pub(crate) fn shown(&self) -> String {
+        match self.failed < self.runs {
+            true => format!("{} (racy)", self.implementation),
+            false => self.implementation.clone(),
+        }
+    }
+}
+
+/// What a test that fails on the reference observed there.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Deserialize, serde::Serialize)]
+pub(crate) struct Observed {
+    pub what: String,
+    pub expected: String,
+    pub actual: String,
 }
 
 impl Read {
@@ -39,6 +102,8 @@ pub(crate) struct Submission {
     pub steps: BTreeMap<u32, (usize, usize)>,
     /// Its invalid tests and why (learners' tests only).
     pub invalid: Vec<(String, String)>,
+    /// Each of its tests judged (learners' tests, from a report that says).
+    pub learner_tests: Vec<LearnerTest>,
 }
 
 impl Submission {
@@ -54,6 +119,16 @@ struct ReportFile {
     #[serde(default)]
     suite: String,
     submissions: Vec<SubmissionFile>,
+    #[serde(default)]
+    freedoms: BTreeMap<String, Freedom>,
+    #[serde(default)]
+    correct_implementations: Vec<CorrectFile>,
+}
+
+#[derive(Deserialize)]
+struct CorrectFile {
+    id: String,
+    freedoms: Vec<String>,
 }
 
 #[derive(Deserialize, Clone, PartialEq)]
@@ -70,6 +145,8 @@ struct SubmissionFile {
     steps: Vec<StepFile>,
     #[serde(default)]
     tests: Vec<TestFile>,
+    #[serde(default)]
+    learner_tests: Vec<LearnerTest>,
 }
 
 #[derive(Deserialize, Clone, PartialEq)]
@@ -116,8 +193,16 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
     let mut by_name: BTreeMap<String, (PathBuf, SubmissionFile)> = BTreeMap::new();
     let mut kind: Option<(PathBuf, bool)> = None;
     let mut suite: Option<(PathBuf, String)> = None;
+    let mut freedoms = BTreeMap::new();
+    let mut variants = BTreeSet::new();
     for file in &files {
         let report = read_one(file)?;
+        freedoms.extend(report.freedoms);
+        variants.extend(
+            (report.correct_implementations.into_iter())
+                .filter(|c| c.freedoms.len() == 1)
+                .map(|c| c.id),
+        );
         let tests = report.suite.starts_with("learner-tests-");
         match &kind {
             Some((first, was)) if *was != tests => {
@@ -182,6 +267,8 @@ pub(crate) fn reports(paths: &[PathBuf]) -> Result<Read, Error> {
         submissions,
         files,
         tests: kind.is_some_and(|(_, t)| t),
+        freedoms,
+        variants,
     })
 }
 
@@ -229,6 +316,7 @@ fn submission(s: SubmissionFile) -> Submission {
             .map(|st| (st.step, (st.passed, st.total)))
             .collect(),
         invalid: s.invalid_tests.as_deref().map(invalid).unwrap_or_default(),
+        learner_tests: s.learner_tests,
         name: s.name,
         file: s.file,
     }

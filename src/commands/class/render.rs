@@ -7,10 +7,16 @@ use super::{ClassReport, EXAMPLES, Group};
 use crate::lab::lang::Lang;
 use crate::output::printer::Layout;
 use crate::output::untrusted::one_line;
-use crate::output::width::{truncate, wrap};
+use crate::output::width::{truncate, wrap, wrap_hanging};
 
 /// How many mutants the least caught list shows.
 const LEAST_CAUGHT: usize = 10;
+
+/// What an `assert_eq!` without a message of its own says when it fails.
+pub(super) const PLAIN_ASSERT_EQ: &str = "assertion `left == right` failed";
+
+/// How many lines of a group's clause or observation the terminal shows.
+const CLAUSE_LINES: usize = 4;
 
 struct Words {
     steps: &'static str,
@@ -25,6 +31,12 @@ struct Words {
     none_graded: &'static str,
     not_graded: &'static str,
     whole: &'static str,
+    fails_on: &'static str,
+    contract: &'static str,
+    observed: &'static str,
+    expected: &'static str,
+    actual: &'static str,
+    as_mutant: &'static str,
 }
 
 fn words(lang: Lang) -> Words {
@@ -35,13 +47,19 @@ fn words(lang: Lang) -> Words {
             unexplained: "What no mutant explains (bugs the mutant bank lacks)",
             explained: "What a mutant explains",
             least_caught: "Mutants the class's tests catch least",
-            invalid: "Invalid tests, by why",
+            invalid: "Invalid tests, by what they assume or contradict",
             example: "e.g.",
             representative: "    its change, and a mutant file to start from: --html, --json, --skeletons DIR",
             none_fail: "Every graded submission passes every test.",
             none_graded: "No submission could be graded.",
             not_graded: "Not graded (did not compile, or could not be graded):",
             whole: "Every test and every member of each group: --json FILE or --html FILE.",
+            fails_on: "fail on:",
+            contract: "contract:",
+            observed: "observed:",
+            expected: "expected",
+            actual: ", but the reference gave",
+            as_mutant: "as if it were the mutant",
         },
         Lang::Ja => Words {
             steps: "全テストを通ったステップ",
@@ -49,13 +67,19 @@ fn words(lang: Lang) -> Words {
             unexplained: "どのミュータントでも説明できない失敗（ミュータントにないバグ）",
             explained: "ミュータントで説明できる失敗",
             least_caught: "クラスのテストが最も捕まえていないミュータント",
-            invalid: "妥当でないテスト（理由ごと）",
+            invalid: "妥当でないテスト（前提にした自由、食い違った観察ごと）",
             example: "例:",
             representative: "    変更点と、ミュータントのファイルの下書き: --html、--json、--skeletons DIR に",
             none_fail: "採点できた提出はすべてのテストを通っています。",
             none_graded: "採点できた提出がありません。",
             not_graded: "採点できなかった提出（コンパイルできない、または採点できない）:",
             whole: "各グループのすべてのテストと提出: --json FILE か --html FILE に。",
+            fails_on: "失敗する正しい実装:",
+            contract: "契約:",
+            observed: "観察:",
+            expected: "期待した値",
+            actual: "、参照実装の答え",
+            as_mutant: "次のミュータントのつもり:",
         },
     }
 }
@@ -201,6 +225,10 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+fn verb(n: usize, one: &'static str, many: &'static str) -> &'static str {
+    if n == 1 { one } else { many }
+}
+
 fn noun(n: usize) -> &'static str {
     if n == 1 {
         "submission fails"
@@ -235,23 +263,76 @@ fn render_tests(out: &mut String, layout: &Layout, r: &ClassReport, w: &Words) {
     }
     let _ = writeln!(out, "\n{}", s.bold(w.invalid));
     for g in &r.invalid {
+        let freedoms: Vec<&str> = g.freedoms.iter().map(|f| f.freedom.as_str()).collect();
+        let what = match (lang, g.by, freedoms.is_empty()) {
+            (Lang::En, "verdicts", false) => {
+                format!(
+                    " {} {}",
+                    verb(g.tests, "assumes", "assume"),
+                    freedoms.join(", ")
+                )
+            }
+            (Lang::Ja, "verdicts", false) => format!("が {} を前提にしている", freedoms.join("、")),
+            (Lang::En, "observation", _) => match g.tests {
+                1 => " contradicts the contract (fails on the reference)".into(),
+                _ => " contradict the contract (fail on the reference)".into(),
+            },
+            (Lang::Ja, "observation", _) => "が契約と食い違う（参照実装で失敗する）".into(),
+            _ => format!(": {}", one_line(&g.reason)),
+        };
         let line = match lang {
             Lang::En => format!(
-                "  {} in {}: {}",
+                "  {} in {}{what}",
                 plural(g.tests, "test", "tests"),
                 plural(g.suites, "suite", "suites"),
-                one_line(&g.reason)
             ),
-            Lang::Ja => format!(
-                "  {} 個のテスト（{} 人）: {}",
-                g.tests,
-                g.suites,
-                one_line(&g.reason)
-            ),
+            Lang::Ja => format!("  {} 個のテスト（{} 人）{what}", g.tests, g.suites,),
         };
-        let _ = writeln!(out, "{}", wrap(&line, width));
+        let _ = writeln!(out, "{}", wrap_hanging(&line, width, "    "));
+        let mut said = Vec::new();
+        if !g.fails_on.is_empty() {
+            said.push(format!("{} {}", w.fails_on, g.fails_on.join(", ")));
+        }
+        for f in &g.freedoms {
+            said.push(one_line(f.assumed.get(lang)));
+            if !f.contract.is_empty() {
+                said.push(format!("{} {}", w.contract, one_line(&f.contract)));
+            }
+        }
+        if let Some(o) = &g.observation {
+            // An assert_eq!'s own words say nothing its values do not.
+            if o.what != PLAIN_ASSERT_EQ {
+                said.push(format!("{} {}", w.observed, one_line(&o.what)));
+            }
+            if !o.expected.is_empty() || !o.actual.is_empty() {
+                said.push(format!(
+                    "{} {}{} {}",
+                    w.expected,
+                    one_line(&o.expected),
+                    w.actual,
+                    one_line(&o.actual)
+                ));
+            }
+        }
+        if !g.misconceptions.is_empty() {
+            said.push(format!("{} {}", w.as_mutant, g.misconceptions.join(", ")));
+        }
         let examples: Vec<String> = g.examples.iter().map(|e| one_line(e)).collect();
-        let line = format!("    {} {}", w.example, examples.join(", "));
-        let _ = writeln!(out, "{}", truncate(&line, width));
+        said.push(format!("{} {}", w.example, examples.join(", ")));
+        for line in said {
+            let line = wrap_hanging(&format!("    {line}"), width, "      ");
+            // A clause is long: four lines of it, then the page or the JSON.
+            let lines: Vec<&str> = line.lines().collect();
+            for (i, l) in lines.iter().enumerate().take(CLAUSE_LINES) {
+                let last = i + 1 == CLAUSE_LINES && lines.len() > CLAUSE_LINES;
+                let l = if last {
+                    format!("{l} …")
+                } else {
+                    l.to_string()
+                };
+                let _ = writeln!(out, "{}", s.dim(&truncate(&l, width)));
+            }
+        }
     }
+    let _ = writeln!(out, "\n{}", s.dim(&wrap(w.whole, width)));
 }

@@ -170,6 +170,96 @@ fn learners_tests_give_the_mutants_they_miss_and_their_invalid_tests_by_why() {
     }
 }
 
+/// A report of `grade --tests` that carries each test's verdicts: two
+/// suites assume claim_many's winner, one an error's text, two
+/// contradict the contract alike, one is valid.
+fn judged_tests_report(dir: &Path) -> std::path::PathBuf {
+    let fails_on = |ids: &[&str]| -> Vec<serde_json::Value> {
+        (ids.iter())
+            .map(|id| serde_json::json!({"implementation": id, "runs": 3, "failed": 3}))
+            .collect()
+    };
+    let winner = |test: &str| {
+        serde_json::json!({"test": test, "verdict": "assumes-a-freedom",
+            "assumed": ["claim-many-winner"],
+            "fails_on": fails_on(&["reference", "variant-claim-many-winner"])})
+    };
+    let expiry = |test: &str| {
+        serde_json::json!({"test": test, "verdict": "fails-on-reference",
+            "fails_on": fails_on(&["reference", "exclusive"]),
+            "observation": {"what": "assertion `left == right` failed", "expected": "None", "actual": "Some(2)"},
+            "misconceptions": ["claim-expiry-inclusive"]})
+    };
+    let suite = |name: &str, invalid: Option<&str>, tests: Vec<serde_json::Value>| {
+        serde_json::json!({"name": name, "file": name, "invalid_tests": invalid,
+            "steps": [], "tests": [], "learner_tests": tests})
+    };
+    let report = serde_json::json!({"schema": 1, "suite": "learner-tests-abc",
+    "freedoms": {"claim-many-winner": {"assumed": {"en": "asserts which owner wins", "ja": "勝つ owner を前提"},
+                                        "contract": "Step 8: which one is not said."}},
+    "submissions": [
+        suite("amy", Some("winner (assumes claim-many-winner)"), vec![winner("winner")]),
+        suite("bob", Some("first_wins (assumes claim-many-winner), holds (fails on the reference)"),
+              vec![winner("first_wins"), expiry("holds")]),
+        suite("cy", Some("error_text (assumes error-text)"), vec![serde_json::json!(
+            {"test": "error_text", "verdict": "assumes-a-freedom", "assumed": ["error-text"],
+             "fails_on": fails_on(&["variant-error-text", "exclusive"])})]),
+        suite("dan", Some("still_held (fails on the reference)"), vec![expiry("still_held")]),
+        suite("eve", None, vec![serde_json::json!({"test": "renews", "verdict": "valid"})]),
+        // A full wheat's claim_many races for real: its verdicts split no family.
+        suite("fay", Some("winner (racy on variant-claim-many-winner)"), vec![serde_json::json!(
+            {"test": "winner", "verdict": "racy", "assumed": ["claim-many-winner"],
+             "fails_on": [{"implementation": "reference", "runs": 3, "failed": 3},
+                          {"implementation": "variant-claim-many-winner", "runs": 3, "failed": 3},
+                          {"implementation": "lazy", "runs": 3, "failed": 1}]})]),
+    ]});
+    let path = dir.join("judged.json");
+    std::fs::write(&path, report.to_string()).unwrap();
+    path
+}
+
+#[test]
+fn invalid_tests_are_grouped_by_their_verdicts_and_by_what_they_contradict() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = class(
+        &read::reports(&[judged_tests_report(dir.path())]).unwrap(),
+        false,
+    );
+    let by = |reason: &str| r.invalid.iter().find(|g| g.reason == reason).unwrap();
+    let winner = by("assumes claim-many-winner");
+    assert_eq!((winner.by, winner.tests, winner.suites), ("verdicts", 3, 3));
+    assert_eq!(winner.fails_on, ["reference", "variant-claim-many-winner"]);
+    assert_eq!(
+        winner.freedoms[0].contract,
+        "Step 8: which one is not said."
+    );
+    assert_eq!(winner.examples, ["amy: winner", "bob: first_wins"]);
+    // A report without the clause: this fencelab's own freedoms.toml says it.
+    let text = by("assumes error-text");
+    assert!(
+        text.freedoms[0].contract.starts_with("Steps 4-6"),
+        "{text:?}"
+    );
+    let contradicts = by("fails on the reference");
+    assert_eq!((contradicts.by, contradicts.tests), ("observation", 2));
+    let o = contradicts.observation.as_ref().unwrap();
+    assert_eq!(
+        (o.expected.as_str(), o.actual.as_str()),
+        ("None", "Some(2)")
+    );
+    assert_eq!(contradicts.misconceptions, ["claim-expiry-inclusive"]);
+    assert_eq!(contradicts.examples, ["bob: holds", "dan: still_held"]);
+    assert_eq!(r.invalid.len(), 3, "{:#?}", r.invalid);
+    let layout = Layout::plain().with_width(80);
+    for lang in [Lang::En, Lang::Ja] {
+        let screen = render::render(&layout.in_lang(lang), &r);
+        for line in screen.lines() {
+            assert!(crate::output::width::display_width(line) <= 80, "{line}");
+        }
+        insta::assert_snapshot!(format!("class_judged_tests_{lang}"), screen);
+    }
+}
+
 #[test]
 fn what_class_prints_fits_80_columns_in_both_languages() {
     let dir = tempfile::tempdir().unwrap();
@@ -290,6 +380,7 @@ fn the_json_is_valid_against_its_schema_in_both_kinds() {
     for read in [
         read::reports(&files).unwrap(),
         read::reports(&[tests]).unwrap(),
+        read::reports(&[judged_tests_report(dir.path())]).unwrap(),
     ] {
         let json: serde_json::Value =
             serde_json::from_str(&crate::output::report_file::json(&class(&read, false))).unwrap();
@@ -331,5 +422,51 @@ fn the_page_says_what_the_report_says_read_back_with_an_html_parser() {
             html.value().attr("lang"),
             Some(if lang == Lang::Ja { "ja" } else { "en" })
         );
+    }
+}
+
+#[test]
+fn the_page_shows_each_group_of_invalid_tests_with_its_clause_or_observation() {
+    use scraper::{Html, Selector};
+    let dir = tempfile::tempdir().unwrap();
+    let r = class(
+        &read::reports(&[judged_tests_report(dir.path())]).unwrap(),
+        false,
+    );
+    let rows = Selector::parse("table.invalid tr.invalid-group").unwrap();
+    let cell = Selector::parse("td").unwrap();
+    for lang in [Lang::En, Lang::Ja] {
+        let text = html::page(&r, lang);
+        assert!(
+            text.contains("<code>Display</code>"),
+            "a clause's code as code"
+        );
+        let page = Html::parse_document(&text);
+        assert!(page.errors.is_empty(), "{:?}", page.errors);
+        let shown: Vec<_> = page.select(&rows).collect();
+        assert_eq!(shown.len(), r.invalid.len());
+        for (row, g) in shown.iter().zip(&r.invalid) {
+            assert_eq!(row.value().attr("data-by"), Some(g.by));
+            let cells: Vec<String> = row.select(&cell).map(|c| c.text().collect()).collect();
+            assert_eq!(cells[0], g.tests.to_string());
+            assert_eq!(cells[1], g.suites.to_string());
+            // Backticks become code: the text reads without them.
+            let plain = |t: &str| t.replace('`', "");
+            for f in &g.freedoms {
+                assert!(cells[2].contains(&f.freedom), "{}", cells[2]);
+                assert!(cells[2].contains(&plain(&f.contract)), "{}", cells[2]);
+                assert!(
+                    cells[2].contains(&plain(f.assumed.get(lang))),
+                    "{}",
+                    cells[2]
+                );
+            }
+            if let Some(o) = &g.observation {
+                assert!(cells[2].contains(&o.expected) && cells[2].contains(&o.actual));
+            }
+            for x in g.fails_on.iter().chain(&g.examples) {
+                assert!(cells[3].contains(x.as_str()) || cells[4].contains(x.as_str()));
+            }
+        }
     }
 }

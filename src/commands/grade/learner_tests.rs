@@ -6,7 +6,10 @@
 //! its mutants the tests catch. In the reports, each mutant is one "test",
 //! passed when caught.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
 
 use crate::commands::grade::cli::GradeArgs;
 use crate::commands::grade::{GradeReport, GradedTest, StepScore, SubmissionReport};
@@ -14,9 +17,10 @@ use crate::commands::{jobs, project_root, scratch, seconds};
 use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::error::Error;
+use crate::judging::{JudgedTest, MissedMutant, StepThoroughness};
 use crate::judging::{Judges, LearnerTests, Options, TestsReport, judge, read};
-use crate::judging::{MissedMutant, StepThoroughness};
 use crate::lab::course::{Reveal, Weights};
+use crate::lab::lang::Text;
 use crate::output::printer::{Printer, Verb};
 use crate::output::progress::Trials;
 
@@ -115,9 +119,167 @@ pub(crate) fn grade(
         budget_secs: None,
         shard,
         weights: args.course_read.weights.by_slug(),
+        correct_implementations: correct_implementations(&judges),
+        freedoms: freedoms(&judges),
         submissions,
         exit_code,
     })
+}
+
+/// A correct implementation a learner's tests ran against: the reference,
+/// a single-freedom variant (one freedom) or a full wheat.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct CorrectImplementation {
+    pub id: String,
+    pub freedoms: Vec<String>,
+}
+
+/// A freedom of the contract: what a test failing for it assumed, and the
+/// contract's clause that leaves it free.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct FreedomClause {
+    pub assumed: Text,
+    pub contract: String,
+}
+
+/// One of a learner's tests, as `fencelab class` groups them.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct LearnerTest {
+    pub test: String,
+    /// `valid`, or why not (`racy`, `fails-on-reference`,
+    /// `assumes-a-freedom`, `fails-on-a-full-wheat`, `no-verdict`).
+    pub verdict: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub assumed: Vec<String>,
+    /// Its verdicts: the correct implementations it fails on, as judged.
+    /// It is not shown to fail on any other.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fails_on: Vec<FailsOn>,
+    /// Failing on the reference: what it observed there.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub observation: Option<Observed>,
+    /// Failing on the reference: the mutants whose behaviour it expects.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub misconceptions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub(crate) struct FailsOn {
+    pub implementation: String,
+    /// How many times it ran there, and how many of those failed.
+    pub runs: usize,
+    pub failed: usize,
+}
+
+/// What a failing test observed: the suite's `observation:` lines, or an
+/// `assert_eq!`'s values (left the actual, right the expected), or the
+/// failure's own last words. Untrusted text, each field capped.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Observed {
+    pub what: String,
+    pub expected: String,
+    pub actual: String,
+}
+
+/// The longest field of an `Observed`, in characters: a class report
+/// groups by it, and a learner's test can print anything.
+const OBSERVED_CAP: usize = 200;
+
+fn correct_implementations(judges: &Judges) -> Vec<CorrectImplementation> {
+    let reference = CorrectImplementation {
+        id: "reference".to_string(),
+        freedoms: Vec::new(),
+    };
+    let wheats = (judges.wheats.wheats.iter()).map(|w| CorrectImplementation {
+        id: w.id.clone(),
+        freedoms: w.freedoms.clone(),
+    });
+    std::iter::once(reference).chain(wheats).collect()
+}
+
+fn freedoms(judges: &Judges) -> BTreeMap<String, FreedomClause> {
+    let ids = (judges.wheats.wheats.iter()).flat_map(|w| w.freedoms.iter());
+    ids.filter_map(|id| {
+        let f = judges.wheats.freedom(id)?;
+        Some((
+            id.clone(),
+            FreedomClause {
+                assumed: f.assumed.clone(),
+                contract: f.contract.clone(),
+            },
+        ))
+    })
+    .collect()
+}
+
+/// A judged test as the grade report carries it.
+fn learner_test(t: &JudgedTest) -> LearnerTest {
+    let verdict = match t.invalid {
+        None => "valid".to_string(),
+        Some(why) => serde_json::to_value(why)
+            .ok()
+            .and_then(|v| v.as_str().map(str::to_string))
+            .unwrap_or_default(),
+    };
+    let on_reference = (t.wrong_on.iter()).find(|w| w.implementation == "reference");
+    LearnerTest {
+        test: t.test.clone(),
+        verdict,
+        assumed: t.assumed.clone(),
+        fails_on: (t.wrong_on.iter())
+            .map(|w| FailsOn {
+                implementation: w.implementation.clone(),
+                runs: w.runs,
+                failed: w.failed,
+            })
+            .collect(),
+        observation: on_reference.map(|w| observed(&w.message)),
+        misconceptions: t.misconceptions.clone(),
+    }
+}
+
+/// What a failing test's `message` says it observed.
+pub(crate) fn observed(message: &str) -> Observed {
+    let cap = |s: &str| -> String {
+        let s = s.trim();
+        match s.char_indices().nth(OBSERVED_CAP) {
+            Some((i, _)) => format!("{}…", &s[..i]),
+            None => s.to_string(),
+        }
+    };
+    if let Some(o) = crate::lab::observation::Observation::parse(message) {
+        return Observed {
+            what: cap(&o.what),
+            expected: cap(&o.expected),
+            actual: cap(&o.actual),
+        };
+    }
+    // Not where it failed: the learner's line numbers differ.
+    let lines: Vec<&str> = (message.lines())
+        .filter(|l| !l.starts_with("panicked at ") && !l.trim().is_empty())
+        .filter(|l| !l.starts_with("note: ") && !l.starts_with("stack backtrace"))
+        .collect();
+    let value =
+        |name: &str| (lines.iter()).find_map(|l| l.trim_start().strip_prefix(name).map(&cap));
+    if let Some(i) = lines.iter().position(|l| l.starts_with("assertion `left")) {
+        let what = lines[i]
+            .split_once(": ")
+            .map_or(lines[i], |(_, custom)| custom);
+        return Observed {
+            what: cap(what),
+            expected: value("right: ").unwrap_or_default(),
+            actual: value("left: ").unwrap_or_default(),
+        };
+    }
+    // A Python traceback: the failing line, then the exception.
+    let last = lines.last().copied().unwrap_or_default();
+    let source = (lines.iter().rev().skip(1))
+        .find(|l| l.starts_with("    ") && !l.trim_start().starts_with("File "));
+    Observed {
+        what: cap(source.map_or(last, |s| s.trim())),
+        expected: String::new(),
+        actual: cap(if source.is_some() { last } else { "" }),
+    }
 }
 
 /// One learner's judgement as a row of the grade report: each mutant a test,
@@ -135,6 +297,7 @@ fn unusable_report(path: &Path, why: &str) -> SubmissionReport {
         invalid_tests: None,
         steps: Vec::new(),
         tests: Vec::new(),
+        learner_tests: Vec::new(),
     }
 }
 
@@ -207,6 +370,7 @@ fn submission(report: &TestsReport, min_score: f64, weights: &Weights) -> Submis
         invalid_tests: (!invalid.is_empty()).then(|| invalid.join(", ")),
         steps,
         tests,
+        learner_tests: report.tests.iter().map(learner_test).collect(),
     }
 }
 
@@ -228,111 +392,4 @@ fn mutants_of(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::judging::JudgedTest;
-    use crate::lab::lang::Text;
-
-    /// Step 5: two mutants caught, one missed; step 8: none missed.
-    fn report(reveal: Reveal) -> TestsReport {
-        let missed = MissedMutant {
-            id: "renew-revives-at-expiry".into(),
-            title: Text {
-                en: "renew revives a lease at its expiry".into(),
-                ja: "期限ちょうどで renew が復活させる".into(),
-            },
-            observation: None,
-            diff: Some("--- reference\n+++ renew-revives-at-expiry\n-a\n+b\n".into()),
-        };
-        let step = |step, slug, caught: &[&str], missed: Vec<MissedMutant>| StepThoroughness {
-            step,
-            slug,
-            caught: caught.len(),
-            total: caught.len() + missed.len(),
-            caught_mutants: caught.iter().map(|c| c.to_string()).collect(),
-            missed,
-        };
-        TestsReport {
-            schema: 1,
-            name: "alice".into(),
-            file: "tests/mine/main.rs".into(),
-            compile_errors: None,
-            tests: vec![JudgedTest {
-                test: "renews".into(),
-                valid: true,
-                invalid: None,
-                wrong_on: Vec::new(),
-                assumed: Vec::new(),
-                misconceptions: Vec::new(),
-                catches: vec!["renew-ge".into()],
-            }],
-            valid: true,
-            steps: vec![
-                step(5, "renew", &["renew-ge", "renew-any-owner"], vec![missed]),
-                step(
-                    8,
-                    "claim_many",
-                    &["claim_many-first-owner-only"],
-                    Vec::new(),
-                ),
-            ],
-            score: 83.33,
-            correct_implementations: 25,
-            reference_runs: 6,
-            mutants: 4,
-            reveal,
-            exit_code: crate::exit::ExitCode::Failed,
-        }
-    }
-
-    #[test]
-    fn each_mutant_is_a_test_named_as_the_course_reveals_it() {
-        let names = |r: &SubmissionReport| -> Vec<String> {
-            r.tests.iter().map(|t| t.test.clone()).collect()
-        };
-        let titles = submission(&report(Reveal::Titles), 0.0, &Weights::default());
-        assert_eq!(
-            names(&titles),
-            [
-                "step5::renew-ge",
-                "step5::renew-any-owner",
-                "step5::renew-revives-at-expiry",
-                "step8::claim_many-first-owner-only"
-            ]
-        );
-        let count = submission(&report(Reveal::Count), 0.0, &Weights::default());
-        assert_eq!(
-            names(&count),
-            [
-                "step5::mutant-1",
-                "step5::mutant-2",
-                "step5::mutant-3",
-                "step8::mutant-1"
-            ]
-        );
-        let said: Vec<String> = (count.tests.iter())
-            .filter_map(|t| match &t.outcome {
-                TestOutcome::Failed { message, .. } => Some(message.clone()),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(said, ["not caught"], "no title");
-        let diffs = submission(&report(Reveal::Diffs), 0.0, &Weights::default());
-        let missed = diffs.tests.iter().find(|t| !t.outcome.passed()).unwrap();
-        let TestOutcome::Failed { message, .. } = &missed.outcome else {
-            unreachable!()
-        };
-        assert!(
-            message.starts_with("not caught: renew revives a lease at its expiry\n--- reference")
-        );
-    }
-
-    #[test]
-    fn the_course_weights_every_step_of_the_thoroughness() {
-        let mut weights = Weights::default();
-        weights.0[7] = 3.0;
-        let r = submission(&report(Reveal::Titles), 0.0, &weights);
-        assert_eq!(r.steps[1].weight, 3.0);
-        assert_eq!(r.steps[0].weight, 1.0);
-    }
-}
+mod tests;

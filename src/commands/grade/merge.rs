@@ -261,6 +261,8 @@ mod tests {
             budget_secs: Some(15.0),
             shard: Some((k, n)),
             weights: crate::lab::course::Weights::default().by_slug(),
+            correct_implementations: Vec::new(),
+            freedoms: Default::default(),
             exit_code: exit_code_of(&submissions),
             submissions,
         }

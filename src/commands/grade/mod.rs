@@ -88,6 +88,12 @@ pub(crate) struct GradeReport {
     /// changes scores, so shards graded under two do not merge.
     #[serde(default = "equal_weights")]
     pub weights: BTreeMap<String, f64>,
+    /// `grade --tests`: the correct implementations judged against, and the
+    /// freedoms they take (the axes of each learner test's verdicts).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub correct_implementations: Vec<learner_tests::CorrectImplementation>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub freedoms: BTreeMap<String, learner_tests::FreedomClause>,
     pub submissions: Vec<SubmissionReport>,
     pub exit_code: ExitCode,
 }
@@ -112,6 +118,10 @@ pub(crate) struct SubmissionReport {
     pub invalid_tests: Option<String>,
     pub steps: Vec<StepScore>,
     pub tests: Vec<GradedTest>,
+    /// `grade --tests`: each of the learner's tests, its verdicts and what
+    /// it contradicts (`fencelab class` groups them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub learner_tests: Vec<learner_tests::LearnerTest>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -324,6 +334,8 @@ pub(crate) fn run(
         budget_secs: options.policy.budget.map(|b| b.as_secs_f64()),
         shard: options.shard,
         weights: options.weights.by_slug(),
+        correct_implementations: Vec::new(),
+        freedoms: Default::default(),
         exit_code: exit_code_of(&reports),
         submissions: reports,
     })
@@ -344,6 +356,8 @@ impl GradeReport {
             budget_secs: Some(15.0),
             shard: None,
             weights: equal_weights(),
+            correct_implementations: Vec::new(),
+            freedoms: Default::default(),
             exit_code: exit_code_of(&submissions),
             submissions,
         }
@@ -384,6 +398,7 @@ fn unusable_report(
         invalid_tests: None,
         steps: zero_steps(tests, weights),
         tests: Vec::new(),
+        learner_tests: Vec::new(),
     }
 }
 
@@ -476,6 +491,7 @@ fn submission_report(
         invalid_tests: None,
         steps,
         tests: graded,
+        learner_tests: Vec::new(),
     }
 }
 

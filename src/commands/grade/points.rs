@@ -357,6 +357,7 @@ pub(crate) mod tests {
             invalid_tests: None,
             steps,
             tests,
+            learner_tests: Vec::new(),
         }
     }
 
@@ -582,6 +583,8 @@ pub(crate) mod tests {
             budget_secs: Some(15.0),
             shard: None,
             weights: crate::lab::course::Weights::default().by_slug(),
+            correct_implementations: Vec::new(),
+            freedoms: Default::default(),
             submissions: vec![s.clone()],
             exit_code: crate::exit::ExitCode::Success,
         };

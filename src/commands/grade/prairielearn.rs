@@ -224,6 +224,8 @@ mod tests {
             budget_secs: Some(15.0),
             shard: None,
             weights: crate::lab::course::Weights::default().by_slug(),
+            correct_implementations: Vec::new(),
+            freedoms: Default::default(),
             submissions: vec![u],
             exit_code: crate::exit::ExitCode::UnusableInput,
         };

@@ -299,6 +299,8 @@ pub(crate) fn run(
         budget_secs: budget_secs(options),
         shard: options.shard,
         weights: options.weights.by_slug(),
+        correct_implementations: Vec::new(),
+        freedoms: Default::default(),
         exit_code: exit_code_of(&submissions),
         submissions,
     };
