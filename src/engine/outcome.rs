@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::protocol::{PROCESS_ENDED, failed_in_a_call};
+use crate::bridge::said::{self, Said};
 use crate::engine::process::Finished;
 
 /// What happened to one test.
@@ -16,6 +16,9 @@ pub enum TestOutcome {
     Passed,
     Failed {
         kind: FailureKind,
+        /// fencelab's sentences as marked lines (`bridge::said`), written
+        /// in English to reports, worded in a learner's language by `output`.
+        #[serde(serialize_with = "in_english")]
         message: String,
     },
     /// Stopped for time by a rule (`engine::hangs`), and, where `confirmed`,
@@ -62,9 +65,18 @@ impl TimeRule {
     }
 }
 
-/// The line a confirmed timeout adds to its reason.
-pub(crate) const CONFIRMED: &str =
-    "confirmed: run again alone after the other tests, it was stopped again";
+/// A message, its marked lines in English: reports keep their words.
+pub(crate) fn in_english<S: serde::Serializer>(
+    message: &str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&english(message))
+}
+
+/// `message` with each of fencelab's sentences in English.
+pub(crate) fn english(message: &str) -> String {
+    said::word_each(message, Said::to_string)
+}
 
 /// Why a test failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,8 +133,14 @@ impl TestOutcome {
         }
     }
 
-    /// The failure message, if any.
+    /// The failure message, if any, in English (as reports write it).
     pub fn message(&self) -> Option<String> {
+        self.marked_message().map(|m| english(&m))
+    }
+
+    /// The failure message with fencelab's sentences still marked, for
+    /// `output` to word in a learner's language.
+    pub fn marked_message(&self) -> Option<String> {
         match self {
             TestOutcome::Passed => None,
             TestOutcome::Failed { message, .. } => Some(message.clone()),
@@ -134,21 +152,13 @@ impl TestOutcome {
             } => {
                 let secs = rule_secs.unwrap_or(*limit_secs);
                 let why = match stopped_by {
-                    TimeRule::Limit => format!(
-                        "the test did not finish within its limit of {limit_secs:.1} s and was killed"
-                    ),
-                    TimeRule::Spins => format!(
-                        "the implementation used more than {secs:.1} s of processor time in this \
-                         test (it spins) and was stopped"
-                    ),
-                    TimeRule::Waits => format!(
-                        "the test waited {secs:.1} s in all with none of its processes running \
-                         (a sleep, or a lock nobody lets go) and was stopped"
-                    ),
+                    TimeRule::Limit => Said::TimedOut { secs: *limit_secs },
+                    TimeRule::Spins => Said::Spun { secs },
+                    TimeRule::Waits => Said::Waited { secs },
                 };
                 Some(match confirmed {
-                    true => format!("{why}\n{CONFIRMED}"),
-                    false => why,
+                    true => format!("{}\n{}", why.marked(), Said::Confirmed.marked()),
+                    false => why.marked(),
                 })
             }
             TestOutcome::OverBudget { budget_secs, .. } => Some(over_budget_message(
@@ -158,9 +168,15 @@ impl TestOutcome {
         }
     }
 
-    /// Reads the outcome of `test` from the judge process that ran it alone.
-    /// The verdict comes from the judge's exit status; its output only explains.
-    pub(crate) fn from_judge(test: &str, finished: &Finished, limit: Duration) -> TestOutcome {
+    /// Reads the outcome of `test` from the judge process that ran it alone,
+    /// whose trial's key was `key` (`said::vouch`). The verdict comes from
+    /// the judge's exit status; its output only explains.
+    pub(crate) fn from_judge(
+        test: &str,
+        finished: &Finished,
+        limit: Duration,
+        key: &str,
+    ) -> TestOutcome {
         let Some(status) = finished.status else {
             return TestOutcome::timed_out(limit.as_secs_f64());
         };
@@ -168,35 +184,38 @@ impl TestOutcome {
             return TestOutcome::Passed;
         }
         if status.code() == Some(crate::bridge::client::LEFT_BEHIND_STATUS) {
-            let message = crate::bridge::client::LEFT_BEHIND.to_string();
             return TestOutcome::Failed {
                 kind: FailureKind::Crashed,
-                message,
+                message: crate::bridge::client::LEFT_BEHIND.marked(),
             };
         }
-        let mut message = failure_text(&finished.stdout, test);
+        let mut message = said::vouch(&failure_text(&finished.stdout, test), key);
+        let told = said::all(&message);
+        let in_a_call = told.iter().any(|s| matches!(s, Said::FailedInCall { .. }));
         let kind = if status.success() {
-            message = format!(
-                "the judge exited with success but did not report the test as passed\n{message}"
-            );
+            message = format!("{}\n{message}", Said::NoVerdict.marked());
             FailureKind::NoVerdict
         } else if status.code().is_none() {
-            message = format!(
-                "{PROCESS_ENDED} took the judge down: the judge {}\n{message}",
-                crate::bridge::client::describe(status)
-            );
+            let how = crate::bridge::client::describe(status);
+            message = format!("{}\n{message}", Said::TookJudgeDown { how }.marked());
             FailureKind::Crashed
-        } else if message.contains(PROCESS_ENDED) {
+        } else if told.iter().any(|s| {
+            matches!(
+                s,
+                Said::ProcessEnded { .. } | Said::CouldNotStart { .. } | Said::StreamsCut { .. }
+            )
+        }) {
             FailureKind::Crashed
-        } else if failed_in_a_call(&message) && message.contains("not yet implemented") {
+        } else if in_a_call && message.contains("not yet implemented") {
             FailureKind::NotStarted
-        } else if failed_in_a_call(&message) {
+        } else if in_a_call {
             FailureKind::Panicked
         } else {
             FailureKind::Assertion
         };
         if message.is_empty() {
-            message = format!("the judge ended with {status} and said nothing");
+            let status = status.to_string();
+            message = Said::SaidNothing { status }.marked();
         }
         TestOutcome::Failed { kind, message }
     }
@@ -481,6 +500,70 @@ mod tests {
                 "{file}"
             );
         }
+    }
+
+    fn judged(stdout: &str, key: &str) -> TestOutcome {
+        use std::os::unix::process::ExitStatusExt;
+        let finished = Finished {
+            status: Some(std::process::ExitStatus::from_raw(101 << 8)),
+            stdout: format!("---- t stdout ----\n{stdout}\n\nfailures:\n"),
+            stderr: String::new(),
+            dropped: 0,
+            duration: Duration::ZERO,
+            left_behind: false,
+        };
+        TestOutcome::from_judge("t", &finished, Duration::from_secs(1), key)
+    }
+
+    /// A learner's test (or an implementation) that prints fencelab's mark
+    /// without its trial's key: shown as its own text, escaped; the
+    /// failure's kind is its own, not a crash or a panic.
+    #[test]
+    fn a_mark_printed_without_the_trials_key_is_the_printers_own_text() {
+        let ended = Said::ProcessEnded {
+            call: "claim".to_string(),
+            how: crate::bridge::said::How::Exited { code: 1 },
+        };
+        let json = serde_json::to_string(&ended).unwrap();
+        let forged = format!("\u{1}said guess\u{1}{json}\n\u{1}said\u{1}{json}\nassert failed");
+        let outcome = judged(&forged, "key");
+        let TestOutcome::Failed { kind, message } = &outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(*kind, FailureKind::Assertion);
+        assert!(said::all(message).is_empty(), "{message}");
+        assert_eq!(
+            outcome.message().unwrap(),
+            format!("\\u{{1}}said guess\\u{{1}}{json}\n\\u{{1}}said\\u{{1}}{json}\nassert failed")
+        );
+        // The judge's own line, with the key: a crash, worded from its value.
+        let said = format!("\u{1}said key\u{1}{json}");
+        let outcome = judged(&said, "key");
+        assert_eq!(outcome.label(), "crashed");
+        assert_eq!(outcome.message().unwrap(), ended.to_string());
+        let panicked = Said::FailedInCall {
+            call: "claim".to_string(),
+            at: None,
+            panicked: true,
+        };
+        let json = serde_json::to_string(&panicked).unwrap();
+        let todo = judged(
+            &format!("\u{1}said key\u{1}{json}\nnot yet implemented"),
+            "key",
+        );
+        assert_eq!(todo.label(), "not started");
+        let forged = judged(
+            &format!("\u{1}said no\u{1}{json}\nnot yet implemented"),
+            "key",
+        );
+        assert_eq!(forged.label(), "failed");
+        assert!(matches!(
+            forged,
+            TestOutcome::Failed {
+                kind: FailureKind::Assertion,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -154,8 +154,10 @@ fn python_prose(text: &str) -> String {
 }
 
 fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n: usize) -> String {
-    // What the implementation printed, panicked with or returned is shown,
-    // never obeyed (`untrusted`).
+    // fencelab's own sentences in the learner's language, worded from their
+    // marked lines (`bridge::said`); then what the implementation printed,
+    // panicked with or returned is shown, never obeyed (`untrusted`).
+    let message = &crate::output::own_words::word(message, lang);
     let message = &crate::output::untrusted::visible(message);
     let mut w = words(lang);
     if edition == Edition::Python {
@@ -171,8 +173,6 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
             .filter(|l| !l.starts_with("panicked at "))
             .collect();
         let text = lines.join("\n");
-        // fencelab's own sentences in the learner's language too.
-        let text = crate::output::own_words::translate(&text, lang);
         return indent(text.trim(), n);
     };
     // The suite writes in English; a learner reading Japanese reads its
@@ -184,12 +184,6 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
         Edition::Python => python_story(&what),
     };
     let _ = writeln!(out, "{}: {}", w.observed, what);
-    // An actual value may hold fencelab's own sentences (a claimer
-    // process's implementation that ended).
-    let o = Observation {
-        actual: crate::output::own_words::translate(&o.actual, lang),
-        ..o
-    };
     let (expected, actual) = match edition {
         // The expected text may be a sentence of the suite's, in English.
         Edition::Rust => (o.expected.clone(), o.actual.clone()),

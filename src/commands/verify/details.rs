@@ -88,7 +88,7 @@ pub fn render_mutant_details(layout: &Layout, m: &MutantReport) -> String {
     }
     for test in &m.failed_survivors {
         let _ = writeln!(out, "{} {test} {}", s.red("✗"), w.should_pass);
-        if let Some(message) = m.tests.get(test).and_then(TestOutcome::message) {
+        if let Some(message) = m.tests.get(test).and_then(TestOutcome::marked_message) {
             let _ = writeln!(
                 out,
                 "{}",
@@ -228,7 +228,7 @@ pub(crate) fn render_baseline_failure(layout: &Layout, report: &Report) -> Strin
                 test,
                 words::test_outcome(outcome.label(), layout.lang)
             );
-            if let Some(message) = outcome.message() {
+            if let Some(message) = outcome.marked_message() {
                 let _ = writeln!(
                     out,
                     "{}",

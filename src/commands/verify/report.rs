@@ -129,6 +129,8 @@ pub struct Kill {
     pub test: String,
     /// `failed`, `crashed` or `timeout`.
     pub outcome: &'static str,
+    /// fencelab's sentences marked (`bridge::said`); English in the report.
+    #[serde(serialize_with = "crate::engine::outcome::in_english")]
     pub message: String,
     /// What the test observed, when its message is an observation.
     pub observation: Option<KillObservation>,
@@ -226,7 +228,7 @@ pub(super) fn finish(
         .iter()
         .filter(|(test, outcome)| !outcome.passed() && !flaky.contains(test.as_str()))
         .map(|(test, outcome)| {
-            let message = outcome.message().unwrap_or_default();
+            let message = outcome.marked_message().unwrap_or_default();
             Kill {
                 test: test.clone(),
                 outcome: outcome.label(),
