@@ -346,6 +346,17 @@ mod tests {
         assert!(all(&vouch(&text, "")).is_empty());
     }
 
+    /// The shape `python/lease_proxy.py` and `fencelab_server.py` write.
+    #[test]
+    fn pythons_json_is_a_said() {
+        let json = r#"{"ProcessEnded": {"call": "lease.claim", "how": {"StoppedAnswering": {"why": "x"}}}}"#;
+        let said: Said = serde_json::from_str(json).unwrap();
+        assert_eq!(
+            said.to_string(),
+            "fencelab: the implementation's process stopped answering (x) during lease.claim()"
+        );
+    }
+
     #[test]
     fn a_marked_line_reads_back_as_its_value_and_words_in_place() {
         let text = format!("before\n  {}\nafter", ended().marked());
