@@ -113,7 +113,7 @@ pub fn render_mutant_details(layout: &Layout, m: &MutantReport) -> String {
             let _ = writeln!(
                 out,
                 "{}",
-                observation::render(&kill.message, *s, layout.lang, 4, layout.width)
+                observation::render(&kill.marked, *s, layout.lang, 4, layout.width)
             );
         }
         if others.len() > KILLS_SHOWN {

@@ -105,7 +105,7 @@ pub fn score(predictions: &[Prediction], reported: &[MutantReport]) -> Scorecard
         for kill in &m.killed_by {
             let observation = ObservationKind::of_failure(&kill.message);
             // fencelab's own words for a panic in the implementation.
-            let panicked = crate::bridge::said::all(&kill.message)
+            let panicked = crate::bridge::said::all(&kill.marked)
                 .iter()
                 .any(|s| matches!(s, crate::bridge::said::Said::FailedInCall { .. }));
             let outcome =
@@ -180,7 +180,8 @@ mod tests {
             .map(|(test, outcome, message)| super::super::Kill {
                 test: test.to_string(),
                 outcome,
-                message: message.to_string(),
+                message: crate::engine::outcome::english(message),
+                marked: message.to_string(),
                 observation: None,
             })
             .collect();

@@ -129,9 +129,11 @@ pub struct Kill {
     pub test: String,
     /// `failed`, `crashed` or `timeout`.
     pub outcome: &'static str,
-    /// fencelab's sentences marked (`bridge::said`); English in the report.
-    #[serde(serialize_with = "crate::engine::outcome::in_english")]
     pub message: String,
+    /// The message with fencelab's sentences still marked (`bridge::said`),
+    /// for a screen to word in its language.
+    #[serde(skip)]
+    pub marked: String,
     /// What the test observed, when its message is an observation.
     pub observation: Option<KillObservation>,
 }
@@ -228,12 +230,13 @@ pub(super) fn finish(
         .iter()
         .filter(|(test, outcome)| !outcome.passed() && !flaky.contains(test.as_str()))
         .map(|(test, outcome)| {
-            let message = outcome.marked_message().unwrap_or_default();
+            let message = outcome.message().unwrap_or_default();
             Kill {
                 test: test.clone(),
                 outcome: outcome.label(),
                 observation: KillObservation::of(&message),
                 message,
+                marked: outcome.marked_message().unwrap_or_default(),
             }
         })
         .collect();

@@ -76,8 +76,8 @@ fn status_reason(m: &MutantReport) -> String {
             .iter()
             .take(3)
             .map(|k| {
-                let message = crate::engine::outcome::english(&k.message);
-                let first = message
+                let first = k
+                    .message
                     .lines()
                     .find(|l| !l.trim().is_empty() && !l.starts_with("panicked at"))
                     .unwrap_or(k.outcome);

@@ -7,7 +7,6 @@ use std::fmt::Write as _;
 
 use super::{Page, escape, first_line};
 use crate::commands::verify::MutantReport;
-use crate::engine::outcome::english;
 use crate::lab::suite::SuiteTest;
 
 /// `<section id="idle">`: the tests that passed under every mutant.
@@ -132,8 +131,8 @@ fn mutant(page: &Page, m: &MutantReport, out: &mut String) {
                 escape(&k.test),
                 k.outcome.replace(' ', "-"),
                 super::super::words::test_outcome(k.outcome, page.lang),
-                escape(first_line(&english(&k.message))),
-                escape(&english(&k.message))
+                escape(first_line(&k.message)),
+                escape(&k.message)
             );
         }
         out.push_str("</ul>\n");
