@@ -637,7 +637,7 @@ impl Runner {
         let exhausted = if space.as_ref().is_some_and(Space::used_up) {
             Some(Said::SpaceUsedUp {
                 who,
-                mib: (SPACE >> 20) as u64,
+                mib: SPACE >> 20,
             })
         } else if judge_memory.as_ref().is_some_and(Memory::ran_out) {
             Some(out_of_memory(Who::Test))
@@ -703,7 +703,7 @@ fn blame_the_test(outcome: TestOutcome) -> TestOutcome {
 pub(crate) fn out_of_memory(who: Who) -> Said {
     Said::OutOfMemory {
         who,
-        mib: (MEMORY >> 20) as u64,
+        mib: MEMORY >> 20,
     }
 }
 
