@@ -442,17 +442,38 @@ mod tests {
         insta::assert_snapshot!(shown);
     }
 
+    /// A panic in a call, as the bridge says it (a marked `Said`): worded in
+    /// the reader's language, without the judge's location line.
     #[test]
     fn a_plain_panic_loses_only_its_location_line() {
+        let said = crate::bridge::said::Said::FailedInCall {
+            call: "claim".to_string(),
+            at: None,
+            panicked: true,
+        };
+        let message = format!(
+            "panicked at tests/behaviour/step8.rs:1:1:\n{}\nboom",
+            said.marked()
+        );
+        let shown = |lang| render(&message, Style::plain(), lang, 4, 100);
         assert_eq!(
-            render(
-                "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation panicked in claim()",
-                Style::plain(),
-                Lang::En,
-                4,
-                100
-            ),
-            "    fencelab: the implementation panicked in claim()"
+            shown(Lang::En),
+            "    fencelab: the implementation panicked in claim():\n    boom"
+        );
+        assert_eq!(
+            shown(Lang::Ja),
+            "    fencelab: 実装が claim() の中でパニックしました:\n    boom"
+        );
+    }
+
+    /// A line that only reads like fencelab's (a learner printed it) stays
+    /// as printed, in every language; a stray mark is shown, never obeyed.
+    #[test]
+    fn a_learners_look_alike_line_is_not_worded() {
+        let message = "fencelab: the implementation panicked in claim():\n\u{1}said\u{1}{oops";
+        assert_eq!(
+            render(message, Style::plain(), Lang::Ja, 0, 100),
+            "fencelab: the implementation panicked in claim():\n\\u{1}said\\u{1}{oops"
         );
     }
 
@@ -505,8 +526,16 @@ mod tests {
             text.ends_with("expected: Ok(None)\nactual:   Ok(())"),
             "{text}"
         );
+        let failed = crate::bridge::said::Said::FailedInCall {
+            call: "claim".to_string(),
+            at: Some("lease.py:3".to_string()),
+            panicked: false,
+        };
         let text = py(
-            "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation failed in claim() at lease.py:3:\nTypeError: x",
+            &format!(
+                "panicked at tests/behaviour/step8.rs:1:1:\n{}\nTypeError: x",
+                failed.marked()
+            ),
             Lang::En,
         );
         assert_eq!(
