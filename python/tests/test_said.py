@@ -45,5 +45,18 @@ class Said(unittest.TestCase):
         self.assertEqual(text, "ValueError: x")
 
 
+    def test_a_test_cases_error_from_the_proxy_is_said_first(self):
+        ended = self.ended()
+
+        class Case(unittest.TestCase):
+            def test_it(self):
+                raise ended
+
+        with mock.patch.dict(os.environ, {judge.SAID_KEY_ENV: "k1"}):
+            text = judge.case_runner(Case, "test_it")()
+        self.assertTrue(text.startswith("\x01said k1\x01{\"ProcessEnded\""), text)
+        self.assertIn("Traceback", text)
+
+
 if __name__ == "__main__":
     unittest.main()
