@@ -214,7 +214,7 @@ def value_error(request, err):
         return {"InvalidTtl": args["ttl"]}
     if now is not None and not math.isfinite(now):
         return {"InvalidNow": args["now"]}
-    return {"Other": f"ValueError: {err} (raised although every argument is valid)"}
+    return {"ValueError": f"ValueError: {err}"}
 
 
 def location(err, shown):

@@ -44,13 +44,31 @@ def learner_frames(tb, shown):
     return [f for f in traceback.extract_tb(tb) if f.filename == shown]
 
 
+#: The environment variable that holds the trial's key (``bridge::said``).
+SAID_KEY_ENV = "FENCELAB_SAID_KEY"
+
+
+def said_line(said):
+    """What fencelab says, as the line fencelab reads as data: marked with
+    the trial's key, its value as JSON (``bridge::said::Said::line``)."""
+    key = os.environ.get(SAID_KEY_ENV, "")
+    if not key:
+        return None
+    return f"\x01said {key}\x01" + json.dumps(said, separators=(",", ":"))
+
+
 def describe(err, shown):
-    """An exception as a learner reads it: their frames, then what it was."""
+    """An exception as a learner reads it: their frames, then what it was
+    (fencelab's own words as data where the lab's API raised it)."""
     frames = learner_frames(err.__traceback__, shown)
     text = ""
     if frames:
         text = "Traceback (most recent call last):\n" + "".join(
             traceback.format_list(frames))
+    said = getattr(err, "fencelab_said", None)
+    line = said_line(said) if isinstance(said, dict) else None
+    if line is not None:
+        return text + line
     return text + "".join(traceback.format_exception_only(type(err), err)).rstrip()
 
 
@@ -119,12 +137,23 @@ def case_runner(cls, method):
     def run():
         import unittest
 
-        result = unittest.TestResult()
+        said = []
+
+        class Result(unittest.TestResult):
+            def addError(self, test, err):
+                # The lab's API says the implementation's end as data.
+                value = getattr(err[1], "fencelab_said", None)
+                line = said_line(value) if isinstance(value, dict) else None
+                if line is not None:
+                    said.append(line)
+                super().addError(test, err)
+
+        result = Result()
         suite = unittest.TestSuite([cls(method)])
         suite.run(result)
         problems = result.errors + result.failures
         if problems:
-            return "\n".join(text for _, text in problems)
+            return "\n".join(said + [text for _, text in problems])
         if result.unexpectedSuccesses:
             return f"{method} is marked expectedFailure and passed"
         return None

@@ -67,6 +67,17 @@ def _exception(raised):
     return err
 
 
+class _ProcessEnded(ConnectionError):
+    """The implementation's process ended, or could not be reached, during a
+    call. ``fencelab_said`` is what fencelab says of it, as data
+    (``bridge::said::Said``): the judge words it, never this text."""
+
+    def __init__(self, text, name, why):
+        super().__init__(text)
+        how = {"StoppedAnswering": {"why": why}}
+        self.fencelab_said = {"ProcessEnded": {"call": f"lease.{name}", "how": how}}
+
+
 def _call(name, *args):
     if _SOCKET is None:
         raise RuntimeError(f"lease.{name}() was called outside a test (while the tests were "
@@ -78,11 +89,13 @@ def _call(name, *args):
             conn.sendall(request.encode() + b"\n")
             line = conn.makefile("rb").readline()
         except OSError as err:
-            raise ConnectionError(f"fencelab: the implementation's process could not be "
-                                  f"reached during lease.{name}(): {err}") from None
+            raise _ProcessEnded(f"fencelab: the implementation's process could not be "
+                                f"reached during lease.{name}(): {err}", name,
+                                f"cannot reach it: {err}") from None
     if not line:
-        raise ConnectionError(f"fencelab: the implementation's process ended during "
-                              f"lease.{name}() without answering")
+        raise _ProcessEnded(f"fencelab: the implementation's process ended during "
+                            f"lease.{name}() without answering", name,
+                            "it closed the connection without answering")
     answer = json.loads(line)
     if "PyReturned" in answer:
         return decode(answer["PyReturned"])

@@ -20,9 +20,10 @@ use std::time::{Duration, Instant};
 
 use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output, Rename};
 use super::protocol::{
-    Answer, Failure, IMPL_ENV, IMPL_FAILED, IMPL_PANICKED, PROCESS_ENDED, Request, Response,
-    SERVER_ENV, SHOWN_ENV, SOCKET_ENV, from_line, to_line,
+    Answer, Failure, IMPL_ENV, Request, Response, SERVER_ENV, SHOWN_ENV, SOCKET_ENV, from_line,
+    to_line,
 };
+use super::said::{How, Said, Who};
 
 /// The implementation's process for this test.
 struct Server {
@@ -74,7 +75,11 @@ pub(crate) const NOT_STARTED_STATUS: i32 = 86;
 fn not_started(why: std::fmt::Arguments) -> ! {
     // Straight to the file descriptor: libtest captures `eprintln!`, and the
     // process ends before it would show what it captured.
-    let line = format!("{PROCESS_ENDED} could not start: {why}\n");
+    let line = Said::CouldNotStart {
+        why: why.to_string(),
+    }
+    .line()
+        + "\n";
     // SAFETY: writes a buffer of ours to stderr, then ends the process at once,
     // with the status the runner reads.
     unsafe {
@@ -118,15 +123,16 @@ extern "C" fn reap_server() {
         0
     };
     if pid != 0 && adopted + caged > 0 {
-        println!("{LEFT_BEHIND}");
+        println!("{}", LEFT_BEHIND.line());
         // SAFETY: ends the process at once, with the status the runner reads.
         unsafe { libc::_exit(LEFT_BEHIND_STATUS) }
     }
 }
 
-/// The message of a test whose implementation left processes running.
-pub(crate) const LEFT_BEHIND: &str =
-    "fencelab: the implementation left processes running after the test; they were killed";
+/// What a judge says of an implementation that left processes running.
+pub(crate) const LEFT_BEHIND: Said = Said::LeftRunning {
+    who: Who::Implementation,
+};
 
 /// Kills and reaps the processes this judge adopted; returns how many were
 /// still running.
@@ -171,15 +177,14 @@ fn kill_adopted() -> usize {
 /// A panic inside the implementation, at the bridge's line (left out of
 /// what learners see): the next line says what the implementation did.
 fn failed_inside(server: &Server, function: &str, location: Option<String>, message: &str) -> ! {
-    let at = location.map(|l| format!(" at {l}")).unwrap_or_default();
     let message = server.rename.text(message);
     // Python has no panics: an exception failed the call.
-    let what = if server.python {
-        IMPL_FAILED
-    } else {
-        IMPL_PANICKED
+    let said = Said::FailedInCall {
+        call: function.to_string(),
+        at: location,
+        panicked: !server.python,
     };
-    panic!("{what} in {function}(){at}:\n{message}")
+    panic!("{}\n{message}", said.line())
 }
 
 /// Calls the implementation: the `Ok`/`Err` it returned, or a panic of the test
@@ -210,7 +215,7 @@ pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
                 "observation: what {function}() returned\nexpected: {contract}\nactual: {returned}"
             )
         }
-        Err(err) => server.ended(function, &err),
+        Err(err) => server.ended(function, err),
     }
 }
 
@@ -283,11 +288,12 @@ thread_local! {
 
 /// One request and its response over this thread's connection to `socket`
 /// (made on the first call; a connection that failed is not used again).
-pub(crate) fn exchange(socket: &Path, request: &Request) -> Result<Response, String> {
+pub(crate) fn exchange(socket: &Path, request: &Request) -> Result<Response, How> {
     CONNECTION.with(|cell| {
         let mut cell = cell.borrow_mut();
         if !matches!(&*cell, Some((path, _)) if path == socket) {
-            let stream = UnixStream::connect(socket).map_err(|e| format!("cannot connect: {e}"))?;
+            let stream =
+                UnixStream::connect(socket).map_err(|e| stopped(format!("cannot connect: {e}")))?;
             *cell = Some((socket.to_path_buf(), BufReader::new(stream)));
         }
         let Some((_, reader)) = cell.as_mut() else {
@@ -301,30 +307,36 @@ pub(crate) fn exchange(socket: &Path, request: &Request) -> Result<Response, Str
     })
 }
 
-/// Why a call failed whose answer was longer than `ANSWER_CAP`.
-const FLOODED_THE_JUDGE: &str = "it sent an answer of more than";
-
 /// The longest answer the judge reads: what an implementation sends is read
 /// within it, never held whole (a flood of a gigabyte without a newline).
 pub(crate) const ANSWER_CAP: u64 = 8 << 20;
 
-fn exchange_on(reader: &mut BufReader<UnixStream>, request: &Request) -> Result<Response, String> {
+/// A connection that failed for `why`.
+fn stopped(why: String) -> How {
+    How::StoppedAnswering { why }
+}
+
+fn exchange_on(reader: &mut BufReader<UnixStream>, request: &Request) -> Result<Response, How> {
     reader
         .get_ref()
         .write_all(to_line(request).as_bytes())
-        .map_err(|e| format!("cannot send the call: {e}"))?;
+        .map_err(|e| stopped(format!("cannot send the call: {e}")))?;
     let mut line = String::new();
     (&mut *reader)
         .take(ANSWER_CAP + 1)
         .read_line(&mut line)
-        .map_err(|e| format!("cannot read the answer: {e}"))?;
+        .map_err(|e| stopped(format!("cannot read the answer: {e}")))?;
     if line.len() as u64 > ANSWER_CAP {
-        return Err(format!("{FLOODED_THE_JUDGE} {} MiB", ANSWER_CAP >> 20));
+        return Err(How::AnswerTooLong {
+            mib: ANSWER_CAP >> 20,
+        });
     }
     if line.is_empty() {
-        return Err("it closed the connection without answering".to_string());
+        return Err(stopped(
+            "it closed the connection without answering".to_string(),
+        ));
     }
-    from_line(&line)
+    from_line(&line).map_err(stopped)
 }
 
 fn start() -> Server {
@@ -591,39 +603,43 @@ impl Server {
     /// Ends the test: the implementation did not answer `function`. What it
     /// printed goes into the test's output first; the message says how it
     /// ended, a flood first of all (its output is cut short, never this line).
-    fn ended(&self, function: &str, err: &str) -> ! {
+    fn ended(&self, function: &str, err: How) -> ! {
         // The connection failed: the process is ending, or has ended, or (if it
         // closed the connection on purpose) is still running. One that
         // floods the judge runs on: no end to wait for.
-        let status = match err.starts_with(FLOODED_THE_JUDGE) {
-            true => None,
-            false => self.wait(Duration::from_secs(5)),
+        let status = match err {
+            How::AnswerTooLong { .. } => None,
+            _ => self.wait(Duration::from_secs(5)),
         };
         let (stdout, stderr) = self.pass_on_output();
-        let flooded: Vec<&str> = [("stdout", &stdout), ("stderr", &stderr)]
+        let flooded: Vec<String> = [("stdout", &stdout), ("stderr", &stderr)]
             .iter()
             .filter(|(_, c)| c.flooded)
-            .map(|(name, _)| *name)
+            .map(|(name, _)| name.to_string())
             .collect();
         let how = match status {
-            _ if !flooded.is_empty() => format!(
-                "printed more than {} MiB on {} and was killed",
-                FLOOD / (1024 * 1024),
-                flooded.join(" and ")
-            ),
+            _ if !flooded.is_empty() => How::Flooded {
+                mib: (FLOOD / (1024 * 1024)) as u64,
+                streams: flooded,
+            },
             Some(status) => describe(status),
-            None => format!("stopped answering ({err})"),
+            None => err,
         };
-        let dropped = stdout.dropped + stderr.dropped;
+        let dropped = (stdout.dropped + stderr.dropped) as u64;
         let note = if dropped > 0 {
-            format!(
-                "\n(the first {} KiB of each of its streams are shown above; {dropped} more bytes were dropped)",
-                OUTPUT_CAP / 1024
-            )
+            let cut = Said::StreamsCut {
+                kib: (OUTPUT_CAP / 1024) as u64,
+                dropped,
+            };
+            format!("\n{}", cut.line())
         } else {
             String::new()
         };
-        panic!("{PROCESS_ENDED} {how} during {function}(){note}")
+        let said = Said::ProcessEnded {
+            call: function.to_string(),
+            how,
+        };
+        panic!("{}{note}", said.line())
     }
 
     fn wait(&self, limit: Duration) -> Option<ExitStatus> {
@@ -654,27 +670,14 @@ impl Server {
     }
 }
 
-/// "exited with status 0", "was killed by signal 6 (SIGABRT)".
-pub(crate) fn describe(status: ExitStatus) -> String {
+/// How a process with `status` ended: an exit, a signal, or neither.
+pub(crate) fn describe(status: ExitStatus) -> How {
     match (status.code(), status.signal()) {
-        (Some(code), _) => format!("exited with status {code}"),
-        (None, Some(signal)) => format!("was killed by signal {signal} ({})", signal_name(signal)),
-        _ => format!("ended ({status})"),
-    }
-}
-
-fn signal_name(signal: i32) -> &'static str {
-    match signal {
-        libc::SIGABRT => "SIGABRT: an abort, such as a stack overflow",
-        libc::SIGSEGV => "SIGSEGV: an invalid memory access",
-        libc::SIGKILL => "SIGKILL",
-        libc::SIGTERM => "SIGTERM",
-        libc::SIGBUS => "SIGBUS",
-        libc::SIGILL => "SIGILL",
-        libc::SIGFPE => "SIGFPE",
-        libc::SIGXFSZ => "SIGXFSZ: it wrote more than the file size limit",
-        libc::SIGXCPU => "SIGXCPU: it used more than the CPU time limit",
-        _ => "a signal",
+        (Some(code), _) => How::Exited { code },
+        (None, Some(signal)) => How::Signal { signal },
+        _ => How::Ended {
+            status: status.to_string(),
+        },
     }
 }
 

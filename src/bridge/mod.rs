@@ -17,6 +17,7 @@ mod fds;
 pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;
+pub mod said;
 pub mod sandbox;
 pub mod server;
 pub(crate) mod zygote;

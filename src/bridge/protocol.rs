@@ -41,21 +41,6 @@ pub(crate) fn server_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
     env
 }
 
-/// The marker that starts a judge's message about the implementation's process
-/// itself (it crashed, exited, or could not start), as opposed to its answers.
-pub(crate) const PROCESS_ENDED: &str = "fencelab: the implementation's process";
-/// The marker that starts a judge's message about a panic inside the implementation.
-pub(crate) const IMPL_PANICKED: &str = "fencelab: the implementation panicked";
-/// The same for a Python implementation, which has no panics: an exception
-/// (or a value of the wrong type) fails the call.
-pub(crate) const IMPL_FAILED: &str = "fencelab: the implementation failed";
-
-/// Whether a judge's message says the implementation panicked or failed
-/// inside a call (as opposed to answering, or its process ending).
-pub(crate) fn failed_in_a_call(message: &str) -> bool {
-    message.contains(IMPL_PANICKED) || message.contains(&format!("{IMPL_FAILED} in "))
-}
-
 /// The file name of fencelab's Python server (`python/fencelab_server.py`,
 /// written beside the modules it hosts); a server by another name is Rust.
 pub(crate) const PYTHON_SERVER: &str = "fencelab_server.py";
@@ -194,6 +179,9 @@ pub enum ErrorValue {
     },
     /// A variant the contract does not have (shown by its `Debug` text).
     Other(String),
+    /// A Python `ValueError` raised although every argument was valid
+    /// (`ValueError: ` and its text): no error of the contract's.
+    ValueError(String),
 }
 
 impl Failure {
@@ -208,6 +196,7 @@ impl Failure {
                     message: rename(&message),
                 },
                 ErrorValue::Other(text) => ErrorValue::Other(rename(&text)),
+                ErrorValue::ValueError(text) => ErrorValue::ValueError(rename(&text)),
                 other => other,
             },
         }

@@ -78,8 +78,16 @@ impl From<Failure> for LeaseError {
                 rusqlite::ffi::Error::new(code.unwrap_or(rusqlite::ffi::SQLITE_ERROR)),
                 Some(message),
             )),
-            ErrorValue::Other(debug) => {
-                panic!("the implementation returned an error the contract does not have: {debug}")
+            ErrorValue::Other(error) => {
+                let said = super::said::Said::NotInContract {
+                    error,
+                    valid: false,
+                };
+                panic!("{}", said.line())
+            }
+            ErrorValue::ValueError(error) => {
+                let said = super::said::Said::NotInContract { error, valid: true };
+                panic!("{}", said.line())
             }
         };
         DISPLAYED

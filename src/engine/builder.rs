@@ -423,7 +423,9 @@ mod tests {
                 };
                 let mut outcome = String::new();
                 runner
-                    .run(&[trial], |_, r| outcome = format!("{:?}", r.outcome))
+                    .run(&[trial], |_, r| {
+                        outcome = r.outcome.message().unwrap_or_default()
+                    })
                     .unwrap();
                 // A server for a learner's tests (`serve-stdin`) never says
                 // where: a mutant's lines differ from the reference's.

@@ -90,6 +90,10 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
             include_str!("../bridge/proxy.rs").to_string(),
         ),
         (
+            "src/said.rs".to_string(),
+            include_str!("../bridge/said.rs").to_string(),
+        ),
+        (
             "src/zygote.rs".to_string(),
             include_str!("../bridge/zygote.rs").to_string(),
         ),

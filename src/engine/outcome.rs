@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-use crate::bridge::protocol::{PROCESS_ENDED, failed_in_a_call};
+use crate::bridge::said::{self, Said};
 use crate::engine::process::Finished;
 
 /// What happened to one test.
@@ -16,6 +16,9 @@ pub enum TestOutcome {
     Passed,
     Failed {
         kind: FailureKind,
+        /// fencelab's sentences as marked lines (`bridge::said`), written
+        /// in English to reports, worded in a learner's language by `output`.
+        #[serde(serialize_with = "in_english")]
         message: String,
     },
     /// Stopped for time by a rule (`engine::hangs`), and, where `confirmed`,
@@ -62,9 +65,18 @@ impl TimeRule {
     }
 }
 
-/// The line a confirmed timeout adds to its reason.
-pub(crate) const CONFIRMED: &str =
-    "confirmed: run again alone after the other tests, it was stopped again";
+/// A message, its marked lines in English: reports keep their words.
+pub(crate) fn in_english<S: serde::Serializer>(
+    message: &str,
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    serializer.serialize_str(&english(message))
+}
+
+/// `message` with each of fencelab's sentences in English.
+pub(crate) fn english(message: &str) -> String {
+    said::word_each(message, Said::to_string)
+}
 
 /// Why a test failed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -121,8 +133,14 @@ impl TestOutcome {
         }
     }
 
-    /// The failure message, if any.
+    /// The failure message, if any, in English (as reports write it).
     pub fn message(&self) -> Option<String> {
+        self.marked_message().map(|m| english(&m))
+    }
+
+    /// The failure message with fencelab's sentences still marked, for
+    /// `output` to word in a learner's language.
+    pub fn marked_message(&self) -> Option<String> {
         match self {
             TestOutcome::Passed => None,
             TestOutcome::Failed { message, .. } => Some(message.clone()),
@@ -134,21 +152,13 @@ impl TestOutcome {
             } => {
                 let secs = rule_secs.unwrap_or(*limit_secs);
                 let why = match stopped_by {
-                    TimeRule::Limit => format!(
-                        "the test did not finish within its limit of {limit_secs:.1} s and was killed"
-                    ),
-                    TimeRule::Spins => format!(
-                        "the implementation used more than {secs:.1} s of processor time in this \
-                         test (it spins) and was stopped"
-                    ),
-                    TimeRule::Waits => format!(
-                        "the test waited {secs:.1} s in all with none of its processes running \
-                         (a sleep, or a lock nobody lets go) and was stopped"
-                    ),
+                    TimeRule::Limit => Said::TimedOut { secs: *limit_secs },
+                    TimeRule::Spins => Said::Spun { secs },
+                    TimeRule::Waits => Said::Waited { secs },
                 };
                 Some(match confirmed {
-                    true => format!("{why}\n{CONFIRMED}"),
-                    false => why,
+                    true => format!("{}\n{}", why.marked(), Said::Confirmed.marked()),
+                    false => why.marked(),
                 })
             }
             TestOutcome::OverBudget { budget_secs, .. } => Some(over_budget_message(
@@ -158,9 +168,15 @@ impl TestOutcome {
         }
     }
 
-    /// Reads the outcome of `test` from the judge process that ran it alone.
-    /// The verdict comes from the judge's exit status; its output only explains.
-    pub(crate) fn from_judge(test: &str, finished: &Finished, limit: Duration) -> TestOutcome {
+    /// Reads the outcome of `test` from the judge process that ran it alone,
+    /// whose trial's key was `key` (`said::vouch`). The verdict comes from
+    /// the judge's exit status; its output only explains.
+    pub(crate) fn from_judge(
+        test: &str,
+        finished: &Finished,
+        limit: Duration,
+        key: &str,
+    ) -> TestOutcome {
         let Some(status) = finished.status else {
             return TestOutcome::timed_out(limit.as_secs_f64());
         };
@@ -168,35 +184,38 @@ impl TestOutcome {
             return TestOutcome::Passed;
         }
         if status.code() == Some(crate::bridge::client::LEFT_BEHIND_STATUS) {
-            let message = crate::bridge::client::LEFT_BEHIND.to_string();
             return TestOutcome::Failed {
                 kind: FailureKind::Crashed,
-                message,
+                message: crate::bridge::client::LEFT_BEHIND.marked(),
             };
         }
-        let mut message = failure_text(&finished.stdout, test);
+        let mut message = said::vouch(&failure_text(&finished.stdout, test), key);
+        let told = said::all(&message);
+        let in_a_call = told.iter().any(|s| matches!(s, Said::FailedInCall { .. }));
         let kind = if status.success() {
-            message = format!(
-                "the judge exited with success but did not report the test as passed\n{message}"
-            );
+            message = format!("{}\n{message}", Said::NoVerdict.marked());
             FailureKind::NoVerdict
         } else if status.code().is_none() {
-            message = format!(
-                "{PROCESS_ENDED} took the judge down: the judge {}\n{message}",
-                crate::bridge::client::describe(status)
-            );
+            let how = crate::bridge::client::describe(status);
+            message = format!("{}\n{message}", Said::TookJudgeDown { how }.marked());
             FailureKind::Crashed
-        } else if message.contains(PROCESS_ENDED) {
+        } else if told.iter().any(|s| {
+            matches!(
+                s,
+                Said::ProcessEnded { .. } | Said::CouldNotStart { .. } | Said::StreamsCut { .. }
+            )
+        }) {
             FailureKind::Crashed
-        } else if failed_in_a_call(&message) && message.contains("not yet implemented") {
+        } else if in_a_call && message.contains("not yet implemented") {
             FailureKind::NotStarted
-        } else if failed_in_a_call(&message) {
+        } else if in_a_call {
             FailureKind::Panicked
         } else {
             FailureKind::Assertion
         };
         if message.is_empty() {
-            message = format!("the judge ended with {status} and said nothing");
+            let status = status.to_string();
+            message = Said::SaidNothing { status }.marked();
         }
         TestOutcome::Failed { kind, message }
     }
@@ -438,101 +457,4 @@ impl MutantOutcome {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    const LIBTEST_FAILURE: &str = "\nrunning 1 test\ntest step4::x ... FAILED\n\nfailures:\n\n---- step4::x stdout ----\n\nthread 'step4::x' (19433) panicked at crates/judge-d1847bc7452d6721/tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)\n\nnote: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\n\n\nfailures:\n    step4::x\n\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 92 filtered out; finished in 0.01s\n";
-
-    #[test]
-    fn the_failure_text_is_the_panic_with_project_paths() {
-        assert_eq!(
-            failure_text(LIBTEST_FAILURE, "step4::x"),
-            "panicked at tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)"
-        );
-    }
-
-    #[test]
-    fn a_python_judges_scratch_directory_is_left_out() {
-        let dir = "/home/u/.cache/fencelab/ws/crates/pyjudge-df1fcc4a461366f8";
-        let stdout = format!(
-            "---- test_a stdout ----\n  File \"{dir}/fencelab_tests.py\", line 120, in run_one\n\
-             ['{dir}/fencelab_tests.py', '--exact'] crates/pyjudge-x\n[{dir}/api/lease.py]\n\nfailures:\n"
-        );
-        assert_eq!(
-            failure_text(&stdout, "test_a"),
-            "File \"fencelab_tests.py\", line 120, in run_one\n\
-             ['fencelab_tests.py', '--exact'] crates/pyjudge-x\n[api/lease.py]"
-        );
-    }
-
-    #[test]
-    fn where_the_bridge_panicked_is_left_out() {
-        for file in ["client.rs:210:9", "proxy.rs:82:17"] {
-            let stdout = LIBTEST_FAILURE.replace(
-                "crates/judge-d1847bc7452d6721/tests/behaviour/step4.rs:106:5:\nobservation: claim at now == until\nexpected: Ok(Some(2))\nactual: Ok(None)",
-                &format!(
-                    "crates/bridge-4842e0297bd32c04/src/{file}:\nthe implementation returned an error the contract does not have: ValueError: x"
-                ),
-            );
-            assert_ne!(stdout, LIBTEST_FAILURE);
-            assert_eq!(
-                failure_text(&stdout, "step4::x"),
-                "the implementation returned an error the contract does not have: ValueError: x",
-                "{file}"
-            );
-        }
-    }
-
-    #[test]
-    fn a_mutant_is_killed_by_failures_before_crashes_before_timeouts() {
-        let failed = TestOutcome::Failed {
-            kind: FailureKind::Assertion,
-            message: String::new(),
-        };
-        let crashed = TestOutcome::Failed {
-            kind: FailureKind::Crashed,
-            message: String::new(),
-        };
-        let timeout = TestOutcome::timed_out(1.0);
-        let passed = TestOutcome::Passed;
-        let of = |o: &[&TestOutcome]| MutantOutcome::from_tests(o.iter().copied());
-        assert_eq!(
-            of(&[&passed, &timeout, &crashed, &failed]),
-            MutantOutcome::Killed
-        );
-        assert_eq!(of(&[&passed, &timeout, &crashed]), MutantOutcome::Crashed);
-        assert_eq!(of(&[&timeout, &passed]), MutantOutcome::Timeout);
-        assert_eq!(of(&[&passed]), MutantOutcome::Survived);
-    }
-
-    #[test]
-    fn a_steps_random_test_counts_only_where_its_other_tests_pass() {
-        use crate::lab::suite::test_named;
-        let failed = TestOutcome::Failed {
-            kind: FailureKind::Assertion,
-            message: String::new(),
-        };
-        let tests = [
-            test_named("step2::a"),
-            test_named("step2::random_calls_agree_with_the_contract"),
-            test_named("step6::b"),
-            test_named("step6::random_calls_agree_with_the_contract"),
-        ];
-        // Step 2: a bug its own test names; step 6: one only the random
-        // test finds.
-        let outcomes = [&failed, &failed, &TestOutcome::Passed, &failed];
-        let tallies = StepTally::of(tests.iter().zip(outcomes));
-        assert_eq!((tallies[0].passed, tallies[0].total), (0, 1));
-        assert_eq!(tallies[0].failures.len(), 1, "said by the other");
-        assert_eq!((tallies[1].passed, tallies[1].total), (1, 2));
-        let named: Vec<(&str, u32, bool)> = tests
-            .iter()
-            .zip(outcomes)
-            .map(|(t, o)| (t.name.as_str(), t.step, o.passed()))
-            .collect();
-        assert_eq!(
-            uncounted(&named),
-            ["step2::random_calls_agree_with_the_contract"]
-        );
-    }
-}
+mod tests;

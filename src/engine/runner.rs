@@ -70,8 +70,8 @@ pub(crate) struct Runner {
     pub(crate) forking: Option<crate::engine::python::Forking>,
 }
 
-pub(crate) use crate::bridge::client::LEFT_BEHIND;
-use crate::bridge::client::NOT_STARTED_STATUS;
+use crate::bridge::client::{LEFT_BEHIND, NOT_STARTED_STATUS};
+use crate::bridge::said::{self, Said, Who};
 use crate::engine::policy::Launch;
 
 /// The environment variable that says where trials run (their databases,
@@ -483,10 +483,13 @@ impl Runner {
             // the implementation: only what a test needs.
             env: process::passed_on().collect(),
         };
+        // What the judge says is read as fencelab's only with this key.
+        let key = said_key()?;
         spawn.env.extend([
             ("TMPDIR".into(), tmp.clone().into()),
             ("HOME".into(), tmp.clone().into()),
             ("RUST_BACKTRACE".into(), "0".into()),
+            (said::KEY_ENV.into(), key.clone().into()),
         ]);
         // The memory cgroup of the implementation's cage, made here (the
         // judge that starts the implementation may be killed; this process
@@ -592,12 +595,10 @@ impl Runner {
         drop(server);
         let finished = finished?;
         if finished.status.and_then(|s| s.code()) == Some(NOT_STARTED_STATUS) {
-            let why = finished
-                .stderr
-                .lines()
-                .find(|l| l.contains("could not start"))
-                .unwrap_or("(it said nothing)")
-                .to_string();
+            let why = said::all(&said::vouch(&finished.stderr, &key))
+                .into_iter()
+                .find(|s| matches!(s, Said::CouldNotStart { .. }))
+                .map_or("(it said nothing)".to_string(), |s| s.to_string());
             return Err(Error::environment(format!(
                 "the judge could not start the program of the implementation under test: {why}"
             ))
@@ -606,7 +607,7 @@ impl Runner {
                  report it with the command you ran",
             ));
         }
-        let mut outcome = TestOutcome::from_judge(&trial.test, &finished, trial.limit);
+        let mut outcome = TestOutcome::from_judge(&trial.test, &finished, trial.limit, &key);
         // Processes that escaped the judge too are found by the trial's TMPDIR
         // in their environment.
         let escaped = if self.hunt_orphans {
@@ -617,7 +618,7 @@ impl Runner {
         if (finished.left_behind || escaped > 0) && !finished.timed_out() && outcome.passed() {
             outcome = TestOutcome::Failed {
                 kind: crate::engine::outcome::FailureKind::Crashed,
-                message: LEFT_BEHIND.to_string(),
+                message: LEFT_BEHIND.marked(),
             };
         }
         // An untrusted judge is the learner's test: what it left running is
@@ -629,41 +630,38 @@ impl Runner {
         // reason (its cgroups' and tmpfs's own account, whatever the code
         // made of the refusal or of a process killed).
         let who = if self.judge_caged {
-            "the test"
+            Who::Test
         } else {
-            "the implementation"
+            Who::Implementation
         };
         let exhausted = if space.as_ref().is_some_and(Space::used_up) {
-            Some(format!(
-                "fencelab: {who} wrote more than {} MiB (or too many files) in the trial's \
-                 directory; what it wrote beyond that was refused",
-                SPACE >> 20
-            ))
+            Some(Said::SpaceUsedUp {
+                who,
+                mib: SPACE >> 20,
+            })
         } else if judge_memory.as_ref().is_some_and(Memory::ran_out) {
-            Some(out_of_memory("the test"))
+            Some(out_of_memory(Who::Test))
         } else if server_ran_out || server_memory.as_ref().is_some_and(Memory::ran_out) {
-            Some(out_of_memory("the implementation"))
+            Some(out_of_memory(Who::Implementation))
         } else {
             None
         };
         if let Some(reason) = exhausted {
-            let said = outcome.message().unwrap_or_default();
+            let said = outcome.marked_message().unwrap_or_default();
             outcome = TestOutcome::Failed {
                 kind: crate::engine::outcome::FailureKind::Crashed,
                 message: if said.is_empty() {
-                    reason
+                    reason.marked()
                 } else {
-                    format!("{reason}\n{said}")
+                    format!("{}\n{said}", reason.marked())
                 },
             };
         }
         if finished.dropped > 0
             && let TestOutcome::Failed { message, .. } = &mut outcome
         {
-            message.push_str(&format!(
-                "\n[... {} more bytes of output dropped]",
-                finished.dropped
-            ));
+            let bytes = finished.dropped as u64;
+            message.push_str(&format!("\n{}", Said::OutputDropped { bytes }.marked()));
         }
         let _ = std::fs::remove_dir_all(dir);
         Ok(TrialResult {
@@ -673,30 +671,40 @@ impl Runner {
     }
 }
 
-/// The message of a learner's test that left processes running.
-pub(crate) const TEST_LEFT_BEHIND: &str =
-    "fencelab: the test left processes running after it ended; they were killed";
+/// A fresh key for a trial's judge: 128 bits from the OS, never the clock.
+fn said_key() -> Result<String, Error> {
+    let mut key = String::new();
+    for _ in 0..2 {
+        let draw = getrandom::u64().map_err(|e| {
+            Error::environment(format!("the OS's random source failed: {e}"))
+                .with_next("run again; if it fails again, the machine's getrandom(2) is broken")
+        })?;
+        key.push_str(&format!("{draw:016x}"));
+    }
+    Ok(key)
+}
 
 /// `outcome`, where the trial's judge is a learner's test: processes left
 /// running are the test's, not the implementation's (a judge that exits with
 /// `LEFT_BEHIND_STATUS` on its own is the test's doing too).
 fn blame_the_test(outcome: TestOutcome) -> TestOutcome {
     match outcome {
-        TestOutcome::Failed { kind, message } if message == LEFT_BEHIND => TestOutcome::Failed {
-            kind,
-            message: TEST_LEFT_BEHIND.to_string(),
-        },
+        TestOutcome::Failed { kind, message } if message == LEFT_BEHIND.marked() => {
+            TestOutcome::Failed {
+                kind,
+                message: Said::LeftRunning { who: Who::Test }.marked(),
+            }
+        }
         other => other,
     }
 }
 
-/// The message of a trial whose `who` ran out of memory.
-pub(crate) fn out_of_memory(who: &str) -> String {
-    format!(
-        "fencelab: {who} ran out of memory: its processes used more than {} MiB together, \
-         and the kernel killed them",
-        MEMORY >> 20
-    )
+/// What fencelab says of a trial whose `who` ran out of memory.
+pub(crate) fn out_of_memory(who: Who) -> Said {
+    Said::OutOfMemory {
+        who,
+        mib: MEMORY >> 20,
+    }
 }
 
 #[cfg(test)]

@@ -153,7 +153,7 @@ pub(crate) fn failures(result: &ScenarioResult) -> Result<(), String> {
                 .iter()
                 .filter(|t| !t.passed())
                 .map(|t| {
-                    let said = said(&t.outcome().message().unwrap_or_default());
+                    let said = in_one_line(&t.outcome().message().unwrap_or_default());
                     let width = terminal_width().saturating_sub(4).max(40);
                     format!("  {}\n{}", t.test.name, indent(&wrap(&said, width), 4))
                 })
@@ -173,7 +173,7 @@ pub(crate) fn failures(result: &ScenarioResult) -> Result<(), String> {
 /// A failing test's message in one line: what it observed, and expected
 /// beside actual when each is short; else its first line that is not where
 /// the judge panicked.
-fn said(message: &str) -> String {
+fn in_one_line(message: &str) -> String {
     if let Some(o) = Observation::parse(message) {
         let short = |v: &str| (!v.contains('\n')).then(|| truncate(v, 40));
         return match (short(&o.expected), short(&o.actual)) {

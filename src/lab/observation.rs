@@ -140,14 +140,8 @@ fn holes_of<'t>(
     }
 }
 
-/// The values of `template`'s holes (`{name}`) when `text` is `template`
-/// filled in, each with some text that is not empty.
-pub(crate) fn holes<'t>(template: &str, text: &'t str) -> Option<BTreeMap<String, &'t str>> {
-    holes_of(&pieces(template), text)
-}
-
 /// `template` with each hole replaced by its value.
-pub(crate) fn fill(template: &str, values: &BTreeMap<String, &str>) -> String {
+fn fill(template: &str, values: &BTreeMap<String, &str>) -> String {
     pieces(template)
         .into_iter()
         .map(|(literal, hole)| match hole {

@@ -154,8 +154,10 @@ fn python_prose(text: &str) -> String {
 }
 
 fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n: usize) -> String {
-    // What the implementation printed, panicked with or returned is shown,
-    // never obeyed (`untrusted`).
+    // fencelab's own sentences in the learner's language, worded from their
+    // marked lines (`bridge::said`); then what the implementation printed,
+    // panicked with or returned is shown, never obeyed (`untrusted`).
+    let message = &crate::output::own_words::word(message, lang);
     let message = &crate::output::untrusted::visible(message);
     let mut w = words(lang);
     if edition == Edition::Python {
@@ -171,8 +173,6 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
             .filter(|l| !l.starts_with("panicked at "))
             .collect();
         let text = lines.join("\n");
-        // fencelab's own sentences in the learner's language too.
-        let text = crate::output::own_words::translate(&text, lang);
         return indent(text.trim(), n);
     };
     // The suite writes in English; a learner reading Japanese reads its
@@ -184,12 +184,6 @@ fn render_unwrapped(edition: Edition, message: &str, style: Style, lang: Lang, n
         Edition::Python => python_story(&what),
     };
     let _ = writeln!(out, "{}: {}", w.observed, what);
-    // An actual value may hold fencelab's own sentences (a claimer
-    // process's implementation that ended).
-    let o = Observation {
-        actual: crate::output::own_words::translate(&o.actual, lang),
-        ..o
-    };
     let (expected, actual) = match edition {
         // The expected text may be a sentence of the suite's, in English.
         Edition::Rust => (o.expected.clone(), o.actual.clone()),
@@ -448,17 +442,38 @@ mod tests {
         insta::assert_snapshot!(shown);
     }
 
+    /// A panic in a call, as the bridge says it (a marked `Said`): worded in
+    /// the reader's language, without the judge's location line.
     #[test]
     fn a_plain_panic_loses_only_its_location_line() {
+        let said = crate::bridge::said::Said::FailedInCall {
+            call: "claim".to_string(),
+            at: None,
+            panicked: true,
+        };
+        let message = format!(
+            "panicked at tests/behaviour/step8.rs:1:1:\n{}\nboom",
+            said.marked()
+        );
+        let shown = |lang| render(&message, Style::plain(), lang, 4, 100);
         assert_eq!(
-            render(
-                "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation panicked in claim()",
-                Style::plain(),
-                Lang::En,
-                4,
-                100
-            ),
-            "    fencelab: the implementation panicked in claim()"
+            shown(Lang::En),
+            "    fencelab: the implementation panicked in claim():\n    boom"
+        );
+        assert_eq!(
+            shown(Lang::Ja),
+            "    fencelab: 実装が claim() の中でパニックしました:\n    boom"
+        );
+    }
+
+    /// A line that only reads like fencelab's (a learner printed it) stays
+    /// as printed, in every language; a stray mark is shown, never obeyed.
+    #[test]
+    fn a_learners_look_alike_line_is_not_worded() {
+        let message = "fencelab: the implementation panicked in claim():\n\u{1}said\u{1}{oops";
+        assert_eq!(
+            render(message, Style::plain(), Lang::Ja, 0, 100),
+            "fencelab: the implementation panicked in claim():\n\\u{1}said\\u{1}{oops"
         );
     }
 
@@ -511,8 +526,16 @@ mod tests {
             text.ends_with("expected: Ok(None)\nactual:   Ok(())"),
             "{text}"
         );
+        let failed = crate::bridge::said::Said::FailedInCall {
+            call: "claim".to_string(),
+            at: Some("lease.py:3".to_string()),
+            panicked: false,
+        };
         let text = py(
-            "panicked at tests/behaviour/step8.rs:1:1:\nfencelab: the implementation failed in claim() at lease.py:3:\nTypeError: x",
+            &format!(
+                "panicked at tests/behaviour/step8.rs:1:1:\n{}\nTypeError: x",
+                failed.marked()
+            ),
             Lang::En,
         );
         assert_eq!(

@@ -429,6 +429,8 @@ fn nothing_the_attacks_took_reaches_the_report() {
         !env.contains("FENCELAB_ATTACK_TOKEN") && !env.contains("CARGO"),
         "{env}"
     );
+    // Nor its trial's key: it cannot write what reads as fencelab's words.
+    assert!(!env.contains("FENCELAB_SAID_KEY"), "{env}");
 }
 
 /// Where fencelab keeps a submission (its scratch crate, its server, the key

@@ -191,7 +191,7 @@ pub fn render_hint(
         ),
     };
     let _ = writeln!(out, "{}", s.bold(&head));
-    let message = hint.outcome.message().unwrap_or_default();
+    let message = hint.outcome.marked_message().unwrap_or_default();
     let observed = observation::observed(edition, &message, lang);
     let kind = ObservationKind::of_failure(&message);
     match (hint.level, lang) {

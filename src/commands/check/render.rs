@@ -171,7 +171,7 @@ pub fn render_check_of(
         let _ = writeln!(out, "\n{}", s.bold(w.failing));
         for (test, outcome) in &first.failures {
             let _ = writeln!(out, "\n  {} {}", s.red("✗"), s.bold(test));
-            let message = outcome.message().unwrap_or_default();
+            let message = outcome.marked_message().unwrap_or_default();
             let _ = writeln!(
                 out,
                 "{}",

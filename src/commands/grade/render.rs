@@ -336,7 +336,7 @@ fn outcome_words(outcome: &TestOutcome, lang: Lang) -> (&'static str, Option<Str
         (Lang::Ja, "timeout") => "タイムアウト",
         (_, label) => label,
     };
-    (label, outcome.message())
+    (label, outcome.marked_message())
 }
 
 /// Whether a test failed by reaching a `todo!()`.

@@ -88,7 +88,7 @@ pub fn render_mutant_details(layout: &Layout, m: &MutantReport) -> String {
     }
     for test in &m.failed_survivors {
         let _ = writeln!(out, "{} {test} {}", s.red("✗"), w.should_pass);
-        if let Some(message) = m.tests.get(test).and_then(TestOutcome::message) {
+        if let Some(message) = m.tests.get(test).and_then(TestOutcome::marked_message) {
             let _ = writeln!(
                 out,
                 "{}",
@@ -113,7 +113,7 @@ pub fn render_mutant_details(layout: &Layout, m: &MutantReport) -> String {
             let _ = writeln!(
                 out,
                 "{}",
-                observation::render(&kill.message, *s, layout.lang, 4, layout.width)
+                observation::render(&kill.marked, *s, layout.lang, 4, layout.width)
             );
         }
         if others.len() > KILLS_SHOWN {
@@ -228,7 +228,7 @@ pub(crate) fn render_baseline_failure(layout: &Layout, report: &Report) -> Strin
                 test,
                 words::test_outcome(outcome.label(), layout.lang)
             );
-            if let Some(message) = outcome.message() {
+            if let Some(message) = outcome.marked_message() {
                 let _ = writeln!(
                     out,
                     "{}",

@@ -105,7 +105,9 @@ pub fn score(predictions: &[Prediction], reported: &[MutantReport]) -> Scorecard
         for kill in &m.killed_by {
             let observation = ObservationKind::of_failure(&kill.message);
             // fencelab's own words for a panic in the implementation.
-            let panicked = crate::bridge::protocol::failed_in_a_call(&kill.message);
+            let panicked = crate::bridge::said::all(&kill.marked)
+                .iter()
+                .any(|s| matches!(s, crate::bridge::said::Said::FailedInCall { .. }));
             let outcome =
                 observation
                     .is_none()
@@ -178,7 +180,8 @@ mod tests {
             .map(|(test, outcome, message)| super::super::Kill {
                 test: test.to_string(),
                 outcome,
-                message: message.to_string(),
+                message: crate::engine::outcome::english(message),
+                marked: message.to_string(),
                 observation: None,
             })
             .collect();
@@ -225,6 +228,12 @@ mod tests {
 
     #[test]
     fn only_the_forms_mutants_are_scored_and_each_says_what_happened() {
+        let panicked = crate::bridge::said::Said::FailedInCall {
+            call: "claim".into(),
+            at: None,
+            panicked: true,
+        }
+        .marked();
         let run = vec![
             reported(
                 "a",
@@ -239,11 +248,7 @@ mod tests {
                 "crash",
                 &[
                     ("t4", "crashed", "the implementation's process was killed"),
-                    (
-                        "t5",
-                        "failed",
-                        "fencelab: the implementation panicked in claim()",
-                    ),
+                    ("t5", "failed", &panicked),
                 ],
             ),
             reported("survivor", &[]),

@@ -130,6 +130,10 @@ pub struct Kill {
     /// `failed`, `crashed` or `timeout`.
     pub outcome: &'static str,
     pub message: String,
+    /// The message with fencelab's sentences still marked (`bridge::said`),
+    /// for a screen to word in its language.
+    #[serde(skip)]
+    pub marked: String,
     /// What the test observed, when its message is an observation.
     pub observation: Option<KillObservation>,
 }
@@ -232,6 +236,7 @@ pub(super) fn finish(
                 outcome: outcome.label(),
                 observation: KillObservation::of(&message),
                 message,
+                marked: outcome.marked_message().unwrap_or_default(),
             }
         })
         .collect();

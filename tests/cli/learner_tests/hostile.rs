@@ -53,6 +53,25 @@ fn hostile_against(judges: &mine::Judges) {
         escaped.contains("the test left processes running") && !escaped.contains("implementation"),
         "{escaped}"
     );
+    // fencelab's mark without the trial's key is the test's own text, shown
+    // escaped; a failure, not a crash.
+    let forged = &test(&report, "prints_fencelabs_mark").wrong_on[0];
+    assert_eq!(forged.outcome, "failed", "{}", forged.message);
+    assert!(
+        forged
+            .message
+            .contains("\\u{1}said guess\\u{1}{\"ProcessEnded\"")
+            && forged.message.contains("\\u{1}said\\u{1}{")
+            && !forged
+                .message
+                .contains("exited with status 1 during claim()"),
+        "{}",
+        forged.message
+    );
+    // With its own key it words only its own test: its verdict is its
+    // exit's, and it passes.
+    let own = test(&report, "says_with_its_own_key_and_passes");
+    assert!(own.valid, "{:?}", own.wrong_on);
     let fake = test(&report, "prints_a_fake_verdict");
     // Printing a verdict can only make a test pass, and a test that passes
     // everywhere catches nothing.
@@ -145,11 +164,15 @@ fn a_test_cannot_tell_which_implementation_it_talks_to() {
 }
 
 /// What a probe saw, without what differs from trial to trial by chance: the
-/// trial's random directory, process ids, the size of a memory map.
+/// trial's random directory and key (`bridge::said`), process ids, the size
+/// of a memory map.
 fn normalized(seen: &str) -> String {
     let mut lines: Vec<String> = seen
         .lines()
         .map(|line| {
+            if line.starts_with("env FENCELAB_SAID_KEY=") {
+                return "env FENCELAB_SAID_KEY=_".to_string();
+            }
             let mut words: Vec<String> = Vec::new();
             let mut previous = "";
             for word in line.split(['/', ' ', '=', '"', ',']) {
