@@ -16,7 +16,7 @@ mod fds;
 pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;
-pub mod sandbox;
+pub use cage as sandbox;
 pub mod server;
 pub(crate) mod zygote;
 
