@@ -15,6 +15,7 @@ const RUSQLITE: &str = r#"rusqlite = { version = "0.43.0", features = ["bundled"
 const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
+const LANDLOCK: &str = r#"landlock = "0.4.8""#;
 const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["net"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
@@ -46,7 +47,7 @@ fn write_cage(scratch: &Scratch) -> Result<CrateDir, Error> {
     let lib = "[lib]\nname = \"cage\"\n";
     let mut files = vec![(
         "Cargo.toml".to_string(),
-        manifest("cage-NAME", lib, &[LIBC.to_string()]),
+        manifest("cage-NAME", lib, &[LANDLOCK, LIBC].map(String::from)),
     )];
     for (name, contents) in CAGE_FILES {
         files.push((format!("src/{name}"), contents.to_string()));
@@ -431,7 +432,7 @@ mod tests {
         let all = [RUSQLITE, SERDE, SERDE_JSON, LIBC, RUSTIX, TEMPFILE];
         pinned(include_str!("../../Cargo.toml"), &all);
         let cage = include_str!("../../crates/cage/Cargo.toml");
-        pinned(cage, &[LIBC]);
+        pinned(cage, &[LANDLOCK, LIBC]);
         // Every dependency of the cage's is one the scratch cage has.
         let manifest: toml::Table = toml::from_str(cage).unwrap();
         let names: Vec<&String> = manifest["dependencies"]
@@ -439,7 +440,11 @@ mod tests {
             .unwrap()
             .keys()
             .collect();
-        assert_eq!(names, ["libc"], "update `write_cage`'s dependencies");
+        assert_eq!(
+            names,
+            ["landlock", "libc"],
+            "update `write_cage`'s dependencies"
+        );
     }
 
     /// The scratch cage holds every source file of the cage crate's (its

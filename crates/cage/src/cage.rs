@@ -3,12 +3,12 @@
 //! enters (`contain`) without allocating.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use crate::landlock::{allow, available, handled_fs, ruleset, scopes_abstract_sockets};
+use crate::landlock::{Ruleset, ruleset, scopes_abstract_sockets};
 use crate::memory::Memory;
 use crate::mounts::{Root, root_plan};
 use crate::space::Space;
@@ -135,7 +135,7 @@ impl Exec {
 /// held open by the parent until the child has started.
 pub struct Cage {
     plan: Arc<Plan>,
-    _ruleset: Option<OwnedFd>,
+    ruleset: Option<Ruleset>,
     _sources: Vec<OwnedFd>,
 }
 
@@ -203,12 +203,10 @@ impl Cage {
         }
         if let Some(space) = space
             && let Ok(root) = space.root.try_clone()
-            && let Some(ruleset) = &self._ruleset
+            && let Some(ruleset) = &mut self.ruleset
+            && ruleset.allow_all(&root)
         {
-            let access = handled_fs(available().unwrap_or(1));
-            if allow(ruleset, &root, access).is_some() {
-                self._sources.push(root);
-            }
+            self._sources.push(root);
         }
         self
     }
@@ -284,7 +282,7 @@ impl Cage {
                 opened.push((path, place, Some(fd), None));
             }
         }
-        let ruleset = available().and_then(|abi| ruleset(abi, &opened));
+        let ruleset = ruleset(&opened);
         // /proc is there for what needs /proc/self/exe (a test that runs its
         // own binary again, `std::env::current_exe`), but only under
         // Landlock, which gives no right to read anything in it, and keeps
@@ -300,11 +298,11 @@ impl Cage {
         Cage {
             plan: Arc::new(Plan {
                 root,
-                ruleset: ruleset.as_ref().map(AsRawFd::as_raw_fd),
+                ruleset: ruleset.as_ref().map(Ruleset::raw_fd),
                 cgroup: None,
                 exec: None,
             }),
-            _ruleset: ruleset,
+            ruleset,
             _sources: opened.into_iter().filter_map(|(_, _, fd, _)| fd).collect(),
         }
     }

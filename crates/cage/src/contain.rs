@@ -112,6 +112,10 @@ pub(crate) unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
         if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
             return Err(std::io::Error::last_os_error());
         }
+        // SAFETY: the raw call, not the `landlock` crate's `restrict_self`:
+        // that consumes the parent's `RulesetCreated`, which the child only
+        // borrows, and `serve_from` may have moved the descriptor. It passes
+        // no memory.
         if let Some(fd) = ruleset
             && libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) != 0
         {
