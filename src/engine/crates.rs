@@ -16,6 +16,9 @@ const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
 const LANDLOCK: &str = r#"landlock = "0.4.8""#;
+/// The cage's own rustix: the system calls it makes between fork and exec.
+const CAGE_RUSTIX: &str =
+    r#"rustix = { version = "1.1.6", features = ["fs", "mount", "process", "thread"] }"#;
 const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["net"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
@@ -47,7 +50,11 @@ fn write_cage(scratch: &Scratch) -> Result<CrateDir, Error> {
     let lib = "[lib]\nname = \"cage\"\n";
     let mut files = vec![(
         "Cargo.toml".to_string(),
-        manifest("cage-NAME", lib, &[LANDLOCK, LIBC].map(String::from)),
+        manifest(
+            "cage-NAME",
+            lib,
+            &[LANDLOCK, LIBC, CAGE_RUSTIX].map(String::from),
+        ),
     )];
     for (name, contents) in CAGE_FILES {
         files.push((format!("src/{name}"), contents.to_string()));
@@ -432,17 +439,15 @@ mod tests {
         let all = [RUSQLITE, SERDE, SERDE_JSON, LIBC, RUSTIX, TEMPFILE];
         pinned(include_str!("../../Cargo.toml"), &all);
         let cage = include_str!("../../crates/cage/Cargo.toml");
-        pinned(cage, &[LANDLOCK, LIBC]);
-        // Every dependency of the cage's is one the scratch cage has.
+        // The scratch cage's dependencies are the cage's, features and all.
         let manifest: toml::Table = toml::from_str(cage).unwrap();
-        let names: Vec<&String> = manifest["dependencies"]
-            .as_table()
-            .unwrap()
-            .keys()
-            .collect();
+        let mut ours = toml::Table::new();
+        for line in [LANDLOCK, LIBC, CAGE_RUSTIX] {
+            ours.extend(toml::from_str::<toml::Table>(line).unwrap());
+        }
         assert_eq!(
-            names,
-            ["landlock", "libc"],
+            manifest["dependencies"].as_table().unwrap(),
+            &ours,
             "update `write_cage`'s dependencies"
         );
     }

@@ -105,22 +105,18 @@ pub(crate) struct Serve<'a> {
 }
 
 /// No new privileges, the Landlock ruleset, then no capability at all.
-pub(crate) unsafe fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
-    unsafe {
-        // Again: a change of credentials (a new user namespace) may clear it.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
+pub(crate) fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
+    // Again: a change of credentials (a new user namespace) may clear it.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    rustix::thread::set_no_new_privs(true)?;
+    if let Some(fd) = ruleset {
         // SAFETY: the raw call, not the `landlock` crate's `restrict_self`:
         // that consumes the parent's `RulesetCreated`, which the child only
         // borrows, and `serve_from` may have moved the descriptor. It passes
         // no memory.
-        if let Some(fd) = ruleset
-            && libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) != 0
-        {
+        if unsafe { libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) } != 0 {
             return Err(std::io::Error::last_os_error());
         }
-        drop_capabilities()
     }
+    drop_capabilities()
 }

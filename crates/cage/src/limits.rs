@@ -9,18 +9,17 @@ const ADDRESS_SPACE: u64 = 4 << 30;
 const PROCESSES: u64 = 8192;
 
 /// The limits every caged process gets; each also dies with its parent.
-pub(crate) unsafe fn limit() {
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        let set = |resource, value: u64| {
-            let limit = libc::rlimit {
-                rlim_cur: value,
-                rlim_max: value,
-            };
-            libc::setrlimit(resource, &limit);
+pub(crate) fn limit() {
+    use rustix::process::{Resource, Rlimit};
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
+    let set = |resource, value: u64| {
+        let limit = Rlimit {
+            current: Some(value),
+            maximum: Some(value),
         };
-        set(libc::RLIMIT_CORE, 0);
-        set(libc::RLIMIT_AS, ADDRESS_SPACE);
-        set(libc::RLIMIT_NPROC, PROCESSES);
-    }
+        let _ = rustix::process::setrlimit(resource, limit);
+    };
+    set(Resource::Core, 0);
+    set(Resource::As, ADDRESS_SPACE);
+    set(Resource::Nproc, PROCESSES);
 }

@@ -41,7 +41,7 @@ pub(crate) struct Root {
     /// Bind mounts: (the source, where in the stage, whether recursive). By
     /// path: a descriptor opened in the parent's mount namespace cannot be
     /// bound from in the child's.
-    pub(crate) binds: Vec<(CString, CString, libc::c_ulong)>,
+    pub(crate) binds: Vec<(CString, CString, bool)>,
     /// Where `/proc` goes in the stage, when it is shown: a fresh one of the
     /// cage's PID namespace (or, where the kernel refuses to mount one, the
     /// machine's, bound).
@@ -95,7 +95,7 @@ pub(crate) fn root_plan(
             files.push(c(rel)?);
         }
         // Not the trial's directory's own submounts: the stage is one.
-        let recursive = if path == writable { 0 } else { libc::MS_REC };
+        let recursive = path != writable;
         binds.push((c(path)?, c(rel)?, recursive));
     }
     Some(Root {
@@ -129,98 +129,64 @@ fn arguments_and_environment() -> [(usize, usize); 2] {
 /// The init's work before the program: the new root built (a tmpfs on the
 /// stage, every place bound in it, /proc), made the root, the old one gone,
 /// and the trial's directory the working one. System calls only.
-pub(crate) unsafe fn build_root(root: &Root) -> std::io::Result<()> {
-    let check = |result: libc::c_int| {
-        if result == 0 {
-            Ok(())
-        } else {
-            Err(std::io::Error::last_os_error())
-        }
+pub(crate) fn build_root(root: &Root) -> std::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    use rustix::mount::{MountFlags, MountPropagationFlags, UnmountFlags};
+    let made = |result: rustix::io::Result<()>| match result {
+        Err(rustix::io::Errno::EXIST) => Ok(()),
+        other => other,
     };
-    unsafe {
-        let none = std::ptr::null();
-        check(libc::mount(
-            c"none".as_ptr(),
-            c"/".as_ptr(),
-            none,
-            libc::MS_REC | libc::MS_PRIVATE,
-            none.cast(),
+    rustix::mount::mount_change(
+        c"/",
+        MountPropagationFlags::REC | MountPropagationFlags::PRIVATE,
+    )?;
+    made(rustix::fs::mkdir(root.stage.as_c_str(), Mode::RWXU))?;
+    let (hidden, sealed) = (MountFlags::NOSUID | MountFlags::NODEV, MountFlags::NOEXEC);
+    let stage = root.stage.as_c_str();
+    rustix::mount::mount(c"fencelab", stage, c"tmpfs", hidden, c"size=64k,mode=755")?;
+    rustix::process::chdir(stage)?;
+    for dir in &root.dirs {
+        made(rustix::fs::mkdir(
+            dir.as_c_str(),
+            Mode::from_raw_mode(0o755),
         ))?;
-        if libc::mkdir(root.stage.as_ptr(), 0o700) != 0 && *libc::__errno_location() != libc::EEXIST
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        check(libc::mount(
-            c"fencelab".as_ptr(),
-            root.stage.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            c"size=64k,mode=755".as_ptr().cast(),
-        ))?;
-        check(libc::chdir(root.stage.as_ptr()))?;
-        for dir in &root.dirs {
-            if libc::mkdir(dir.as_ptr(), 0o755) != 0 && *libc::__errno_location() != libc::EEXIST {
-                return Err(std::io::Error::last_os_error());
-            }
-        }
-        for file in &root.files {
-            let fd = libc::open(
-                file.as_ptr(),
-                libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
-                0o644,
-            );
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            libc::close(fd);
-        }
-        for (text, at) in &root.links {
-            check(libc::symlink(text.as_ptr(), at.as_ptr()))?;
-        }
-        for (source, at, recursive) in &root.binds {
-            check(libc::mount(
-                source.as_ptr(),
-                at.as_ptr(),
-                none,
-                libc::MS_BIND | recursive,
-                none.cast(),
-            ))?;
-        }
-        if let Some(proc) = &root.proc {
-            // A /proc of the namespace's own (before the old root goes: the
-            // kernel mounts one only where the machine's is fully visible).
-            let fresh = libc::mount(
-                c"proc".as_ptr(),
-                proc.as_ptr(),
-                c"proc".as_ptr(),
-                libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
-                none.cast(),
-            ) == 0;
-            if fresh {
-                // Linux 6.14+: no more than this many processes and threads
-                // in the namespace, whoever runs them (root included).
-                let _ = write_file(c"proc/sys/kernel/pid_max", PIDS);
-            } else {
-                check(libc::mount(
-                    c"/proc".as_ptr(),
-                    proc.as_ptr(),
-                    none,
-                    libc::MS_BIND | libc::MS_REC,
-                    none.cast(),
-                ))?;
-            }
-        }
-        // The stage becomes the root; the old root goes, /proc with it.
-        check(libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) as libc::c_int)?;
-        check(libc::umount2(c".".as_ptr(), libc::MNT_DETACH))?;
-        check(libc::mount(
-            c"none".as_ptr(),
-            c"/".as_ptr(),
-            none,
-            libc::MS_REMOUNT | libc::MS_BIND | libc::MS_RDONLY | libc::MS_NOSUID | libc::MS_NODEV,
-            none.cast(),
-        ))?;
-        check(libc::chdir(root.work.as_ptr()))?;
-        Ok(())
     }
+    for file in &root.files {
+        let flags = OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC;
+        drop(rustix::fs::open(
+            file.as_c_str(),
+            flags,
+            Mode::from_raw_mode(0o644),
+        )?);
+    }
+    for (text, at) in &root.links {
+        rustix::fs::symlink(text.as_c_str(), at.as_c_str())?;
+    }
+    for (source, at, recursive) in &root.binds {
+        let (source, at) = (source.as_c_str(), at.as_c_str());
+        if *recursive {
+            rustix::mount::mount_bind_recursive(source, at)?;
+        } else {
+            rustix::mount::mount_bind(source, at)?;
+        }
+    }
+    if let Some(proc) = &root.proc {
+        // A /proc of the namespace's own (before the old root goes: the
+        // kernel mounts one only where the machine's is fully visible).
+        let proc = proc.as_c_str();
+        if rustix::mount::mount(c"proc", proc, c"proc", hidden | sealed, None).is_ok() {
+            // Linux 6.14+: no more than this many processes and threads
+            // in the namespace, whoever runs them (root included).
+            let _ = write_file(c"proc/sys/kernel/pid_max", PIDS);
+        } else {
+            rustix::mount::mount_bind_recursive(c"/proc", proc)?;
+        }
+    }
+    // The stage becomes the root; the old root goes, /proc with it.
+    rustix::process::pivot_root(c".", c".")?;
+    rustix::mount::unmount(c".", UnmountFlags::DETACH)?;
+    let read_only = MountFlags::BIND | MountFlags::RDONLY | hidden;
+    rustix::mount::mount_remount(c"/", read_only, c"")?;
+    rustix::process::chdir(root.work.as_c_str())?;
+    Ok(())
 }

@@ -124,57 +124,45 @@ impl Maps {
 /// writes the maps; false when the kernel refuses unprivileged user
 /// namespaces. Child side: system calls only.
 pub(crate) unsafe fn enter_namespaces(maps: &Maps, own_net: bool) -> std::io::Result<bool> {
-    unsafe {
-        let mut flags =
-            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWIPC | libc::CLONE_NEWPID;
-        if own_net {
-            flags |= libc::CLONE_NEWNET;
-        }
-        // The judge makes itself not dumpable (client.rs), and a fork keeps
-        // that; a process that is not dumpable has its /proc/self files owned
-        // by root, so a user other than root could not write its own maps
-        // (EACCES: no cage started for anyone running fencelab unprivileged).
-        // This child's memory is a copy of the judge's only until its exec,
-        // and the namespaces' init makes itself not dumpable again.
-        libc::prctl(libc::PR_SET_DUMPABLE, 1, 0, 0, 0);
-        if libc::unshare(flags) != 0 {
-            let err = std::io::Error::last_os_error();
-            let refused = [
-                libc::EPERM,
-                libc::EINVAL,
-                libc::ENOSPC,
-                libc::EUSERS,
-                libc::ENOSYS,
-            ];
-            return match err.raw_os_error() {
-                Some(e) if refused.contains(&e) => Ok(false),
-                _ => Err(err),
-            };
-        }
-        write_file(c"/proc/self/setgroups", c"deny")?;
-        write_file(c"/proc/self/uid_map", &maps.uid)?;
-        write_file(c"/proc/self/gid_map", &maps.gid)?;
-        Ok(true)
+    use rustix::io::Errno;
+    use rustix::thread::UnshareFlags;
+    let mut flags =
+        UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWIPC | UnshareFlags::NEWPID;
+    if own_net {
+        flags |= UnshareFlags::NEWNET;
     }
+    // The judge makes itself not dumpable (client.rs), and a fork keeps
+    // that; a process that is not dumpable has its /proc/self files owned
+    // by root, so a user other than root could not write its own maps
+    // (EACCES: no cage started for anyone running fencelab unprivileged).
+    // This child's memory is a copy of the judge's only until its exec,
+    // and the namespaces' init makes itself not dumpable again.
+    let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable);
+    // SAFETY: no descriptor table is unshared (no `FILES`), so no thread
+    // loses a descriptor it holds; this process is single-threaded anyway.
+    match unsafe { rustix::thread::unshare_unsafe(flags) } {
+        Ok(()) => {}
+        Err(Errno::PERM | Errno::INVAL | Errno::NOSPC | Errno::USERS | Errno::NOSYS) => {
+            return Ok(false);
+        }
+        Err(err) => return Err(err.into()),
+    }
+    write_file(c"/proc/self/setgroups", c"deny")?;
+    write_file(c"/proc/self/uid_map", &maps.uid)?;
+    write_file(c"/proc/self/gid_map", &maps.gid)?;
+    Ok(true)
 }
 
-pub(crate) unsafe fn write_file(
-    path: &std::ffi::CStr,
-    text: &std::ffi::CStr,
-) -> std::io::Result<()> {
-    unsafe {
-        let fd = libc::open(path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let bytes = text.to_bytes();
-        let written = libc::write(fd, bytes.as_ptr().cast(), bytes.len());
-        libc::close(fd);
-        if written != bytes.len() as isize {
-            return Err(std::io::Error::last_os_error());
-        }
-        Ok(())
+/// Writes `text` to the file at `path`, whole, in one write (as `/proc`'s
+/// maps need). System calls only.
+pub(crate) fn write_file(path: &std::ffi::CStr, text: &std::ffi::CStr) -> std::io::Result<()> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let bytes = text.to_bytes();
+    if rustix::io::write(&fd, bytes)? != bytes.len() {
+        return Err(std::io::Error::from(std::io::ErrorKind::WriteZero));
     }
+    Ok(())
 }
 
 impl std::fmt::Debug for Maps {
@@ -186,46 +174,22 @@ impl std::fmt::Debug for Maps {
 /// Gives up every capability: the creator of a user namespace holds them
 /// all in it, and a program that is not executed (a Python server forked
 /// per trial) keeps them, where an executed one loses them.
-pub(crate) unsafe fn drop_capabilities() -> std::io::Result<()> {
-    const CAPABILITY_VERSION_3: u32 = 0x2008_0522;
-    #[repr(C)]
-    struct Header {
-        version: u32,
-        pid: libc::c_int,
+pub(crate) fn drop_capabilities() -> std::io::Result<()> {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    // The bounding set first: dropping it needs CAP_SETPCAP. A number
+    // past the kernel's last capability is refused, and harmless.
+    for cap in 0..64 {
+        let one = CapabilitySet::from_bits_retain(1 << cap);
+        let _ = rustix::thread::remove_capability_from_bounding_set(one);
     }
-    #[repr(C)]
-    #[derive(Clone, Copy)]
-    struct Data {
-        effective: u32,
-        permitted: u32,
-        inheritable: u32,
-    }
-    unsafe {
-        // The bounding set first: dropping it needs CAP_SETPCAP. A number
-        // past the kernel's last capability is refused, and harmless.
-        for cap in 0..64 {
-            libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0);
-        }
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        );
-        let mut header = Header {
-            version: CAPABILITY_VERSION_3,
-            pid: 0,
-        };
-        let none = [Data {
-            effective: 0,
-            permitted: 0,
-            inheritable: 0,
-        }; 2];
-        if libc::syscall(libc::SYS_capset, &raw mut header, none.as_ptr()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-    }
+    let _ = rustix::thread::clear_ambient_capability_set();
+    let none = CapabilitySet::empty();
+    let sets = CapabilitySets {
+        effective: none,
+        permitted: none,
+        inheritable: none,
+    };
+    rustix::thread::set_capabilities(None, sets)?;
     Ok(())
 }
 
