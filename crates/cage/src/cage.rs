@@ -3,7 +3,7 @@
 //! enters (`contain`) without allocating.
 
 use std::ffi::CString;
-use std::os::fd::{FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -318,11 +318,9 @@ pub(crate) fn absolute(path: &Path) -> PathBuf {
 }
 
 fn open_path(path: &Path) -> Option<OwnedFd> {
-    let c_path = CString::new(path.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a valid C string; O_PATH opens without reading.
-    let fd = unsafe { libc::open(c_path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-    // SAFETY: the descriptor was just opened, and is ours.
-    (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) })
+    use rustix::fs::{Mode, OFlags};
+    // O_PATH opens without reading.
+    rustix::fs::open(path, OFlags::PATH | OFlags::CLOEXEC, Mode::empty()).ok()
 }
 
 #[cfg(test)]

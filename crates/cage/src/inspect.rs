@@ -12,9 +12,12 @@ pub fn kill_cage(watcher: libc::pid_t) -> bool {
         .ok()
         .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok())
         .filter(|&child| in_a_pid_namespace_of_its_own(child));
-    // SAFETY: signals to our own child, or to its only child.
-    unsafe {
-        libc::kill(init.unwrap_or(watcher), libc::SIGKILL);
+    // Our own child, or its only child.
+    if let Some(pid) = Some(init.unwrap_or(watcher))
+        .filter(|&pid| pid > 0)
+        .and_then(rustix::process::Pid::from_raw)
+    {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
     }
     init.is_some()
 }

@@ -51,8 +51,8 @@ impl Layers {
                 namespaces,
                 landlock: available(),
                 memory: Memory::create().is_ok(),
-                // SAFETY: a plain query.
-                space: namespaces || (unsafe { libc::geteuid() } == 0 && mount_namespace_works()),
+                space: namespaces
+                    || (rustix::process::geteuid().is_root() && mount_namespace_works()),
             }
         })
     }

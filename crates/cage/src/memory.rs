@@ -186,12 +186,10 @@ impl Drop for Memory {
             let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap_or_default();
             for pid in procs
                 .lines()
-                .filter_map(|l| l.trim().parse::<libc::pid_t>().ok())
+                .filter_map(|l| l.trim().parse::<u32>().ok())
+                .filter_map(|pid| rustix::process::Pid::from_raw(pid.try_into().ok()?))
             {
-                // SAFETY: a signal to a process of this cage's cgroup.
-                unsafe {
-                    libc::kill(pid, libc::SIGKILL);
-                }
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
             }
             std::thread::sleep(pause);
             pause = (pause * 2).min(std::time::Duration::from_millis(20));
@@ -209,11 +207,11 @@ fn sweep(parent: &Path) {
             .to_str()
             .and_then(|n| n.strip_prefix("fencelab-"))
             .and_then(|rest| rest.split_once('-'))
-            .and_then(|(pid, _)| pid.parse::<libc::pid_t>().ok());
+            .and_then(|(pid, _)| pid.parse::<u32>().ok()?.try_into().ok())
+            .and_then(rustix::process::Pid::from_raw);
         let Some(pid) = pid else { continue };
-        // SAFETY: signal 0 only asks whether the process exists.
-        let gone = unsafe { libc::kill(pid, 0) } != 0
-            && std::io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        // Signal 0 only asks whether the process exists.
+        let gone = rustix::process::test_kill_process(pid) == Err(rustix::io::Errno::SRCH);
         if gone {
             // Fails, and stays, while anything still runs in it.
             let _ = std::fs::remove_dir(entry.path());

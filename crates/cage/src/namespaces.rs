@@ -110,8 +110,10 @@ pub(crate) struct Maps {
 
 impl Maps {
     pub(crate) fn of_this_process() -> Maps {
-        // SAFETY: plain queries.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid) = (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        );
         let inside = |id: u32| if id == 0 { 65534 } else { id };
         Maps {
             uid: CString::new(format!("{} {uid} 1", inside(uid))).expect("no NUL"),

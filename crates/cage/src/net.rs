@@ -45,8 +45,10 @@ impl Net {
     }
 
     fn new() -> std::io::Result<Net> {
-        // SAFETY: plain queries.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid) = (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        );
         let uid_map = CString::new(format!("{uid} {uid} 1"))?;
         let gid_map = CString::new(format!("{gid} {gid} 1"))?;
         let mut fds: [RawFd; 2] = [-1, -1];

@@ -108,8 +108,10 @@ impl Space {
         let dir = absolute(dir);
         let c_dir = CString::new(dir.as_os_str().as_bytes())?;
         let options = CString::new(format!("size={SPACE},nr_inodes={SPACE_FILES},mode=755"))?;
-        // SAFETY: plain queries.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let (uid, gid) = (
+            rustix::process::geteuid().as_raw(),
+            rustix::process::getegid().as_raw(),
+        );
         let uid_map = CString::new(format!("{uid} {uid} 1"))?;
         let gid_map = CString::new(format!("{gid} {gid} 1"))?;
         let given_user = net.map(|n| n.user.as_raw_fd());
@@ -173,12 +175,10 @@ impl Space {
     /// the tmpfs's own account, so the runner fails the trial whatever the
     /// code made of the refusal (ENOSPC).
     pub fn used_up(&self) -> bool {
-        // SAFETY: fills a statvfs of ours from a descriptor of ours.
-        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
-        if unsafe { libc::fstatvfs(self.root.as_raw_fd(), &mut stat) } != 0 {
+        let Ok(stat) = rustix::fs::fstatvfs(&self.root) else {
             return false;
-        }
-        let free = stat.f_bavail as u64 * stat.f_frsize as u64;
+        };
+        let free = stat.f_bavail * stat.f_frsize;
         free < (1 << 20) || stat.f_favail == 0
     }
 }
