@@ -25,6 +25,8 @@ pub const LISTENER_FD: RawFd = 3;
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
 pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
+    // SAFETY: the caller's contract: a child between fork and exec; the plan's
+    // descriptors are held open by the parent's `Cage`.
     unsafe {
         join_memory(plan.cgroup)?;
         limit();
@@ -51,6 +53,7 @@ pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
 /// # Safety
 /// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
 pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
+    // SAFETY: as `enter`'s: a child between fork and exec, its plan held by the parent.
     unsafe {
         join_memory(plan.cgroup)?;
         limit();
@@ -74,6 +77,8 @@ pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()>
 pub(crate) unsafe fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result<()> {
     let target = LISTENER_FD;
     let mut ruleset_fd = ruleset;
+    // SAFETY: descriptor calls on numbers this child holds (the listener, the
+    // ruleset), between fork and exec.
     unsafe {
         if ruleset_fd == Some(target) && listener != target {
             let moved = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, target + 1);

@@ -7,6 +7,7 @@ use std::os::fd::RawFd;
 /// too: what the watcher and the init hold open would keep a pipe of the
 /// program's (its output, std's report of a failed exec) from ending.
 pub(crate) unsafe fn keep_only(a: RawFd, b: RawFd) {
+    // SAFETY: as `close_all_but`'s caller promises.
     unsafe { close_all_but(0, &mut [a, b]) }
 }
 
@@ -20,6 +21,7 @@ pub(crate) unsafe fn keep_only(a: RawFd, b: RawFd) {
 pub unsafe fn close_all_but(first: RawFd, keep: &mut [RawFd]) {
     keep.sort_unstable();
     let mut from = first.max(0) as libc::c_uint;
+    // SAFETY: closes only what the caller says nothing still owns.
     unsafe {
         for &fd in keep.iter() {
             if fd < 0 || (fd as libc::c_uint) < from {
@@ -35,6 +37,7 @@ pub unsafe fn close_all_but(first: RawFd, keep: &mut [RawFd]) {
 }
 
 unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
+    // SAFETY: `close_range` and `close` on numbers alone; no memory is passed.
     unsafe {
         if libc::syscall(libc::SYS_close_range, first, last, 0) != 0 {
             // Before Linux 5.9: one by one, as far as descriptors go here.

@@ -26,6 +26,8 @@ pub(crate) unsafe fn start_forked(
     report: [RawFd; 2],
     left: Option<RawFd>,
 ) -> std::io::Result<()> {
+    // SAFETY: `enter_root`'s namespaces made, in the child before exec: the
+    // clone runs on a stack mapped here, and reads `forked`, which outlives it.
     unsafe {
         let check = |result: libc::c_int| {
             if result == 0 {
@@ -168,6 +170,8 @@ unsafe fn forked_init(
     signals: RawFd,
     scrub: &[(usize, usize); 2],
 ) -> ! {
+    // SAFETY: the init's own descriptors and signals; `scrub` points into this
+    // process's memory, wiped once the program has its own copy.
     unsafe {
         close_all_but(0, &mut [report, told, signals]);
         libc::prctl(libc::PR_SET_NAME, c"init".as_ptr(), 0, 0, 0);
@@ -227,6 +231,7 @@ unsafe fn watch_forked(
     [report, telling]: [RawFd; 2],
     left: Option<RawFd>,
 ) -> ! {
+    // SAFETY: the watcher's waits and writes on its own children and descriptors.
     unsafe {
         close_all_but(0, &mut [report, telling, left.unwrap_or(-1)]);
         // The init may be gone (killed): its end of the pipe with it.

@@ -37,6 +37,8 @@ pub(crate) unsafe fn enter_root(
             Err(std::io::Error::last_os_error())
         }
     };
+    // SAFETY: the child between fork and exec: system calls on what the parent
+    // prepared; each fork's or clone's side is kept apart by its return value.
     unsafe {
         if !enter_namespaces(&root.maps, root.own_net)? {
             // Where the kernel has no unprivileged user namespaces, the other
@@ -102,6 +104,8 @@ unsafe fn start_cloned(
     left: Option<RawFd>,
     serve: Serve<'_>,
 ) -> std::io::Result<()> {
+    // SAFETY: both stacks are mapped here and `cloned` lives on this frame,
+    // which outlives both clones: it ends in `watch`, or reaps the init first.
     unsafe {
         let stacks = libc::mmap(
             std::ptr::null_mut(),
@@ -158,6 +162,7 @@ unsafe fn start_cloned(
 pub(crate) unsafe fn read_word(fd: RawFd) -> Option<libc::c_int> {
     let mut word = [0u8; 4];
     let mut got = 0;
+    // SAFETY: reads into a buffer of this frame, its length given.
     unsafe {
         while got < word.len() {
             let n = libc::read(fd, word[got..].as_mut_ptr().cast(), word.len() - got);
@@ -261,6 +266,8 @@ extern "C" fn program_entry(arg: *mut libc::c_void) -> libc::c_int {
 /// however it hid: double-forked, in a session of its own, its environment
 /// cleared. Runs no code but system calls.
 unsafe fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize); 2]) -> ! {
+    // SAFETY: the init's own children and descriptors; `scrub` points into its
+    // memory (the command line and environment), wiped in place.
     unsafe {
         keep_only(report, -1);
         // Nothing of fencelab's in /proc/1: not its memory, descriptors or
@@ -299,6 +306,7 @@ pub(crate) const LINGER_MS: i64 = 300;
 /// Whether the init still has a live child after `ms` milliseconds of
 /// reaping (every live process of the namespace descends from one).
 pub(crate) unsafe fn others_stay(ms: i64) -> bool {
+    // SAFETY: waits and sleeps on timespecs of this frame.
     unsafe {
         let now = || {
             let mut t = libc::timespec {
@@ -338,6 +346,7 @@ pub(crate) unsafe fn others_stay(ms: i64) -> bool {
 /// program's own end. Killed (a timeout, a flood, fencelab's death), it takes
 /// the namespace with it (the init's parent-death signal).
 unsafe fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -> ! {
+    // SAFETY: the watcher's waits and writes on its own children and descriptors.
     unsafe {
         keep_only(report, left.unwrap_or(-1));
         let mut message = [0u8; 5];
@@ -382,6 +391,7 @@ unsafe fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -> ! 
 
 /// Ends this process by `signal`, with its default action.
 pub(crate) unsafe fn die(signal: libc::c_int) -> ! {
+    // SAFETY: signal calls on zeroed structures of this frame; the process ends here.
     unsafe {
         let mut action: libc::sigaction = std::mem::zeroed();
         action.sa_sigaction = libc::SIG_DFL;

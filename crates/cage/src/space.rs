@@ -196,6 +196,8 @@ unsafe fn hold(
     gid_map: &std::ffi::CStr,
     user: Option<RawFd>,
 ) -> u8 {
+    // SAFETY: a clone of the runner's that makes namespaces and a mount, then ends:
+    // C strings prepared by the parent, no other memory.
     unsafe {
         let none = std::ptr::null();
         let made = if let Some(user) = user {
@@ -246,6 +248,8 @@ unsafe fn hold(
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Space` is alive.
 pub unsafe fn join(join: &Join) -> std::io::Result<()> {
+    // SAFETY: the caller's contract: a child between fork and exec, while the `Space`
+    // holding these descriptors is alive.
     unsafe {
         if let Some(user) = join.user
             && libc::setns(user, libc::CLONE_NEWUSER) != 0
