@@ -3,6 +3,8 @@
 //! any directory: writes `$OUT_DIR/mutants.rs` (the `*.toml` files of
 //! `mutants/`), `$OUT_DIR/mutants_python.rs` (of `mutants-python/`) and `$OUT_DIR/wheats.rs` (the `*.toml` and `*.rs` files of
 //! `wheats/`), `$OUT_DIR/wheats_python.rs` (the `*.toml` and `*.py` of `wheats-python/`), each a list of (file name, contents).
+//! `$OUT_DIR/cage.rs` lists the cage crate's sources (`crates/cage/src/*.rs`,
+//! not its tests' folders), which the engine copies into the scratch crates.
 
 use std::path::Path;
 
@@ -41,4 +43,5 @@ fn main() {
     embed("mutants-python", &["toml"], "mutants_python.rs");
     embed("wheats", &["toml", "rs"], "wheats.rs");
     embed("wheats-python", &["toml", "py"], "wheats_python.rs");
+    embed("crates/cage/src", &["rs"], "cage.rs");
 }

@@ -356,6 +356,7 @@ fn the_readers_of_printers_and_defaults_see_what_they_look_for() {
 fn no_module_header_runs_past_15_lines() {
     let mut files = Vec::new();
     rust_files(&root().join("src"), &mut files);
+    rust_files(&root().join("crates"), &mut files);
     let long: Vec<String> = files
         .iter()
         .filter_map(|file| {
@@ -365,4 +366,23 @@ fn no_module_header_runs_past_15_lines() {
         })
         .collect();
     assert!(long.is_empty(), "headers over 15 lines: {long:#?}");
+}
+
+/// The cage crate keeps a module per layer short enough to read whole: no
+/// file over 600 lines before its tests, which live in `module/tests.rs`.
+#[test]
+fn no_file_of_the_cage_crate_runs_past_600_lines_before_its_tests() {
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/cage/src"), &mut files);
+    assert!(files.len() > 10, "{files:?}");
+    let long: Vec<String> = files
+        .iter()
+        .filter_map(|file| {
+            let text = std::fs::read_to_string(file).unwrap();
+            let code = text.split("#[cfg(test)]\nmod tests").next().unwrap_or("");
+            let lines = code.lines().count();
+            (lines > 600).then(|| format!("{} ({lines} lines)", file.display()))
+        })
+        .collect();
+    assert!(long.is_empty(), "files over 600 lines: {long:#?}");
 }

@@ -18,7 +18,7 @@ pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;
 pub mod said;
-pub mod sandbox;
+pub use cage as sandbox;
 pub mod server;
 pub(crate) mod zygote;
 

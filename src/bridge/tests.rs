@@ -8,6 +8,7 @@ use super::capture::Rename;
 use super::client::exchange;
 use super::hosted_reference::dispatch::dispatch;
 use super::protocol::{Answer, ErrorValue, Failure, Float, Request, Response};
+use super::sandbox;
 use super::server::{Dispatch, Served, answer};
 
 fn serve_in_background(dir: &Path, dispatch: Dispatch) -> std::path::PathBuf {
@@ -303,4 +304,65 @@ fn fencelabs_paths_in_what_an_implementation_says_are_renamed() {
         Rename::default().text("crates/impl-1/src/lib.rs"),
         "crates/impl-1/src/lib.rs"
     );
+}
+
+/// The cage crate puts a server's listening socket where the server reads it.
+#[test]
+fn the_cage_and_the_server_agree_on_the_listening_socket() {
+    assert_eq!(sandbox::LISTENER_FD, super::server::LISTENER_FD);
+}
+
+/// What the cage costs a process run by the engine: `cargo test --lib cage_cost --
+/// --ignored --nocapture` (the probe's cost: `cargo test -p fencelab-cage probe_cost`).
+#[test]
+#[ignore]
+fn cage_cost() {
+    let dir = tempfile::tempdir().unwrap();
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let program = std::path::Path::new("/usr/bin/true");
+    let _ = sandbox::Layers::probe();
+    // Uncaged; caged; caged with a memory cgroup of its own and in a
+    // trial's space (a trial's judge or server now).
+    for mode in [0, 1, 2, 0, 1, 2] {
+        let start = std::time::Instant::now();
+        for _ in 0..200 {
+            let (memory, space) = match mode {
+                2 => (
+                    sandbox::Memory::for_cage().unwrap(),
+                    sandbox::Space::for_trial(&tmp, None).unwrap(),
+                ),
+                _ => (None, None),
+            };
+            let cage = (mode > 0).then(|| {
+                sandbox::Cage::reading(&tmp, program, &[])
+                    .within(space.as_ref())
+                    .bounded(memory.as_ref())
+            });
+            let limits = crate::engine::process::Limits {
+                cage: cage.as_ref().map(sandbox::Cage::plan),
+                space: space.as_ref().map(sandbox::Space::join),
+                ..Default::default()
+            };
+            let mut command = std::process::Command::new(program);
+            command.current_dir(&tmp);
+            let done = crate::engine::process::run(command, dir.path(), &limits).unwrap();
+            assert!(done.success());
+        }
+        let what = ["uncaged", "caged", "caged, memory cgroup, space"][mode];
+        println!("{what}: {:?} per process", start.elapsed() / 200);
+    }
+    let start = std::time::Instant::now();
+    for _ in 0..200 {
+        drop(sandbox::Memory::for_cage().unwrap());
+    }
+    println!(
+        "memory cgroup made and removed: {:?}",
+        start.elapsed() / 200
+    );
+    let start = std::time::Instant::now();
+    for _ in 0..200 {
+        drop(sandbox::Space::for_trial(&tmp, None).unwrap());
+    }
+    println!("space held and let go: {:?}", start.elapsed() / 200);
 }
