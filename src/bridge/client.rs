@@ -418,13 +418,11 @@ fn start() -> Server {
         .bounded(memory.as_ref())
         .executing(Path::new(&exe), &args, &env);
     let plan = cage.plan();
-    // SAFETY: plain prctls on the judge itself. Not dumpable: its memory and
-    // files in /proc are out of reach of the implementation; a subreaper: what
-    // the implementation abandons becomes the judge's to find and kill.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
+    // Not dumpable: the judge's memory and files in /proc are out of the
+    // implementation's reach. A subreaper: what it abandons is the judge's to kill.
+    use rustix::process::{DumpableBehavior, getpid, set_child_subreaper, set_dumpable_behavior};
+    let _ = set_dumpable_behavior(DumpableBehavior::NotDumpable);
+    let _ = set_child_subreaper(Some(getpid()));
     let mut command = Command::new(&exe);
     command
         .args(&args)
@@ -435,6 +433,8 @@ fn start() -> Server {
         .stderr(Stdio::piped());
     // Hand the listening socket over as fd 3. dup2 clears close-on-exec on the
     // copy; when the socket already is fd 3, clear the flag on it directly.
+    // SAFETY: between fork and exec the closure only makes system calls:
+    // the cage's plan was built, and allocated, before the fork.
     unsafe {
         command.pre_exec(move || super::sandbox::enter_serving(fd, &plan));
     }

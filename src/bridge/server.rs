@@ -119,8 +119,8 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
         eprintln!("fencelab server: no implementation {key:?} in this build");
         std::process::exit(2)
     };
-    // Whoever started us (the judge or the runner) passed the listening socket
-    // as fd 3 and owns nothing else of ours.
+    // SAFETY: whoever started us (the judge or the runner) passed the
+    // listening socket as fd 3; nothing else here owns it.
     let listener = unsafe { UnixListener::from_raw_fd(LISTENER_FD) };
     std::thread::spawn(exit_when_the_judge_goes);
     // One server process serves one implementation: its shown path lives as

@@ -192,6 +192,7 @@ fn a_learners_python_tests_are_served_by_caged_forks_of_the_runners() {
     // starts has (the runner's own: `start_light_serving` sets none).
     // SAFETY: fills a struct of ours.
     let mut fsize: libc::rlimit = unsafe { std::mem::zeroed() };
+    // SAFETY: getrlimit writes into the struct it is given, ours.
     unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut fsize) };
     let python_limit = |v: libc::rlim_t| match v {
         libc::RLIM_INFINITY => -1,
