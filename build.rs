@@ -4,7 +4,8 @@
 //! `mutants/`), `$OUT_DIR/mutants_python.rs` (of `mutants-python/`) and `$OUT_DIR/wheats.rs` (the `*.toml` and `*.rs` files of
 //! `wheats/`), `$OUT_DIR/wheats_python.rs` (the `*.toml` and `*.py` of `wheats-python/`), each a list of (file name, contents).
 //! `$OUT_DIR/cage.rs` lists the cage crate's sources (`crates/cage/src/*.rs`,
-//! not its tests' folders), which the engine copies into the scratch crates.
+//! not its tests' folders), which the engine copies into the scratch crates;
+//! `$OUT_DIR/bridge.rs` lists the bridge's (`src/bridge/*.rs`) for the same.
 
 use std::path::Path;
 
@@ -44,4 +45,5 @@ fn main() {
     embed("wheats", &["toml", "rs"], "wheats.rs");
     embed("wheats-python", &["toml", "py"], "wheats_python.rs");
     embed("crates/cage/src", &["rs"], "cage.rs");
+    embed("src/bridge", &["rs"], "bridge.rs");
 }

@@ -43,6 +43,8 @@ pub(super) fn path_dependency(krate: &CrateDir) -> String {
 
 /// The cage crate's sources (`crates/cage/src/*.rs`), listed by build.rs.
 const CAGE_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/cage.rs"));
+/// The bridge's sources (`src/bridge/*.rs`), listed by build.rs.
+const BRIDGE_FILES: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/bridge.rs"));
 
 /// The cage crate, as fencelab depends on it (`crates/cage`), its library
 /// named `cage` as the bridge names it; its dependencies pinned to its own.
@@ -71,7 +73,7 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
     let cage = write_cage(scratch)?;
     let mut deps = vec![path_dependency(&cage)];
     deps.extend([RUSQLITE, SERDE, SERDE_JSON, LIBC, RUSTIX].map(String::from));
-    let files = vec![
+    let mut files = vec![
         // Also a cdylib: a Python server forked per trial enters its cage
         // with it (`zygote`).
         (
@@ -82,53 +84,21 @@ pub(super) fn write_bridge(scratch: &Scratch) -> Result<CrateDir, Error> {
                 &deps,
             ),
         ),
-        // The cage's set-up is fencelab's to call, not the scratch crates':
-        // unused in this crate, and not dead code.
-        (
-            "src/lib.rs".to_string(),
-            format!("#![allow(dead_code)]\n{}", include_str!("../bridge/mod.rs")),
-        ),
-        (
-            "src/fds.rs".to_string(),
-            include_str!("../bridge/fds.rs").to_string(),
-        ),
-        (
-            "src/child.rs".to_string(),
-            include_str!("../bridge/child.rs").to_string(),
-        ),
-        (
-            "src/capture.rs".to_string(),
-            include_str!("../bridge/capture.rs").to_string(),
-        ),
-        (
-            "src/client.rs".to_string(),
-            include_str!("../bridge/client.rs").to_string(),
-        ),
-        (
-            "src/protocol.rs".to_string(),
-            include_str!("../bridge/protocol.rs").to_string(),
-        ),
-        (
-            "src/server.rs".to_string(),
-            include_str!("../bridge/server.rs").to_string(),
-        ),
-        (
-            "src/proxy.rs".to_string(),
-            include_str!("../bridge/proxy.rs").to_string(),
-        ),
-        (
-            "src/said.rs".to_string(),
-            include_str!("../bridge/said.rs").to_string(),
-        ),
-        (
-            "src/zygote.rs".to_string(),
-            include_str!("../bridge/zygote.rs").to_string(),
-        ),
-        (
-            "src/judge_zygote.rs".to_string(),
-            include_str!("../bridge/judge_zygote.rs").to_string(),
-        ),
     ];
+    for (name, contents) in BRIDGE_FILES {
+        let file = match *name {
+            // The cage's set-up is fencelab's to call, not the scratch
+            // crates': unused in this crate, and not dead code.
+            "mod.rs" => (
+                "src/lib.rs".into(),
+                format!("#![allow(dead_code)]\n{contents}"),
+            ),
+            // fencelab's own: its tests, and what implementation crates include.
+            "tests.rs" | "dispatch.rs" => continue,
+            _ => (format!("src/{name}"), contents.to_string()),
+        };
+        files.push(file);
+    }
     scratch.write_crate("bridge", &files)
 }
 
@@ -462,6 +432,29 @@ mod tests {
 
     /// The scratch cage holds every source file of the cage crate's (its
     /// tests' folders aside): fails where build.rs's list misses one.
+    #[test]
+    fn the_scratch_bridge_has_every_module_the_bridge_declares() {
+        let root = include_str!("../bridge/mod.rs");
+        let listed: Vec<&str> = BRIDGE_FILES.iter().map(|(name, _)| *name).collect();
+        let declared: Vec<String> = (root.lines())
+            .filter_map(|l| {
+                l.trim_start_matches("pub(crate) ")
+                    .trim_start_matches("pub ")
+                    .strip_prefix("mod ")
+            })
+            .filter_map(|l| l.strip_suffix(';'))
+            .filter(|m| *m != "tests")
+            .map(|m| format!("{m}.rs"))
+            .collect();
+        assert!(declared.len() >= 8, "{declared:?}");
+        for module in &declared {
+            assert!(
+                listed.contains(&module.as_str()),
+                "{module} is not in {listed:?}"
+            );
+        }
+    }
+
     #[test]
     fn the_scratch_cage_has_every_source_of_the_cage_crate() {
         let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("crates/cage/src");
