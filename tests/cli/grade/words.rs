@@ -1,6 +1,6 @@
-//! A Japanese screen of a report read back (`--merge`) says fencelab's own
-//! sentences in Japanese, as the run's screen did (issue 47: they are data
-//! in the JSON, never English matched back).
+//! A Japanese screen of a report read back (`--merge`, `--results`) says
+//! fencelab's own sentences in Japanese, as the run's own screen does
+//! (issue 47: they are data in the JSON, never English matched back).
 
 use super::{grade_env, made_file};
 
@@ -22,6 +22,14 @@ fn a_crash_reads_the_same_in_japanese_from_a_merged_report() {
     // Read back: worded from the outcomes' `said`, not their English `message`.
     let (_, merged, stderr) = grade_env(dir.path(), &["--merge", json], &ja);
     assert_eq!(merged, direct, "{stderr}");
+    // `--results` words what it stored and read back, a retry too.
+    let results = dir.path().join("results");
+    let results = results.to_str().unwrap();
+    for _ in 0..2 {
+        let args = [abort.as_str(), "--timeout", "10", "--results", results];
+        let (_, stored, stderr) = grade_env(dir.path(), &args, &ja);
+        assert_eq!(stored, direct, "{stderr}");
+    }
     let report: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(json).unwrap()).unwrap();
     let crashed = report["submissions"][0]["tests"]
