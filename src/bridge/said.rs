@@ -125,15 +125,29 @@ impl Said {
 /// may be indented: a child process's message within an observed value.
 pub(crate) fn vouch(text: &str, key: &str) -> String {
     let head = format!("{MARK}said {key}{MARK}");
+    screen(text, |body| {
+        let said = (!key.is_empty())
+            .then(|| body.strip_prefix(&head))
+            .flatten()
+            .and_then(|json| serde_json::from_str::<Said>(json).ok());
+        said.map(|said| said.marked())
+    })
+}
+
+/// A message `marked` made, read back from a report (input, perhaps from
+/// another machine): as `vouch` keeps it, a line that decodes left as it is.
+pub(crate) fn reread(text: &str) -> String {
+    screen(text, |body| Said::read(body).map(|_| body.to_string()))
+}
+
+/// `text` with each line that `keep` keeps (given it unindented) kept, and
+/// every mark of every other line escaped.
+fn screen(text: &str, keep: impl Fn(&str) -> Option<String>) -> String {
     text.split('\n')
         .map(|line| {
             let body = line.trim_start_matches(' ');
-            let said = (!key.is_empty())
-                .then(|| body.strip_prefix(&head))
-                .flatten()
-                .and_then(|json| serde_json::from_str::<Said>(json).ok());
-            match said {
-                Some(said) => format!("{}{}", &line[..line.len() - body.len()], said.marked()),
+            match keep(body) {
+                Some(kept) => format!("{}{kept}", &line[..line.len() - body.len()]),
                 None => line.replace(MARK, "\\u{1}"),
             }
         })

@@ -9,16 +9,15 @@ use serde::{Deserialize, Serialize};
 use crate::bridge::said::{self, Said};
 use crate::engine::process::Finished;
 
-/// What happened to one test.
+/// What happened to one test. Reports hold it as a `Written` (below).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "outcome", rename_all = "snake_case")]
+#[serde(into = "Written", from = "Written")]
 pub enum TestOutcome {
     Passed,
     Failed {
         kind: FailureKind,
         /// fencelab's sentences as marked lines (`bridge::said`), written
         /// in English to reports, worded in a learner's language by `output`.
-        #[serde(serialize_with = "in_english")]
         message: String,
     },
     /// Stopped for time by a rule (`engine::hangs`), and, where `confirmed`,
@@ -27,12 +26,9 @@ pub enum TestOutcome {
         limit_secs: f64,
         /// The rule that stopped it: the wall-clock limit where a report
         /// predates the others.
-        #[serde(default, skip_serializing_if = "TimeRule::is_limit")]
         stopped_by: TimeRule,
         /// The processor time or the waiting that stopped it (not the limit).
-        #[serde(default, skip_serializing_if = "Option::is_none")]
         rule_secs: Option<f64>,
-        #[serde(default)]
         confirmed: bool,
     },
     /// Stopped for time, and not run again alone to confirm it: its
@@ -41,9 +37,109 @@ pub enum TestOutcome {
     OverBudget {
         budget_secs: f64,
         /// How long it had run when it was stopped; none when not started.
+        stopped_after_secs: Option<f64>,
+    },
+}
+
+/// A `TestOutcome` as a report writes it: a failure's `message` in English,
+/// and, where it holds fencelab's sentences, `said`, the message with them
+/// still marked, so a report read back is worded in any language.
+#[derive(Serialize, Deserialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+enum Written {
+    Passed,
+    Failed {
+        kind: FailureKind,
+        message: String,
+        /// The whole message rather than a list of sentences: it keeps
+        /// where each sentence stands among the learner's lines.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        said: Option<String>,
+    },
+    TimedOut {
+        limit_secs: f64,
+        #[serde(default, skip_serializing_if = "TimeRule::is_limit")]
+        stopped_by: TimeRule,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        rule_secs: Option<f64>,
+        #[serde(default)]
+        confirmed: bool,
+    },
+    OverBudget {
+        budget_secs: f64,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         stopped_after_secs: Option<f64>,
     },
+}
+
+impl From<TestOutcome> for Written {
+    fn from(outcome: TestOutcome) -> Written {
+        match outcome {
+            TestOutcome::Passed => Written::Passed,
+            TestOutcome::Failed { kind, message } => Written::Failed {
+                kind,
+                said: (!said::all(&message).is_empty()).then(|| message.clone()),
+                message: english(&message),
+            },
+            TestOutcome::TimedOut {
+                limit_secs,
+                stopped_by,
+                rule_secs,
+                confirmed,
+            } => Written::TimedOut {
+                limit_secs,
+                stopped_by,
+                rule_secs,
+                confirmed,
+            },
+            TestOutcome::OverBudget {
+                budget_secs,
+                stopped_after_secs,
+            } => Written::OverBudget {
+                budget_secs,
+                stopped_after_secs,
+            },
+        }
+    }
+}
+
+/// A report is input (a shard from another machine): its marks are read
+/// back only where they decode, and only in `said`; every other is escaped.
+impl From<Written> for TestOutcome {
+    fn from(written: Written) -> TestOutcome {
+        match written {
+            Written::Passed => TestOutcome::Passed,
+            Written::Failed {
+                kind,
+                message,
+                said,
+            } => TestOutcome::Failed {
+                kind,
+                message: match said {
+                    Some(said) => said::reread(&said),
+                    None => said::vouch(&message, ""),
+                },
+            },
+            Written::TimedOut {
+                limit_secs,
+                stopped_by,
+                rule_secs,
+                confirmed,
+            } => TestOutcome::TimedOut {
+                limit_secs,
+                stopped_by,
+                rule_secs,
+                confirmed,
+            },
+            Written::OverBudget {
+                budget_secs,
+                stopped_after_secs,
+            } => TestOutcome::OverBudget {
+                budget_secs,
+                stopped_after_secs,
+            },
+        }
+    }
 }
 
 /// What stopped a test for time (`engine::hangs`).
@@ -63,14 +159,6 @@ impl TimeRule {
     fn is_limit(&self) -> bool {
         *self == TimeRule::Limit
     }
-}
-
-/// A message, its marked lines in English: reports keep their words.
-pub(crate) fn in_english<S: serde::Serializer>(
-    message: &str,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&english(message))
 }
 
 /// `message` with each of fencelab's sentences in English.

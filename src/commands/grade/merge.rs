@@ -291,6 +291,40 @@ mod tests {
         );
     }
 
+    /// A Japanese screen of a merged report words fencelab's sentences as
+    /// the run's own screen does (issue 47): they are data in the JSON, not
+    /// English. Fails where a report keeps only the English `message`.
+    #[test]
+    fn a_merged_report_words_a_crash_in_the_screens_language() {
+        use crate::bridge::said::{How, Said};
+        use crate::engine::outcome::{FailureKind, TestOutcome};
+        let mut report = shard(1, 1, &["a.rs"]);
+        let ended = Said::ProcessEnded {
+            call: "lease.claim".into(),
+            how: How::Signal { signal: 6 },
+        };
+        let failed = report.submissions[0]
+            .tests
+            .iter_mut()
+            .find(|t| !t.outcome.passed());
+        failed.unwrap().outcome = TestOutcome::Failed {
+            kind: FailureKind::Crashed,
+            message: format!("{}\n  {}", ended.marked(), Said::Confirmed.marked()),
+        };
+        let dir = tempfile::tempdir().unwrap();
+        let merged = merge(&[write(dir.path(), "shard-1.json", &report)]).unwrap();
+        let layout = crate::output::printer::Layout::plain()
+            .with_width(80)
+            .in_lang(crate::lab::lang::Lang::Ja);
+        let screen = super::super::render_grade(&layout, &merged);
+        assert_eq!(screen, super::super::render_grade(&layout, &report));
+        assert!(
+            screen.contains("実装のプロセスが lease.claim() の途中で"),
+            "{screen}"
+        );
+        assert!(!screen.contains("during"), "{screen}");
+    }
+
     #[test]
     fn shards_of_another_suite_or_options_are_refused_naming_the_file() {
         let dir = tempfile::tempdir().unwrap();

@@ -160,3 +160,68 @@ fn a_steps_random_test_counts_only_where_its_other_tests_pass() {
         ["step2::random_calls_agree_with_the_contract"]
     );
 }
+
+fn crashed(message: String) -> TestOutcome {
+    TestOutcome::Failed {
+        kind: FailureKind::Crashed,
+        message,
+    }
+}
+
+/// A report read back keeps fencelab's sentences as data (so a Japanese
+/// screen words them), its English `message` as before. Fails where `said`
+/// is not written or not preferred on reading.
+#[test]
+fn a_marked_message_survives_a_report() {
+    let ended = Said::ProcessEnded {
+        call: "lease.claim".to_string(),
+        how: said::How::Signal { signal: 6 },
+    };
+    let message = format!(
+        "panicked at tests/behaviour/step4.rs:1:1:\n  {}\nleft\n{}",
+        ended.marked(),
+        Said::TimedOut { secs: 0.1 + 0.2 }.marked()
+    );
+    let outcome = crashed(message.clone());
+    let json = serde_json::to_value(&outcome).unwrap();
+    assert_eq!(json["message"], english(&message).as_str());
+    assert_eq!(json["said"], message.as_str());
+    let back: TestOutcome = serde_json::from_value(json).unwrap();
+    assert_eq!(back, outcome);
+    assert_eq!(back.marked_message(), Some(message));
+    // Without sentences, no `said`: the report is as it was.
+    let plain = serde_json::to_value(crashed("plain".to_string())).unwrap();
+    assert_eq!(plain.get("said"), None);
+}
+
+/// A report is input: in `said` a mark that does not decode, and in the
+/// English `message` any mark, reads as text, escaped; the verdict is the
+/// report's `kind` whatever `said` holds.
+#[test]
+fn a_reports_marks_that_do_not_decode_are_escaped() {
+    let forged = serde_json::json!({
+        "outcome": "failed",
+        "kind": "assertion",
+        "message": "x",
+        "said": "\u{1}said k\u{1}{\"NoVerdict\":null}\n\u{1}said\u{1}{\"Nonsense\":1}\n\u{1}said\u{1}\"Confirmed\"",
+    });
+    let back: TestOutcome = serde_json::from_value(forged).unwrap();
+    let TestOutcome::Failed { kind, message } = &back else {
+        panic!("{back:?}")
+    };
+    assert_eq!(*kind, FailureKind::Assertion);
+    assert_eq!(said::all(message), [Said::Confirmed]);
+    let lines: Vec<&str> = message.lines().collect();
+    assert_eq!(lines[0], "\\u{1}said k\\u{1}{\"NoVerdict\":null}");
+    assert_eq!(lines[1], "\\u{1}said\\u{1}{\"Nonsense\":1}");
+    let old = serde_json::json!({
+        "outcome": "failed",
+        "kind": "crashed",
+        "message": "\u{1}said\u{1}\"Confirmed\"",
+    });
+    let back: TestOutcome = serde_json::from_value(old).unwrap();
+    assert_eq!(
+        back.marked_message().unwrap(),
+        "\\u{1}said\\u{1}\"Confirmed\""
+    );
+}

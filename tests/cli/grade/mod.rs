@@ -21,6 +21,7 @@ mod escaped;
 mod formats;
 mod isolation;
 mod refused;
+mod words;
 
 /// The submissions made from the reference by one change each
 /// (`tests/fixtures/submissions/*.toml`), written out as `.rs` files.
