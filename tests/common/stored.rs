@@ -48,8 +48,12 @@ pub fn stored<T: Serialize + DeserializeOwned>(
 /// What a batch's result depends on besides its own code.
 fn key(inputs: &[&Path]) -> String {
     let mut hash = Sha256::new();
-    let test_binary = std::env::current_exe().unwrap();
-    for binary in [Path::new(env!("CARGO_BIN_EXE_fencelab")), &test_binary] {
+    // This process's own binary through /proc: its path is gone once a
+    // build replaces it under a running test.
+    for binary in [
+        Path::new(env!("CARGO_BIN_EXE_fencelab")),
+        Path::new("/proc/self/exe"),
+    ] {
         hash.update(identity(binary).as_bytes());
     }
     for input in inputs {
@@ -68,15 +72,18 @@ fn key(inputs: &[&Path]) -> String {
     digest[..8].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// A binary's size and time of change: a rebuilt one is another.
+/// A binary's size and time of change: a rebuilt one is another. One
+/// that is not there (yet) keys as such, and its tests fail on their own.
 fn identity(path: &Path) -> String {
-    let meta = std::fs::metadata(path).unwrap();
-    format!(
-        "{}:{}:{:?}",
-        path.display(),
-        meta.len(),
-        meta.modified().ok()
-    )
+    match std::fs::metadata(path) {
+        Ok(meta) => format!(
+            "{}:{}:{:?}",
+            path.display(),
+            meta.len(),
+            meta.modified().ok()
+        ),
+        Err(e) => format!("{}: {e}", path.display()),
+    }
 }
 
 /// The user running the tests (verdicts differ as root: the cage's layers).
