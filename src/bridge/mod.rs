@@ -14,6 +14,7 @@ mod capture;
 pub(crate) mod child;
 pub(crate) mod client;
 mod fds;
+mod forking;
 pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;
