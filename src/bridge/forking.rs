@@ -370,7 +370,7 @@ impl Forking {
 /// descriptors (`fds`: the listening socket, standard input, output and
 /// error, the cage's word, the namespaces) in place (`LISTENER_FD`, 0, 1
 /// and 2) and none of the forking server's others open, then the cage a
-/// judge builds for a server (`client::start`), or, `trusted`, the one the
+/// judge builds for a server (`start::start`), or, `trusted`, the one the
 /// runner gives fencelab's own implementations.
 ///
 /// # Safety
@@ -438,7 +438,7 @@ fn space_of(
     }
 }
 
-/// Enters the cage a judge builds for a server (`client::start`), or,
+/// Enters the cage a judge builds for a server (`start::start`), or,
 /// `trusted`, the one the runner gives fencelab's own implementations.
 fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Result<()> {
     let memory = request

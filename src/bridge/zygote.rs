@@ -50,7 +50,7 @@ pub(crate) struct Request {
     pub env: Vec<(String, String)>,
 }
 
-/// The environment of a server this judge starts (`client::start`), as
+/// The environment of a server this judge starts (`start::start`), as
 /// strings for the request.
 pub(crate) fn server_env() -> Vec<(String, String)> {
     super::protocol::server_env()
