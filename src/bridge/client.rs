@@ -9,48 +9,45 @@
 //! status or signal, and the last of what it printed), or sent nonsense.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::os::fd::AsRawFd;
-use std::os::unix::net::{UnixListener, UnixStream};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::process::{Child, ChildStdin, ExitStatus};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output, Rename};
-use super::protocol::{
-    Answer, Failure, IMPL_ENV, Request, Response, SERVER_ENV, SHOWN_ENV, SOCKET_ENV, from_line,
-    to_line,
-};
+use super::protocol::{Answer, Failure, Request, Response, from_line, to_line};
 use super::said::{How, Said, Who};
+use super::start::start;
 
 /// The implementation's process for this test.
-struct Server {
-    socket: PathBuf,
+pub(super) struct Server {
+    pub(super) socket: PathBuf,
     /// fencelab's paths in what the implementation says, and what to show
     /// instead (none known when the runner started it).
-    rename: Arc<Rename>,
+    pub(super) rename: Arc<Rename>,
     /// Whether it hosts a Python implementation (whose exceptions fail a
     /// call, where a Rust one's panics do).
-    python: bool,
+    pub(super) python: bool,
     /// The process, when this judge started it (not when the runner did, for
     /// an untrusted judge: it then knows only the socket).
-    spawned: Option<Spawned>,
+    pub(super) spawned: Option<Spawned>,
 }
 
 /// The implementation's process as the judge that started it holds it.
-struct Spawned {
-    child: Mutex<Process>,
+pub(super) struct Spawned {
+    pub(super) child: Mutex<Process>,
     /// Held open so that the server sees end-of-file when the judge goes away.
-    _stdin: ChildStdin,
-    stdout: Arc<Output>,
-    stderr: Arc<Output>,
+    pub(super) _stdin: ChildStdin,
+    pub(super) stdout: Arc<Output>,
+    pub(super) stderr: Arc<Output>,
 }
 
 /// The implementation's process: this judge's child, or the child of the
 /// forking server the runner started (`zygote`), known by its watcher's pid.
-enum Process {
+pub(super) enum Process {
     Child(Child),
     Forked,
 }
@@ -58,10 +55,10 @@ enum Process {
 static SERVER: OnceLock<Server> = OnceLock::new();
 
 /// Whether the implementation's process is the forking server's child.
-static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+pub(super) static FORKED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
 /// The implementation's process id, for `reap_server` (0: none).
-static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+pub(super) static SERVER_PID: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 /// The judge's exit status when the implementation left processes running.
 pub(crate) const LEFT_BEHIND_STATUS: i32 = 87;
@@ -72,7 +69,7 @@ pub(crate) const LEFT_BEHIND_STATUS: i32 = 87;
 pub(crate) const NOT_STARTED_STATUS: i32 = 86;
 
 /// Ends the judge with `NOT_STARTED_STATUS`, saying why on stderr.
-fn not_started(why: std::fmt::Arguments) -> ! {
+pub(super) fn not_started(why: std::fmt::Arguments) -> ! {
     // Straight to the file descriptor: libtest captures `eprintln!`, and the
     // process ends before it would show what it captured.
     let line = Said::CouldNotStart {
@@ -94,7 +91,7 @@ fn not_started(why: std::fmt::Arguments) -> ! {
 /// implementation started and abandoned (even in a session of its own) is the
 /// judge's child by now; finding one makes the judge exit with
 /// `LEFT_BEHIND_STATUS`, which fails the test.
-extern "C" fn reap_server() {
+pub(super) extern "C" fn reap_server() {
     let pid = SERVER_PID.load(Ordering::SeqCst);
     // What it started in its cage's PID namespace dies with it, unseen by
     // `kill_adopted`: counted first.
@@ -226,7 +223,7 @@ pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
 /// directories can be longer: then the path is relative to the judge's
 /// working directory `cwd` when that is `tmp`, as the runner makes it; never
 /// a shared place such as /tmp, where any process could connect to it.
-fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
+pub(super) fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
     static COUNT: AtomicUsize = AtomicUsize::new(0);
     let mut random = [0u8; 8];
     // SAFETY: fills a buffer of ours.
@@ -337,258 +334,6 @@ fn exchange_on(reader: &mut BufReader<UnixStream>, request: &Request) -> Result<
         ));
     }
     from_line(&line).map_err(stopped)
-}
-
-fn start() -> Server {
-    if let Some(socket) = std::env::var_os(SOCKET_ENV) {
-        return Server {
-            socket: PathBuf::from(socket),
-            rename: Arc::default(),
-            python: false,
-            spawned: None,
-        };
-    }
-    // The runner's connection to a forking server, if it handed one down.
-    let forking = super::zygote::connection().is_some();
-    let exe = std::env::var_os(SERVER_ENV).unwrap_or_else(|| {
-        not_started(format_args!(
-            "{SERVER_ENV} is not set (run the judge through fencelab)"
-        ))
-    });
-    let key = std::env::var(IMPL_ENV).unwrap_or_else(|_| {
-        not_started(format_args!(
-            "{IMPL_ENV} is not set (run the judge through fencelab)"
-        ))
-    });
-    let socket = socket_path(
-        &std::env::temp_dir(),
-        &std::env::current_dir().unwrap_or_default(),
-    );
-    let _ = std::fs::remove_file(&socket);
-    let listener = UnixListener::bind(&socket).unwrap_or_else(|e| {
-        not_started(format_args!("cannot listen on {}: {e}", socket.display()))
-    });
-    let fd = listener.as_raw_fd();
-    let shown = std::env::var_os(SHOWN_ENV);
-    let rename = Arc::new(Rename::of(
-        Path::new(&exe),
-        &key,
-        shown.as_ref().and_then(|s| s.to_str()),
-    ));
-    // The implementation may write only in the test's temporary directory.
-    let reads = python_reads(Path::new(&exe), &key);
-    if forking
-        && !reads.is_empty()
-        && let Some(library) = super::zygote::library()
-    {
-        return start_forked(
-            Path::new(&exe),
-            &key,
-            socket,
-            listener,
-            reads,
-            library,
-            rename,
-        );
-    }
-    // A server this judge starts itself never holds that connection.
-    super::zygote::keep_to_self();
-    // Its processes' memory is bounded together, in the cgroup fencelab
-    // made for this trial's implementation (and removes after it).
-    let memory = std::env::var_os(super::sandbox::MEMORY_ENV).map(|dir| {
-        super::sandbox::Memory::adopt(Path::new(&dir)).unwrap_or_else(|e| {
-            not_started(format_args!(
-                "cannot join the implementation's memory cgroup: {e}"
-            ))
-        })
-    });
-    // The command line and environment `command` below executes, also
-    // given to the cage, which executes it itself (`Cage::executing`).
-    let mut args = vec![
-        std::ffi::OsStr::new(super::server::SERVE),
-        std::ffi::OsStr::new(key.as_str()),
-    ];
-    // A Rust server is told the path to show for its file; a Python server
-    // knows its own (and takes the key alone).
-    if let Some(shown) = &shown {
-        args.push(shown);
-    }
-    let env = super::protocol::server_env();
-    let cage = super::sandbox::Cage::reading(&std::env::temp_dir(), Path::new(&exe), &reads)
-        .bounded(memory.as_ref())
-        .executing(Path::new(&exe), &args, &env);
-    let plan = cage.plan();
-    // Not dumpable: the judge's memory and files in /proc are out of the
-    // implementation's reach. A subreaper: what it abandons is the judge's to kill.
-    use rustix::process::{DumpableBehavior, getpid, set_child_subreaper, set_dumpable_behavior};
-    let _ = set_dumpable_behavior(DumpableBehavior::NotDumpable);
-    let _ = set_child_subreaper(Some(getpid()));
-    let mut command = Command::new(&exe);
-    command
-        .args(&args)
-        .env_clear()
-        .envs(env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    // Hand the listening socket over as fd 3. dup2 clears close-on-exec on the
-    // copy; when the socket already is fd 3, clear the flag on it directly.
-    // SAFETY: between fork and exec the closure only makes system calls:
-    // the cage's plan was built, and allocated, before the fork.
-    unsafe {
-        command.pre_exec(move || super::sandbox::enter_serving(fd, &plan));
-    }
-    // Started from a thread that lives as long as the judge: the cage dies
-    // with the thread that started it (its parent-death signal), and a
-    // test's thread ends before `reap_server` has counted what the
-    // implementation left in its cage.
-    let (started, spawned) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let _ = started.send(command.spawn());
-        loop {
-            std::thread::park();
-        }
-    });
-    let mut child = spawned
-        .recv()
-        .unwrap_or_else(|e| Err(std::io::Error::other(e)))
-        .unwrap_or_else(|e| not_started(format_args!("{}: {e}", Path::new(&exe).display())));
-    // Only the server keeps the listening socket: once it ends, connecting fails
-    // at once instead of waiting for an answer that cannot come.
-    drop(listener);
-    drop(cage);
-    drop(memory);
-    let stdin = child.stdin.take().expect("piped stdin");
-    let pid = child.id() as libc::pid_t;
-    SERVER_PID.store(pid, Ordering::SeqCst);
-    // SAFETY: registers a plain function to run at exit.
-    unsafe {
-        libc::atexit(reap_server);
-    }
-    let stdout = Output::start(
-        child.stdout.take().expect("piped stdout"),
-        pid,
-        rename.clone(),
-    );
-    let stderr = Output::start(
-        child.stderr.take().expect("piped stderr"),
-        pid,
-        rename.clone(),
-    );
-    Server {
-        socket,
-        rename,
-        python: super::protocol::serves_python(Path::new(&exe)),
-        spawned: Some(Spawned {
-            child: Mutex::new(Process::Child(child)),
-            _stdin: stdin,
-            stdout,
-            stderr,
-        }),
-    }
-}
-
-/// `start` for a Python server forked by the forking server the runner
-/// started (`zygote`): the child enters the same cage, built from the same
-/// strings, in the same trial's space and memory cgroup; this judge keeps
-/// what it keeps of a server it starts (its standard streams, the watcher's
-/// pid for `reap_server`), and learns how it ended from the forking server.
-fn start_forked(
-    exe: &Path,
-    key: &str,
-    socket: PathBuf,
-    listener: UnixListener,
-    reads: Vec<PathBuf>,
-    library: PathBuf,
-    rename: Arc<Rename>,
-) -> Server {
-    let pipe = || {
-        let mut fds = [0; 2];
-        // SAFETY: fills two descriptors, ours from here on.
-        unsafe {
-            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                not_started(format_args!(
-                    "cannot make a pipe: {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            (
-                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-            )
-        }
-    };
-    use std::os::fd::FromRawFd;
-    // The trial's space, as this judge is in it (opened before the judge
-    // makes itself not dumpable).
-    let namespace = |kind: &str| {
-        std::fs::File::open(format!("/proc/self/ns/{kind}"))
-            .map(std::os::fd::OwnedFd::from)
-            .unwrap_or_else(|e| not_started(format_args!("cannot open its {kind} namespace: {e}")))
-    };
-    let (user, mount, net) = (namespace("user"), namespace("mnt"), namespace("net"));
-    // SAFETY: as in `start`.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
-    let (stdin_r, stdin_w) = pipe();
-    let (stdout_r, stdout_w) = pipe();
-    let (stderr_r, stderr_w) = pipe();
-    let (told_r, told_w) = pipe();
-    let request = super::zygote::Request {
-        key: key.to_string(),
-        library,
-        tmp: std::env::temp_dir(),
-        program: exe.to_path_buf(),
-        reads,
-        memory: std::env::var_os(super::sandbox::MEMORY_ENV).map(PathBuf::from),
-        env: super::zygote::server_env(),
-    };
-    let fds = [
-        listener.as_raw_fd(),
-        stdin_r.as_raw_fd(),
-        stdout_w.as_raw_fd(),
-        stderr_w.as_raw_fd(),
-        told_w.as_raw_fd(),
-        user.as_raw_fd(),
-        mount.as_raw_fd(),
-        net.as_raw_fd(),
-    ];
-    let pid = super::zygote::fork(&request, &fds)
-        .unwrap_or_else(|e| not_started(format_args!("{}: {e}", exe.display())));
-    // Only the server keeps these (as in `start`).
-    drop((
-        listener, stdin_r, stdout_w, stderr_w, told_w, user, mount, net,
-    ));
-    FORKED.store(true, Ordering::SeqCst);
-    SERVER_PID.store(pid, Ordering::SeqCst);
-    // SAFETY: registers a plain function to run at exit.
-    unsafe {
-        libc::atexit(reap_server);
-    }
-    // The cage's word: "ok" from its program once it is in, else why not.
-    let mut told = String::new();
-    let _ = std::io::Read::read_to_string(&mut std::fs::File::from(told_r), &mut told);
-    if told != "ok" {
-        let why = if told.is_empty() {
-            "its cage ended before it was entered".to_string()
-        } else {
-            told
-        };
-        not_started(format_args!("{}: {why}", exe.display()));
-    }
-    Server {
-        socket,
-        spawned: Some(Spawned {
-            child: Mutex::new(Process::Forked),
-            _stdin: std::process::ChildStdin::from(stdin_w),
-            stdout: Output::start(stdout_r, pid, rename.clone()),
-            stderr: Output::start(stderr_r, pid, rename.clone()),
-        }),
-        rename,
-        python: true,
-    }
 }
 
 impl Server {

@@ -14,12 +14,14 @@ mod capture;
 pub(crate) mod child;
 pub(crate) mod client;
 mod fds;
+mod forking;
 pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;
 pub mod said;
 pub use cage as sandbox;
 pub mod server;
+mod start;
 pub(crate) mod zygote;
 
 /// `dispatch.rs` compiled against the reference, as the engine compiles it

@@ -13,13 +13,11 @@ use std::sync::mpsc;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use crate::bridge::protocol::SOCKET_ENV;
-use crate::bridge::sandbox::{Cage, MEMORY, MEMORY_ENV, Memory, Net, SPACE, Space};
+use crate::bridge::sandbox::{MEMORY, Net};
 use crate::engine::builder::Host;
 use crate::engine::hangs::{self, Confirmations, Rules, Watch};
 use crate::engine::outcome::TestOutcome;
-use crate::engine::process::{self, Limits, cage_error};
-use crate::engine::served::Served;
+use crate::engine::process::{self, cage_error};
 use crate::error::Error;
 
 /// One test of one implementation.
@@ -70,8 +68,7 @@ pub(crate) struct Runner {
     pub(crate) forking: Option<crate::engine::python::Forking>,
 }
 
-use crate::bridge::client::{LEFT_BEHIND, NOT_STARTED_STATUS};
-use crate::bridge::said::{self, Said, Who};
+use crate::bridge::said::{Said, Who};
 use crate::engine::policy::Launch;
 
 /// The environment variable that says where trials run (their databases,
@@ -450,253 +447,6 @@ impl Runner {
             .map(tempfile::TempDir::keep)
             .map_err(|e| Error::io("create a directory in", base, e))
     }
-
-    /// Runs one trial in `dir` (created here, removed afterwards).
-    fn run_one(
-        &self,
-        trial: &Trial,
-        dir: &std::path::Path,
-        net: Option<&Net>,
-        caged: &dyn Fn(&std::path::Path, Vec<PathBuf>),
-        stop: &Arc<process::Stop>,
-        shared: &Shared,
-    ) -> Result<TrialResult, Error> {
-        let (zygotes, judge_zygote) = (shared.zygotes, shared.judge_zygote);
-        // The judge's output stays beside the test's temporary directory, out of
-        // the implementation's reach (it may write only under `tmp`).
-        let tmp = dir.join("tmp");
-        std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
-        // A tmpfs of its own on `tmp`, which every process of the trial
-        // joins: the trial's total space is bounded; and its
-        // implementation's closed network, which every process joins too.
-        let space = Space::for_trial(&tmp, net).map_err(|e| cage_error("the trial's space", e))?;
-        let joined = space.as_ref().map(Space::join);
-        // Whatever the trial starts, starts after this.
-        let started = process::boot_ticks();
-        let mut spawn = process::Spawn {
-            program: std::path::absolute(&self.judge).unwrap_or_else(|_| self.judge.clone()),
-            args: ["--exact", &trial.test, "--test-threads", "1"]
-                .map(std::ffi::OsString::from)
-                .to_vec(),
-            dir: tmp.clone(),
-            // Nothing of fencelab's environment (a CI job's tokens, say) reaches
-            // the implementation: only what a test needs.
-            env: process::passed_on().collect(),
-        };
-        // What the judge says is read as fencelab's only with this key.
-        let key = said_key()?;
-        spawn.env.extend([
-            ("TMPDIR".into(), tmp.clone().into()),
-            ("HOME".into(), tmp.clone().into()),
-            ("RUST_BACKTRACE".into(), "0".into()),
-            (said::KEY_ENV.into(), key.clone().into()),
-        ]);
-        // The memory cgroup of the implementation's cage, made here (the
-        // judge that starts the implementation may be killed; this process
-        // outlives it and removes the cgroup).
-        let mut server_memory = None;
-        let mut _zygote = None;
-        let (server, socket) = match self.launch {
-            Launch::ByJudge => {
-                spawn.env.extend(
-                    trial
-                        .host
-                        .for_judge()
-                        .into_iter()
-                        .map(|(k, v)| (k.into(), v.to_os_string())),
-                );
-                server_memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
-                if let Some(memory) = &server_memory {
-                    spawn.env.push((MEMORY_ENV.into(), memory.path().into()));
-                }
-                // A Python server forked for this trial (`bridge::zygote`).
-                _zygote = zygotes.hand(&trial.host)?;
-                (None, None)
-            }
-            Launch::ByRunner => {
-                let socket = dir.join("impl.sock");
-                // A Python server forked for this trial by the runner itself,
-                // where it can (`python::Zygotes`), else started afresh.
-                let library = self.forking.as_ref().and_then(|f| f.library.as_ref());
-                let server = match (zygotes.hand(&trial.host)?, library) {
-                    (Some(handed), Some(library)) => Served::forked(
-                        handed,
-                        library,
-                        &trial.host,
-                        &socket,
-                        dir,
-                        &tmp,
-                        space.as_ref(),
-                    )?,
-                    _ => Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?,
-                };
-                // A path too long for a socket is given relative to the
-                // judge's working directory, `tmp`.
-                let named = if socket.as_os_str().len() > 100 {
-                    "../impl.sock".into()
-                } else {
-                    socket.clone().into()
-                };
-                spawn.env.push((SOCKET_ENV.into(), named));
-                (Some(server), Some(socket))
-            }
-        };
-        // An untrusted judge sees its own program, its directory and the
-        // socket of its implementation, nothing else.
-        let also: Vec<&std::path::Path> = socket.iter().map(PathBuf::as_path).collect();
-        let judge_memory = match self.judge_caged {
-            true => Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?,
-            false => None,
-        };
-        // The untrusted side's processes, and the processor time they use,
-        // are what `hangs` looks at; a server the runner started is looked
-        // at too.
-        if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
-            let also = server.iter().filter_map(Served::cgroup).collect();
-            caged(memory.path(), also);
-        }
-        // The cage executes the judge itself, from clones of the process
-        // the runner forks (`Cage::executing`): two forks a trial fewer.
-        let cage = self.judge_caged.then(|| {
-            let env = spawn.environment();
-            let args: Vec<&std::ffi::OsStr> = spawn.args.iter().map(|a| a.as_os_str()).collect();
-            Cage::new_reading(&tmp, &self.judge, &also, &self.judge_reads)
-                .within(space.as_ref())
-                .bounded(judge_memory.as_ref())
-                .executing(&spawn.program, &args, &env)
-        });
-        let limits = Limits {
-            time: Some(trial.limit),
-            output_cap: self.output_cap,
-            file_size: Some(process::FILE_SIZE),
-            // fencelab's own judge cages the implementation itself; an
-            // untrusted one is caged here.
-            cage: cage.as_ref().map(Cage::plan),
-            space: joined,
-            stop: Some(stop.clone()),
-        };
-        // fencelab's own judge (it cages the implementation itself) is
-        // started by a clone that shares the runner's memory, not a fork of
-        // it (`process::run_light`), a handed connection to a forking server
-        // inherited by it alone; an untrusted judge's cage needs a fork.
-        let finished = if limits.cage.is_none() {
-            let inherit = _zygote.as_ref().map(|handed| handed.pass_to(&mut spawn));
-            process::run_judge(&spawn, dir, &limits, inherit, judge_zygote)
-        } else {
-            process::run(spawn.command(), dir, &limits)
-        };
-        let finished = finished.map_err(|e| {
-            Error::environment(format!("cannot run the judge {}: {e}", self.judge.display()))
-                .with_next("check that the target directory is intact, or remove target/fencelab and run again")
-        });
-        // The server goes with the trial, before anything left behind is
-        // looked for (it is not the judge's to leave).
-        let server_ran_out = server.as_ref().is_some_and(Served::ran_out);
-        drop(server);
-        let finished = finished?;
-        if finished.status.and_then(|s| s.code()) == Some(NOT_STARTED_STATUS) {
-            let why = said::all(&said::vouch(&finished.stderr, &key))
-                .into_iter()
-                .find(|s| matches!(s, Said::CouldNotStart { .. }))
-                .map_or("(it said nothing)".to_string(), |s| s.to_string());
-            return Err(Error::environment(format!(
-                "the judge could not start the program of the implementation under test: {why}"
-            ))
-            .with_next(
-                "run again (fencelab builds again what is missing); if it happens again, \
-                 report it with the command you ran",
-            ));
-        }
-        let mut outcome = TestOutcome::from_judge(&trial.test, &finished, trial.limit, &key);
-        // Processes that escaped the judge too are found by the trial's TMPDIR
-        // in their environment.
-        let escaped = if self.hunt_orphans {
-            process::kill_tagged(dir, started)
-        } else {
-            0
-        };
-        if (finished.left_behind || escaped > 0) && !finished.timed_out() && outcome.passed() {
-            outcome = TestOutcome::Failed {
-                kind: crate::engine::outcome::FailureKind::Crashed,
-                message: LEFT_BEHIND.marked(),
-            };
-        }
-        // An untrusted judge is the learner's test: what it left running is
-        // its own (fencelab's implementations are not the judge's children).
-        if self.judge_caged {
-            outcome = blame_the_test(outcome);
-        }
-        // A trial that used up its space or its memory fails, with that
-        // reason (its cgroups' and tmpfs's own account, whatever the code
-        // made of the refusal or of a process killed).
-        let who = if self.judge_caged {
-            Who::Test
-        } else {
-            Who::Implementation
-        };
-        let exhausted = if space.as_ref().is_some_and(Space::used_up) {
-            Some(Said::SpaceUsedUp {
-                who,
-                mib: SPACE >> 20,
-            })
-        } else if judge_memory.as_ref().is_some_and(Memory::ran_out) {
-            Some(out_of_memory(Who::Test))
-        } else if server_ran_out || server_memory.as_ref().is_some_and(Memory::ran_out) {
-            Some(out_of_memory(Who::Implementation))
-        } else {
-            None
-        };
-        if let Some(reason) = exhausted {
-            let said = outcome.marked_message().unwrap_or_default();
-            outcome = TestOutcome::Failed {
-                kind: crate::engine::outcome::FailureKind::Crashed,
-                message: if said.is_empty() {
-                    reason.marked()
-                } else {
-                    format!("{}\n{said}", reason.marked())
-                },
-            };
-        }
-        if finished.dropped > 0
-            && let TestOutcome::Failed { message, .. } = &mut outcome
-        {
-            let bytes = finished.dropped as u64;
-            message.push_str(&format!("\n{}", Said::OutputDropped { bytes }.marked()));
-        }
-        let _ = std::fs::remove_dir_all(dir);
-        Ok(TrialResult {
-            outcome,
-            duration: finished.duration,
-        })
-    }
-}
-
-/// A fresh key for a trial's judge: 128 bits from the OS, never the clock.
-fn said_key() -> Result<String, Error> {
-    let mut key = String::new();
-    for _ in 0..2 {
-        let draw = getrandom::u64().map_err(|e| {
-            Error::environment(format!("the OS's random source failed: {e}"))
-                .with_next("run again; if it fails again, the machine's getrandom(2) is broken")
-        })?;
-        key.push_str(&format!("{draw:016x}"));
-    }
-    Ok(key)
-}
-
-/// `outcome`, where the trial's judge is a learner's test: processes left
-/// running are the test's, not the implementation's (a judge that exits with
-/// `LEFT_BEHIND_STATUS` on its own is the test's doing too).
-fn blame_the_test(outcome: TestOutcome) -> TestOutcome {
-    match outcome {
-        TestOutcome::Failed { kind, message } if message == LEFT_BEHIND.marked() => {
-            TestOutcome::Failed {
-                kind,
-                message: Said::LeftRunning { who: Who::Test }.marked(),
-            }
-        }
-        other => other,
-    }
 }
 
 /// What fencelab says of a trial whose `who` ran out of memory.
@@ -707,39 +457,7 @@ pub(crate) fn out_of_memory(who: Who) -> Said {
     }
 }
 
+mod trial;
+
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_shuffled_order_is_a_permutation_drawn_anew_each_time() {
-        let first = shuffled(64).unwrap();
-        let mut sorted = first.clone();
-        sorted.sort_unstable();
-        assert_eq!(sorted, (0..64).collect::<Vec<_>>());
-        // Two orders of 64 agree by chance once in 64! draws: a seed that
-        // repeats (a fixed one, or a clock read twice in one tick) shows.
-        let draws: Vec<Vec<usize>> = (0..8).map(|_| shuffled(64).unwrap()).collect();
-        assert!(draws.iter().all(|d| *d != first), "{first:?}");
-        assert_ne!(first, sorted, "not shuffled at all");
-    }
-
-    #[test]
-    fn a_trial_keeps_its_job_however_long_it_runs_unless_it_sleeps() {
-        let watch = Watch::default();
-        let working = Working::new(1);
-        let first = working.enter(&watch);
-        let second_started = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let _second = working.enter(&watch);
-                second_started.store(true, Ordering::SeqCst);
-            });
-            std::thread::sleep(Duration::from_millis(300));
-            assert!(!second_started.load(Ordering::SeqCst));
-            drop(first);
-        });
-        assert!(second_started.load(Ordering::SeqCst));
-        assert_eq!(*working.running.lock().unwrap(), 0);
-    }
-}
+mod tests;

@@ -17,9 +17,8 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::LearnerTests;
-use super::report::{Invalid, JudgedTest, MissedMutant, StepThoroughness, TestsReport, WrongOn};
+use super::report::TestsReport;
 use crate::engine::builder::Implementation;
-use crate::engine::outcome::{FailureKind, TestOutcome};
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::scratch::Scratch;
 use crate::engine::{self, Request, Scenario, ScenarioKind, ScenarioResult, Tests};
@@ -27,12 +26,10 @@ use crate::error::Error;
 use crate::exit::ExitCode;
 use crate::lab::lang::Text;
 use crate::lab::mutant::{self, Mutant};
-use crate::lab::observation::ObservationKind;
 use crate::lab::reference::{DEFAULT_FILE, REFERENCE};
 use crate::lab::schedule;
-use crate::lab::suite::{self, SuiteFiles, SuiteTest};
+use crate::lab::suite::{self, SuiteTest};
 use crate::lab::wheat::{Wheat, Wheats};
-use crate::lab::worksheet::SLUGS;
 use crate::output::progress::Progress;
 
 /// The implementations a learner's tests are judged against.
@@ -363,70 +360,6 @@ fn scenario(implementation: usize, tests: Tests) -> Scenario {
     }
 }
 
-/// Every run of every test, in the order of the rounds' scenarios (never in
-/// the order trials happened to end).
-struct Evidence {
-    tests: Vec<SuiteTest>,
-    runs: BTreeMap<String, Vec<(Judge, TestOutcome)>>,
-}
-
-impl Evidence {
-    fn add(&mut self, round: &[(Judge, Scenario)], results: &[ScenarioResult]) {
-        for ((judge, _), result) in round.iter().zip(results) {
-            for t in result.tests().unwrap_or_default() {
-                for run in &t.runs {
-                    self.runs
-                        .entry(t.test.name.clone())
-                        .or_default()
-                        .push((*judge, run.outcome.clone()));
-                }
-            }
-        }
-    }
-
-    fn of<'s>(&'s self, test: &str) -> impl Iterator<Item = &'s (Judge, TestOutcome)> {
-        self.runs.get(test).into_iter().flatten()
-    }
-
-    /// It failed on `judge` (on some run).
-    fn failed(&self, test: &str, judge: Judge) -> bool {
-        self.of(test).any(|(j, o)| *j == judge && !o.passed())
-    }
-
-    /// It passed on `judge` (on every run).
-    fn passed(&self, test: &str, judge: Judge) -> bool {
-        self.of(test).any(|(j, _)| *j == judge) && !self.failed(test, judge)
-    }
-
-    /// It ran on `judge` and failed on every run there.
-    fn failed_every_run(&self, test: &str, judge: Judge) -> bool {
-        self.of(test).any(|(j, _)| *j == judge)
-            && self.of(test).all(|(j, o)| *j != judge || !o.passed())
-    }
-
-    fn fails_somewhere(&self, plan: &Plan, test: &str) -> bool {
-        (0..plan.correct.len()).any(|c| self.failed(test, Judge::Correct(c)))
-    }
-
-    /// Its runs on the correct implementation `id` (every run of the
-    /// reference together): how many, the failures, in order.
-    fn on<'s>(&'s self, plan: &Plan, test: &str, id: &str) -> (usize, Vec<&'s TestOutcome>) {
-        let mut runs = 0;
-        let mut failures = Vec::new();
-        for (judge, outcome) in self.of(test) {
-            if let Judge::Correct(c) = judge
-                && plan.correct[*c].id == id
-            {
-                runs += 1;
-                if !outcome.passed() {
-                    failures.push(outcome);
-                }
-            }
-        }
-        (runs, failures)
-    }
-}
-
 /// Judges `tests` against `judges`.
 pub fn judge(
     tests: &LearnerTests,
@@ -521,233 +454,6 @@ pub fn judge(
     Ok(report)
 }
 
-/// One test, judged from the evidence alone.
-fn judged(plan: &Plan, evidence: &Evidence, test: &str) -> JudgedTest {
-    // Per correct implementation (the reference's runs together), in the
-    // plan's order: the reference first, then the wheats.
-    let mut ids: Vec<&Correct> = Vec::new();
-    for c in &plan.correct {
-        if !ids.iter().any(|seen| seen.id == c.id) {
-            ids.push(c);
-        }
-    }
-    let mut wrong_on: Vec<(&Correct, WrongOn)> = ids
-        .iter()
-        .filter_map(|c| {
-            let (runs, failures) = evidence.on(plan, test, c.id);
-            let first = failures.first()?;
-            Some((
-                *c,
-                WrongOn {
-                    implementation: c.id.to_string(),
-                    title: c.title.clone(),
-                    outcome: first.label(),
-                    message: first.message().unwrap_or_default(),
-                    runs,
-                    failed: failures.len(),
-                },
-            ))
-        })
-        .collect();
-    // The most telling first: the reference, the variants, the full wheats.
-    wrong_on.sort_by_key(|(c, _)| (c.wheat.is_some(), !c.variant()));
-    // Failing on every run of the reference and passing where the first
-    // owner always wins, it assumed which owner wins: that freedom, with its
-    // variant as the evidence. Only what every judgement shows is said: the
-    // reference's runs and that variant (the full wheats' claim_many races
-    // for real, so their verdicts there are chance).
-    let winner = evidence.passed(test, Judge::Probe)
-        && wrong_on.iter().any(|(c, w)| c.wheat.is_none() && !w.racy());
-    if winner {
-        wrong_on.retain(|(c, _)| {
-            c.wheat.is_none()
-                || c.variant()
-                    && c.wheat
-                        .is_some_and(|w| w.freedoms.iter().any(|f| f == WINNER))
-        });
-    }
-    let racy = wrong_on.iter().any(|(_, w)| w.racy());
-    let on_reference = wrong_on.iter().any(|(c, _)| c.wheat.is_none());
-    if racy {
-        // Only what every judgement shows: the implementations that gave both
-        // verdicts (the reference alone, when it did: its runs decide the race
-        // the same way every time, a full wheat's do not), and the variants
-        // (scheduled as the reference) that failed it every time.
-        let reference_races = wrong_on.iter().any(|(c, w)| c.wheat.is_none() && w.racy());
-        wrong_on
-            .retain(|(c, w)| c.variant() || c.wheat.is_none() || (w.racy() && !reference_races));
-    }
-    // Failing on every run of the reference and passing on every run of a
-    // single-freedom variant, it demands the variant's side of a freedom the
-    // reference takes the other way (Python's `done is False`: the reference
-    // answers 0).
-    let passes_on = |c: &Correct| {
-        let (runs, failures) = evidence.on(plan, test, c.id);
-        runs > 0 && failures.is_empty()
-    };
-    let mut demands: Vec<String> = match on_reference && !racy && !winner {
-        true => (ids.iter())
-            .filter(|c| c.variant() && passes_on(c))
-            .flat_map(|c| c.wheat.map(|w| w.freedoms.clone()).unwrap_or_default())
-            .filter(|f| f != WINNER)
-            .collect(),
-        false => Vec::new(),
-    };
-    demands.sort();
-    demands.dedup();
-    // It ended its own process before it said how it went, on every run of
-    // the reference: nothing it observed can be read.
-    let no_verdict = ids.iter().filter(|c| c.wheat.is_none()).any(|c| {
-        let (runs, failures) = evidence.on(plan, test, c.id);
-        runs > 0
-            && failures.len() == runs
-            && failures.iter().all(|f| {
-                matches!(
-                    f,
-                    TestOutcome::Failed {
-                        kind: FailureKind::NoVerdict,
-                        ..
-                    }
-                )
-            })
-    });
-    let assumed: Vec<String> = if winner {
-        vec![WINNER.to_string()]
-    } else if !demands.is_empty() {
-        demands
-    } else if on_reference && !racy {
-        Vec::new()
-    } else {
-        let mut freedoms: Vec<String> = wrong_on
-            .iter()
-            .filter(|(c, w)| c.variant() && !w.racy())
-            .flat_map(|(c, _)| c.wheat.map(|w| w.freedoms.clone()).unwrap_or_default())
-            .collect();
-        freedoms.sort();
-        freedoms.dedup();
-        freedoms
-    };
-    let invalid = match () {
-        _ if wrong_on.is_empty() => None,
-        _ if no_verdict => Some(Invalid::NoVerdict),
-        _ if racy => Some(Invalid::Racy),
-        _ if winner || on_reference && !assumed.is_empty() => Some(Invalid::AssumesAFreedom),
-        _ if on_reference => Some(Invalid::FailsOnReference),
-        _ if !assumed.is_empty() => Some(Invalid::AssumesAFreedom),
-        _ => Some(Invalid::FailsOnAFullWheat),
-    };
-    let misconceptions = if invalid == Some(Invalid::FailsOnReference) {
-        misconceptions(plan, evidence, test)
-    } else {
-        Vec::new()
-    };
-    let catches = if invalid.is_none() {
-        (plan.mutants.iter().enumerate())
-            .filter(|(m, _)| evidence.failed_every_run(test, Judge::Mutant(*m)))
-            .map(|(_, (m, _, _))| m.id.clone())
-            .collect()
-    } else {
-        Vec::new()
-    };
-    JudgedTest {
-        test: test.to_string(),
-        valid: invalid.is_none(),
-        invalid,
-        wrong_on: wrong_on.into_iter().map(|(_, w)| w).collect(),
-        assumed,
-        misconceptions,
-        catches,
-    }
-}
-
-/// The misunderstanding a test that fails on the reference was most likely
-/// written from: among the mutants it passes on (whose behaviour is what it
-/// expected), those that change the fewest of the learner's other tests'
-/// verdicts, then the closest to the reference (the fewest of fencelab's
-/// own tests kill it); the best, and the second when it is as close by the
-/// learner's tests. None when it passes on no mutant.
-fn misconceptions(plan: &Plan, evidence: &Evidence, test: &str) -> Vec<String> {
-    let reference: Vec<Judge> = (plan.correct.iter().enumerate())
-        .filter(|(_, c)| c.wheat.is_none())
-        .map(|(c, _)| Judge::Correct(c))
-        .collect();
-    let steady = |other: &str| {
-        let passes = reference
-            .iter()
-            .filter(|&&j| evidence.passed(other, j))
-            .count();
-        match passes {
-            0 => Some(false),
-            n if n == reference.len() => Some(true),
-            _ => None,
-        }
-    };
-    let mut candidates: Vec<(usize, usize, &str)> = (plan.mutants.iter().enumerate())
-        .filter(|(m, _)| evidence.passed(test, Judge::Mutant(*m)))
-        .map(|(m, (mutant, _, _))| {
-            let changed = (evidence.tests.iter())
-                .filter(|other| other.name != test)
-                .filter(|other| {
-                    steady(&other.name).is_some_and(|on_reference| {
-                        on_reference != evidence.passed(&other.name, Judge::Mutant(m))
-                    })
-                })
-                .count();
-            (changed, mutant.killers.len(), mutant.id.as_str())
-        })
-        .collect();
-    candidates.sort();
-    let best = candidates.first().map(|c| c.0);
-    candidates
-        .iter()
-        .take(2)
-        .filter(|c| Some(c.0) == best)
-        .map(|c| c.2.to_string())
-        .collect()
-}
-
-/// Per step of the worksheet, the mutants caught and those missed.
-fn thoroughness(
-    mutants: &[&Mutant],
-    caught: &BTreeSet<&str>,
-    observations: &BTreeMap<&str, ObservationKind>,
-) -> Vec<StepThoroughness> {
-    (1..=8u32)
-        .filter_map(|step| {
-            let of_step: Vec<&Mutant> =
-                mutants.iter().copied().filter(|m| m.step == step).collect();
-            if of_step.is_empty() {
-                return None;
-            }
-            let (hit, missed): (Vec<&Mutant>, Vec<&Mutant>) =
-                of_step.iter().partition(|m| caught.contains(m.id.as_str()));
-            Some(StepThoroughness {
-                step,
-                slug: SLUGS[step as usize - 1],
-                caught: hit.len(),
-                total: of_step.len(),
-                caught_mutants: hit.iter().map(|m| m.id.clone()).collect(),
-                missed: missed
-                    .iter()
-                    .map(|m| MissedMutant {
-                        id: m.id.clone(),
-                        title: m.titles.clone(),
-                        observation: observations.get(m.id.as_str()).copied(),
-                        diff: None,
-                    })
-                    .collect(),
-            })
-        })
-        .collect()
-}
-
-/// Thoroughness, 0 to 100: the mean of the steps' shares caught, each
-/// counted by its weight.
-fn score(steps: &[StepThoroughness], weights: &crate::lab::course::Weights) -> f64 {
-    let shares = (steps.iter()).map(|s| (s.step, s.caught as f64 / s.total.max(1) as f64));
-    (weights.mean(shares) * 100.0 * 100.0).round() / 100.0
-}
-
 /// The reference as a learner knows it: by what it is, not by fencelab's
 /// file name, which is not in the learner's lab.
 fn reference_title() -> Text {
@@ -757,76 +463,11 @@ fn reference_title() -> Text {
     }
 }
 
-/// For each mutant in `missed`, the kind of observation by which fencelab's
-/// own suite kills it (its declared killers, run against it). The
-/// implementations are the judgement's own, so that their server is already
-/// built; only the judge is fencelab's.
-fn observations<'a>(
-    missed: &[&'a Mutant],
-    plan: &Plan,
-    mutant_impl: &BTreeMap<&str, usize>,
-    options: &Options,
-    scratch: &Scratch,
-) -> Result<BTreeMap<&'a str, ObservationKind>, Error> {
-    let scenarios: Vec<Scenario> = missed
-        .iter()
-        .filter_map(|m| {
-            Some(Scenario {
-                kind: ScenarioKind::Tests,
-                implementation: *mutant_impl.get(m.id.as_str())?,
-                tests: Tests::Only(m.killers.iter().map(|k| suite::test_named(k)).collect()),
-            })
-        })
-        .collect();
-    if scenarios.is_empty() {
-        return Ok(BTreeMap::new());
-    }
-    let request = Request {
-        policy: Policy::of(Trust::Instructor),
-        suite: SuiteFiles::builtin(),
-        implementations: plan.implementations.clone(),
-        scenarios,
-        jobs: options.jobs,
-    };
-    let run = engine::run(scratch, &request, &mut |_| {})?;
-    Ok(missed
-        .iter()
-        .map(|m| m.id.as_str())
-        .zip(&run.results)
-        .filter_map(|(id, result)| {
-            let kind = result.tests()?.iter().find_map(|t| match t.outcome() {
-                // The implementation panicked or died in the call: what
-                // exposes it is making the call and looking at what comes back.
-                TestOutcome::Failed {
-                    kind: FailureKind::Panicked | FailureKind::Crashed,
-                    ..
-                } => Some(ObservationKind::ReturnValue),
-                outcome => ObservationKind::of_failure(&outcome.message()?),
-            })?;
-            Some((id, kind))
-        })
-        .collect())
-}
+mod evidence;
+mod thoroughness;
+
+use evidence::{Evidence, judged};
+use thoroughness::{observations, score, thoroughness};
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn thoroughness_counts_each_step_by_the_courses_weight() {
-        let step = |step, caught, total| StepThoroughness {
-            step,
-            slug: crate::lab::worksheet::SLUGS[step as usize - 1],
-            caught,
-            total,
-            caught_mutants: Vec::new(),
-            missed: Vec::new(),
-        };
-        let steps = [step(4, 1, 2), step(8, 4, 4)];
-        let mut weights = crate::lab::course::Weights::default();
-        assert_eq!(score(&steps, &weights), 75.0);
-        weights.0[7] = 3.0;
-        assert_eq!(score(&steps, &weights), 87.5, "(0.5 + 3) / 4");
-        assert_eq!(score(&[], &weights), 0.0);
-    }
-}
+mod tests;

@@ -1,0 +1,469 @@
+//! The forking server's side of a Python server forked per trial (`zygote`
+//! is the judge's side): its loop between two forks, the fork itself, and
+//! the child's way into the cage. python/fencelab_forking.py calls the two
+//! entry points through `ctypes`, by their symbols in the bridge's cdylib.
+//!
+//! Invariants: between two forks nothing is allocated but what the loop's
+//! lists grow by; the child enters the very cage a judge gives a server it
+//! starts, and any failure ends the child before the implementation runs.
+
+use std::ffi::{CStr, c_char, c_int};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+
+use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
+
+use super::fds::{receive_with, send_with};
+use super::zygote::Request;
+
+/// The forking server's fork of one trial (python/fencelab_forking.py,
+/// `start_child`, through `ctypes.PyDLL`, so with the interpreter's lock
+/// held as `os.fork` holds it, between `PyOS_BeforeFork` and
+/// `PyOS_AfterFork_Parent` or `_Child`), given the judge's `Request` as
+/// JSON, as it came, whether the cage is the one the runner gives
+/// fencelab's own implementations (`Cage::trusted_reading`: the forking
+/// server's word, from how the runner started it, `--forking-trusted`;
+/// never the request's, so whoever holds a connection cannot ask for the
+/// looser cage), and the descriptors that came with the request
+/// (`zygote::fork`'s `fds`, at their numbers in the forking server): the
+/// child's pid in the forking server (-1 where the descriptors are too few
+/// or the fork failed); 0 in the cage's program, which serves. Nothing of the child
+/// runs Python before that: it is the cage's watcher (where the cage has a
+/// PID namespace; the program itself where it has none), and every page it
+/// writes is a copy of the forking server's. Nothing is allocated here
+/// before the fork either: a page the forking server writes while the
+/// child lives is a copy too, so the request is read in the child. Where
+/// the child cannot enter the cage, it says why on the request's pipe for
+/// the cage's word and exits 1.
+///
+/// In the program, the descriptors 0, 1 and 2 are the server's standard
+/// streams, `server::LISTENER_FD` its listening socket, and the cage's word
+/// and the cage's own descriptors are still open: the caller writes that
+/// word ("ok") and closes every descriptor above `LISTENER_FD` before it
+/// runs anything else. The signals of the forking server's own handlers
+/// (SIGCHLD, SIGINT) are at their defaults.
+///
+/// # Safety
+/// `request` is a C string; `fds` holds `nfds` descriptors. Call only in a
+/// single-threaded process.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fencelab_fork_cage(
+    request: *const c_char,
+    trusted: c_int,
+    fds: *const c_int,
+    nfds: usize,
+) -> libc::pid_t {
+    if request.is_null() || fds.is_null() || nfds < 5 {
+        return -1;
+    }
+    // SAFETY: the caller is single-threaded.
+    let pid = unsafe { libc::fork() };
+    if pid != 0 {
+        return pid;
+    }
+    // SAFETY: the caller's descriptors and C string, as copied by the fork.
+    let (mut fds, text) = unsafe {
+        (
+            std::slice::from_raw_parts(fds, nfds).to_vec(),
+            CStr::from_ptr(request).to_string_lossy(),
+        )
+    };
+    // SAFETY: the child of a single-threaded process.
+    unsafe { enter_or_end(&text, None, trusted != 0, &mut fds) };
+    std::mem::forget(fds);
+    0
+}
+
+/// The child's side of a fork: the request `text` read, its key checked
+/// (where `key` says which the forking server serves), and the cage
+/// entered; where any of it fails, the cage's word says why and the child
+/// ends.
+///
+/// # Safety
+/// Only in the child of a single-threaded process; `fds` as
+/// `fencelab_fork_cage`'s.
+unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [RawFd]) {
+    let entered = serde_json::from_str::<Request>(text)
+        .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
+        .and_then(|request| {
+            if key.is_some_and(|key| key != request.key) {
+                return Err(std::io::Error::other(
+                    "a request for another implementation",
+                ));
+            }
+            // SAFETY: the child of a single-threaded process.
+            unsafe { child(&request, trusted, fds)? };
+            // Not freed: each page a free writes is one the program copies.
+            std::mem::forget(request);
+            Ok(())
+        });
+    if let Err(err) = entered {
+        let message = format!("cannot enter the cage: {err}");
+        // SAFETY: writes our own bytes to the cage's word, then ends this
+        // child.
+        unsafe {
+            libc::write(fds[4], message.as_ptr().cast(), message.len());
+            libc::_exit(1)
+        }
+    }
+}
+
+/// The descriptors a request comes with, at most (`Request`'s order: the
+/// listener, the three standard streams, the cage's word, the three
+/// namespaces).
+const REQUEST_FDS: usize = 8;
+
+/// The forking server's loop, run by python/fencelab_forking.py's forking
+/// server (`forking`) where the bridge's cdylib is known before its first
+/// trial, instead of its loop in Python: between two forks it runs only
+/// this, which writes to a few pages of its own (a loop in Python wrote to
+/// about 115 after each fork, each a copy, as the child's writes are).
+/// `control`: the runner's control socket (a trial's dispenser each
+/// message, with its descriptor; its end ends the forking server, each
+/// cage it still watches killed); on a dispenser, "connect" with a
+/// connection's end; on a connection, one request with its descriptors
+/// (`Request`, `REQUEST_FDS`), answered with the watcher's pid, then with
+/// its wait status when it ends; a connection that ends first has its
+/// cage killed. Each fork is the interpreter's as `os.fork` makes it
+/// (`PyOS_BeforeFork`, `PyOS_AfterFork_Parent`; the child's after-fork is
+/// the caller's, in Python). Nothing is allocated between forks but what
+/// the loop's lists grow by.
+///
+/// Returns only in a child, in its cage (as `fencelab_fork_cage` returns
+/// 0): 0, with the request copied to `request_out` (NUL-terminated, at most
+/// `out_len` bytes with the NUL) and the descriptor of the cage's word at
+/// `told_out`; or -1, at once, where the interpreter's fork hooks cannot be
+/// found (the caller serves from Python then).
+///
+/// # Safety
+/// `key` is a C string; `request_out` holds `out_len` bytes; `told_out`
+/// one int. Call only in a single-threaded process, holding the
+/// interpreter's lock (`ctypes.PyDLL`).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn fencelab_forking_loop(
+    control: c_int,
+    key: *const c_char,
+    trusted: c_int,
+    request_out: *mut c_char,
+    out_len: usize,
+    told_out: *mut c_int,
+) -> c_int {
+    // SAFETY: looks up two symbols of the process.
+    let hooks = unsafe {
+        (
+            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_BeforeFork".as_ptr()),
+            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_AfterFork_Parent".as_ptr()),
+        )
+    };
+    if key.is_null() || request_out.is_null() || told_out.is_null() || out_len == 0 {
+        return -1;
+    }
+    let (before, after) = match hooks {
+        (b, a) if !b.is_null() && !a.is_null() => {
+            // SAFETY: both are `void f(void)` in the C API.
+            unsafe {
+                (
+                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(b),
+                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(a),
+                )
+            }
+        }
+        _ => return -1,
+    };
+    // SAFETY: the caller's C string.
+    let key = unsafe { CStr::from_ptr(key) }
+        .to_string_lossy()
+        .into_owned();
+    let mut forking = Forking::default();
+    let mut buf = vec![0u8; 1 << 16];
+    let mut polled: Vec<libc::pollfd> = Vec::with_capacity(64);
+    loop {
+        polled.clear();
+        let watch = |fd: RawFd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        polled.push(watch(control));
+        polled.extend(forking.dispensers.iter().map(|d| watch(d.as_raw_fd())));
+        polled.extend(forking.trials.iter().map(|t| watch(t.conn.as_raw_fd())));
+        polled.extend(forking.watched().map(watch));
+        // SAFETY: pollfds of ours.
+        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
+        if ready < 0 {
+            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            forking.end();
+        }
+        // One at a time: what it does may close a descriptor and open
+        // another at its number, which a later one of this round would
+        // name (the others are still ready at the next poll).
+        let Some(fd) = polled.iter().find(|p| p.revents != 0).map(|p| p.fd) else {
+            continue;
+        };
+        {
+            if fd == control {
+                match receive_with(control, &mut buf, 1) {
+                    Some((_, fds)) if !fds.is_empty() => {
+                        let mut fds = fds.into_iter();
+                        forking.dispensers.extend(fds.next());
+                    }
+                    // The runner is gone, or done with this implementation.
+                    _ => forking.end(),
+                }
+            } else if let Some(at) = forking.dispensers.iter().position(|d| d.as_raw_fd() == fd) {
+                match receive_with(fd, &mut buf, 1) {
+                    Some((n, fds)) if &buf[..n] == b"connect" && fds.len() == 1 => {
+                        let conn = fds.into_iter().next().expect("one");
+                        forking.trials.push(Trial {
+                            conn,
+                            watcher: None,
+                        });
+                    }
+                    // Every judge of the trial has ended (or one broke the
+                    // protocol): no more connections from it.
+                    _ => {
+                        forking.dispensers.swap_remove(at);
+                    }
+                }
+            } else if let Some(at) = forking.trials.iter().position(|t| t.conn.as_raw_fd() == fd) {
+                let received = receive_with(fd, &mut buf, REQUEST_FDS);
+                let asked = match received {
+                    Some((n, fds))
+                        if n > 0
+                            && n < buf.len()
+                            && fds.len() >= 5
+                            && forking.trials[at].watcher.is_none() =>
+                    {
+                        Some((n, fds))
+                    }
+                    _ => None,
+                };
+                let Some((n, fds)) = asked else {
+                    // The judge went away (or broke the protocol): its cage goes.
+                    forking.close(at);
+                    continue;
+                };
+                before();
+                // SAFETY: a single-threaded process (the caller's word).
+                let pid = unsafe { libc::fork() };
+                if pid == 0 {
+                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
+                    let mut raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
+                    // SAFETY: the child of a single-threaded process.
+                    unsafe { enter_or_end(&text, Some(&key), trusted != 0, &mut raw) };
+                    let len = n.min(out_len - 1);
+                    // SAFETY: the caller's buffer of `out_len` bytes, and its int.
+                    unsafe {
+                        std::ptr::copy_nonoverlapping(buf.as_ptr(), request_out.cast(), len);
+                        *request_out.add(len) = 0;
+                        *told_out = raw[4];
+                    }
+                    // The descriptors stay open (the caller closes what it
+                    // does not serve with); nothing of the loop is freed.
+                    std::mem::forget(fds);
+                    std::mem::forget(forking);
+                    std::mem::forget(buf);
+                    std::mem::forget(polled);
+                    return 0;
+                }
+                after();
+                drop(fds);
+                if pid < 0 {
+                    forking.close(at);
+                    continue;
+                }
+                let opened = Pid::from_raw(pid).map(|p| pidfd_open(p, PidfdFlags::empty()));
+                let Some(Ok(pidfd)) = opened else {
+                    // Without one its end is never seen: no trial of it.
+                    super::sandbox::kill_cage(pid);
+                    // Our own child, killed.
+                    let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
+                    forking.close(at);
+                    continue;
+                };
+                let answer = format!("{{\"pid\": {pid}}}");
+                forking.trials[at].watcher = Some((pid, pidfd));
+                if send_with(fd, answer.as_bytes(), &[]).is_err() {
+                    forking.close(at);
+                }
+            } else {
+                forking.reap(fd);
+            }
+        }
+    }
+}
+
+/// A trial's connection and, once forked, its watcher (pid and pidfd).
+struct Trial {
+    conn: OwnedFd,
+    watcher: Option<(libc::pid_t, OwnedFd)>,
+}
+
+/// What `fencelab_forking_loop` holds.
+#[derive(Default)]
+struct Forking {
+    dispensers: Vec<OwnedFd>,
+    trials: Vec<Trial>,
+    /// Watchers whose judge went away: killed, not yet collected.
+    killed: Vec<(libc::pid_t, OwnedFd)>,
+}
+
+impl Forking {
+    /// The pidfds of every watcher not yet collected.
+    fn watched(&self) -> impl Iterator<Item = RawFd> + '_ {
+        self.trials
+            .iter()
+            .filter_map(|t| t.watcher.as_ref())
+            .chain(&self.killed)
+            .map(|(_, pidfd)| pidfd.as_raw_fd())
+    }
+
+    /// Closes trial `at`'s connection, killing its cage (collected later).
+    fn close(&mut self, at: usize) {
+        let trial = self.trials.swap_remove(at);
+        if let Some((pid, pidfd)) = trial.watcher {
+            super::sandbox::kill_cage(pid);
+            self.killed.push((pid, pidfd));
+        }
+    }
+
+    /// Collects the watcher whose pidfd is `pidfd`, and tells its judge how
+    /// it ended.
+    fn reap(&mut self, pidfd: RawFd) {
+        if let Some(at) = self.killed.iter().position(|(_, p)| p.as_raw_fd() == pidfd) {
+            let (pid, _) = self.killed.swap_remove(at);
+            // Our own child, ended.
+            let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
+            return;
+        }
+        let Some(at) = self.trials.iter().position(|t| {
+            t.watcher
+                .as_ref()
+                .is_some_and(|(_, p)| p.as_raw_fd() == pidfd)
+        }) else {
+            return;
+        };
+        let trial = self.trials.swap_remove(at);
+        let (pid, _) = trial.watcher.expect("a watcher");
+        // Our own child, ended.
+        if let Ok(Some((_, status))) = waitpid(Pid::from_raw(pid), WaitOptions::empty()) {
+            let answer = format!("{{\"status\": {}}}", status.as_raw());
+            let _ = send_with(trial.conn.as_raw_fd(), answer.as_bytes(), &[]);
+        }
+    }
+
+    /// The runner is gone, or done: every cage still watched is killed, and
+    /// the forking server ends.
+    fn end(&mut self) -> ! {
+        for (pid, _) in self.trials.iter().filter_map(|t| t.watcher.as_ref()) {
+            super::sandbox::kill_cage(*pid);
+        }
+        // SAFETY: ends this process.
+        unsafe { libc::_exit(0) }
+    }
+}
+
+/// The forked child's way into the cage (`child::prepare`): the forking
+/// server's signal handlers gone, the trial's space joined (the namespaces
+/// the judge sent, unless they are this process's already), the server's
+/// descriptors (`fds`: the listening socket, standard input, output and
+/// error, the cage's word, the namespaces) in place (`LISTENER_FD`, 0, 1
+/// and 2) and none of the forking server's others open, then the cage a
+/// judge builds for a server (`start::start`), or, `trusted`, the one the
+/// runner gives fencelab's own implementations.
+///
+/// # Safety
+/// Only in the child of a single-threaded process.
+unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io::Result<()> {
+    let listener = super::server::LISTENER_FD;
+    let (moved, kept) = fds.split_at_mut(4);
+    let join = space_of(request, &kept[1..])?;
+    // Where it joins no space, it starts in the trial's directory.
+    let tmp = match join {
+        Some(_) => None,
+        None => Some(std::ffi::CString::new(
+            request.tmp.as_os_str().as_encoded_bytes(),
+        )?),
+    };
+    let mut place = [
+        (moved[0], listener),
+        (moved[1], 0),
+        (moved[2], 1),
+        (moved[3], 2),
+    ];
+    let mut enter = || enter_cage(request, trusted, listener);
+    let mut setup = super::child::Setup {
+        // Whatever the forking server's handlers would write to (its
+        // wakeup pipe) is closed; a signal must not reach them meanwhile.
+        signals: super::child::Signals::These(&[libc::SIGCHLD, libc::SIGINT]),
+        space: join.as_ref(),
+        place: &mut place,
+        // The cage's word and the namespaces stay where they are (the
+        // forking server holds 0 to `LISTENER_FD`: none is a target).
+        keep: kept,
+        close_from: Some(listener + 1),
+        dir: tmp.as_deref(),
+        cage: Some(super::child::Enter::Built(&mut enter)),
+        ..Default::default()
+    };
+    // SAFETY: the caller's word: the child of a single-threaded process.
+    unsafe { super::child::prepare(&mut setup) }
+}
+
+/// The trial's space to join: the namespaces the judge sent (user, mount,
+/// network), unless the process is in them already (None).
+fn space_of(
+    request: &Request,
+    namespaces: &[RawFd],
+) -> std::io::Result<Option<super::sandbox::Join>> {
+    let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
+    let same = |fd: RawFd, kind: &str| {
+        use std::os::unix::fs::MetadataExt;
+        // SAFETY: a descriptor the caller holds, for the call.
+        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        let stat = rustix::fs::fstat(fd);
+        stat.is_ok_and(|stat| {
+            own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)
+        })
+    };
+    match namespaces[..] {
+        [user, mount, ref net @ ..] if !same(mount, "mnt") => {
+            let user = (!same(user, "user")).then_some(user);
+            // The judge's network: the trials' closed one, where it is in it.
+            let net = net.first().copied().filter(|&net| !same(net, "net"));
+            super::sandbox::Join::of(user, mount, net, &request.tmp).map(Some)
+        }
+        _ => Ok(None),
+    }
+}
+
+/// Enters the cage a judge builds for a server (`start::start`), or,
+/// `trusted`, the one the runner gives fencelab's own implementations.
+fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Result<()> {
+    let memory = request
+        .memory
+        .as_deref()
+        .map(super::sandbox::Memory::adopt)
+        .transpose()?;
+    let cage = if trusted {
+        super::sandbox::Cage::trusted_reading(&request.tmp, &request.program, &request.reads)
+    } else {
+        super::sandbox::Cage::reading(&request.tmp, &request.program, &request.reads)
+    }
+    .bounded(memory.as_ref());
+    let plan = cage.plan();
+    // SAFETY: a single-threaded process; the cage is alive.
+    unsafe { super::sandbox::enter_serving(listener, &plan)? };
+    // In the program now. What the cage was built from is not freed: every
+    // page a free writes (a `CString` zeroes its first byte; the allocator
+    // writes its own records) is a page the program copies from the
+    // watcher, which made it. The cage's own descriptors (its places, its
+    // ruleset, cgroup.procs) are still closed before anything of the
+    // implementation runs: the caller closes every descriptor above the
+    // listening socket's first thing (`fencelab_fork_cage`).
+    std::mem::forget(plan);
+    std::mem::forget(cage);
+    std::mem::forget(memory);
+    Ok(())
+}

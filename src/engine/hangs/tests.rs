@@ -1,0 +1,222 @@
+//! The time rules tested on real processes (spinning, sleeping, working) seen
+//! through cgroup directories the tests make; the rules' scaling, the
+//! confirmations' order and budget, and a stopped trial's words.
+
+use super::*;
+
+/// A cage's memory cgroup as `hangs` reads it: a directory whose
+/// `cgroup.procs` lists `child`.
+fn cage_of(dir: &Path, name: &str, child: &std::process::Child) -> PathBuf {
+    let cage = dir.join(name);
+    std::fs::create_dir(&cage).unwrap();
+    std::fs::write(cage.join("cgroup.procs"), format!("{}\n", child.id())).unwrap();
+    cage
+}
+
+#[test]
+fn a_trial_that_spins_or_sleeps_is_stopped_and_one_that_works_is_not() {
+    let rules = Rules {
+        spin: Duration::from_millis(300),
+        wait: Duration::from_millis(600),
+    };
+    let sh = |script: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", script])
+            .spawn()
+            .unwrap()
+    };
+    // Spins; sleeps; and works: wakes every 10 ms, as a busy wait for
+    // a lock does (SQLite's), using little of the processor.
+    let mut children = [
+        sh("while :; do :; done"),
+        sh("sleep 60"),
+        sh("while :; do sleep 0.01; done"),
+    ];
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    for (id, name) in ["spins", "sleeps", "works"].iter().enumerate() {
+        watch.begin(id, &format!("g{id}"), rules, false);
+        watch.caged(id, &cage_of(cages.path(), name, &children[id]), Vec::new());
+    }
+    // However loaded the machine, until both are stopped, and at least
+    // 2 s: the waiter's rule thrice over.
+    let stopped = |id| {
+        watch
+            .lock()
+            .trials
+            .get(&id)
+            .and_then(|w| w.stopped_by)
+            .is_some()
+    };
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2)
+        || !(stopped(0) && stopped(1)) && started.elapsed() < Duration::from_secs(120)
+    {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let asleep = watch.asleep();
+    let ended: Vec<_> = (0..3).map(|id| watch.end(id)).collect();
+    for child in &mut children {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    assert_eq!(
+        ended,
+        [
+            Some((TimeRule::Spins, rules.spin)),
+            Some((TimeRule::Waits, rules.wait)),
+            None
+        ]
+    );
+    // The sleeper was asleep at its last look; the one that works is
+    // asleep most of the time too, and may have been.
+    assert!((1..=2).contains(&asleep), "{asleep}");
+}
+
+#[test]
+fn a_busy_machine_stops_no_trial_that_waits_on_the_processor() {
+    // Three spinners share one core: each is ready to run most of the
+    // time and runs little. None is asleep; only processor time counts.
+    let rules = Rules {
+        spin: Duration::from_secs(60),
+        wait: Duration::from_millis(300),
+    };
+    let mut spinners: Vec<_> = (0..6)
+        .map(|_| {
+            std::process::Command::new("sh")
+                .args(["-c", "while :; do :; done"])
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    for (id, child) in spinners.iter().enumerate() {
+        watch.begin(id, &format!("g{id}"), rules, false);
+        watch.caged(
+            id,
+            &cage_of(cages.path(), &format!("c{id}"), child),
+            Vec::new(),
+        );
+    }
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let ended: Vec<_> = (0..6).map(|id| watch.end(id)).collect();
+    for child in &mut spinners {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    assert_eq!(ended, vec![None; 6]);
+}
+
+#[test]
+fn an_implementation_that_hangs_is_stopped_sooner_in_first_runs_only() {
+    let rules = Rules {
+        spin: Duration::from_secs(60),
+        wait: Duration::from_millis(800),
+    };
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    let sleep = |id: usize, group: &str, confirming: bool| {
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        watch.begin(id, group, rules, confirming);
+        watch.caged(
+            id,
+            &cage_of(cages.path(), &format!("c{id}"), &child),
+            Vec::new(),
+        );
+        let started = Instant::now();
+        let stopped = || watch.lock().trials[&id].stopped_by.is_some();
+        while !stopped() && started.elapsed() < Duration::from_secs(120) {
+            watch.look();
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.kill().unwrap();
+        child.wait().unwrap();
+        watch.end(id).map(|(_, threshold)| threshold)
+    };
+    assert_eq!(sleep(0, "g", false), Some(rules.wait));
+    // Another first run of the same implementation: a quarter of it.
+    assert_eq!(sleep(1, "g", false), Some(rules.wait / 4));
+    // Run again alone, or another implementation: the full rule.
+    assert_eq!(sleep(2, "g", true), Some(rules.wait));
+    assert_eq!(sleep(3, "h", false), Some(rules.wait));
+}
+
+#[test]
+fn the_rules_grow_with_the_limit() {
+    let default = Rules::for_limit(Duration::from_secs(10));
+    assert_eq!(default.spin, Duration::from_millis(300));
+    assert_eq!(default.wait, Duration::from_secs(2));
+    let long = Rules::for_limit(Duration::from_secs(60));
+    assert_eq!(long.spin, Duration::from_millis(1800));
+    assert_eq!(long.wait, Duration::from_secs(12));
+    // A short limit waits at least a second, or half the limit.
+    assert_eq!(Rules::for_limit(Duration::from_secs(2)).wait, MIN_WAIT);
+    let tiny = Rules::for_limit(Duration::from_millis(500));
+    assert_eq!(tiny.wait, Duration::from_millis(250));
+}
+
+#[test]
+fn confirmations_go_to_likely_passes_first_and_stop_at_the_budget() {
+    let mut confirmations = Confirmations::new(Some(Duration::from_secs(3)));
+    let stopped = |rule| {
+        stopped(
+            TestOutcome::timed_out(10.0),
+            Some((rule, Duration::from_secs(1))),
+            false,
+        )
+    };
+    let at_limit = TestOutcome::timed_out(10.0);
+    let took = Duration::from_secs(1);
+    assert!(!confirmations.wanted("a", 0, &TestOutcome::Passed, took));
+    assert!(confirmations.wanted("b", 1, &stopped(TimeRule::Spins), took));
+    assert!(confirmations.wanted("a", 2, &stopped(TimeRule::Waits), took));
+    assert!(confirmations.wanted("a", 3, &at_limit, took));
+    assert!(confirmations.wanted("b", 4, &at_limit, took));
+    let order = confirmations.order();
+    let order: Vec<(&str, usize)> = order.iter().map(|(g, i)| (g.as_str(), *i)).collect();
+    assert_eq!(order, [("b", 4), ("b", 1), ("a", 3), ("a", 2)]);
+    // Stopped again, a confirmation spends what its rule allows (here
+    // 1 s each; the limit, 10 s, where the limit stopped it); one that
+    // passes alone spends nothing.
+    assert!(confirmations.may_run("a"));
+    confirmations.ran("a", &TestOutcome::Passed);
+    confirmations.ran("a", &stopped(TimeRule::Waits));
+    confirmations.ran("a", &stopped(TimeRule::Spins));
+    assert!(confirmations.may_run("a"), "2 s of 3 spent");
+    confirmations.ran("a", &stopped(TimeRule::Waits));
+    assert!(!confirmations.may_run("a"));
+    assert!(confirmations.may_run("b"), "a budget per implementation");
+    confirmations.ran("b", &at_limit);
+    assert!(!confirmations.may_run("b"));
+    assert_eq!(confirmations.over_budget(took).label(), "over budget");
+    let unbounded = Confirmations::new(None);
+    assert!(unbounded.may_run("a"));
+}
+
+#[test]
+fn a_stopped_trial_says_which_rule_and_whether_it_was_confirmed() {
+    let rule = Some((TimeRule::Waits, Duration::from_secs(2)));
+    let outcome = stopped(TestOutcome::timed_out(10.0), rule, true);
+    assert_eq!(
+        outcome.message().unwrap(),
+        "the test waited 2.0 s in all with none of its processes running \
+             (a sleep, or a lock nobody lets go) and was stopped\n\
+             confirmed: run again alone after the other tests, it was stopped again"
+    );
+    // A trial that ended on its own as it was stopped keeps its verdict.
+    assert_eq!(
+        stopped(TestOutcome::Passed, rule, true),
+        TestOutcome::Passed
+    );
+    let at_limit = stopped(TestOutcome::timed_out(10.0), None, false);
+    assert_eq!(at_limit, TestOutcome::timed_out(10.0));
+}
