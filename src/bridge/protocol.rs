@@ -19,7 +19,7 @@ pub(crate) const SOCKET_ENV: &str = "FENCELAB_SOCKET";
 /// (which names its home and its tools: `/home/grader/.cargo/bin`).
 pub(crate) const SYSTEM_PATH: &str = "/usr/local/bin:/usr/bin:/bin";
 /// The whole environment of an implementation's server, started by its
-/// judge (`client::start`) or forked for it (`client::start_forked`): the trial's own places
+/// judge (`start::start`) or forked for it (`start::start_forked`): the trial's own places
 /// (`HOME`, `TMPDIR`, as the judge has them), the system's `PATH`, the
 /// locale, `RUST_BACKTRACE=0`, sorted. Nothing else: not what is the
 /// judge's to know (the server's path, its key, the path to show, the memory
