@@ -26,6 +26,7 @@ mod mounts;
 mod namespaces;
 mod net;
 mod space;
+pub mod sys;
 #[cfg(test)]
 mod testing;
 
