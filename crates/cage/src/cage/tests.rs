@@ -1,4 +1,5 @@
-//! The cage against what caged code tries: reads, the network, sockets, /proc.
+//! The cage against what caged code tries: reads, writes, the network, sockets,
+//! /proc, signals to the caller's processes, capabilities.
 
 use super::*;
 use crate::testing::run;
@@ -19,7 +20,7 @@ fn attacker() {
         return;
     };
     let t: Vec<&str> = targets.split('|').collect();
-    let (secret, tcp, udp, socket) = (t[0], t[1], t[2], t[3]);
+    let (secret, tcp, udp, socket, outsider) = (t[0], t[1], t[2], t[3], t[4]);
     let report =
         |name: &str, ok: bool| println!("ATTACK {name} {}", if ok { "ok" } else { "refused" });
     report("read-secret", std::fs::read_to_string(secret).is_ok());
@@ -52,6 +53,17 @@ fn attacker() {
         "write-tmp",
         std::fs::write("/tmp/fencelab-cage-probe", "x").is_ok(),
     );
+    // Signal 0 only asks whether the process could be signalled.
+    let outsider = rustix::process::Pid::from_raw(outsider.parse().unwrap()).unwrap();
+    report(
+        "signal-outside",
+        rustix::process::test_kill_process(outsider).is_ok(),
+    );
+    // capget: /proc/self/status is refused to caged code.
+    let held = rustix::thread::capabilities(None).map(|sets| {
+        !(sets.effective.is_empty() && sets.permitted.is_empty() && sets.inheritable.is_empty())
+    });
+    report("capabilities", held.unwrap_or(true));
     let here = std::env::current_dir().unwrap().join("mine");
     report("write-trial", std::fs::write(here, "x").is_ok());
 }
@@ -74,6 +86,8 @@ fn the_cage_holds_against_reads_network_and_sockets() {
     let tmp = trial.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
     let me = std::env::current_exe().unwrap();
+    // A process of the caller's, which caged code must not reach.
+    let mut outsider = Command::new("sleep").arg("60").spawn().unwrap();
     let cage = Cage::new(&tmp, &me, &[]);
     let mut command = Command::new(&me);
     command
@@ -87,14 +101,17 @@ fn the_cage_holds_against_reads_network_and_sockets() {
         .env(
             ATTACK_ENV,
             format!(
-                "{}|{}|{}|{}",
+                "{}|{}|{}|{}|{}",
                 secret.display(),
                 tcp.local_addr().unwrap(),
                 udp.local_addr().unwrap(),
-                socket.display()
+                socket.display(),
+                outsider.id()
             ),
         );
     let finished = run(command, cage.plan(), None);
+    let _ = outsider.kill();
+    let _ = outsider.wait();
     let said = |name: &str| {
         finished
             .stdout
@@ -121,6 +138,13 @@ fn the_cage_holds_against_reads_network_and_sockets() {
         "unix",
     ] {
         assert_eq!(said(attack), "refused", "{attack}: {finished:?}");
+    }
+    // No capability, caged as root or not (the attack suite's
+    // `untrusted_code_holds_no_capability`, without fencelab above).
+    assert_eq!(said("capabilities"), "refused", "{finished:?}");
+    if layers.namespaces {
+        // A PID namespace: no process outside it can be named.
+        assert_eq!(said("signal-outside"), "refused", "{finished:?}");
     }
     if layers.namespaces || layers.landlock >= Some(4) {
         assert_eq!(said("tcp"), "refused", "{finished:?}");
