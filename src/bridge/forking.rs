@@ -8,9 +8,14 @@
 //! starts, and any failure ends the child before the implementation runs.
 
 use std::ffi::{CStr, c_char, c_int};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 
+use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
+
+use super::child::{Setup, borrowed};
+use super::sandbox::sys::{self, Forked};
 
 use super::fds::{receive_with, send_with};
 use super::zygote::Request;
@@ -56,17 +61,15 @@ pub unsafe extern "C" fn fencelab_fork_cage(
         return -1;
     }
     // SAFETY: the caller is single-threaded.
-    let pid = unsafe { libc::fork() };
-    if pid != 0 {
-        return pid;
+    match unsafe { sys::fork() } {
+        Ok(Forked::Child) => {}
+        Ok(Forked::Parent(pid)) => return pid,
+        Err(_) => return -1,
     }
-    // SAFETY: the caller's descriptors and C string, as copied by the fork.
-    let (mut fds, text) = unsafe {
-        (
-            std::slice::from_raw_parts(fds, nfds).to_vec(),
-            CStr::from_ptr(request).to_string_lossy(),
-        )
-    };
+    // SAFETY: the caller's descriptors, as copied by the fork.
+    let mut fds = unsafe { std::slice::from_raw_parts(fds, nfds) }.to_vec();
+    // SAFETY: the caller's C string, as copied by the fork.
+    let text = unsafe { CStr::from_ptr(request) }.to_string_lossy();
     // SAFETY: the child of a single-threaded process.
     unsafe { enter_or_end(&text, None, trusted != 0, &mut fds) };
     std::mem::forget(fds);
@@ -75,8 +78,8 @@ pub unsafe extern "C" fn fencelab_fork_cage(
 
 /// The child's side of a fork: the request `text` read, its key checked
 /// (where `key` says which the forking server serves), and the cage
-/// entered; where any of it fails, the cage's word says why and the child
-/// ends.
+/// entered (`child`); where any of it fails, the cage's word says why and
+/// the child ends.
 ///
 /// # Safety
 /// Only in the child of a single-threaded process; `fds` as
@@ -90,20 +93,20 @@ unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [
                     "a request for another implementation",
                 ));
             }
-            // SAFETY: the child of a single-threaded process.
-            unsafe { child(&request, trusted, fds)? };
+            child(&request, trusted, fds, |setup| {
+                // SAFETY: the caller's word: the child of a single-threaded
+                // process.
+                unsafe { super::child::prepare(setup) }
+            })?;
             // Not freed: each page a free writes is one the program copies.
             std::mem::forget(request);
             Ok(())
         });
     if let Err(err) = entered {
         let message = format!("cannot enter the cage: {err}");
-        // SAFETY: writes our own bytes to the cage's word, then ends this
-        // child.
-        unsafe {
-            libc::write(fds[4], message.as_ptr().cast(), message.len());
-            libc::_exit(1)
-        }
+        // To the cage's word, then this child ends.
+        let _ = rustix::io::write(borrowed(fds[4]), message.as_bytes());
+        sys::exit_now(1)
     }
 }
 
@@ -147,27 +150,12 @@ pub unsafe extern "C" fn fencelab_forking_loop(
     out_len: usize,
     told_out: *mut c_int,
 ) -> c_int {
-    // SAFETY: looks up two symbols of the process.
-    let hooks = unsafe {
-        (
-            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_BeforeFork".as_ptr()),
-            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_AfterFork_Parent".as_ptr()),
-        )
-    };
+    let hooks = fork_hooks();
     if key.is_null() || request_out.is_null() || told_out.is_null() || out_len == 0 {
         return -1;
     }
-    let (before, after) = match hooks {
-        (b, a) if !b.is_null() && !a.is_null() => {
-            // SAFETY: both are `void f(void)` in the C API.
-            unsafe {
-                (
-                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(b),
-                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(a),
-                )
-            }
-        }
-        _ => return -1,
+    let Some((before, after)) = hooks else {
+        return -1;
     };
     // SAFETY: the caller's C string.
     let key = unsafe { CStr::from_ptr(key) }
@@ -175,30 +163,25 @@ pub unsafe extern "C" fn fencelab_forking_loop(
         .into_owned();
     let mut forking = Forking::default();
     let mut buf = vec![0u8; 1 << 16];
-    let mut polled: Vec<libc::pollfd> = Vec::with_capacity(64);
+    let mut polled: Vec<PollFd<'static>> = Vec::with_capacity(64);
     loop {
         polled.clear();
-        let watch = |fd: RawFd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
+        // Each open until this round's poll has returned.
+        let watch = |fd: RawFd| PollFd::from_borrowed_fd(borrowed(fd), PollFlags::IN);
         polled.push(watch(control));
         polled.extend(forking.dispensers.iter().map(|d| watch(d.as_raw_fd())));
         polled.extend(forking.trials.iter().map(|t| watch(t.conn.as_raw_fd())));
         polled.extend(forking.watched().map(watch));
-        // SAFETY: pollfds of ours.
-        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            forking.end();
+        match rustix::event::poll(&mut polled, None) {
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(_) => forking.end(),
         }
         // One at a time: what it does may close a descriptor and open
         // another at its number, which a later one of this round would
         // name (the others are still ready at the next poll).
-        let Some(fd) = polled.iter().find(|p| p.revents != 0).map(|p| p.fd) else {
+        let ready = polled.iter().find(|p| !p.revents().is_empty());
+        let Some(fd) = ready.map(|p| p.as_fd().as_raw_fd()) else {
             continue;
         };
         {
@@ -246,19 +229,24 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                 };
                 before();
                 // SAFETY: a single-threaded process (the caller's word).
-                let pid = unsafe { libc::fork() };
+                let pid = match unsafe { sys::fork() } {
+                    Ok(Forked::Child) => 0,
+                    Ok(Forked::Parent(pid)) => pid,
+                    Err(_) => -1,
+                };
                 if pid == 0 {
                     let text = String::from_utf8_lossy(&buf[..n]).into_owned();
                     let mut raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
                     // SAFETY: the child of a single-threaded process.
                     unsafe { enter_or_end(&text, Some(&key), trusted != 0, &mut raw) };
                     let len = n.min(out_len - 1);
-                    // SAFETY: the caller's buffer of `out_len` bytes, and its int.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(buf.as_ptr(), request_out.cast(), len);
-                        *request_out.add(len) = 0;
-                        *told_out = raw[4];
-                    }
+                    // SAFETY: the caller's buffer of `out_len` bytes.
+                    let out =
+                        unsafe { std::slice::from_raw_parts_mut(request_out.cast(), out_len) };
+                    out[..len].copy_from_slice(&buf[..len]);
+                    out[len] = 0;
+                    // SAFETY: the caller's int.
+                    unsafe { told_out.write(raw[4]) };
                     // The descriptors stay open (the caller closes what it
                     // does not serve with); nothing of the loop is freed.
                     std::mem::forget(fds);
@@ -292,6 +280,20 @@ pub unsafe extern "C" fn fencelab_forking_loop(
             }
         }
     }
+}
+
+/// The interpreter's hooks around a fork (`PyOS_BeforeFork`,
+/// `PyOS_AfterFork_Parent`), where the process has them.
+fn fork_hooks() -> Option<(extern "C" fn(), extern "C" fn())> {
+    let hook = |name: &CStr| {
+        // SAFETY: looks up a symbol of the process by a C string.
+        let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+        // SAFETY: both are `void f(void)` in the C API.
+        (!found.is_null())
+            .then(|| unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(found) })
+    };
+    let before = hook(c"PyOS_BeforeFork");
+    Some((before?, hook(c"PyOS_AfterFork_Parent")?))
 }
 
 /// A trial's connection and, once forked, its watcher (pid and pidfd).
@@ -359,8 +361,7 @@ impl Forking {
         for (pid, _) in self.trials.iter().filter_map(|t| t.watcher.as_ref()) {
             super::sandbox::kill_cage(*pid);
         }
-        // SAFETY: ends this process.
-        unsafe { libc::_exit(0) }
+        sys::exit_now(0)
     }
 }
 
@@ -371,11 +372,13 @@ impl Forking {
 /// error, the cage's word, the namespaces) in place (`LISTENER_FD`, 0, 1
 /// and 2) and none of the forking server's others open, then the cage a
 /// judge builds for a server (`start::start`), or, `trusted`, the one the
-/// runner gives fencelab's own implementations.
-///
-/// # Safety
-/// Only in the child of a single-threaded process.
-unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io::Result<()> {
+/// runner gives fencelab's own implementations. `prepare` runs the set-up.
+fn child(
+    request: &Request,
+    trusted: bool,
+    fds: &mut [RawFd],
+    prepare: impl FnOnce(&mut Setup<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let listener = super::server::LISTENER_FD;
     let (moved, kept) = fds.split_at_mut(4);
     let join = space_of(request, &kept[1..])?;
@@ -393,7 +396,7 @@ unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io:
         (moved[3], 2),
     ];
     let mut enter = || enter_cage(request, trusted, listener);
-    let mut setup = super::child::Setup {
+    let mut setup = Setup {
         // Whatever the forking server's handlers would write to (its
         // wakeup pipe) is closed; a signal must not reach them meanwhile.
         signals: super::child::Signals::These(&[libc::SIGCHLD, libc::SIGINT]),
@@ -407,8 +410,7 @@ unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io:
         cage: Some(super::child::Enter::Built(&mut enter)),
         ..Default::default()
     };
-    // SAFETY: the caller's word: the child of a single-threaded process.
-    unsafe { super::child::prepare(&mut setup) }
+    prepare(&mut setup)
 }
 
 /// The trial's space to join: the namespaces the judge sent (user, mount,
@@ -420,8 +422,8 @@ fn space_of(
     let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
     let same = |fd: RawFd, kind: &str| {
         use std::os::unix::fs::MetadataExt;
-        // SAFETY: a descriptor the caller holds, for the call.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        // A descriptor the caller holds, for the call.
+        let fd = borrowed(fd);
         let stat = rustix::fs::fstat(fd);
         stat.is_ok_and(|stat| {
             own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)

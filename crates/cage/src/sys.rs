@@ -158,3 +158,49 @@ mod tests {
         }
     }
 }
+
+/// A child's end as `wait4` tells it: its pid, its wait status, and the
+/// processor time it and the children it waited for used; None where
+/// `WNOHANG` found none ended. rustix's waits leave the usage out.
+pub fn wait_with_usage(
+    pid: libc::pid_t,
+    options: c_int,
+) -> io::Result<Option<(libc::pid_t, c_int, libc::rusage)>> {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: writes a status and a rusage of this frame.
+    let waited = unsafe { libc::wait4(pid, &mut status, options, usage.as_mut_ptr()) };
+    match waited {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        // SAFETY: plain integers, zeroed, then written by `wait4`.
+        pid => Ok(Some((pid, status, unsafe { usage.assume_init() }))),
+    }
+}
+
+#[cfg(test)]
+mod wait_tests {
+    use super::*;
+
+    /// The child's pid and status come back, and its processor time: a
+    /// wrapper that dropped the usage, or the status, fails here.
+    #[test]
+    fn a_child_is_waited_for_with_its_usage() {
+        // SAFETY: the child only makes async-signal-safe calls.
+        let child = match unsafe { fork() }.unwrap() {
+            Forked::Child => {
+                // Busy a while: its time is more than nothing.
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_millis(20) {}
+                exit_now(5)
+            }
+            Forked::Parent(pid) => pid,
+        };
+        let (pid, status, usage) = wait_with_usage(child, 0).unwrap().unwrap();
+        assert_eq!(pid, child);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 5);
+        let micros = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        let used = micros(usage.ru_utime) + micros(usage.ru_stime);
+        assert!(used > 0, "{used} µs");
+    }
+}
