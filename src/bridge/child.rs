@@ -336,15 +336,9 @@ mod tests {
         let (a, b, r, w) = [a, b, r, w].map(IntoRawFd::into_raw_fd).into();
         let (was_a, was_b, was_r, was_w) = (inode(a), inode(b), inode(r), inode(w));
         // a and b swap; w goes where r is, which is kept.
-        let mut place = [(a, b), (b, a), (w, r)];
+        let mut moves = [(a, b), (b, a), (w, r)];
         let mut keep = [r];
-        let mut setup = Setup {
-            place: &mut place,
-            keep: &mut keep,
-            ..Setup::default()
-        };
-        // SAFETY: descriptors of this test's alone; nothing is closed.
-        unsafe { prepare(&mut setup).unwrap() };
+        place(&mut moves, &mut keep, None).unwrap();
         let kept = keep[0];
         assert_eq!((inode(b), inode(a)), (was_a, was_b));
         assert_eq!((inode(r), inode(kept)), (was_w, was_r));
@@ -354,7 +348,7 @@ mod tests {
             let flags = rustix::io::fcntl_getfd(borrowed(fd)).unwrap();
             assert!(!flags.contains(FdFlags::CLOEXEC), "{fd}");
         }
-        let moved = place.map(|(fd, _)| fd);
+        let moved = moves.map(|(fd, _)| fd);
         for fd in [a, b, r, w, kept]
             .into_iter()
             .chain(moved)

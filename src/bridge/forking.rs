@@ -7,6 +7,7 @@
 //! lists grow by; the child enters the very cage a judge gives a server it
 //! starts, and any failure ends the child before the implementation runs.
 
+use std::borrow::Cow;
 use std::ffi::{CStr, c_char, c_int};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 
@@ -60,32 +61,41 @@ pub unsafe extern "C" fn fencelab_fork_cage(
     if request.is_null() || fds.is_null() || nfds < 5 {
         return -1;
     }
-    // SAFETY: the caller is single-threaded.
-    match unsafe { sys::fork() } {
-        Ok(Forked::Child) => {}
-        Ok(Forked::Parent(pid)) => return pid,
-        Err(_) => return -1,
-    }
-    // SAFETY: the caller's descriptors, as copied by the fork.
-    let mut fds = unsafe { std::slice::from_raw_parts(fds, nfds) }.to_vec();
-    // SAFETY: the caller's C string, as copied by the fork.
-    let text = unsafe { CStr::from_ptr(request) }.to_string_lossy();
-    // SAFETY: the child of a single-threaded process.
-    unsafe { enter_or_end(&text, None, trusted != 0, &mut fds) };
+    let read = || {
+        // SAFETY: the caller's descriptors, as copied by the fork.
+        let fds = unsafe { std::slice::from_raw_parts(fds, nfds) }.to_vec();
+        // SAFETY: the caller's C string, as copied by the fork.
+        (unsafe { CStr::from_ptr(request) }.to_string_lossy(), fds)
+    };
+    // SAFETY: the caller is single-threaded; `read` reads what it gave.
+    let (pid, fds) = unsafe { fork_into_cage(None, trusted != 0, read) };
     std::mem::forget(fds);
-    0
+    pid
 }
 
-/// The child's side of a fork: the request `text` read, its key checked
-/// (where `key` says which the forking server serves), and the cage
-/// entered (`child`); where any of it fails, the cage's word says why and
-/// the child ends.
+/// Forks. In the forking server: the child's pid (-1: none). In the child:
+/// 0 and the descriptors, once `read` has read the request and them (in
+/// the child: nothing is allocated before the fork), its key is checked
+/// (where `key` says which the forking server serves) and the cage entered
+/// (`child`); where any of it fails, the cage's word says why and the
+/// child ends.
 ///
 /// # Safety
-/// Only in the child of a single-threaded process; `fds` as
+/// Only in a single-threaded process; `read`'s descriptors as
 /// `fencelab_fork_cage`'s.
-unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [RawFd]) {
-    let entered = serde_json::from_str::<Request>(text)
+unsafe fn fork_into_cage<'a>(
+    key: Option<&str>,
+    trusted: bool,
+    read: impl FnOnce() -> (Cow<'a, str>, Vec<RawFd>),
+) -> (libc::pid_t, Vec<RawFd>) {
+    // SAFETY: the caller's word: a single-threaded process.
+    match unsafe { sys::fork() } {
+        Ok(Forked::Child) => {}
+        Ok(Forked::Parent(pid)) => return (pid, Vec::new()),
+        Err(_) => return (-1, Vec::new()),
+    }
+    let (text, mut fds) = read();
+    let entered = serde_json::from_str::<Request>(&text)
         .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
         .and_then(|request| {
             if key.is_some_and(|key| key != request.key) {
@@ -93,7 +103,7 @@ unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [
                     "a request for another implementation",
                 ));
             }
-            child(&request, trusted, fds, |setup| {
+            child(&request, trusted, &mut fds, |setup| {
                 // SAFETY: the caller's word: the child of a single-threaded
                 // process.
                 unsafe { super::child::prepare(setup) }
@@ -108,6 +118,7 @@ unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [
         let _ = rustix::io::write(borrowed(fds[4]), message.as_bytes());
         sys::exit_now(1)
     }
+    (0, fds)
 }
 
 /// The descriptors a request comes with, at most (`Request`'s order: the
@@ -228,17 +239,16 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     continue;
                 };
                 before();
-                // SAFETY: a single-threaded process (the caller's word).
-                let pid = match unsafe { sys::fork() } {
-                    Ok(Forked::Child) => 0,
-                    Ok(Forked::Parent(pid)) => pid,
-                    Err(_) => -1,
-                };
-                if pid == 0 {
+                let read = || {
                     let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                    let mut raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-                    // SAFETY: the child of a single-threaded process.
-                    unsafe { enter_or_end(&text, Some(&key), trusted != 0, &mut raw) };
+                    (
+                        Cow::Owned(text),
+                        fds.iter().map(AsRawFd::as_raw_fd).collect(),
+                    )
+                };
+                // SAFETY: a single-threaded process (the caller's word).
+                let (pid, raw) = unsafe { fork_into_cage(Some(&key), trusted != 0, read) };
+                if pid == 0 {
                     let len = n.min(out_len - 1);
                     // SAFETY: the caller's buffer of `out_len` bytes.
                     let out =

@@ -253,9 +253,12 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
     if Pid::as_raw(rustix::process::getppid()) != runner {
         sys::exit_now(0);
     }
-    // Its children's ends come as a descriptor to poll.
-    let ended = children_ended();
-    if ended < 0 || super::zygote::send_with(control, READY, &[]).is_err() {
+    // Its children's ends come as a descriptor to poll, never closed (a
+    // child closes it with the zygote's others).
+    let Ok(ended) = sys::children_ended().map(IntoRawFd::into_raw_fd) else {
+        sys::exit_now(1)
+    };
+    if super::zygote::send_with(control, READY, &[]).is_err() {
         sys::exit_now(1);
     }
     let me = rustix::process::getpid().as_raw_nonzero().get();
@@ -351,20 +354,6 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
         }
         running.push((pid, connection));
     }
-}
-
-/// Blocks SIGCHLD, and opens a descriptor (close-on-exec, non-blocking)
-/// that reads when it comes: -1 where it cannot. No safe wrapper makes a
-/// signalfd.
-fn children_ended() -> RawFd {
-    // SAFETY: all zeroes is an empty set, as `sigemptyset` makes it.
-    let mut chld: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: adds a signal to a set of this frame.
-    unsafe { libc::sigaddset(&mut chld, libc::SIGCHLD) };
-    // SAFETY: a set of this frame; the old mask is not asked for.
-    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &chld, std::ptr::null_mut()) };
-    // SAFETY: a set of this frame; the descriptor is this process's.
-    unsafe { libc::signalfd(-1, &chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK) }
 }
 
 impl Request {
