@@ -2,6 +2,7 @@
 //! way fencelab starts one: the runner's clone and fork (`engine::process`),
 //! the judge's zygote (`judge_zygote`) and the Python forking server
 //! (`zygote`). Each asks for the steps it needs; `prepare` fixes their order.
+//! A spawned `Command` asks through `before_exec`, fencelab's one `pre_exec`.
 //!
 //! Invariants: only system calls on what the parent prepared. It allocates
 //! only for an environment or an `Enter::Built` cage, both asked by forks:
@@ -75,7 +76,8 @@ pub(crate) enum Enter<'a> {
     Built(&'a mut dyn FnMut() -> std::io::Result<()>),
 }
 
-/// `Setup`'s steps for a spawned `Command`'s child, owning what they name.
+/// `Setup`'s steps for a spawned `Command`'s child, owning what they name:
+/// each field as `Setup`'s of its name.
 #[derive(Default)]
 pub(crate) struct Steps {
     pub memory: Option<RawFd>,
