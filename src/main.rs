@@ -3,9 +3,6 @@
 fn main() -> std::process::ExitCode {
     // Like other Unix tools: `fencelab verify | head` ends quietly when the
     // reader goes, instead of panicking on a closed pipe.
-    // SAFETY: restores the default action of one signal at start-up.
-    unsafe {
-        libc::signal(libc::SIGPIPE, libc::SIG_DFL);
-    }
+    let _ = cage::sys::set_signal(libc::SIGPIPE, cage::sys::Disposition::Default);
     fencelab::cli::main()
 }

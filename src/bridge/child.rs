@@ -2,6 +2,7 @@
 //! way fencelab starts one: the runner's clone and fork (`engine::process`),
 //! the judge's zygote (`judge_zygote`) and the Python forking server
 //! (`zygote`). Each asks for the steps it needs; `prepare` fixes their order.
+//! A spawned `Command` asks through `before_exec`, fencelab's one `pre_exec`.
 //!
 //! Invariants: only system calls on what the parent prepared. It allocates
 //! only for an environment or an `Enter::Built` cage, both asked by forks:
@@ -9,16 +10,22 @@
 
 use std::ffi::{CStr, CString, c_int};
 use std::os::fd::{BorrowedFd, IntoRawFd, RawFd};
+use std::os::unix::process::CommandExt;
+use std::process::Command;
+use std::sync::Arc;
 
 use rustix::io::{Errno, FdFlags};
 use rustix::process::{Pid, Resource, Rlimit, Signal};
 
+use super::sandbox::sys::{self, Disposition};
 use super::sandbox::{Join, Plan};
 
 /// What a child does before it runs untrusted code: each step it is
 /// asked for, in the order of the fields.
 #[derive(Default)]
 pub(crate) struct Setup<'a> {
+    /// Joins a memory cgroup, by its `cgroup.procs`.
+    pub memory: Option<RawFd>,
     /// Dies with its parent, this pid (exits 137 if it is gone already).
     pub parent: Option<Pid>,
     /// Leads a process group of its own.
@@ -27,6 +34,8 @@ pub(crate) struct Setup<'a> {
     pub signals: Signals,
     /// No core; with a size, files and memory bounded (`trial_limits`).
     pub limits: Option<Option<u64>>,
+    /// These limits, each its current and its maximum.
+    pub caps: &'a [(Resource, u64)],
     /// The trial's space to join, then descriptors (its namespaces) to close.
     pub space: Option<&'a Join>,
     pub close_joined: &'a [RawFd],
@@ -67,12 +76,62 @@ pub(crate) enum Enter<'a> {
     Built(&'a mut dyn FnMut() -> std::io::Result<()>),
 }
 
+/// `Setup`'s steps for a spawned `Command`'s child, owning what they name:
+/// each field as `Setup`'s of its name.
+#[derive(Default)]
+pub(crate) struct Steps {
+    pub memory: Option<RawFd>,
+    pub parent: Option<Pid>,
+    pub limits: Option<Option<u64>>,
+    pub caps: Vec<(Resource, u64)>,
+    pub space: Option<Arc<Join>>,
+    pub place: Vec<(RawFd, RawFd)>,
+    /// A program's cage (`Enter::Cage`), or a server's (`Enter::Serving`).
+    pub cage: Option<(Arc<Plan>, Option<RawFd>)>,
+    pub serving: Option<(RawFd, Arc<Plan>)>,
+}
+
+/// fencelab's one `pre_exec`: `command`'s child runs `steps` (`prepare`)
+/// before it executes.
+pub(crate) fn before_exec(command: &mut Command, mut steps: Steps) {
+    let hook = move || {
+        let cage = match (&steps.cage, &steps.serving) {
+            (Some((plan, left)), _) => Some(Enter::Cage(plan, *left)),
+            (None, Some((listener, plan))) => Some(Enter::Serving(*listener, plan)),
+            (None, None) => None,
+        };
+        let mut setup = Setup {
+            memory: steps.memory,
+            parent: steps.parent,
+            limits: steps.limits,
+            caps: &steps.caps,
+            space: steps.space.as_deref(),
+            place: &mut steps.place,
+            cage,
+            ..Setup::default()
+        };
+        // SAFETY: a child between fork and exec; `steps` holds alive what
+        // it names.
+        unsafe { prepare(&mut setup) }
+    };
+    // SAFETY: the hook runs between fork and exec, where it allocates
+    // nothing and makes only system calls (`prepare`).
+    unsafe { command.pre_exec(hook) };
+}
+
 /// Runs the steps `setup` asks for, in its order; the first error ends it.
 ///
 /// # Safety
 /// Only in a child between fork (or clone) and exec, or in a forked child
 /// of a single-threaded process; `setup`'s descriptors are open in it.
 pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
+    if let Some(procs) = setup.memory {
+        match rustix::io::write(borrowed(procs), b"0") {
+            Ok(1) => {}
+            Ok(_) => return Err(std::io::Error::last_os_error()),
+            Err(err) => return Err(err.into()),
+        }
+    }
     if let Some(parent) = setup.parent {
         die_with(parent);
     }
@@ -82,6 +141,9 @@ pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
     default_signals(setup.signals);
     if let Some(file_size) = setup.limits {
         trial_limits(file_size);
+    }
+    for &(resource, value) in setup.caps {
+        let _ = rustix::process::setrlimit(resource, cap(value));
     }
     if let Some(join) = setup.space {
         // SAFETY: the caller's word: a child, the `Space` alive.
@@ -100,14 +162,14 @@ pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
         rustix::process::chdir(dir)?;
     }
     if let Some(env) = setup.env {
-        // SAFETY: a single-threaded child; each string lives as long as the
-        // process (putenv keeps it).
-        unsafe {
-            libc::clearenv();
-            for var in env {
-                if libc::putenv(var.clone().into_raw()) != 0 {
-                    return Err(std::io::Error::last_os_error());
-                }
+        // SAFETY: a single-threaded child: nothing else reads the
+        // environment meanwhile.
+        unsafe { libc::clearenv() };
+        for var in env {
+            // SAFETY: as above; the string lives as long as the process
+            // (putenv keeps it).
+            if unsafe { libc::putenv(var.clone().into_raw()) } != 0 {
+                return Err(std::io::Error::last_os_error());
             }
         }
     }
@@ -122,12 +184,7 @@ pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
         None => {}
     }
     if setup.unblock {
-        // SAFETY: a system call on a set of ours; no wrapper sets the mask.
-        unsafe {
-            let mut none: libc::sigset_t = std::mem::zeroed();
-            libc::sigemptyset(&mut none);
-            libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut());
-        }
+        sys::unblock_signals();
     }
     Ok(())
 }
@@ -137,35 +194,29 @@ pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
 fn die_with(parent: Pid) {
     let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
     if rustix::process::getppid() != Some(parent) {
-        // SAFETY: ends this child at once, as a killed one would.
-        unsafe { libc::_exit(137) }
+        // Ends at once, as a killed one would.
+        sys::exit_now(137)
     }
 }
 
 /// Puts `signals` back to their default action.
 fn default_signals(signals: Signals) {
     let reset = |signal: c_int| {
-        // SAFETY: installs the default action; no wrapper sets an action.
-        unsafe {
-            let mut default: libc::sigaction = std::mem::zeroed();
-            default.sa_sigaction = libc::SIG_DFL;
-            libc::sigaction(signal, &default, std::ptr::null_mut());
-        }
+        let _ = sys::set_signal(signal, Disposition::Default);
     };
     match signals {
         Signals::Kept => {}
         Signals::These(these) => these.iter().copied().for_each(reset),
         Signals::Handled => {
             for signal in 1..libc::SIGRTMAX() {
-                // SAFETY: reads the action into a struct of ours.
-                let action = unsafe {
-                    let mut action: libc::sigaction = std::mem::zeroed();
-                    let ok = libc::sigaction(signal, std::ptr::null(), &mut action) == 0;
-                    ok.then_some(action.sa_sigaction)
+                // None: a handler of its own, or one of the C library's
+                // signals, which refuses the reset as it refused the read.
+                let handled = match sys::signal_disposition(signal) {
+                    None => true,
+                    Some(Disposition::Ignore) => signal == libc::SIGPIPE,
+                    Some(Disposition::Default) => false,
                 };
-                if action.is_some_and(|a| {
-                    a != libc::SIG_DFL && (a != libc::SIG_IGN || signal == libc::SIGPIPE)
-                }) {
+                if handled {
                     reset(signal);
                 }
             }
@@ -176,16 +227,20 @@ fn default_signals(signals: Signals) {
 /// A trial's process's limits: no core, and files of at most `file_size`
 /// bytes and an address space of `JUDGE_ADDRESS_SPACE` (where it is given).
 fn trial_limits(file_size: Option<u64>) {
-    let cap = |bytes: u64| Rlimit {
-        current: Some(bytes),
-        maximum: Some(bytes),
-    };
     let _ = rustix::process::setrlimit(Resource::Core, cap(0));
     if let Some(bytes) = file_size {
         let _ = rustix::process::setrlimit(Resource::Fsize, cap(bytes));
         // A trial's judge is bounded as a caged process is: what it reads
         // of an implementation is capped, and this bounds the rest.
         let _ = rustix::process::setrlimit(Resource::As, cap(JUDGE_ADDRESS_SPACE));
+    }
+}
+
+/// A limit of `value`, current and maximum.
+fn cap(value: u64) -> Rlimit {
+    Rlimit {
+        current: Some(value),
+        maximum: Some(value),
     }
 }
 
@@ -255,15 +310,15 @@ fn moved_above(fd: RawFd, above: RawFd) -> std::io::Result<RawFd> {
     Ok(rustix::io::fcntl_dupfd_cloexec(borrowed(fd), above)?.into_raw_fd())
 }
 
-/// One of this child's descriptors, by its number.
-fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
-    // SAFETY: only numbers the set-up holds open; one closed meanwhile
-    // fails with EBADF.
+/// A descriptor by its number, as the bridge's protocols pass them: only
+/// numbers the caller holds open for the call.
+pub(crate) fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
+    // SAFETY: the caller's word; one closed meanwhile fails with EBADF.
     unsafe { BorrowedFd::borrow_raw(fd) }
 }
 
-/// Closes a descriptor of this child's that nothing uses any more.
-fn close(fd: RawFd) {
+/// Closes a descriptor, by its number, that nothing uses any more.
+pub(crate) fn close(fd: RawFd) {
     // SAFETY: the caller gives the number up; nothing refers to it after.
     unsafe { libc::close(fd) };
 }
@@ -271,7 +326,7 @@ fn close(fd: RawFd) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::fd::{AsFd, OwnedFd};
+    use std::os::fd::AsFd;
 
     /// Descriptors at each other's numbers land where they are asked, and
     /// a kept one at a target's number moves away rather than be lost.
@@ -283,15 +338,9 @@ mod tests {
         let (a, b, r, w) = [a, b, r, w].map(IntoRawFd::into_raw_fd).into();
         let (was_a, was_b, was_r, was_w) = (inode(a), inode(b), inode(r), inode(w));
         // a and b swap; w goes where r is, which is kept.
-        let mut place = [(a, b), (b, a), (w, r)];
+        let mut moves = [(a, b), (b, a), (w, r)];
         let mut keep = [r];
-        let mut setup = Setup {
-            place: &mut place,
-            keep: &mut keep,
-            ..Setup::default()
-        };
-        // SAFETY: descriptors of this test's alone; nothing is closed.
-        unsafe { prepare(&mut setup).unwrap() };
+        place(&mut moves, &mut keep, None).unwrap();
         let kept = keep[0];
         assert_eq!((inode(b), inode(a)), (was_a, was_b));
         assert_eq!((inode(r), inode(kept)), (was_w, was_r));
@@ -301,14 +350,14 @@ mod tests {
             let flags = rustix::io::fcntl_getfd(borrowed(fd)).unwrap();
             assert!(!flags.contains(FdFlags::CLOEXEC), "{fd}");
         }
-        let moved = place.map(|(fd, _)| fd);
+        let moved = moves.map(|(fd, _)| fd);
         for fd in [a, b, r, w, kept]
             .into_iter()
             .chain(moved)
             .collect::<std::collections::BTreeSet<_>>()
         {
-            // SAFETY: each of this test's descriptors, closed once.
-            drop(unsafe { <OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) });
+            // Each of this test's descriptors, closed once.
+            close(fd);
         }
         let _ = std::io::stdout().as_fd();
     }

@@ -17,6 +17,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
+use rustix::process::{Pid, WaitOptions, waitpid};
+
 use super::capture::{Captured, FLOOD, OUTPUT_CAP, Output, Rename};
 use super::protocol::{Answer, Failure, Request, Response, from_line, to_line};
 use super::said::{How, Said, Who};
@@ -77,12 +79,9 @@ pub(super) fn not_started(why: std::fmt::Arguments) -> ! {
     }
     .line()
         + "\n";
-    // SAFETY: writes a buffer of ours to stderr, then ends the process at once,
-    // with the status the runner reads.
-    unsafe {
-        libc::write(2, line.as_ptr().cast(), line.len());
-        libc::_exit(NOT_STARTED_STATUS)
-    }
+    // Then ends the process at once, with the status the runner reads.
+    let _ = rustix::io::write(rustix::stdio::stderr(), line.as_bytes());
+    super::sandbox::sys::exit_now(NOT_STARTED_STATUS)
 }
 
 /// Kills and collects the implementation's process when the judge exits, so
@@ -109,10 +108,8 @@ pub(super) extern "C" fn reap_server() {
         // The forking server reaps it, and says so.
         let _ = super::zygote::status(Duration::from_secs(5));
     } else if pid > 0 {
-        // SAFETY: our own child: reap it.
-        unsafe {
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
-        }
+        // Our own child: reaped.
+        let _ = waitpid(Pid::from_raw(pid), WaitOptions::empty());
     }
     let adopted = if pid != 0 && !namespaced {
         kill_adopted()
@@ -121,8 +118,8 @@ pub(super) extern "C" fn reap_server() {
     };
     if pid != 0 && adopted + caged > 0 {
         println!("{}", LEFT_BEHIND.line());
-        // SAFETY: ends the process at once, with the status the runner reads.
-        unsafe { libc::_exit(LEFT_BEHIND_STATUS) }
+        // At once, with the status the runner reads.
+        super::sandbox::sys::exit_now(LEFT_BEHIND_STATUS)
     }
 }
 
@@ -162,10 +159,10 @@ fn kill_adopted() -> usize {
         if state != "Z" {
             running += 1;
         }
-        // SAFETY: our (adopted) child: kill and reap it.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        // Our (adopted) child: killed and reaped.
+        if let Some(pid) = Pid::from_raw(pid) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            let _ = waitpid(Some(pid), WaitOptions::empty());
         }
     }
     running
@@ -226,8 +223,7 @@ pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
 pub(super) fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
     static COUNT: AtomicUsize = AtomicUsize::new(0);
     let mut random = [0u8; 8];
-    // SAFETY: fills a buffer of ours.
-    unsafe { libc::getrandom(random.as_mut_ptr().cast(), random.len(), 0) };
+    let _ = rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty());
     let name = format!(
         "fencelab-{}-{}.sock",
         random

@@ -7,6 +7,8 @@ use std::mem::MaybeUninit;
 use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
 
 use rustix::io::Errno;
+
+use super::child::borrowed;
 use rustix::net::{
     RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags, ReturnFlags, SendAncillaryBuffer,
     SendAncillaryMessage, SendFlags, recvmsg, sendmsg,
@@ -14,13 +16,9 @@ use rustix::net::{
 
 /// Sends `message` with `fds` on the socket `fd`, whole (a signal retried).
 pub(crate) fn send_with(fd: RawFd, message: &[u8], fds: &[RawFd]) -> std::io::Result<()> {
-    // SAFETY: the caller's descriptors, open for the duration of the call.
-    let socket = unsafe { BorrowedFd::borrow_raw(fd) };
-    // SAFETY: as above, each of `fds`.
-    let rights: Vec<BorrowedFd<'_>> = fds
-        .iter()
-        .map(|&f| unsafe { BorrowedFd::borrow_raw(f) })
-        .collect();
+    // The caller's descriptors, open for the duration of the call.
+    let socket = borrowed(fd);
+    let rights: Vec<BorrowedFd<'_>> = fds.iter().map(|&f| borrowed(f)).collect();
     let mut space = vec![MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(fds.len().max(1)))];
     let mut control = SendAncillaryBuffer::new(&mut space);
     if !rights.is_empty() && !control.push(SendAncillaryMessage::ScmRights(&rights)) {
@@ -51,8 +49,8 @@ pub(crate) fn receive_with(
     buf: &mut [u8],
     max_fds: usize,
 ) -> Option<(usize, Vec<OwnedFd>)> {
-    // SAFETY: the caller's descriptor, open for the duration of the call.
-    let fd = unsafe { BorrowedFd::borrow_raw(fd) };
+    // The caller's descriptor, open for the duration of the call.
+    let fd = borrowed(fd);
     // Room for `max_fds` and no more where the padding allows: rustix adds
     // room to align the buffer, which is aligned here instead.
     let align = std::mem::align_of::<libc::cmsghdr>();

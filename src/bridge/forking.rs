@@ -7,10 +7,16 @@
 //! lists grow by; the child enters the very cage a judge gives a server it
 //! starts, and any failure ends the child before the implementation runs.
 
+use std::borrow::Cow;
 use std::ffi::{CStr, c_char, c_int};
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 
+use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
+
+use super::child::{Setup, borrowed};
+use super::sandbox::sys::{self, Forked};
 
 use super::fds::{receive_with, send_with};
 use super::zygote::Request;
@@ -55,34 +61,41 @@ pub unsafe extern "C" fn fencelab_fork_cage(
     if request.is_null() || fds.is_null() || nfds < 5 {
         return -1;
     }
-    // SAFETY: the caller is single-threaded.
-    let pid = unsafe { libc::fork() };
-    if pid != 0 {
-        return pid;
-    }
-    // SAFETY: the caller's descriptors and C string, as copied by the fork.
-    let (mut fds, text) = unsafe {
-        (
-            std::slice::from_raw_parts(fds, nfds).to_vec(),
-            CStr::from_ptr(request).to_string_lossy(),
-        )
+    let read = || {
+        // SAFETY: the caller's descriptors, as copied by the fork.
+        let fds = unsafe { std::slice::from_raw_parts(fds, nfds) }.to_vec();
+        // SAFETY: the caller's C string, as copied by the fork.
+        (unsafe { CStr::from_ptr(request) }.to_string_lossy(), fds)
     };
-    // SAFETY: the child of a single-threaded process.
-    unsafe { enter_or_end(&text, None, trusted != 0, &mut fds) };
+    // SAFETY: the caller is single-threaded; `read` reads what it gave.
+    let (pid, fds) = unsafe { fork_into_cage(None, trusted != 0, read) };
     std::mem::forget(fds);
-    0
+    pid
 }
 
-/// The child's side of a fork: the request `text` read, its key checked
-/// (where `key` says which the forking server serves), and the cage
-/// entered; where any of it fails, the cage's word says why and the child
-/// ends.
+/// Forks. In the forking server: the child's pid (-1: none). In the child:
+/// 0 and the descriptors, once `read` has read the request and them (in
+/// the child: nothing is allocated before the fork), its key is checked
+/// (where `key` says which the forking server serves) and the cage entered
+/// (`child`); where any of it fails, the cage's word says why and the
+/// child ends.
 ///
 /// # Safety
-/// Only in the child of a single-threaded process; `fds` as
+/// Only in a single-threaded process; `read`'s descriptors as
 /// `fencelab_fork_cage`'s.
-unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [RawFd]) {
-    let entered = serde_json::from_str::<Request>(text)
+unsafe fn fork_into_cage<'a>(
+    key: Option<&str>,
+    trusted: bool,
+    read: impl FnOnce() -> (Cow<'a, str>, Vec<RawFd>),
+) -> (libc::pid_t, Vec<RawFd>) {
+    // SAFETY: the caller's word: a single-threaded process.
+    match unsafe { sys::fork() } {
+        Ok(Forked::Child) => {}
+        Ok(Forked::Parent(pid)) => return (pid, Vec::new()),
+        Err(_) => return (-1, Vec::new()),
+    }
+    let (text, mut fds) = read();
+    let entered = serde_json::from_str::<Request>(&text)
         .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
         .and_then(|request| {
             if key.is_some_and(|key| key != request.key) {
@@ -90,21 +103,22 @@ unsafe fn enter_or_end(text: &str, key: Option<&str>, trusted: bool, fds: &mut [
                     "a request for another implementation",
                 ));
             }
-            // SAFETY: the child of a single-threaded process.
-            unsafe { child(&request, trusted, fds)? };
+            child(&request, trusted, &mut fds, |setup| {
+                // SAFETY: the caller's word: the child of a single-threaded
+                // process.
+                unsafe { super::child::prepare(setup) }
+            })?;
             // Not freed: each page a free writes is one the program copies.
             std::mem::forget(request);
             Ok(())
         });
     if let Err(err) = entered {
         let message = format!("cannot enter the cage: {err}");
-        // SAFETY: writes our own bytes to the cage's word, then ends this
-        // child.
-        unsafe {
-            libc::write(fds[4], message.as_ptr().cast(), message.len());
-            libc::_exit(1)
-        }
+        // To the cage's word, then this child ends.
+        let _ = rustix::io::write(borrowed(fds[4]), message.as_bytes());
+        sys::exit_now(1)
     }
+    (0, fds)
 }
 
 /// The descriptors a request comes with, at most (`Request`'s order: the
@@ -147,27 +161,12 @@ pub unsafe extern "C" fn fencelab_forking_loop(
     out_len: usize,
     told_out: *mut c_int,
 ) -> c_int {
-    // SAFETY: looks up two symbols of the process.
-    let hooks = unsafe {
-        (
-            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_BeforeFork".as_ptr()),
-            libc::dlsym(libc::RTLD_DEFAULT, c"PyOS_AfterFork_Parent".as_ptr()),
-        )
-    };
+    let hooks = fork_hooks();
     if key.is_null() || request_out.is_null() || told_out.is_null() || out_len == 0 {
         return -1;
     }
-    let (before, after) = match hooks {
-        (b, a) if !b.is_null() && !a.is_null() => {
-            // SAFETY: both are `void f(void)` in the C API.
-            unsafe {
-                (
-                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(b),
-                    std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(a),
-                )
-            }
-        }
-        _ => return -1,
+    let Some((before, after)) = hooks else {
+        return -1;
     };
     // SAFETY: the caller's C string.
     let key = unsafe { CStr::from_ptr(key) }
@@ -175,30 +174,25 @@ pub unsafe extern "C" fn fencelab_forking_loop(
         .into_owned();
     let mut forking = Forking::default();
     let mut buf = vec![0u8; 1 << 16];
-    let mut polled: Vec<libc::pollfd> = Vec::with_capacity(64);
+    let mut polled: Vec<PollFd<'static>> = Vec::with_capacity(64);
     loop {
         polled.clear();
-        let watch = |fd: RawFd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        };
+        // Each open until this round's poll has returned.
+        let watch = |fd: RawFd| PollFd::from_borrowed_fd(borrowed(fd), PollFlags::IN);
         polled.push(watch(control));
         polled.extend(forking.dispensers.iter().map(|d| watch(d.as_raw_fd())));
         polled.extend(forking.trials.iter().map(|t| watch(t.conn.as_raw_fd())));
         polled.extend(forking.watched().map(watch));
-        // SAFETY: pollfds of ours.
-        let ready = unsafe { libc::poll(polled.as_mut_ptr(), polled.len() as libc::nfds_t, -1) };
-        if ready < 0 {
-            if std::io::Error::last_os_error().kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            forking.end();
+        match rustix::event::poll(&mut polled, None) {
+            Ok(_) => {}
+            Err(Errno::INTR) => continue,
+            Err(_) => forking.end(),
         }
         // One at a time: what it does may close a descriptor and open
         // another at its number, which a later one of this round would
         // name (the others are still ready at the next poll).
-        let Some(fd) = polled.iter().find(|p| p.revents != 0).map(|p| p.fd) else {
+        let ready = polled.iter().find(|p| !p.revents().is_empty());
+        let Some(fd) = ready.map(|p| p.as_fd().as_raw_fd()) else {
             continue;
         };
         {
@@ -245,20 +239,24 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     continue;
                 };
                 before();
-                // SAFETY: a single-threaded process (the caller's word).
-                let pid = unsafe { libc::fork() };
-                if pid == 0 {
+                let read = || {
                     let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                    let mut raw: Vec<RawFd> = fds.iter().map(AsRawFd::as_raw_fd).collect();
-                    // SAFETY: the child of a single-threaded process.
-                    unsafe { enter_or_end(&text, Some(&key), trusted != 0, &mut raw) };
+                    (
+                        Cow::Owned(text),
+                        fds.iter().map(AsRawFd::as_raw_fd).collect(),
+                    )
+                };
+                // SAFETY: a single-threaded process (the caller's word).
+                let (pid, raw) = unsafe { fork_into_cage(Some(&key), trusted != 0, read) };
+                if pid == 0 {
                     let len = n.min(out_len - 1);
-                    // SAFETY: the caller's buffer of `out_len` bytes, and its int.
-                    unsafe {
-                        std::ptr::copy_nonoverlapping(buf.as_ptr(), request_out.cast(), len);
-                        *request_out.add(len) = 0;
-                        *told_out = raw[4];
-                    }
+                    // SAFETY: the caller's buffer of `out_len` bytes.
+                    let out =
+                        unsafe { std::slice::from_raw_parts_mut(request_out.cast(), out_len) };
+                    out[..len].copy_from_slice(&buf[..len]);
+                    out[len] = 0;
+                    // SAFETY: the caller's int.
+                    unsafe { told_out.write(raw[4]) };
                     // The descriptors stay open (the caller closes what it
                     // does not serve with); nothing of the loop is freed.
                     std::mem::forget(fds);
@@ -292,6 +290,20 @@ pub unsafe extern "C" fn fencelab_forking_loop(
             }
         }
     }
+}
+
+/// The interpreter's hooks around a fork (`PyOS_BeforeFork`,
+/// `PyOS_AfterFork_Parent`), where the process has them.
+fn fork_hooks() -> Option<(extern "C" fn(), extern "C" fn())> {
+    let hook = |name: &CStr| {
+        // SAFETY: looks up a symbol of the process by a C string.
+        let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
+        // SAFETY: both are `void f(void)` in the C API.
+        (!found.is_null())
+            .then(|| unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(found) })
+    };
+    let before = hook(c"PyOS_BeforeFork");
+    Some((before?, hook(c"PyOS_AfterFork_Parent")?))
 }
 
 /// A trial's connection and, once forked, its watcher (pid and pidfd).
@@ -359,8 +371,7 @@ impl Forking {
         for (pid, _) in self.trials.iter().filter_map(|t| t.watcher.as_ref()) {
             super::sandbox::kill_cage(*pid);
         }
-        // SAFETY: ends this process.
-        unsafe { libc::_exit(0) }
+        sys::exit_now(0)
     }
 }
 
@@ -371,11 +382,13 @@ impl Forking {
 /// error, the cage's word, the namespaces) in place (`LISTENER_FD`, 0, 1
 /// and 2) and none of the forking server's others open, then the cage a
 /// judge builds for a server (`start::start`), or, `trusted`, the one the
-/// runner gives fencelab's own implementations.
-///
-/// # Safety
-/// Only in the child of a single-threaded process.
-unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io::Result<()> {
+/// runner gives fencelab's own implementations. `prepare` runs the set-up.
+fn child(
+    request: &Request,
+    trusted: bool,
+    fds: &mut [RawFd],
+    prepare: impl FnOnce(&mut Setup<'_>) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let listener = super::server::LISTENER_FD;
     let (moved, kept) = fds.split_at_mut(4);
     let join = space_of(request, &kept[1..])?;
@@ -393,7 +406,7 @@ unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io:
         (moved[3], 2),
     ];
     let mut enter = || enter_cage(request, trusted, listener);
-    let mut setup = super::child::Setup {
+    let mut setup = Setup {
         // Whatever the forking server's handlers would write to (its
         // wakeup pipe) is closed; a signal must not reach them meanwhile.
         signals: super::child::Signals::These(&[libc::SIGCHLD, libc::SIGINT]),
@@ -407,8 +420,7 @@ unsafe fn child(request: &Request, trusted: bool, fds: &mut [RawFd]) -> std::io:
         cage: Some(super::child::Enter::Built(&mut enter)),
         ..Default::default()
     };
-    // SAFETY: the caller's word: the child of a single-threaded process.
-    unsafe { super::child::prepare(&mut setup) }
+    prepare(&mut setup)
 }
 
 /// The trial's space to join: the namespaces the judge sent (user, mount,
@@ -420,8 +432,8 @@ fn space_of(
     let own = |kind: &str| std::fs::metadata(format!("/proc/self/ns/{kind}")).ok();
     let same = |fd: RawFd, kind: &str| {
         use std::os::unix::fs::MetadataExt;
-        // SAFETY: a descriptor the caller holds, for the call.
-        let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+        // A descriptor the caller holds, for the call.
+        let fd = borrowed(fd);
         let stat = rustix::fs::fstat(fd);
         stat.is_ok_and(|stat| {
             own(kind).is_some_and(|m| m.ino() == stat.st_ino && m.dev() == stat.st_dev)

@@ -15,7 +15,15 @@
 //! the runner, and each child dies with it.
 
 use std::ffi::{CStr, CString, c_char, c_int};
-use std::os::fd::RawFd;
+use std::os::fd::{IntoRawFd, RawFd};
+
+use rustix::event::{PollFd, PollFlags};
+use rustix::io::Errno;
+use rustix::pipe::PipeFlags;
+use rustix::process::{Pid, Signal};
+
+use super::child::{borrowed, close};
+use super::sandbox::sys::{self, Forked};
 
 /// The first argument of a judge started as a zygote; the second is its
 /// control socket's descriptor, the third the runner's pid.
@@ -141,89 +149,76 @@ pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, envp: *mut *m
     if argc < 4 || argv.is_null() {
         return;
     }
-    // SAFETY: `argv` holds `argc` C strings.
-    let arg = |i: usize| unsafe { CStr::from_ptr(*argv.add(i)) };
-    if arg(1).to_bytes() != ZYGOTE_ARG.as_bytes() {
+    // The C library's lists and their strings, which nothing else reads
+    // before `main`: `argc` in `argv`, and `envp` counted to its null.
+    let list = |at: *mut *mut c_char, count: usize| -> &'static mut [*mut c_char] {
+        // SAFETY: the caller's word, for either list.
+        unsafe { std::slice::from_raw_parts_mut(at, count) }
+    };
+    let string = |at: *mut c_char| -> &'static CStr {
+        // SAFETY: one of the lists' strings, ended by a NUL.
+        unsafe { CStr::from_ptr(at) }
+    };
+    let argv = list(argv, argc as usize);
+    if string(argv[1]).to_bytes() != ZYGOTE_ARG.as_bytes() {
         return;
     }
     let number = |i: usize| {
-        std::str::from_utf8(arg(i).to_bytes())
+        std::str::from_utf8(string(argv[i]).to_bytes())
             .ok()?
             .parse::<i32>()
             .ok()
     };
     let (Some(control), Some(runner)) = (number(2), number(3)) else {
-        // SAFETY: ends this process.
-        unsafe { libc::_exit(2) }
+        sys::exit_now(2)
     };
     // SAFETY: a single-threaded process (before `main`); returns only in a
     // child, set up.
     let request = unsafe { serve(control, runner) };
-    let slots = argc as usize;
-    if request.args.len() >= slots {
-        // SAFETY: ends this child.
-        unsafe { libc::_exit(127) }
+    if request.args.len() >= argv.len() {
+        sys::exit_now(127)
     }
+    // The bytes of the strings of a list, where they lie one after the
+    // other (as the kernel lays out a program's arguments and its
+    // environment); None where they do not.
+    let area = |list: &[*mut c_char]| -> Option<&'static mut [u8]> {
+        let start = *list.first()?;
+        let mut end = start;
+        for &at in list {
+            if at != end {
+                return None;
+            }
+            end = at.wrapping_add(string(at).count_bytes() + 1);
+        }
+        // SAFETY: the strings' bytes, which abut, from `start` to `end`.
+        Some(unsafe { std::slice::from_raw_parts_mut(start.cast(), end as usize - start as usize) })
+    };
     // The child's command line and environment where the kernel shows a
     // process's own (`/proc/PID/cmdline`, `environ`: what `ps` and a
     // look at a trial's processes read), in the room the zygote was started
     // with; and its command line in the slots of the zygote's `argv` (the
     // standard library reads `argv` when asked, and stops at the first
     // null; the environment it reads is the C library's, set already).
-    // SAFETY: the kernel's strings, `argc` of them from `argv[0]`.
-    let written = unsafe { area(argv, slots) }
-        .and_then(|room| Some((room.as_mut_ptr(), write_into(room, &request.args)?)));
+    let written =
+        area(argv).and_then(|room| Some((room.as_mut_ptr(), write_into(room, &request.args)?)));
     let count = request.args.len();
     for (i, arg) in request.args.into_iter().enumerate() {
-        let at = match &written {
-            // SAFETY: within the room, where `write_into` put it.
-            Some((room, starts)) => unsafe { room.add(starts[i]).cast() },
+        // Where `write_into` put it; else a string that lives as long as
+        // the process.
+        argv[i] = match &written {
+            Some((room, starts)) => room.wrapping_add(starts[i]).cast(),
             None => arg.into_raw(),
         };
-        // SAFETY: a slot of `argv`; the string lives as long as the process.
-        unsafe { *argv.add(i) = at };
     }
-    // SAFETY: a slot of `argv`, which has `argc` of them (`count` is fewer).
-    unsafe { *argv.add(count) = std::ptr::null_mut() };
+    argv[count] = std::ptr::null_mut();
     if !envp.is_null() {
-        // SAFETY: `envp` is ended by a null.
-        let count = (0..)
-            .take_while(|&i| unsafe { !(*envp.add(i)).is_null() })
-            .count();
-        // SAFETY: the kernel's strings, `count` of them from `envp[0]`
-        // (the C library's environment is the child's own by now).
-        if let Some(room) = unsafe { area(envp, count) } {
+        // SAFETY: `envp` is ended by a null, read up to it.
+        let set = |i: usize| !unsafe { envp.wrapping_add(i).read() }.is_null();
+        let count = (0..).take_while(|&i| set(i)).count();
+        // The C library's environment is the child's own by now.
+        if let Some(room) = area(list(envp, count)) {
             write_into(room, &request.env);
         }
-    }
-}
-
-/// The bytes of the `count` strings of `list`, where they lie one after
-/// the other from `list[0]` (as the kernel lays out a program's arguments
-/// and its environment); None where they do not.
-///
-/// # Safety
-/// `list` holds `count` C strings, which nothing else reads meanwhile.
-unsafe fn area(list: *mut *mut c_char, count: usize) -> Option<&'static mut [u8]> {
-    if count == 0 {
-        return None;
-    }
-    // SAFETY: the caller's word: `count` C strings from `list[0]`, read
-    // up to each one's NUL; the slice spans them only where they abut.
-    unsafe {
-        let start = (*list).cast::<u8>();
-        let mut end = start;
-        for i in 0..count {
-            let string = (*list.add(i)).cast::<u8>();
-            if string != end {
-                return None;
-            }
-            end = string.add(libc::strlen(string.cast()) + 1);
-        }
-        Some(std::slice::from_raw_parts_mut(
-            start,
-            end.offset_from(start) as usize,
-        ))
     }
 }
 
@@ -254,111 +249,110 @@ fn write_into(room: &mut [u8], items: &[CString]) -> Option<Vec<usize>> {
 /// # Safety
 /// Only in a single-threaded process.
 unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
-    // SAFETY: the caller's word: a single-threaded process, so its fork's
-    // child may run on; the rest are system calls on values of ours (no
-    // safe wrapper forks, nor makes a signalfd).
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
-        if libc::getppid() != runner {
-            libc::_exit(0);
+    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+    if Pid::as_raw(rustix::process::getppid()) != runner {
+        sys::exit_now(0);
+    }
+    // Its children's ends come as a descriptor to poll, never closed (a
+    // child closes it with the zygote's others).
+    let Ok(ended) = sys::children_ended().map(IntoRawFd::into_raw_fd) else {
+        sys::exit_now(1)
+    };
+    if super::zygote::send_with(control, READY, &[]).is_err() {
+        sys::exit_now(1);
+    }
+    let me = rustix::process::getpid().as_raw_nonzero().get();
+    // Each running child's connection.
+    let mut running: Vec<(libc::pid_t, RawFd)> = Vec::new();
+    loop {
+        let mut polls = [
+            PollFd::from_borrowed_fd(borrowed(control), PollFlags::IN),
+            PollFd::from_borrowed_fd(borrowed(ended), PollFlags::IN),
+        ];
+        if rustix::event::poll(&mut polls, None).is_err() {
+            continue;
         }
-        // Its children's ends come as a descriptor to poll.
-        let mut chld: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut chld);
-        libc::sigaddset(&mut chld, libc::SIGCHLD);
-        libc::sigprocmask(libc::SIG_BLOCK, &chld, std::ptr::null_mut());
-        let ended = libc::signalfd(-1, &chld, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
-        if ended < 0 || super::zygote::send_with(control, READY, &[]).is_err() {
-            libc::_exit(1);
+        if !polls[1].revents().is_empty() {
+            let mut info = [0u8; 128];
+            while rustix::io::read(borrowed(ended), &mut info).is_ok_and(|n| n > 0) {}
+            reap(&mut running);
         }
-        let me = libc::getpid();
-        // Each running child's connection.
-        let mut running: Vec<(libc::pid_t, RawFd)> = Vec::new();
-        loop {
-            let mut polls = [
-                libc::pollfd {
-                    fd: control,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-                libc::pollfd {
-                    fd: ended,
-                    events: libc::POLLIN,
-                    revents: 0,
-                },
-            ];
-            if libc::poll(polls.as_mut_ptr(), 2, -1) < 0 {
-                continue;
+        if polls[0].revents().is_empty() {
+            continue;
+        }
+        let (message, fds) = match receive_with(control) {
+            Some(received) => received,
+            // The runner is gone, or done with this judge.
+            None => sys::exit_now(0),
+        };
+        let Some((&connection, given)) = fds.split_first() else {
+            continue;
+        };
+        let request = Request::decode(&message);
+        // The child's word on its set-up: its errno where it failed,
+        // nothing (the pipe's end) where it is the judge now.
+        let word = match &request {
+            Some(request) if given.len() == 3 + request.given() => {
+                rustix::pipe::pipe_with(PipeFlags::CLOEXEC).ok()
             }
-            if polls[1].revents != 0 {
-                let mut info = [0u8; 128];
-                while libc::read(ended, info.as_mut_ptr().cast(), info.len()) > 0 {}
-                reap(&mut running);
-            }
-            if polls[0].revents == 0 {
-                continue;
-            }
-            let (message, fds) = match receive_with(control) {
-                Some(received) => received,
-                // The runner is gone, or done with this judge.
-                None => libc::_exit(0),
+            _ => None,
+        };
+        let mut pid = match &word {
+            // SAFETY: the caller's word: a single-threaded process, so its
+            // fork's child may run on.
+            Some(_) => match unsafe { sys::fork() } {
+                Ok(Forked::Child) => 0,
+                Ok(Forked::Parent(pid)) => pid,
+                Err(_) => -1,
+            },
+            None => -libc::EINVAL,
+        };
+        if pid == 0 {
+            let (Some(request), Some((read, write))) = (request, word) else {
+                sys::exit_now(127)
             };
-            let Some((&connection, given)) = fds.split_first() else {
-                continue;
-            };
-            let request = Request::decode(&message);
-            // The child's word on its set-up: its errno where it failed,
-            // nothing (the pipe's end) where it is the judge now.
-            let mut word = [-1; 2];
-            let pid = match &request {
-                Some(request)
-                    if given.len() == 3 + request.given()
-                        && libc::pipe2(word.as_mut_ptr(), libc::O_CLOEXEC) == 0 =>
-                {
-                    libc::fork()
-                }
-                _ => -libc::EINVAL,
-            };
-            if pid == 0 {
-                let request = request.unwrap_or_else(|| libc::_exit(127));
-                libc::close(word[0]);
-                let mut word = word[1];
-                if let Err(err) = child(&request, given, me, &mut word) {
-                    let errno = err.raw_os_error().unwrap_or(libc::EINVAL).to_le_bytes();
-                    libc::write(word, errno.as_ptr().cast(), errno.len());
-                    libc::_exit(127);
-                }
-                return request;
+            drop(read);
+            let mut word = write.into_raw_fd();
+            let prepared = child(&request, given, me, &mut word, |setup| {
+                // SAFETY: the caller's word: the child of a single-threaded
+                // process.
+                unsafe { super::child::prepare(setup) }
+            });
+            if let Err(err) = prepared {
+                let errno = err.raw_os_error().unwrap_or(libc::EINVAL).to_le_bytes();
+                let _ = rustix::io::write(borrowed(word), &errno);
+                sys::exit_now(127);
             }
-            for &fd in given {
-                libc::close(fd);
-            }
-            let mut pid = pid;
-            if pid > 0 {
-                libc::close(word[1]);
+            return request;
+        }
+        for &fd in given {
+            close(fd);
+        }
+        match word {
+            Some((read, write)) if pid > 0 => {
+                drop(write);
                 let mut errno = [0u8; 4];
                 let said = loop {
-                    let n = libc::read(word[0], errno.as_mut_ptr().cast(), errno.len());
-                    if n >= 0 || *libc::__errno_location() != libc::EINTR {
-                        break n;
+                    match rustix::io::read(&read, &mut errno) {
+                        Err(Errno::INTR) => continue,
+                        said => break said,
                     }
                 };
-                libc::close(word[0]);
+                drop(read);
                 // Reaped with the others; fencelab's failure, not the judge's.
-                if said != 0 {
+                if said != Ok(0) {
                     pid = -i32::from_le_bytes(errno).max(1);
                 }
-            } else if pid < 0 && word[0] >= 0 {
-                libc::close(word[0]);
-                libc::close(word[1]);
             }
-            let answer = pid.to_le_bytes();
-            if super::zygote::send_with(connection, &answer, &[]).is_err() || pid < 0 {
-                libc::close(connection);
-                continue;
-            }
-            running.push((pid, connection));
+            Some((read, write)) => drop((read, write)),
+            None => {}
         }
+        let answer = pid.to_le_bytes();
+        if super::zygote::send_with(connection, &answer, &[]).is_err() || pid < 0 {
+            close(connection);
+            continue;
+        }
+        running.push((pid, connection));
     }
 }
 
@@ -371,19 +365,8 @@ impl Request {
 
 /// Collects every ended child and tells its trial how it ended: its wait
 /// status and processor time (microseconds), little-endian.
-///
-/// # Safety
-/// Only in the zygote.
-unsafe fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
-    loop {
-        let mut status = 0;
-        // SAFETY: fills a rusage of ours.
-        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: waits for a child of this process.
-        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage) };
-        if pid <= 0 {
-            return;
-        }
+fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
+    while let Ok(Some((pid, status, usage))) = sys::wait_with_usage(-1, libc::WNOHANG) {
         let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
         let cpu = micros(usage.ru_utime) + micros(usage.ru_stime);
         if let Some(at) = running.iter().position(|&(p, _)| p == pid) {
@@ -391,8 +374,8 @@ unsafe fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
             let mut answer = status.to_le_bytes().to_vec();
             answer.extend_from_slice(&cpu.to_le_bytes());
             let _ = super::zygote::send_with(connection, &answer, &[]);
-            // SAFETY: the zygote's own descriptor, closed once.
-            unsafe { libc::close(connection) };
+            // The zygote's own descriptor, closed once.
+            close(connection);
         }
     }
 }
@@ -414,14 +397,13 @@ fn receive_with(fd: RawFd) -> Option<(Vec<u8>, Vec<RawFd>)> {
 /// and error, then the inherited one, then the namespaces), nothing else
 /// open but the word's pipe (`word`, moved where it must), its directory,
 /// its environment, and no signal blocked (the zygote blocks SIGCHLD).
-///
-/// # Safety
-/// Only in the child of the zygote.
-unsafe fn child(
+/// `prepare` runs the set-up.
+fn child(
     request: &Request,
     given: &[RawFd],
     zygote: libc::pid_t,
     word: &mut RawFd,
+    prepare: impl FnOnce(&mut super::child::Setup<'_>) -> std::io::Result<()>,
 ) -> std::io::Result<()> {
     let (streams, rest) = given.split_at(3);
     let (inherit, namespaces) = match request.inherit {
@@ -461,14 +443,12 @@ unsafe fn child(
         unblock: true,
         ..Default::default()
     };
-    // SAFETY: the caller's word: the zygote's child.
-    let prepared = unsafe { super::child::prepare(&mut setup) };
+    let prepared = prepare(&mut setup);
     // The word's pipe where it is now (its new number is the caller's).
     *word = keep[0];
     prepared?;
     // Set up: the zygote answers the runner with this pid.
-    // SAFETY: the child's own descriptor, closed once.
-    unsafe { libc::close(*word) };
+    close(*word);
     Ok(())
 }
 

@@ -85,10 +85,8 @@ pub fn main(build: &str, hosted: &[Hosted]) -> ! {
         [SERVE_STDIN] => {
             // Nothing of this process may be read by the judge it serves: not
             // its memory, not its files in /proc.
-            // SAFETY: a plain prctl on ourselves.
-            unsafe {
-                libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-            }
+            use rustix::process::{DumpableBehavior, set_dumpable_behavior};
+            let _ = set_dumpable_behavior(DumpableBehavior::NotDumpable);
             // Byte by byte: what follows the two lines is the watch for the
             // end of the input (`exit_when_the_judge_goes`), not ours to buffer.
             let mut stdin = std::io::stdin();

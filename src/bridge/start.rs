@@ -10,7 +10,6 @@
 
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixListener;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::Ordering;
@@ -117,11 +116,12 @@ pub(super) fn start() -> Server {
         .stderr(Stdio::piped());
     // Hand the listening socket over as fd 3. dup2 clears close-on-exec on the
     // copy; when the socket already is fd 3, clear the flag on it directly.
-    // SAFETY: between fork and exec the closure only makes system calls:
-    // the cage's plan was built, and allocated, before the fork.
-    unsafe {
-        command.pre_exec(move || super::sandbox::enter_serving(fd, &plan));
-    }
+    // The cage's plan was built, and allocated, before the fork.
+    let steps = super::child::Steps {
+        serving: Some((fd, plan)),
+        ..Default::default()
+    };
+    super::child::before_exec(&mut command, steps);
     // Started from a thread that lives as long as the judge: the cage dies
     // with the thread that started it (its parent-death signal), and a
     // test's thread ends before `reap_server` has counted what the
@@ -145,10 +145,7 @@ pub(super) fn start() -> Server {
     let stdin = child.stdin.take().expect("piped stdin");
     let pid = child.id() as libc::pid_t;
     SERVER_PID.store(pid, Ordering::SeqCst);
-    // SAFETY: registers a plain function to run at exit.
-    unsafe {
-        libc::atexit(reap_server);
-    }
+    reap_at_exit();
     let stdout = Output::start(
         child.stdout.take().expect("piped stdout"),
         pid,
@@ -187,22 +184,13 @@ fn start_forked(
     rename: Arc<Rename>,
 ) -> Server {
     let pipe = || {
-        let mut fds = [0; 2];
-        // SAFETY: fills two descriptors, ours from here on.
-        unsafe {
-            if libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) != 0 {
-                not_started(format_args!(
-                    "cannot make a pipe: {}",
-                    std::io::Error::last_os_error()
-                ));
-            }
-            (
-                std::os::fd::OwnedFd::from_raw_fd(fds[0]),
-                std::os::fd::OwnedFd::from_raw_fd(fds[1]),
-            )
-        }
+        rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap_or_else(|e| {
+            not_started(format_args!(
+                "cannot make a pipe: {}",
+                std::io::Error::from(e)
+            ))
+        })
     };
-    use std::os::fd::FromRawFd;
     // The trial's space, as this judge is in it (opened before the judge
     // makes itself not dumpable).
     let namespace = |kind: &str| {
@@ -211,11 +199,10 @@ fn start_forked(
             .unwrap_or_else(|e| not_started(format_args!("cannot open its {kind} namespace: {e}")))
     };
     let (user, mount, net) = (namespace("user"), namespace("mnt"), namespace("net"));
-    // SAFETY: as in `start`.
-    unsafe {
-        libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
-        libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
-    }
+    // As in `start`.
+    use rustix::process::{DumpableBehavior, getpid, set_child_subreaper, set_dumpable_behavior};
+    let _ = set_dumpable_behavior(DumpableBehavior::NotDumpable);
+    let _ = set_child_subreaper(Some(getpid()));
     let (stdin_r, stdin_w) = pipe();
     let (stdout_r, stdout_w) = pipe();
     let (stderr_r, stderr_w) = pipe();
@@ -247,10 +234,7 @@ fn start_forked(
     ));
     FORKED.store(true, Ordering::SeqCst);
     SERVER_PID.store(pid, Ordering::SeqCst);
-    // SAFETY: registers a plain function to run at exit.
-    unsafe {
-        libc::atexit(reap_server);
-    }
+    reap_at_exit();
     // The cage's word: "ok" from its program once it is in, else why not.
     let mut told = String::new();
     let _ = std::io::Read::read_to_string(&mut std::fs::File::from(told_r), &mut told);
@@ -273,4 +257,10 @@ fn start_forked(
         rename,
         python: true,
     }
+}
+
+/// Registers `reap_server` to run when the judge exits.
+fn reap_at_exit() {
+    // SAFETY: a plain function, which makes system calls and prints.
+    unsafe { libc::atexit(reap_server) };
 }

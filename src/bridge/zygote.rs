@@ -112,7 +112,8 @@ pub(crate) fn connection() -> Option<RawFd> {
         gid: 0,
     };
     let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: queries a descriptor into a struct of ours.
+    // SAFETY: queries a descriptor into a struct of ours. Not rustix's
+    // `socket_peercred`: its `Pid` cannot hold the 0 of a peer-less socket.
     let peer = unsafe {
         libc::getsockopt(
             fd,
@@ -133,8 +134,8 @@ pub(crate) fn connection() -> Option<RawFd> {
 /// must never hold it.
 pub(crate) fn keep_to_self() {
     if let Some(&fd) = DISPENSER.get() {
-        // SAFETY: sets a flag on a descriptor this process holds.
-        unsafe { libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC) };
+        let fd = super::child::borrowed(fd);
+        let _ = rustix::io::fcntl_setfd(fd, rustix::io::FdFlags::CLOEXEC);
     }
 }
 
@@ -233,8 +234,8 @@ pub(crate) fn status(limit: Duration) -> Option<i32> {
 pub(crate) fn receive(fd: RawFd, limit: Option<Duration>) -> Option<Vec<u8>> {
     use rustix::event::{PollFd, PollFlags, Timespec, poll};
     use rustix::io::Errno;
-    // SAFETY: the caller's descriptor, open for the duration of the call.
-    let fd = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) };
+    // The caller's descriptor, open for the duration of the call.
+    let fd = super::child::borrowed(fd);
     let deadline = limit.map(|l| Instant::now() + l);
     loop {
         // Whole milliseconds left, as poll(2) counts them.

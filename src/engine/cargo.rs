@@ -176,18 +176,12 @@ pub(crate) fn build(
     let memory = crate::bridge::sandbox::Memory::for_build(BUILD_MEMORY)
         .map_err(|e| process::cage_error("a memory cgroup for the build", e))?;
     if let Some(memory) = &memory {
-        use std::os::unix::process::CommandExt;
-        let fd = memory.procs_fd();
-        // SAFETY: one system call between fork and exec, on a descriptor
-        // the parent keeps open until the build has ended.
-        unsafe {
-            command.pre_exec(move || {
-                if libc::write(fd, c"0".as_ptr().cast(), 1) != 1 {
-                    return Err(std::io::Error::last_os_error());
-                }
-                Ok(())
-            });
-        }
+        // A descriptor the parent keeps open until the build has ended.
+        let steps = crate::bridge::child::Steps {
+            memory: Some(memory.procs_fd()),
+            ..Default::default()
+        };
+        crate::bridge::child::before_exec(&mut command, steps);
     }
     let done = std::sync::atomic::AtomicBool::new(false);
     let finished = std::thread::scope(|scope| {

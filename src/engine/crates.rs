@@ -19,7 +19,7 @@ const LANDLOCK: &str = r#"landlock = "0.4.8""#;
 /// The cage's own rustix: the system calls it makes between fork and exec.
 const CAGE_RUSTIX: &str =
     r#"rustix = { version = "1.1.6", features = ["fs", "mount", "process", "thread"] }"#;
-const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["event", "fs", "net", "param", "pipe", "process", "stdio", "termios", "time"] }"#;
+const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["event", "fs", "net", "param", "pipe", "process", "rand", "stdio", "termios", "time"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
 /// The name of the judge's test that prints its build id.

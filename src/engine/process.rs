@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal};
 
-use crate::bridge::child::{self, Enter, Setup};
+use crate::bridge::child::{self, Steps};
 
 mod light;
 #[cfg(test)]
@@ -225,22 +225,18 @@ pub(crate) fn run(
     };
     let left_fd = left.as_ref().map(|(_, write)| write.as_raw_fd());
     let parent = rustix::process::getpid();
-    // SAFETY: `pre_exec` runs its hook between fork and exec, where
-    // `child::prepare` makes only system calls; the space and the cage are
-    // held alive by `limits` until the child has executed.
-    unsafe {
-        command.pre_exec(move || {
-            child::prepare(&mut Setup {
-                // If fencelab dies (Ctrl-C, SIGKILL), nothing it started
-                // outlives it waiting on a limit nobody enforces any more.
-                parent: Some(parent),
-                limits: Some(file_size),
-                space: space.as_deref(),
-                cage: cage.as_deref().map(|plan| Enter::Cage(plan, left_fd)),
-                ..Setup::default()
-            })
-        });
-    }
+    child::before_exec(
+        &mut command,
+        Steps {
+            // If fencelab dies (Ctrl-C, SIGKILL), nothing it started
+            // outlives it waiting on a limit nobody enforces any more.
+            parent: Some(parent),
+            limits: Some(file_size),
+            space,
+            cage: cage.map(|plan| (plan, left_fd)),
+            ..Steps::default()
+        },
+    );
     let start = Instant::now();
     let spawned = command.spawn();
     // Only the cage's watcher keeps the write end: it reads as ended once
@@ -373,20 +369,14 @@ fn recv_ended(
 /// init, reaped by its watcher, reaped by the judge, included).
 fn wait_with_cpu(pid: libc::pid_t) -> std::io::Result<(ExitStatus, Duration)> {
     use std::os::unix::process::ExitStatusExt;
-    let mut status = 0;
-    // SAFETY: fills a rusage of ours.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    loop {
-        // SAFETY: waits for our own child (never waited for elsewhere).
-        let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-        if waited == pid {
-            break;
+    let (status, usage) = loop {
+        // Our own child (never waited for elsewhere).
+        match crate::bridge::sandbox::sys::wait_with_usage(pid, 0) {
+            Ok(Some((_, status, usage))) => break (status, usage),
+            Err(err) if err.raw_os_error() != Some(libc::EINTR) => return Err(err),
+            _ => {}
         }
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
-        }
-    }
+    };
     let time = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
     Ok((
         ExitStatus::from_raw(status),

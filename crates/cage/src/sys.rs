@@ -158,3 +158,107 @@ mod tests {
         }
     }
 }
+
+/// A child's end as `wait4` tells it: its pid, its wait status, and the
+/// processor time it and the children it waited for used; None where
+/// `WNOHANG` found none ended. rustix's waits leave the usage out.
+pub fn wait_with_usage(
+    pid: libc::pid_t,
+    options: c_int,
+) -> io::Result<Option<(libc::pid_t, c_int, libc::rusage)>> {
+    let mut status = 0;
+    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    // SAFETY: writes a status and a rusage of this frame.
+    let waited = unsafe { libc::wait4(pid, &mut status, options, usage.as_mut_ptr()) };
+    match waited {
+        -1 => Err(io::Error::last_os_error()),
+        0 => Ok(None),
+        // SAFETY: plain integers, zeroed, then written by `wait4`.
+        pid => Ok(Some((pid, status, unsafe { usage.assume_init() }))),
+    }
+}
+
+#[cfg(test)]
+mod wait_tests {
+    use super::*;
+
+    /// The child's pid and status come back, and its processor time: a
+    /// wrapper that dropped the usage, or the status, fails here.
+    #[test]
+    fn a_child_is_waited_for_with_its_usage() {
+        // SAFETY: the child only makes async-signal-safe calls.
+        let child = match unsafe { fork() }.unwrap() {
+            Forked::Child => {
+                // Busy a while: its time is more than nothing.
+                let start = std::time::Instant::now();
+                while start.elapsed() < std::time::Duration::from_millis(20) {}
+                exit_now(5)
+            }
+            Forked::Parent(pid) => pid,
+        };
+        let (pid, status, usage) = wait_with_usage(child, 0).unwrap().unwrap();
+        assert_eq!(pid, child);
+        assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 5);
+        let micros = |t: libc::timeval| t.tv_sec * 1_000_000 + t.tv_usec;
+        let used = micros(usage.ru_utime) + micros(usage.ru_stime);
+        assert!(used > 0, "{used} µs");
+    }
+}
+
+/// Blocks SIGCHLD in this thread and opens a descriptor (close-on-exec,
+/// non-blocking) that reads a record each time it comes: a single-threaded
+/// process's children's ends, to poll. rustix makes no signalfd.
+pub fn children_ended() -> io::Result<std::os::fd::OwnedFd> {
+    let mut children = empty_set();
+    // SAFETY: adds a signal to an initialised set of this frame.
+    unsafe { libc::sigaddset(&mut children, libc::SIGCHLD) };
+    // SAFETY: a set of this frame; the old mask is not asked for.
+    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &children, std::ptr::null_mut()) };
+    let flags = libc::SFD_CLOEXEC | libc::SFD_NONBLOCK;
+    // SAFETY: a set of this frame; makes a new descriptor, or fails.
+    match unsafe { libc::signalfd(-1, &children, flags) } {
+        -1 => Err(io::Error::last_os_error()),
+        // SAFETY: the new descriptor, this process's alone.
+        fd => Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }),
+    }
+}
+
+#[cfg(test)]
+mod children_ended_tests {
+    use super::*;
+
+    /// A child's end reads on the descriptor as a SIGCHLD record: a wrapper
+    /// that left SIGCHLD unblocked, or watched another signal, fails here.
+    /// In a forked child, single-threaded as its callers are.
+    #[test]
+    fn a_childs_end_reads_on_the_descriptor() {
+        // SAFETY: the child only makes async-signal-safe calls.
+        let tester = match unsafe { fork() }.unwrap() {
+            Forked::Parent(pid) => pid,
+            Forked::Child => {
+                let Ok(ended) = children_ended() else {
+                    exit_now(2)
+                };
+                // SAFETY: as above.
+                match unsafe { fork() } {
+                    Ok(Forked::Child) => exit_now(0),
+                    Ok(Forked::Parent(_)) => {}
+                    Err(_) => exit_now(3),
+                }
+                let mut record = [0u8; 128];
+                for _ in 0..5000 {
+                    if rustix::io::read(&ended, &mut record) == Ok(record.len()) {
+                        let signal =
+                            u32::from_ne_bytes([record[0], record[1], record[2], record[3]]);
+                        exit_now(if signal == libc::SIGCHLD as u32 { 0 } else { 4 })
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(1));
+                }
+                exit_now(5)
+            }
+        };
+        let (_, status, _) = wait_with_usage(tester, 0).unwrap().unwrap();
+        assert!(libc::WIFEXITED(status), "{status}");
+        assert_eq!(libc::WEXITSTATUS(status), 0);
+    }
+}

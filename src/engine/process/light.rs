@@ -318,15 +318,51 @@ struct Child<'a> {
 }
 
 impl Child<'_> {
-    /// Clones the child, which runs `Child::run` and executes the program;
+    /// Clones the child, which runs `trampoline` and executes the program;
     /// returns its pid once it has (or an error if it could not).
     fn spawn(mut self) -> std::io::Result<libc::pid_t> {
+        /// The child: set up (`child::prepare`: death with fencelab, its own
+        /// process group, signals at their defaults, the limits, the trial's
+        /// space, its standard streams and inherited descriptor, its directory,
+        /// a server's cage), then its program. `arg` is the `Child`: only
+        /// `spawn` names this function.
         extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
-            // SAFETY: `arg` is the `Child` below, alive until the clone has
+            // SAFETY: `arg` is the `Child` of `spawn`, alive until the clone has
             // executed its program or ended (its parent waits, CLONE_VFORK).
-            let child = unsafe { &mut *arg.cast::<Child>() };
-            // SAFETY: only system calls, on what the parent prepared.
-            unsafe { child.run() }
+            let this = unsafe { &mut *arg.cast::<Child>() };
+            let mut place = [
+                (this.stdio[0], 0),
+                (this.stdio[1], 1),
+                (this.stdio[2], 2),
+                // The clone has a table of descriptors of its own (no
+                // CLONE_FILES): the flag is cleared for its program alone.
+                (this.inherit, this.inherit),
+            ];
+            let places = if this.inherit >= 0 { 4 } else { 3 };
+            let mut setup = Setup {
+                parent: Some(this.parent),
+                own_group: true,
+                // As a fresh process has them (as std's spawn leaves them).
+                signals: Signals::Handled,
+                limits: Some(this.file_size),
+                space: this.space,
+                place: &mut place[..places],
+                dir: Some(this.dir),
+                // A cage without namespaces: system calls on this process alone.
+                cage: this
+                    .serving
+                    .map(|(listener, plan)| Enter::Serving(listener, plan)),
+                unblock: true,
+                ..Setup::default()
+            };
+            // SAFETY: the clone of `spawn`, before it executes; only system
+            // calls, on what the parent prepared.
+            if let Err(err) = unsafe { child::prepare(&mut setup) } {
+                fail(&mut this.failed, err.raw_os_error())
+            }
+            // SAFETY: what `Prepared` made, alive until the clone has executed.
+            unsafe { libc::execve(this.program, this.argv, this.envp) };
+            fail(&mut this.failed, None)
         }
         // Enough for the system calls the child makes (and a signal, should
         // one come before its handlers are reset: none is installed).
@@ -334,23 +370,25 @@ impl Child<'_> {
         let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
         // Every signal blocked in this thread until the child has executed:
         // no handler of this process's runs on the child's stack.
-        // SAFETY: system calls on signal sets of ours; the clone runs
-        // `trampoline` on `stack` while this thread is suspended, and
-        // `self` outlives it (CLONE_VFORK). No safe wrapper clones.
+        let mut all = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
+        let mut old = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
+        // SAFETY: fills a set of this frame.
+        unsafe { libc::sigfillset(all.as_mut_ptr()) };
+        // SAFETY: sets of this frame, `old` written before it is read below.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr()) };
+        // SAFETY: the clone runs `trampoline` on `stack` while this thread
+        // is suspended, and `self` outlives it (CLONE_VFORK). No safe
+        // wrapper clones.
         let pid = unsafe {
-            let mut all: libc::sigset_t = std::mem::zeroed();
-            let mut old: libc::sigset_t = std::mem::zeroed();
-            libc::sigfillset(&mut all);
-            libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-            let pid = libc::clone(
+            libc::clone(
                 trampoline,
                 top as *mut libc::c_void,
                 libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
                 (&raw mut self).cast(),
-            );
-            libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-            pid
+            )
         };
+        // SAFETY: the mask `pthread_sigmask` saved above.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut()) };
         drop(stack);
         if pid < 0 {
             return Err(std::io::Error::last_os_error());
@@ -362,48 +400,6 @@ impl Child<'_> {
         }
         Ok(pid)
     }
-
-    /// The child: set up (`child::prepare`: death with fencelab, its own
-    /// process group, signals at their defaults, the limits, the trial's
-    /// space, its standard streams and inherited descriptor, its directory,
-    /// a server's cage), then its program.
-    ///
-    /// # Safety
-    /// Only in the clone of `spawn`.
-    unsafe fn run(&mut self) -> libc::c_int {
-        let mut place = [
-            (self.stdio[0], 0),
-            (self.stdio[1], 1),
-            (self.stdio[2], 2),
-            // The clone has a table of descriptors of its own (no
-            // CLONE_FILES): the flag is cleared for its program alone.
-            (self.inherit, self.inherit),
-        ];
-        let places = if self.inherit >= 0 { 4 } else { 3 };
-        let mut setup = Setup {
-            parent: Some(self.parent),
-            own_group: true,
-            // As a fresh process has them (as std's spawn leaves them).
-            signals: Signals::Handled,
-            limits: Some(self.file_size),
-            space: self.space,
-            place: &mut place[..places],
-            dir: Some(self.dir),
-            // A cage without namespaces: system calls on this process alone.
-            cage: self
-                .serving
-                .map(|(listener, plan)| Enter::Serving(listener, plan)),
-            unblock: true,
-            ..Setup::default()
-        };
-        // SAFETY: the clone of `spawn`, before it executes.
-        if let Err(err) = unsafe { child::prepare(&mut setup) } {
-            fail(&mut self.failed, err.raw_os_error())
-        }
-        // SAFETY: what `Prepared` made, alive until the clone has executed.
-        unsafe { libc::execve(self.program, self.argv, self.envp) };
-        fail(&mut self.failed, None)
-    }
 }
 
 /// Ends `run_light`'s child that could not execute its program, its errno
@@ -411,7 +407,7 @@ impl Child<'_> {
 fn fail(failed: &mut libc::c_int, errno: Option<libc::c_int>) -> ! {
     let last = || std::io::Error::last_os_error().raw_os_error();
     *failed = errno.or_else(last).unwrap_or(0).max(1);
-    // SAFETY: ends the clone, which shares its parent's memory: nothing of
-    // the process's own exit may run. No safe wrapper exits so.
-    unsafe { libc::_exit(127) }
+    // The clone shares its parent's memory: nothing of the process's own
+    // exit may run.
+    crate::bridge::sandbox::sys::exit_now(127)
 }

@@ -46,12 +46,8 @@ fn passes_on(runner: &Runner, host: &Host, tests: &[&str]) {
 /// as every process it starts then does: an interpreter started afresh
 /// keeps it ignored rather than install its own handler.
 fn sigint_ignored() -> bool {
-    // SAFETY: reads this process's disposition into a struct of ours.
-    unsafe {
-        let mut old: libc::sigaction = std::mem::zeroed();
-        libc::sigaction(libc::SIGINT, std::ptr::null(), &mut old) == 0
-            && old.sa_sigaction == libc::SIG_IGN
-    }
+    use crate::bridge::sandbox::sys;
+    sys::signal_disposition(libc::SIGINT) == Some(sys::Disposition::Ignore)
 }
 
 #[test]
@@ -190,13 +186,11 @@ fn a_learners_python_tests_are_served_by_caged_forks_of_the_runners() {
     // server forked it, with nothing of that server's open, in the
     // environment and with the file size limit a server the runner
     // starts has (the runner's own: `start_light_serving` sets none).
-    // SAFETY: fills a struct of ours.
-    let mut fsize: libc::rlimit = unsafe { std::mem::zeroed() };
-    // SAFETY: getrlimit writes into the struct it is given, ours.
-    unsafe { libc::getrlimit(libc::RLIMIT_FSIZE, &mut fsize) };
-    let python_limit = |v: libc::rlim_t| match v {
-        libc::RLIM_INFINITY => -1,
-        v => v as i128,
+    let fsize = rustix::process::getrlimit(rustix::process::Resource::Fsize);
+    // Unlimited is -1 in Python, None in rustix.
+    let python_limit = |v: Option<u64>| match v {
+        None => -1,
+        Some(v) => v as i128,
     };
     let source = format!(
         "{}\n\
@@ -208,8 +202,8 @@ fn a_learners_python_tests_are_served_by_caged_forks_of_the_runners() {
              try:\n        _os.fstat(_fd)\n    except OSError:\n        continue\n    \
              raise SystemExit(f'descriptor {{_fd}} is open')\n",
         crate::lab::python::REFERENCE,
-        python_limit(fsize.rlim_cur),
-        python_limit(fsize.rlim_max),
+        python_limit(fsize.current),
+        python_limit(fsize.maximum),
     );
     let implementation = Implementation {
         shown_path: "lease.py".into(),

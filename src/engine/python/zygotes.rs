@@ -247,37 +247,18 @@ impl Zygotes {
         // FILE_SIZE per file; the runner's own servers (`trusted`) have no
         // FILE_SIZE, as `process::start_light_serving` starts them. The
         // forking servers the root forks, and their children, inherit them.
-        use rustix::process::{Resource, Rlimit};
-        let limits = [
+        use rustix::process::Resource;
+        let caps = [
             Some((Resource::Core, 0)),
             (!self.trusted).then_some((Resource::Fsize, process::FILE_SIZE)),
         ];
-        // SAFETY: `pre_exec` runs its closure between fork and exec, which
-        // makes only system calls: the control socket becomes fd 3
-        // (LISTENER_FD), inherited. No safe wrapper places a descriptor at a
-        // number.
-        unsafe {
-            command.pre_exec(move || {
-                for (resource, value) in limits.into_iter().flatten() {
-                    let limit = Rlimit {
-                        current: Some(value),
-                        maximum: Some(value),
-                    };
-                    let _ = rustix::process::setrlimit(resource, limit);
-                }
-                let target = crate::bridge::server::LISTENER_FD;
-                let ok = if fd == target {
-                    libc::fcntl(fd, libc::F_SETFD, 0) != -1
-                } else {
-                    libc::dup2(fd, target) != -1
-                };
-                if ok {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::last_os_error())
-                }
-            });
-        }
+        // The control socket becomes fd 3 (LISTENER_FD), inherited.
+        let steps = crate::bridge::child::Steps {
+            caps: caps.into_iter().flatten().collect(),
+            place: vec![(fd, crate::bridge::server::LISTENER_FD)],
+            ..Default::default()
+        };
+        crate::bridge::child::before_exec(&mut command, steps);
         let (reply, spawned) = mpsc::channel();
         let sent = self
             .starter

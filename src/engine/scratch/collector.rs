@@ -419,16 +419,15 @@ mod tests {
         // descriptor, the lock's too; the child here stays in that state.
         let (_target, scratch, _) = workspace(0, 1);
         let lock = scratch.lock().unwrap();
+        use crate::bridge::sandbox::sys::{Forked, fork};
         // SAFETY: the child of this multi-threaded process calls only
-        // pause, which is async-signal-safe, and is killed below. No safe
-        // wrapper forks.
-        let child = unsafe { libc::fork() };
-        if child == 0 {
-            loop {
+        // pause, which is async-signal-safe, and is killed below.
+        let child = match unsafe { fork() }.expect("fork") {
+            Forked::Child => loop {
                 rustix::event::pause();
-            }
-        }
-        assert!(child > 0, "fork: {}", std::io::Error::last_os_error());
+            },
+            Forked::Parent(pid) => pid,
+        };
         drop(lock);
         let free = scratch.try_lock().is_some();
         // Our own child: killed, reaped.

@@ -14,7 +14,6 @@
 use std::collections::hash_map::DefaultHasher;
 use std::fs::File;
 use std::hash::{Hash, Hasher};
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 
 use crate::error::Error;
@@ -69,8 +68,7 @@ impl Drop for WorkspaceLock {
     /// leave the workspace locked until that child execs, and a run finishing
     /// then would skip its collection (`Pin`'s drop).
     fn drop(&mut self) {
-        // SAFETY: flock on a file descriptor we own.
-        unsafe { libc::flock(self.file.as_raw_fd(), libc::LOCK_UN) };
+        let _ = rustix::fs::flock(&self.file, rustix::fs::FlockOperation::Unlock);
     }
 }
 
@@ -240,9 +238,8 @@ impl Scratch {
         std::fs::create_dir_all(&self.root).map_err(|e| Error::io("create", &self.root, e))?;
         let path = self.root.join(".lock");
         let file = File::create(&path).map_err(|e| Error::io("create", &path, e))?;
-        // SAFETY: flock on a file descriptor we own.
-        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX) } != 0 {
-            return Err(Error::io("lock", &path, std::io::Error::last_os_error()));
+        if let Err(err) = rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive) {
+            return Err(Error::io("lock", &path, err.into()));
         }
         Ok(WorkspaceLock { file })
     }
