@@ -98,6 +98,23 @@ impl Exec {
         )
     }
 
+    /// Executes the program, with its arguments and environment: returns
+    /// only where it could not be, with the errno. System calls only.
+    pub fn execute(&self) -> libc::c_int {
+        // SAFETY: the pointers point into strings this `Exec` owns, each list
+        // ended by a null (`Exec::new`), alive for the call.
+        unsafe {
+            libc::execve(
+                self.program.as_ptr(),
+                self.argv.as_ptr(),
+                self.envp.as_ptr(),
+            )
+        };
+        std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
+    }
+
     /// `program` run with `args` after it and exactly `env`; None where
     /// one of them holds a NUL byte.
     pub fn new(

@@ -158,3 +158,109 @@ mod tests {
         }
     }
 }
+
+/// Makes the namespaces `flags` name this process's own. Refuses to unshare
+/// the descriptor table (`FILES`): another thread would lose descriptors it
+/// holds, which is why rustix calls its `unshare` unsafe.
+pub fn unshare(flags: rustix::thread::UnshareFlags) -> io::Result<()> {
+    if flags.contains(rustix::thread::UnshareFlags::FILES) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: without `FILES`, every thread keeps the descriptors it holds.
+    unsafe { rustix::thread::unshare_unsafe(flags) }?;
+    Ok(())
+}
+
+/// Blocks SIGCHLD for this thread and returns a descriptor it is read from
+/// instead (non-blocking, closed on exec): for an init that waits for a
+/// word and reaps orphans in one `poll`. The same two system calls glibc
+/// makes, on a kernel signal set (a bit per signal) of this frame.
+pub fn children_signals() -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let set: u64 = 1 << (libc::SIGCHLD - 1);
+    let size = std::mem::size_of::<u64>();
+    // SAFETY: reads the set of this frame, of the size given; the old mask
+    // is not asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_BLOCK,
+            &raw const set,
+            std::ptr::null_mut::<u64>(),
+            size,
+        )
+    };
+    let flags = libc::SFD_CLOEXEC | libc::SFD_NONBLOCK;
+    // SAFETY: reads the set of this frame, of the size given.
+    let fd = unsafe { libc::syscall(libc::SYS_signalfd4, -1, &raw const set, size, flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just made, of this process's and no one else's.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as c_int) })
+}
+
+#[cfg(test)]
+mod appended_tests {
+    use super::*;
+
+    /// `FILES` is refused before any system call; other namespaces are
+    /// unshared (none asked: the call itself succeeds).
+    #[test]
+    fn unshare_refuses_the_descriptor_table() {
+        use rustix::thread::UnshareFlags;
+        let refused = unshare(UnshareFlags::FILES).unwrap_err();
+        assert_eq!(refused.raw_os_error(), Some(libc::EINVAL));
+        unshare(UnshareFlags::empty()).unwrap();
+    }
+
+    /// A child's end is read from the descriptor, in a fork (a single
+    /// thread, as the init that uses it: SIGCHLD would go to another
+    /// thread): a set with the wrong bit, or a mask not blocked, reads
+    /// nothing and the fork ends with 1.
+    #[test]
+    fn a_childs_end_is_read_from_children_signals() {
+        let wait = |pid: libc::pid_t| {
+            let pid = rustix::process::Pid::from_raw(pid).unwrap();
+            let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+            status
+                .ok()
+                .flatten()
+                .and_then(|(_, status)| status.exit_status())
+        };
+        // SAFETY: the forks make system calls only, then end.
+        match unsafe { fork() }.unwrap() {
+            Forked::Child => {
+                let Ok(signals) = children_signals() else {
+                    exit_now(2)
+                };
+                // SAFETY: as above.
+                match unsafe { fork() } {
+                    Ok(Forked::Child) => exit_now(0),
+                    Ok(Forked::Parent(pid)) => {
+                        let _ = wait(pid);
+                    }
+                    Err(_) => exit_now(3),
+                }
+                let mut polled = [rustix::event::PollFd::new(
+                    &signals,
+                    rustix::event::PollFlags::IN,
+                )];
+                let ten = rustix::time::Timespec {
+                    tv_sec: 10,
+                    tv_nsec: 0,
+                };
+                let _ = rustix::event::poll(&mut polled, Some(&ten));
+                let mut info = [0u8; 128];
+                let read = rustix::io::read(&signals, &mut info);
+                let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+                exit_now(if read == Ok(128) && signo == libc::SIGCHLD as u32 {
+                    0
+                } else {
+                    1
+                })
+            }
+            Forked::Parent(pid) => assert_eq!(wait(pid), Some(0)),
+        }
+    }
+}
