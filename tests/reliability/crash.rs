@@ -239,10 +239,9 @@ impl Coordinator {
 
     fn kill(&mut self, index: usize) {
         let mut victim = self.alive.swap_remove(index);
-        let pid = libc::pid_t::try_from(victim.child.id()).expect("pid fits pid_t");
-        // SAFETY: plain syscall on the pid of a child we have not reaped yet.
-        let rc = unsafe { libc::kill(pid, libc::SIGKILL) };
-        assert_eq!(rc, 0, "kill: {}", io::Error::last_os_error());
+        let pid = rustix::process::Pid::from_child(&victim.child);
+        let killed = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        assert_eq!(killed, Ok(()), "kill");
         let status = victim.child.wait().expect("reap a killed worker");
         self.exited.push((victim.name, status));
     }

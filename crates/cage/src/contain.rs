@@ -28,19 +28,7 @@ pub const LISTENER_FD: RawFd = 3;
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent:
 /// the child forks again and closes descriptors by number.
 pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
-    join_memory(plan.cgroup)?;
-    limit();
-    if let Some(root) = &plan.root {
-        // Where the plan knows the program (`Cage::executing`), it is
-        // executed from here, by clones (see `start_cloned`).
-        let serve = plan.exec.as_ref().map(|exec| Serve {
-            exec,
-            listener: None,
-            ruleset: plan.ruleset,
-        });
-        enter_root(root, left, serve, false)?;
-    }
-    restrict(plan.ruleset)
+    contain(plan, left, None)
 }
 
 /// Makes `listener` the server's listening socket (`server::LISTENER_FD`) and
@@ -52,20 +40,35 @@ pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
 /// # Safety
 /// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
 pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
+    contain(plan, None, Some(listener))
+}
+
+/// `enter` (no `listener`) and `enter_serving`, for this crate's own
+/// children between fork and exec (the entries' contract, kept by them).
+pub(crate) fn contain(
+    plan: &Plan,
+    left: Option<RawFd>,
+    listener: Option<RawFd>,
+) -> std::io::Result<()> {
     join_memory(plan.cgroup)?;
     limit();
     // First, while the descriptors of the places are where they were.
     if let Some(root) = &plan.root {
+        // Where the plan knows the program (`Cage::executing`), it is
+        // executed from here, by clones (see `start_cloned`).
         let serve = plan.exec.as_ref().map(|exec| Serve {
             exec,
-            listener: Some(listener),
+            listener,
             ruleset: plan.ruleset,
         });
         // A server not executed from here goes on with this memory (a
         // Python server forked per trial): `start_forked`.
-        enter_root(root, None, serve, true)?;
+        enter_root(root, left, serve, listener.is_some())?;
     }
-    serve_from(listener, plan.ruleset)
+    match listener {
+        Some(listener) => serve_from(listener, plan.ruleset),
+        None => restrict(plan.ruleset),
+    }
 }
 
 /// The end of `enter_serving`, in the program's own process: the listening

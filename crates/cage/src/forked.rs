@@ -8,11 +8,11 @@ use rustix::process::{Pid, Signal, WaitOptions};
 
 use crate::descriptors::{close, inherited, keep_only};
 use crate::init::{
-    CLONE_STACK, LINGER_MS, end_as, map_stacks, others_stay, read_word, reap, report_pipe, wipe,
+    CLONE_STACK, LINGER_MS, end_as, others_stay, read_word, reap, report_pipe, wipe,
 };
 use crate::mounts::{Root, build_root};
 use crate::namespaces::clone_running;
-use crate::sys::{self, Disposition, Forked, die, exit_now};
+use crate::sys::{self, Disposition, Forked, Stacks, die, exit_now};
 
 /// `enter_root`'s namespaces made, for a program that is not executed from
 /// here (it goes on with this process's memory: a Python server forked per
@@ -36,7 +36,7 @@ pub(crate) fn start_forked(
     // The watcher's word to the init: "S" the program started, "E" it
     // ended.
     let telling = report_pipe()?;
-    let stack = map_stacks(1)?;
+    let stack = Stacks::map(CLONE_STACK)?;
     // The init of `start_forked`: PID 1, killed if the watcher dies. Builds
     // the root, says so (a word of 0, or the errno), then reaps the
     // namespace's orphans until the watcher says the program ended.
@@ -63,7 +63,7 @@ pub(crate) fn start_forked(
         forked_init(report[1], telling[0], signals, &root.scrub)
     };
     let mut init_work: &mut dyn FnMut() -> libc::c_int = &mut init_work;
-    let top = (stack as usize + CLONE_STACK) & !15;
+    let top = (stack.start() + CLONE_STACK) & !15;
     // SAFETY: the stack is mapped above and `init_work` (with all it
     // borrows) lives on this frame, which outlives the init: it ends in
     // `watch_forked`, or kills and reaps the init first.
@@ -84,9 +84,9 @@ pub(crate) fn start_forked(
             // root; nothing of the watcher's and the init's.
             close(report[0]);
             close(telling[1]);
-            // SAFETY: the stack of the init, which runs in the watcher's
-            // memory, not this copy of it: nothing here uses it.
-            let _ = unsafe { rustix::mm::munmap(stack, CLONE_STACK) };
+            // The init's stack: it runs in the watcher's memory, not in
+            // this copy of it.
+            let _ = stack.unmap();
             rustix::process::chdir(root.work.as_c_str())?;
             return Ok(());
         }

@@ -11,7 +11,7 @@ use crate::descriptors::{close, inherited, keep_only};
 use crate::forked::start_forked;
 use crate::mounts::{Root, build_root};
 use crate::namespaces::{clone_running, enter_namespaces};
-use crate::sys::{self, Forked, die, exit_now};
+use crate::sys::{self, Forked, Stacks, die, exit_now};
 
 /// The namespaces, then the new root. Child side: system calls only.
 ///
@@ -78,23 +78,6 @@ pub(crate) fn report_pipe() -> std::io::Result<[RawFd; 2]> {
 /// program's until it executes): what their system calls need, many times.
 pub(crate) const CLONE_STACK: usize = 128 << 10;
 
-/// `count` stacks of `CLONE_STACK` bytes for clones of this process, as
-/// one mapping: its start.
-pub(crate) fn map_stacks(count: usize) -> std::io::Result<*mut libc::c_void> {
-    use rustix::mm::{MapFlags, ProtFlags};
-    // SAFETY: a new anonymous mapping, where the kernel chooses: it
-    // replaces nothing of this process's.
-    let stacks = unsafe {
-        rustix::mm::mmap_anonymous(
-            std::ptr::null_mut(),
-            count * CLONE_STACK,
-            ProtFlags::READ | ProtFlags::WRITE,
-            MapFlags::PRIVATE | MapFlags::STACK,
-        )
-    }?;
-    Ok(stacks)
-}
-
 /// `enter_root`'s namespaces made, the watcher (this process) starts the
 /// init and the init the program as clones that share this process's
 /// memory (`CLONE_VM`, each on a stack of its own), not as forks: a fork
@@ -117,11 +100,11 @@ fn start_cloned(
     left: Option<RawFd>,
     serve: Serve<'_>,
 ) -> std::io::Result<()> {
-    let stacks = map_stacks(2)?;
+    let stacks = Stacks::map(2 * CLONE_STACK)?;
     // The init's stack above, the program's below; each grows down from
     // its top, aligned to 16 bytes.
-    let program_top = (stacks as usize + CLONE_STACK) & !15;
-    let init_top = (stacks as usize + 2 * CLONE_STACK) & !15;
+    let program_top = (stacks.start() + CLONE_STACK) & !15;
+    let init_top = (stacks.start() + 2 * CLONE_STACK) & !15;
     // The program's errno where it could not be executed (0: it was).
     let failed = AtomicI32::new(0);
     // The program of `start_cloned`: the rest of the cage, then its program.

@@ -73,7 +73,7 @@ pub(crate) unsafe fn clone_running(
 /// Runs `work` in a fork of this process, which ends with it: true if it
 /// said so. For probing what the kernel allows a child, from a parent that
 /// may have threads: `work` makes system calls only.
-fn in_a_fork(work: impl FnOnce() -> bool) -> bool {
+pub(crate) fn in_a_fork(work: impl FnOnce() -> bool) -> bool {
     // SAFETY: the child runs `work`, which makes system calls only, then ends.
     match unsafe { sys::fork() } {
         Ok(Forked::Child) => exit_now(if work() { 0 } else { 1 }),

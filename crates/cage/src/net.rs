@@ -2,10 +2,11 @@
 //! implementation (`Net`), and whether this process is in one.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use crate::layers::Layers;
 use crate::namespaces::{in_a_clone, write_file};
+use crate::sys;
 
 /// A network namespace with no interface up, and the user namespace that
 /// owns it, for the trials of one implementation (`engine::runner` makes one
@@ -100,21 +101,7 @@ pub(crate) fn closed_network() -> bool {
             return false;
         };
         let name = name.trim().as_bytes();
-        let mut req = libc::ifreq {
-            ifr_name: [0; libc::IFNAMSIZ],
-            ifr_ifru: libc::__c_anonymous_ifr_ifru { ifru_flags: 0 },
-        };
-        if name.is_empty() || name.len() >= req.ifr_name.len() {
-            return false;
-        }
-        for (to, from) in req.ifr_name.iter_mut().zip(name) {
-            *to = *from as libc::c_char;
-        }
-        // SAFETY: SIOCGIFFLAGS fills the flags of an ifreq of ours, its name
-        // NUL-terminated; no wrapper asks an interface's flags.
-        let asked = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } == 0;
-        // SAFETY: the union's flags, which SIOCGIFFLAGS filled.
-        asked && (unsafe { req.ifr_ifru.ifru_flags } as libc::c_int & libc::IFF_UP) == 0
+        sys::interface_flags(sock.as_fd(), name).is_ok_and(|flags| flags & libc::IFF_UP == 0)
     })
 }
 

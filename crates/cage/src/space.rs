@@ -236,6 +236,11 @@ fn hold(
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Space` is alive.
 pub unsafe fn join(join: &Join) -> std::io::Result<()> {
+    join_space(join)
+}
+
+/// `join`, for this crate's own children between fork and exec.
+pub(crate) fn join_space(join: &Join) -> std::io::Result<()> {
     use rustix::thread::LinkNameSpaceType;
     if let Some(user) = join.user {
         move_into_link_name_space(inherited(user), Some(LinkNameSpaceType::User))?;

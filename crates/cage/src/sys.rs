@@ -200,6 +200,69 @@ pub fn children_signals() -> io::Result<std::os::fd::OwnedFd> {
     Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as c_int) })
 }
 
+/// Memory for the stacks of clones of this process: an anonymous private
+/// mapping of its own, which nothing else uses, kept until `unmap` (a clone
+/// running on it must have ended first: `clone`'s caller's word).
+#[derive(Debug)]
+pub struct Stacks {
+    start: *mut libc::c_void,
+    len: usize,
+}
+
+impl Stacks {
+    /// `len` bytes of new memory, readable and writable, for stacks.
+    pub fn map(len: usize) -> io::Result<Stacks> {
+        use rustix::mm::{MapFlags, ProtFlags};
+        // SAFETY: a new mapping where the kernel chooses: it replaces
+        // nothing of this process's.
+        let start = unsafe {
+            rustix::mm::mmap_anonymous(
+                std::ptr::null_mut(),
+                len,
+                ProtFlags::READ | ProtFlags::WRITE,
+                MapFlags::PRIVATE | MapFlags::STACK,
+            )
+        }?;
+        Ok(Stacks { start, len })
+    }
+
+    /// The address of its first byte (a stack grows down, from its top).
+    pub fn start(&self) -> usize {
+        self.start as usize
+    }
+
+    /// Gives the memory back.
+    pub fn unmap(self) -> io::Result<()> {
+        // SAFETY: the mapping `map` made, whole, which only the address
+        // numbers given out refer to.
+        unsafe { rustix::mm::munmap(self.start, self.len) }?;
+        Ok(())
+    }
+}
+
+/// The flags (`IFF_*`) of the network interface `name` of `sock`'s
+/// network namespace, as `SIOCGIFFLAGS` says them: rustix asks none.
+pub fn interface_flags(sock: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> io::Result<c_int> {
+    use std::os::fd::AsRawFd;
+    let mut req = libc::ifreq {
+        ifr_name: [0; libc::IFNAMSIZ],
+        ifr_ifru: libc::__c_anonymous_ifr_ifru { ifru_flags: 0 },
+    };
+    if name.is_empty() || name.len() >= req.ifr_name.len() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    for (to, from) in req.ifr_name.iter_mut().zip(name) {
+        *to = *from as libc::c_char;
+    }
+    // SAFETY: fills the flags of an ifreq of this frame, its name
+    // NUL-terminated.
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the union's flags, which SIOCGIFFLAGS filled.
+    Ok(c_int::from(unsafe { req.ifr_ifru.ifru_flags }))
+}
+
 #[cfg(test)]
 mod appended_tests {
     use super::*;
@@ -262,5 +325,41 @@ mod appended_tests {
             }
             Forked::Parent(pid) => assert_eq!(wait(pid), Some(0)),
         }
+    }
+
+    /// A stack is memory of this process's, readable and writable, of
+    /// the size asked (`/proc/self/maps` says so), until given back.
+    #[test]
+    fn stacks_are_memory_until_unmapped() {
+        let len = 64 << 10;
+        let stacks = Stacks::map(len).unwrap();
+        let line = format!("{:x}-{:x} rw-p ", stacks.start(), stacks.start() + len);
+        let mapped = || {
+            std::fs::read_to_string("/proc/self/maps")
+                .unwrap()
+                .contains(&line)
+        };
+        assert!(mapped(), "{line}");
+        stacks.unmap().unwrap();
+        assert!(!mapped(), "{line}");
+    }
+
+    /// The loopback interface says it is one, whether up or down; one that
+    /// does not exist, or a name too long, is an error.
+    #[test]
+    fn an_interfaces_flags_are_the_kernels() {
+        use rustix::net::{AddressFamily, SocketFlags, SocketType};
+        use std::os::fd::AsFd;
+        let sock = rustix::net::socket_with(
+            AddressFamily::UNIX,
+            SocketType::DGRAM,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        let lo = interface_flags(sock.as_fd(), b"lo").unwrap();
+        assert_ne!(lo & libc::IFF_LOOPBACK, 0, "{lo:#x}");
+        assert!(interface_flags(sock.as_fd(), b"no-such-if").is_err());
+        assert!(interface_flags(sock.as_fd(), &[b'x'; 16]).is_err());
     }
 }

@@ -113,18 +113,16 @@ pub(crate) enum Entry {
 pub(crate) fn entering(command: &mut Command, space: Option<Arc<Join>>, entry: Entry) {
     let hook = move || {
         if let Some(join) = &space {
-            // SAFETY: a child between fork and exec; `space` holds the join.
-            unsafe { crate::join(join) }?;
+            crate::space::join_space(join)?;
         }
         match &entry {
             Entry::Nothing => Ok(()),
-            // SAFETY: as above; the caller holds the plan's `Cage`.
-            Entry::Cage(plan, left) => unsafe { crate::enter(plan, *left) },
-            // SAFETY: as above.
-            Entry::Serving(listener, plan) => unsafe { crate::enter_serving(*listener, plan) },
+            Entry::Cage(plan, left) => crate::contain::contain(plan, *left, None),
+            Entry::Serving(listener, plan) => crate::contain::contain(plan, None, Some(*listener)),
         }
     };
-    // SAFETY: `hook` makes system calls only: it allocates nothing and takes
-    // no lock, as a child of a threaded test process must.
+    // SAFETY: `hook` makes system calls only (it allocates nothing and takes
+    // no lock, as a child of a threaded test process must), on the plan and
+    // join its `Arc`s hold, with the `Cage` the caller holds.
     unsafe { command.pre_exec(hook) };
 }
