@@ -11,8 +11,7 @@ use crate::init::{
     CLONE_STACK, LINGER_MS, end_as, others_stay, read_word, reap, report_pipe, wipe,
 };
 use crate::mounts::{Root, build_root};
-use crate::namespaces::clone_running;
-use crate::sys::{self, Disposition, Forked, Stacks, die, exit_now};
+use crate::sys::{self, Disposition, Forked, Stacks, clone_running, die, exit_now};
 
 /// `enter_root`'s namespaces made, for a program that is not executed from
 /// here (it goes on with this process's memory: a Python server forked per

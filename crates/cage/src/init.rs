@@ -10,8 +10,8 @@ use crate::contain::{Serve, restrict, serve_from};
 use crate::descriptors::{close, inherited, keep_only};
 use crate::forked::start_forked;
 use crate::mounts::{Root, build_root};
-use crate::namespaces::{clone_running, enter_namespaces};
-use crate::sys::{self, Forked, Stacks, die, exit_now};
+use crate::namespaces::enter_namespaces;
+use crate::sys::{self, Forked, Stacks, clone_running, die, exit_now};
 
 /// The namespaces, then the new root. Child side: system calls only.
 ///

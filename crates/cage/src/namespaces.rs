@@ -5,7 +5,7 @@ use std::ffi::CString;
 
 use rustix::thread::UnshareFlags;
 
-use crate::sys::{self, Forked, exit_now};
+use crate::sys::{self, Forked, clone_running, exit_now};
 
 /// Runs `work` in a child that shares this process's memory and descriptor
 /// table (`CLONE_VM | CLONE_VFORK | CLONE_FILES`, with `flags`), this
@@ -39,35 +39,6 @@ pub(crate) fn in_a_clone(
     };
     drop(stack);
     Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
-}
-
-/// Starts a clone of this process (`libc::clone` with `flags`) that runs
-/// `work` on the stack whose top is `top`, and ends with what it returns:
-/// its pid.
-///
-/// # Safety
-/// The stack and `work` (with all it borrows) must outlive the clone's use
-/// of them: the caller waits for it (`CLONE_VFORK`), or never returns before
-/// it has ended. Sharing memory (`CLONE_VM`), `work` makes system calls only.
-pub(crate) unsafe fn clone_running(
-    top: usize,
-    flags: libc::c_int,
-    work: &mut &mut dyn FnMut() -> libc::c_int,
-) -> std::io::Result<libc::pid_t> {
-    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
-        // SAFETY: `arg` is `work` below, alive while the clone runs (the
-        // caller's word).
-        let work = unsafe { &mut *arg.cast::<&mut dyn FnMut() -> libc::c_int>() };
-        work()
-    }
-    let arg: *mut &mut dyn FnMut() -> libc::c_int = work;
-    // SAFETY: the child runs `trampoline` on the caller's stack, which with
-    // `work` outlives it (the caller's word).
-    let pid = unsafe { libc::clone(trampoline, top as *mut libc::c_void, flags, arg.cast()) };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    Ok(pid)
 }
 
 /// Runs `work` in a fork of this process, which ends with it: true if it

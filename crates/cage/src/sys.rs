@@ -263,6 +263,35 @@ pub fn interface_flags(sock: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> io::Re
     Ok(c_int::from(unsafe { req.ifr_ifru.ifru_flags }))
 }
 
+/// Starts a clone of this process (`libc::clone` with `flags`) that runs
+/// `work` on the stack whose top is `top`, and ends with what it returns:
+/// its pid.
+///
+/// # Safety
+/// The stack and `work` (with all it borrows) must outlive the clone's use
+/// of them: the caller waits for it (`CLONE_VFORK`), or never returns before
+/// it has ended. Sharing memory (`CLONE_VM`), `work` makes system calls only.
+pub unsafe fn clone_running(
+    top: usize,
+    flags: libc::c_int,
+    work: &mut &mut dyn FnMut() -> libc::c_int,
+) -> std::io::Result<libc::pid_t> {
+    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is `work` below, alive while the clone runs (the
+        // caller's word).
+        let work = unsafe { &mut *arg.cast::<&mut dyn FnMut() -> libc::c_int>() };
+        work()
+    }
+    let arg: *mut &mut dyn FnMut() -> libc::c_int = work;
+    // SAFETY: the child runs `trampoline` on the caller's stack, which with
+    // `work` outlives it (the caller's word).
+    let pid = unsafe { libc::clone(trampoline, top as *mut libc::c_void, flags, arg.cast()) };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(pid)
+}
+
 #[cfg(test)]
 mod appended_tests {
     use super::*;
@@ -361,5 +390,30 @@ mod appended_tests {
         assert_ne!(lo & libc::IFF_LOOPBACK, 0, "{lo:#x}");
         assert!(interface_flags(sock.as_fd(), b"no-such-if").is_err());
         assert!(interface_flags(sock.as_fd(), &[b'x'; 16]).is_err());
+    }
+
+    /// A clone that shares this memory runs its work on the stack given and
+    /// ends with what it returned: a trampoline that dropped the work, or
+    /// an exit status lost, fails here.
+    #[test]
+    fn a_clone_runs_its_work_and_ends_with_its_word() {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        let stacks = Stacks::map(64 << 10).unwrap();
+        let seen = AtomicI32::new(0);
+        let mut work = || {
+            seen.store(7, Ordering::SeqCst);
+            5
+        };
+        let mut work: &mut dyn FnMut() -> c_int = &mut work;
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+        let top = (stacks.start() + (64 << 10)) & !15;
+        // SAFETY: this thread waits until the clone has ended (CLONE_VFORK);
+        // its work stores to an atomic and returns.
+        let pid = unsafe { clone_running(top, flags, &mut work) }.unwrap();
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+        assert_eq!(status.unwrap().unwrap().1.exit_status(), Some(5));
+        assert_eq!(seen.load(Ordering::SeqCst), 7);
+        stacks.unmap().unwrap();
     }
 }
