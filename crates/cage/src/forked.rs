@@ -3,7 +3,6 @@
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
-use rustix::event::{PollFd, PollFlags};
 use rustix::process::{Pid, Signal, WaitOptions};
 
 use crate::descriptors::{close, inherited, keep_only};
@@ -123,19 +122,18 @@ fn forked_init(report: RawFd, told: RawFd, signals: OwnedFd, scrub: &[(usize, us
     keep_only(0, &mut [report, told, signals.as_raw_fd()]);
     let _ = rustix::thread::set_name(c"init");
     loop {
-        let mut polled = [
-            PollFd::from_borrowed_fd(inherited(told), PollFlags::IN),
-            PollFd::new(&signals, PollFlags::IN),
-        ];
-        match rustix::event::poll(&mut polled, None) {
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => continue,
-            Err(_) => break,
+        let mut polled = [told, signals.as_raw_fd()].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        if let Err(err) = sys::poll(&mut polled, -1) {
+            if err.kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            break;
         }
-        let (told_ready, signalled) = (
-            !polled[0].revents().is_empty(),
-            !polled[1].revents().is_empty(),
-        );
+        let (told_ready, signalled) = (polled[0].revents != 0, polled[1].revents != 0);
         if signalled {
             let mut info = [0u8; 128];
             while rustix::io::read(&signals, &mut info).is_ok_and(|n| n > 0) {}

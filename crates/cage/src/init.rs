@@ -70,7 +70,7 @@ pub(crate) fn enter_root(
 /// A pipe of two raw numbers (read, write), closed on exec: each process
 /// of the cage closes its copies of them by number.
 pub(crate) fn report_pipe() -> std::io::Result<[RawFd; 2]> {
-    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?;
+    let (read, write) = std::io::pipe()?;
     Ok([read.into_raw_fd(), write.into_raw_fd()])
 }
 
@@ -256,16 +256,12 @@ fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize); 2]) -> ! {
 
 /// How long the other processes of a namespace may outlive its program
 /// before they count as left behind (as `engine::process` waits for a group).
-pub(crate) const LINGER_MS: i64 = 300;
+pub(crate) const LINGER_MS: u64 = 300;
 
 /// Whether the init still has a live child after `ms` milliseconds of
 /// reaping (every live process of the namespace descends from one).
-pub(crate) fn others_stay(ms: i64) -> bool {
-    let now = || {
-        let t = rustix::time::clock_gettime(rustix::time::ClockId::Monotonic);
-        t.tv_sec * 1000 + t.tv_nsec / 1_000_000
-    };
-    let deadline = now() + ms;
+pub(crate) fn others_stay(ms: u64) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(ms);
     let mut pause_us = 100;
     loop {
         match rustix::process::wait(WaitOptions::NOHANG) {
@@ -274,7 +270,7 @@ pub(crate) fn others_stay(ms: i64) -> bool {
             Err(_) => return false,
             Ok(None) => {}
         }
-        if now() >= deadline {
+        if std::time::Instant::now() >= deadline {
             return true;
         }
         let pause = rustix::thread::Timespec {

@@ -86,13 +86,7 @@ pub(crate) fn closed_network() -> bool {
     let Ok(dev) = std::fs::read_to_string("/proc/thread-self/net/dev") else {
         return false;
     };
-    use rustix::net::{AddressFamily, SocketFlags, SocketType};
-    let Ok(sock) = rustix::net::socket_with(
-        AddressFamily::UNIX,
-        SocketType::DGRAM,
-        SocketFlags::CLOEXEC,
-        None,
-    ) else {
+    let Ok(sock) = std::os::unix::net::UnixDatagram::unbound() else {
         return false;
     };
     // Two header lines, then "name: counters" per interface.

@@ -212,17 +212,21 @@ pub struct Stacks {
 impl Stacks {
     /// `len` bytes of new memory, readable and writable, for stacks.
     pub fn map(len: usize) -> io::Result<Stacks> {
-        use rustix::mm::{MapFlags, ProtFlags};
         // SAFETY: a new mapping where the kernel chooses: it replaces
         // nothing of this process's.
         let start = unsafe {
-            rustix::mm::mmap_anonymous(
+            libc::mmap(
                 std::ptr::null_mut(),
                 len,
-                ProtFlags::READ | ProtFlags::WRITE,
-                MapFlags::PRIVATE | MapFlags::STACK,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
             )
-        }?;
+        };
+        if start == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
         Ok(Stacks { start, len })
     }
 
@@ -235,7 +239,9 @@ impl Stacks {
     pub fn unmap(self) -> io::Result<()> {
         // SAFETY: the mapping `map` made, whole, which only the address
         // numbers given out refer to.
-        unsafe { rustix::mm::munmap(self.start, self.len) }?;
+        if unsafe { libc::munmap(self.start, self.len) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(())
     }
 }
@@ -290,6 +296,18 @@ pub unsafe fn clone_running(
         return Err(std::io::Error::last_os_error());
     }
     Ok(pid)
+}
+
+/// Waits for one of `fds` to be ready (`poll`, `timeout` in milliseconds,
+/// -1 for none): how many are.
+pub fn poll(fds: &mut [libc::pollfd], timeout: c_int) -> io::Result<usize> {
+    // SAFETY: the kernel writes the `revents` of these entries, as many as
+    // given, alive for the call.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+    if ready < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(ready as usize)
 }
 
 #[cfg(test)]
@@ -415,5 +433,23 @@ mod appended_tests {
         assert_eq!(status.unwrap().unwrap().1.exit_status(), Some(5));
         assert_eq!(seen.load(Ordering::SeqCst), 7);
         stacks.unmap().unwrap();
+    }
+
+    /// A pipe with a byte in it is ready, one without is not: a `poll`
+    /// that wrote no `revents`, or counted wrong, fails here.
+    #[test]
+    fn poll_says_which_is_ready() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let (full, mut writer) = std::io::pipe().unwrap();
+        let (empty, _other) = std::io::pipe().unwrap();
+        writer.write_all(b"x").unwrap();
+        let mut fds = [full.as_raw_fd(), empty.as_raw_fd()].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        assert_eq!(poll(&mut fds, 1000).unwrap(), 1);
+        assert_eq!((fds[0].revents, fds[1].revents), (libc::POLLIN, 0));
     }
 }
