@@ -327,51 +327,28 @@ mod appended_tests {
     /// A child's end is read from the descriptor, in a fork (a single
     /// thread, as the init that uses it: SIGCHLD would go to another
     /// thread): a set with the wrong bit, or a mask not blocked, reads
-    /// nothing and the fork ends with 1.
+    /// nothing and the fork says so.
     #[test]
     fn a_childs_end_is_read_from_children_signals() {
-        let wait = |pid: libc::pid_t| {
-            let pid = rustix::process::Pid::from_raw(pid).unwrap();
-            let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
-            status
-                .ok()
-                .flatten()
-                .and_then(|(_, status)| status.exit_status())
-        };
-        // SAFETY: the forks make system calls only, then end.
-        match unsafe { fork() }.unwrap() {
-            Forked::Child => {
-                let Ok(signals) = children_signals() else {
-                    exit_now(2)
-                };
-                // SAFETY: as above.
-                match unsafe { fork() } {
-                    Ok(Forked::Child) => exit_now(0),
-                    Ok(Forked::Parent(pid)) => {
-                        let _ = wait(pid);
-                    }
-                    Err(_) => exit_now(3),
-                }
-                let mut polled = [rustix::event::PollFd::new(
-                    &signals,
-                    rustix::event::PollFlags::IN,
-                )];
-                let ten = rustix::time::Timespec {
-                    tv_sec: 10,
-                    tv_nsec: 0,
-                };
-                let _ = rustix::event::poll(&mut polled, Some(&ten));
-                let mut info = [0u8; 128];
-                let read = rustix::io::read(&signals, &mut info);
-                let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
-                exit_now(if read == Ok(128) && signo == libc::SIGCHLD as u32 {
-                    0
-                } else {
-                    1
-                })
-            }
-            Forked::Parent(pid) => assert_eq!(wait(pid), Some(0)),
-        }
+        use crate::namespaces::in_a_fork;
+        let read = in_a_fork(|| {
+            let Ok(signals) = children_signals() else {
+                return false;
+            };
+            // A child that ends at once: its SIGCHLD stays pending here.
+            let _ = in_a_fork(|| true);
+            let mut fds = [libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&signals),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            let _ = poll(&mut fds, 10_000);
+            let mut info = [0u8; 128];
+            let read = rustix::io::read(&signals, &mut info);
+            let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+            read == Ok(128) && signo == libc::SIGCHLD as u32
+        });
+        assert!(read);
     }
 
     /// A stack is memory of this process's, readable and writable, of
