@@ -7,7 +7,7 @@ use rustix::process::{Pid, Signal, WaitOptions};
 
 use crate::descriptors::{close, inherited, keep_only};
 use crate::init::{
-    CLONE_STACK, LINGER_MS, end_as, others_stay, read_word, reap, report_pipe, wipe,
+    CLONE_STACK, LINGER_MS, end_as, fork_again, others_stay, read_word, reap, report_pipe, wipe,
 };
 use crate::mounts::{Root, build_root};
 use crate::sys::{self, Disposition, Forked, Stacks, clone_running, die, exit_now};
@@ -70,10 +70,7 @@ pub(crate) fn start_forked(
     close(telling[0]);
     let word = read_word(report[0]);
     let program = match word {
-        // SAFETY: this child of a threaded parent (`enter_serving`'s
-        // caller's word) forks again; the watcher's side makes system calls
-        // only, the program's is the caller's.
-        Some(0) => unsafe { sys::fork() },
+        Some(0) => fork_again(),
         _ => Err(std::io::Error::from_raw_os_error(0)),
     };
     match program {

@@ -47,17 +47,14 @@ pub(crate) fn enter_root(
     if forked {
         return start_forked(root, report, left);
     }
-    // SAFETY: this child of a threaded parent (`enter`'s caller's word)
-    // forks again; both sides make system calls only.
-    if let Forked::Parent(init_pid) = unsafe { sys::fork() }? {
+    if let Forked::Parent(init_pid) = fork_again()? {
         watch(init_pid, report[0], left);
     }
     // The init: PID 1 of the new namespace, killed if the watcher dies.
     let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
     close(report[0]);
     build_root(root)?;
-    // SAFETY: as above.
-    match unsafe { sys::fork() }? {
+    match fork_again()? {
         Forked::Child => {
             // The program: on to the rest of the cage, then its own code.
             close(report[1]);
@@ -65,6 +62,15 @@ pub(crate) fn enter_root(
         }
         Forked::Parent(program) => init(program, report[1], &root.scrub),
     }
+}
+
+/// Forks the cage's child again (for the init, the program): this crate's
+/// one fork between fork and exec, under the entries' contract (`enter`).
+pub(crate) fn fork_again() -> std::io::Result<Forked> {
+    // SAFETY: `enter`'s and `enter_serving`'s callers' word: this process
+    // is single-threaded, or a child that makes system calls only until it
+    // executes, and so is its fork (the watcher's, the init's code is ours).
+    unsafe { sys::fork() }
 }
 
 /// A pipe of two raw numbers (read, write), closed on exec: each process
