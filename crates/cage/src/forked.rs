@@ -69,12 +69,10 @@ pub(crate) fn start_forked(
     close(report[1]);
     close(telling[0]);
     let word = read_word(report[0]);
-    let program = match word {
-        Some(0) => fork_again(),
-        _ => Err(std::io::Error::from_raw_os_error(0)),
-    };
+    // The program, once the init has built the root.
+    let program = (word == Some(0)).then(fork_again);
     match program {
-        Ok(Forked::Child) => {
+        Some(Ok(Forked::Child)) => {
             // The program: its working directory the trial's, in the new
             // root; nothing of the watcher's and the init's.
             close(report[0]);
@@ -85,16 +83,16 @@ pub(crate) fn start_forked(
             rustix::process::chdir(root.work.as_c_str())?;
             return Ok(());
         }
-        Ok(Forked::Parent(program)) => {
+        Some(Ok(Forked::Parent(program))) => {
             let _ = rustix::io::write(inherited(telling[1]), b"S");
             watch_forked(init_pid, program, [report[0], telling[1]], left);
         }
-        Err(_) => {}
+        Some(Err(_)) | None => {}
     }
     // The init could not build the root (its errno), or the program
     // could not be forked (this process's).
     let errno = match (word, program) {
-        (Some(0), Err(err)) => err.raw_os_error().unwrap_or(0),
+        (_, Some(Err(err))) => err.raw_os_error().unwrap_or(0),
         (Some(errno), _) => errno,
         (None, _) => libc::ECHILD,
     };
