@@ -255,7 +255,7 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
     }
     // Its children's ends come as a descriptor to poll, never closed (a
     // child closes it with the zygote's others).
-    let Ok(ended) = sys::children_ended().map(IntoRawFd::into_raw_fd) else {
+    let Ok(ended) = sys::children_signals().map(IntoRawFd::into_raw_fd) else {
         sys::exit_now(1)
     };
     if super::zygote::send_with(control, READY, &[]).is_err() {

@@ -9,7 +9,6 @@
 //! first: `.ci/run`'s second step. Both go through the one engine and its
 //! runner, which kills what it started.
 
-use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::time::Duration;
 
@@ -33,15 +32,10 @@ fn interrupt_with(signal: libc::c_int, args: &[&str], hanging: &str) {
     let before = git_status();
     let tmp = tempfile::tempdir().unwrap();
     let mut command = Command::new(env!("CARGO_BIN_EXE_fencelab"));
-    // SAFETY: only async-signal-safe calls between fork and exec. Ctrl-C
-    // reaches a program whose SIGINT is the default; a test run started in
-    // the background of a script inherits it ignored (so would fencelab).
-    unsafe {
-        command.pre_exec(|| {
-            libc::signal(libc::SIGINT, libc::SIG_DFL);
-            Ok(())
-        });
-    }
+    // Ctrl-C reaches a program whose SIGINT is the default; a test run
+    // started in the background of a script inherits it ignored, and so
+    // would fencelab, which inherits this process's.
+    cage::sys::set_signal(libc::SIGINT, cage::sys::Disposition::Default).unwrap();
     let mut child = command
         .env("TMPDIR", tmp.path())
         .args(["--color", "never"])
@@ -68,10 +62,8 @@ fn interrupt_with(signal: libc::c_int, args: &[&str], hanging: &str) {
         std::thread::sleep(Duration::from_millis(50));
     }
     std::thread::sleep(Duration::from_millis(300));
-    // SAFETY: a signal to our own child.
-    unsafe {
-        libc::kill(child.id() as libc::pid_t, signal);
-    }
+    let signal = rustix::process::Signal::from_named_raw(signal).unwrap();
+    let _ = rustix::process::kill_process(rustix::process::Pid::from_child(&child), signal);
     let status = child.wait().unwrap();
     assert!(!status.success(), "the run was interrupted");
     assert_eq!(git_status(), before, "the project's files are as they were");

@@ -157,7 +157,9 @@ impl Shared {
         assert!(i < 3);
         // SAFETY: the mapping is page-aligned, SHARED_LEN bytes long and lives
         // as long as `self`; its memory is only ever accessed atomically.
-        unsafe { self.base.add(i).as_ref() }
+        let at = unsafe { self.base.add(i) };
+        // SAFETY: as above: `at` is within the mapping, aligned for a u64.
+        unsafe { at.as_ref() }
     }
 
     fn clock(&self) -> &AtomicU64 {
@@ -239,10 +241,9 @@ impl Coordinator {
 
     fn kill(&mut self, index: usize) {
         let mut victim = self.alive.swap_remove(index);
-        let pid = libc::pid_t::try_from(victim.child.id()).expect("pid fits pid_t");
-        // SAFETY: plain syscall on the pid of a child we have not reaped yet.
-        let rc = unsafe { libc::kill(pid, libc::SIGKILL) };
-        assert_eq!(rc, 0, "kill: {}", io::Error::last_os_error());
+        let pid = rustix::process::Pid::from_child(&victim.child);
+        let killed = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        assert_eq!(killed, Ok(()), "kill");
         let status = victim.child.wait().expect("reap a killed worker");
         self.exited.push((victim.name, status));
     }

@@ -59,16 +59,11 @@ impl Plan {
 pub struct Exec {
     pub(crate) program: CString,
     pub(crate) _strings: Vec<CString>,
-    /// Pointers into `program` and `_strings`, each list ended by a null.
-    pub(crate) argv: Vec<*const libc::c_char>,
-    pub(crate) envp: Vec<*const libc::c_char>,
+    /// The addresses of `program`'s and `_strings`' bytes (on the heap, never
+    /// moved), each list ended by 0: what execve reads, as plain numbers.
+    pub(crate) argv: Vec<usize>,
+    pub(crate) envp: Vec<usize>,
 }
-
-// SAFETY: the pointers point into the strings `Exec` owns, which are never
-// changed nor moved (a `CString`'s bytes live on the heap); they are only read.
-unsafe impl Send for Exec {}
-// SAFETY: as above: nothing writes through them.
-unsafe impl Sync for Exec {}
 
 impl std::fmt::Debug for Exec {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -93,9 +88,21 @@ impl Exec {
     ) {
         (
             self.program.as_ptr(),
-            self.argv.as_ptr(),
-            self.envp.as_ptr(),
+            self.argv.as_ptr().cast(),
+            self.envp.as_ptr().cast(),
         )
+    }
+
+    /// Executes the program, with its arguments and environment: returns
+    /// only where it could not be, with the errno. System calls only.
+    pub fn execute(&self) -> libc::c_int {
+        let (program, argv, envp) = self.pointers();
+        // SAFETY: the pointers point into strings this `Exec` owns, each list
+        // ended by a null (`Exec::new`), alive for the call.
+        unsafe { libc::execve(program, argv, envp) };
+        std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO)
     }
 
     /// `program` run with `args` after it and exactly `env`; None where
@@ -117,11 +124,12 @@ impl Exec {
             strings.push(CString::new(pair).ok()?);
         }
         let (args_in, env_in) = strings.split_at(args.len());
-        let mut argv = vec![program.as_ptr()];
-        argv.extend(args_in.iter().map(|a| a.as_ptr()));
-        argv.push(std::ptr::null());
-        let mut envp: Vec<_> = env_in.iter().map(|e| e.as_ptr()).collect();
-        envp.push(std::ptr::null());
+        let address = |s: &CString| s.as_ptr() as usize;
+        let mut argv = vec![address(&program)];
+        argv.extend(args_in.iter().map(address));
+        argv.push(0);
+        let mut envp: Vec<_> = env_in.iter().map(address).collect();
+        envp.push(0);
         Some(Exec {
             program,
             _strings: strings,

@@ -2,9 +2,11 @@
 //! memory cgroup, the limits, the namespaces and the new root, then no new
 //! privileges, Landlock, and no capability. System calls only.
 
-use std::os::fd::RawFd;
+use std::mem::ManuallyDrop;
+use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
 use crate::cage::{Exec, Plan};
+use crate::descriptors::inherited;
 use crate::init::enter_root;
 use crate::landlock::SYS_RESTRICT_SELF;
 use crate::limits::limit;
@@ -23,25 +25,10 @@ pub const LISTENER_FD: RawFd = 3;
 /// ended (they were killed with the namespace).
 ///
 /// # Safety
-/// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent.
+/// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent:
+/// the child forks again and closes descriptors by number.
 pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
-    // SAFETY: the caller's contract: a child between fork and exec; the plan's
-    // descriptors are held open by the parent's `Cage`.
-    unsafe {
-        join_memory(plan.cgroup)?;
-        limit();
-        if let Some(root) = &plan.root {
-            // Where the plan knows the program (`Cage::executing`), it is
-            // executed from here, by clones (see `start_cloned`).
-            let serve = plan.exec.as_ref().map(|exec| Serve {
-                exec,
-                listener: None,
-                ruleset: plan.ruleset,
-            });
-            enter_root(root, left, serve, false)?;
-        }
-        restrict(plan.ruleset)
-    }
+    contain(plan, left, None)
 }
 
 /// Makes `listener` the server's listening socket (`server::LISTENER_FD`) and
@@ -53,50 +40,56 @@ pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
 /// # Safety
 /// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
 pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
-    // SAFETY: as `enter`'s: a child between fork and exec, its plan held by the parent.
-    unsafe {
-        join_memory(plan.cgroup)?;
-        limit();
-        // First, while the descriptors of the places are where they were.
-        if let Some(root) = &plan.root {
-            let serve = plan.exec.as_ref().map(|exec| Serve {
-                exec,
-                listener: Some(listener),
-                ruleset: plan.ruleset,
-            });
-            // A server not executed from here goes on with this memory (a
-            // Python server forked per trial): `start_forked`.
-            enter_root(root, None, serve, true)?;
-        }
-        serve_from(listener, plan.ruleset)
+    contain(plan, None, Some(listener))
+}
+
+/// `enter` (no `listener`) and `enter_serving`, for this crate's own
+/// children between fork and exec (the entries' contract, kept by them).
+pub(crate) fn contain(
+    plan: &Plan,
+    left: Option<RawFd>,
+    listener: Option<RawFd>,
+) -> std::io::Result<()> {
+    join_memory(plan.cgroup)?;
+    limit();
+    // First, while the descriptors of the places are where they were.
+    if let Some(root) = &plan.root {
+        // Where the plan knows the program (`Cage::executing`), it is
+        // executed from here, by clones (see `start_cloned`).
+        let serve = plan.exec.as_ref().map(|exec| Serve {
+            exec,
+            listener,
+            ruleset: plan.ruleset,
+        });
+        // A server not executed from here goes on with this memory (a
+        // Python server forked per trial): `start_forked`.
+        enter_root(root, left, serve, listener.is_some())?;
+    }
+    match listener {
+        Some(listener) => serve_from(listener, plan.ruleset),
+        None => restrict(plan.ruleset),
     }
 }
 
 /// The end of `enter_serving`, in the program's own process: the listening
 /// socket at `server::LISTENER_FD`, then no new privileges and the ruleset.
-pub(crate) unsafe fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result<()> {
+pub(crate) fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result<()> {
+    use rustix::io::FdFlags;
     let target = LISTENER_FD;
     let mut ruleset_fd = ruleset;
-    // SAFETY: descriptor calls on numbers this child holds (the listener, the
-    // ruleset), between fork and exec.
-    unsafe {
-        if ruleset_fd == Some(target) && listener != target {
-            let moved = libc::fcntl(target, libc::F_DUPFD_CLOEXEC, target + 1);
-            if moved < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            ruleset_fd = Some(moved);
-        }
-        let ok = if listener == target {
-            libc::fcntl(listener, libc::F_SETFD, 0) != -1
-        } else {
-            libc::dup2(listener, target) != -1
-        };
-        if !ok {
-            return Err(std::io::Error::last_os_error());
-        }
-        restrict(ruleset_fd)
+    if ruleset_fd == Some(target) && listener != target {
+        let moved = rustix::io::fcntl_dupfd_cloexec(inherited(target), target + 1)?;
+        ruleset_fd = Some(moved.into_raw_fd());
     }
+    if listener == target {
+        rustix::io::fcntl_setfd(inherited(listener), FdFlags::empty())?;
+    } else {
+        // SAFETY: the number the listener goes to, which nothing of this
+        // child owns (a ruleset there was moved above); never closed here.
+        let mut at = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(target) });
+        rustix::io::dup2(inherited(listener), &mut at)?;
+    }
+    restrict(ruleset_fd)
 }
 
 /// What the program's process of a cage does last, when it executes the

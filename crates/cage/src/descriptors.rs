@@ -1,14 +1,25 @@
-//! Closing descriptors between fork and exec: what the watcher and the init
-//! hold open would keep a pipe of the program's from ending.
+//! Descriptors by number, between fork and exec: the few the child inherits
+//! from its parent's `Cage`, and the closing of all the others (what the
+//! watcher and the init hold open would keep a pipe of the program's from
+//! ending). The only module that turns a number into a descriptor.
 
-use std::os::fd::RawFd;
+use std::os::fd::{BorrowedFd, RawFd};
 
-/// Closes every descriptor but `a` and `b` (-1: none), the standard ones
-/// too: what the watcher and the init hold open would keep a pipe of the
-/// program's (its output, std's report of a failed exec) from ending.
-pub(crate) unsafe fn keep_only(a: RawFd, b: RawFd) {
-    // SAFETY: as `close_all_but`'s caller promises.
-    unsafe { close_all_but(0, &mut [a, b]) }
+/// A descriptor the child inherits, held open by the parent's `Cage` or
+/// `Space` (a `Plan`'s, a `Join`'s) or by the child itself, for as long as
+/// the child can use it: the one way a number becomes a descriptor here.
+pub(crate) fn inherited(fd: RawFd) -> BorrowedFd<'static> {
+    // SAFETY: every caller passes a number its process holds open until it
+    // executes or ends (see above); none is ever closed while borrowed.
+    unsafe { BorrowedFd::borrow_raw(fd) }
+}
+
+/// Closes the descriptor `fd` of this process, which nothing of it owns: a
+/// clone's copy of one the memory it shares names, or one met by
+/// `close_all_but` on an old kernel.
+pub(crate) fn close(fd: RawFd) {
+    // SAFETY: a number alone; what it closes is nobody's (see above).
+    unsafe { libc::close(fd) };
 }
 
 /// Closes every descriptor from `first` on but those in `keep` (which it
@@ -19,31 +30,59 @@ pub(crate) unsafe fn keep_only(a: RawFd, b: RawFd) {
 /// Only where nothing still owns the descriptors it closes: a child between
 /// fork and exec, or a process that is about to run nothing but its own code.
 pub unsafe fn close_all_but(first: RawFd, keep: &mut [RawFd]) {
+    keep_only(first, keep);
+}
+
+/// `close_all_but`, for this crate's own processes: the watcher and the
+/// init, which run nothing but their own code until they end.
+pub(crate) fn keep_only(first: RawFd, keep: &mut [RawFd]) {
     keep.sort_unstable();
     let mut from = first.max(0) as libc::c_uint;
-    // SAFETY: closes only what the caller says nothing still owns.
-    unsafe {
-        for &fd in keep.iter() {
-            if fd < 0 || (fd as libc::c_uint) < from {
-                continue;
-            }
-            if fd as libc::c_uint > from {
-                close_range(from, fd as libc::c_uint - 1);
-            }
-            from = fd as libc::c_uint + 1;
+    for &fd in keep.iter() {
+        if fd < 0 || (fd as libc::c_uint) < from {
+            continue;
         }
-        close_range(from, libc::c_uint::MAX);
+        if fd as libc::c_uint > from {
+            close_range(from, fd as libc::c_uint - 1);
+        }
+        from = fd as libc::c_uint + 1;
+    }
+    close_range(from, libc::c_uint::MAX);
+}
+
+fn close_range(first: libc::c_uint, last: libc::c_uint) {
+    // SAFETY: numbers alone, no memory; what it closes is nobody's (the
+    // callers of `keep_only` and `close_all_but`).
+    if unsafe { libc::syscall(libc::SYS_close_range, first, last, 0) } != 0 {
+        // Before Linux 5.9: one by one, as far as descriptors go here.
+        for fd in first..=last.min(first.max(4096)) {
+            close(fd as libc::c_int);
+        }
     }
 }
 
-unsafe fn close_range(first: libc::c_uint, last: libc::c_uint) {
-    // SAFETY: `close_range` and `close` on numbers alone; no memory is passed.
-    unsafe {
-        if libc::syscall(libc::SYS_close_range, first, last, 0) != 0 {
-            // Before Linux 5.9: one by one, as far as descriptors go here.
-            for fd in first..=last.min(first.max(4096)) {
-                libc::close(fd as libc::c_int);
-            }
-        }
+#[cfg(test)]
+mod tests {
+    use std::os::fd::AsRawFd;
+
+    /// In a fork, every descriptor but the kept one is closed: the number
+    /// of another is free again, and the kept one still carries a word. A
+    /// `keep_only` that closed too little leaves the number taken; one that
+    /// closed too much, no word.
+    #[test]
+    fn keep_only_closes_all_but_the_kept() {
+        let (read, write) = rustix::pipe::pipe().unwrap();
+        let (_other_read, other_write) = rustix::pipe::pipe().unwrap();
+        let (kept, other) = (write.as_raw_fd(), other_write.as_raw_fd());
+        let closed_and_kept = crate::namespaces::in_a_fork(|| {
+            super::keep_only(0, &mut [kept]);
+            let kept = super::inherited(kept);
+            let free = rustix::io::fcntl_dupfd_cloexec(kept, other)
+                .is_ok_and(|fd| fd.as_raw_fd() == other);
+            free && rustix::io::write(kept, b"k") == Ok(1)
+        });
+        assert!(closed_and_kept);
+        let mut got = [0u8; 2];
+        assert_eq!(rustix::io::read(&read, &mut got), Ok(1));
     }
 }

@@ -263,11 +263,11 @@ fn cgroup_dir(mounts: &str, is: impl Fn(&str, &str) -> bool, path: &str) -> Opti
 
 /// Puts this process (the watcher, before anything untrusted runs; all it
 /// starts inherits it) in the cage's memory cgroup.
-pub(crate) unsafe fn join_memory(cgroup: Option<RawFd>) -> std::io::Result<()> {
+pub(crate) fn join_memory(cgroup: Option<RawFd>) -> std::io::Result<()> {
     let Some(fd) = cgroup else { return Ok(()) };
-    // SAFETY: writes a byte of ours ("0": the writer itself).
-    if unsafe { libc::write(fd, c"0".as_ptr().cast(), 1) } != 1 {
-        return Err(std::io::Error::last_os_error());
+    // "0": the writer itself.
+    if rustix::io::write(crate::descriptors::inherited(fd), b"0")? != 1 {
+        return Err(std::io::Error::from(std::io::ErrorKind::WriteZero));
     }
     Ok(())
 }

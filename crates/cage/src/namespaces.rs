@@ -3,6 +3,10 @@
 
 use std::ffi::CString;
 
+use rustix::thread::UnshareFlags;
+
+use crate::sys::{self, Forked, clone_running, exit_now};
+
 /// Runs `work` in a child that shares this process's memory and descriptor
 /// table (`CLONE_VM | CLONE_VFORK | CLONE_FILES`, with `flags`), this
 /// thread waiting until it has ended; true if `work` said so. For making a
@@ -15,90 +19,65 @@ pub(crate) fn in_a_clone(
     flags: libc::c_int,
     work: &mut dyn FnMut() -> bool,
 ) -> std::io::Result<bool> {
-    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
-        // SAFETY: `arg` is the `&mut dyn FnMut` below, alive until the
-        // clone ends (its parent waits, CLONE_VFORK).
-        let work = unsafe { &mut *arg.cast::<&mut dyn FnMut() -> bool>() };
-        if work() { 0 } else { 1 }
-    }
     let mut stack = vec![0u8; 64 << 10];
     // The stack grows down, from its top, aligned to 16 bytes.
     let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
-    let mut work = work;
-    // SAFETY: the child runs `trampoline` on `stack` until it returns; this
-    // thread is suspended meanwhile (CLONE_VFORK), so both stay alive.
-    let pid = unsafe {
-        libc::clone(
-            trampoline,
-            top as *mut libc::c_void,
-            flags | libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD,
-            (&raw mut work).cast(),
-        )
-    };
-    if pid < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut status = 0;
-    // SAFETY: our own child, ended (CLONE_VFORK): reaped.
-    while unsafe { libc::waitpid(pid, &mut status, 0) } < 0 {
-        let err = std::io::Error::last_os_error();
-        if err.raw_os_error() != Some(libc::EINTR) {
-            return Err(err);
+    let mut run = || -> libc::c_int { if work() { 0 } else { 1 } };
+    let mut run: &mut dyn FnMut() -> libc::c_int = &mut run;
+    let flags = flags | libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_FILES | libc::SIGCHLD;
+    // SAFETY: this thread is suspended until the child ends (CLONE_VFORK),
+    // so `stack` and `run` outlive it.
+    let pid = unsafe { clone_running(top, flags, &mut run) }?;
+    // Our own child, ended (CLONE_VFORK): reaped.
+    let pid = rustix::process::Pid::from_raw(pid).expect("a clone's pid");
+    let status = loop {
+        match rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()) {
+            Ok(ended) => break ended.map_or(0, |(_, status)| status.as_raw()),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(err) => return Err(err.into()),
         }
-    }
+    };
     drop(stack);
     Ok(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0)
+}
+
+/// Runs `work` in a fork of this process, which ends with it: true if it
+/// said so. For probing what the kernel allows a child, from a parent that
+/// may have threads: `work` makes system calls only.
+pub(crate) fn in_a_fork(work: impl FnOnce() -> bool) -> bool {
+    // SAFETY: the child runs `work`, which makes system calls only, then ends.
+    match unsafe { sys::fork() } {
+        Ok(Forked::Child) => exit_now(if work() { 0 } else { 1 }),
+        Ok(Forked::Parent(pid)) => {
+            let pid = rustix::process::Pid::from_raw(pid).expect("a fork's pid");
+            matches!(
+                rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()),
+                Ok(Some((_, status))) if status.exit_status() == Some(0)
+            )
+        }
+        Err(_) => false,
+    }
 }
 
 /// Whether a child, as root, can make a mount namespace (where user
 /// namespaces are refused): for a trial's `Space`.
 pub(crate) fn mount_namespace_works() -> bool {
-    // SAFETY: the child makes only system calls, then exits.
-    unsafe {
-        let pid = libc::fork();
-        if pid < 0 {
-            return false;
-        }
-        if pid == 0 {
-            libc::_exit(if libc::unshare(libc::CLONE_NEWNS) == 0 {
-                0
-            } else {
-                1
-            });
-        }
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0) == pid
-            && libc::WIFEXITED(status)
-            && libc::WEXITSTATUS(status) == 0
-    }
+    in_a_fork(|| sys::unshare(UnshareFlags::NEWNS).is_ok())
 }
 
 /// Whether a child can make user, mount, network and IPC namespaces and map
 /// itself in (a fork that tries, then exits).
 pub(crate) fn namespaces_work() -> bool {
     let maps = Maps::of_this_process();
-    // SAFETY: the child makes only system calls, then exits.
-    unsafe {
-        let pid = libc::fork();
-        if pid < 0 {
-            return false;
-        }
-        if pid == 0 {
-            let ok = enter_namespaces(&maps, true).is_ok_and(|made| made)
-                && libc::mount(
-                    c"none".as_ptr(),
-                    c"/".as_ptr(),
-                    std::ptr::null(),
-                    libc::MS_REC | libc::MS_PRIVATE,
-                    std::ptr::null(),
-                ) == 0;
-            libc::_exit(if ok { 0 } else { 1 });
-        }
-        let mut status = 0;
-        libc::waitpid(pid, &mut status, 0) == pid
-            && libc::WIFEXITED(status)
-            && libc::WEXITSTATUS(status) == 0
-    }
+    in_a_fork(|| {
+        enter_namespaces(&maps, true).is_ok_and(|made| made)
+            && rustix::mount::mount_change(
+                c"/",
+                rustix::mount::MountPropagationFlags::REC
+                    | rustix::mount::MountPropagationFlags::PRIVATE,
+            )
+            .is_ok()
+    })
 }
 
 /// The user and group maps a child writes for itself in its new user
@@ -125,9 +104,8 @@ impl Maps {
 /// Unshares the namespaces (a network namespace too when `own_net`) and
 /// writes the maps; false when the kernel refuses unprivileged user
 /// namespaces. Child side: system calls only.
-pub(crate) unsafe fn enter_namespaces(maps: &Maps, own_net: bool) -> std::io::Result<bool> {
+pub(crate) fn enter_namespaces(maps: &Maps, own_net: bool) -> std::io::Result<bool> {
     use rustix::io::Errno;
-    use rustix::thread::UnshareFlags;
     let mut flags =
         UnshareFlags::NEWUSER | UnshareFlags::NEWNS | UnshareFlags::NEWIPC | UnshareFlags::NEWPID;
     if own_net {
@@ -140,14 +118,22 @@ pub(crate) unsafe fn enter_namespaces(maps: &Maps, own_net: bool) -> std::io::Re
     // This child's memory is a copy of the judge's only until its exec,
     // and the namespaces' init makes itself not dumpable again.
     let _ = rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::Dumpable);
-    // SAFETY: no descriptor table is unshared (no `FILES`), so no thread
-    // loses a descriptor it holds; this process is single-threaded anyway.
-    match unsafe { rustix::thread::unshare_unsafe(flags) } {
+    match sys::unshare(flags) {
         Ok(()) => {}
-        Err(Errno::PERM | Errno::INVAL | Errno::NOSPC | Errno::USERS | Errno::NOSYS) => {
+        Err(err)
+            if [
+                Errno::PERM,
+                Errno::INVAL,
+                Errno::NOSPC,
+                Errno::USERS,
+                Errno::NOSYS,
+            ]
+            .map(Errno::raw_os_error)
+            .contains(&err.raw_os_error().unwrap_or(0)) =>
+        {
             return Ok(false);
         }
-        Err(err) => return Err(err.into()),
+        Err(err) => return Err(err),
     }
     write_file(c"/proc/self/setgroups", c"deny")?;
     write_file(c"/proc/self/uid_map", &maps.uid)?;

@@ -2,10 +2,11 @@
 //! implementation (`Net`), and whether this process is in one.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd};
 
 use crate::layers::Layers;
 use crate::namespaces::{in_a_clone, write_file};
+use crate::sys;
 
 /// A network namespace with no interface up, and the user namespace that
 /// owns it, for the trials of one implementation (`engine::runner` makes one
@@ -51,32 +52,21 @@ impl Net {
         );
         let uid_map = CString::new(format!("{uid} {uid} 1"))?;
         let gid_map = CString::new(format!("{gid} {gid} 1"))?;
-        let mut fds: [RawFd; 2] = [-1, -1];
-        let fds_at = fds.as_mut_ptr();
+        // What the clone opens (it shares this process's table) is ours.
+        let (mut user, mut net) = (None, None);
         let made = in_a_clone(libc::CLONE_NEWUSER | libc::CLONE_NEWNET, &mut || {
-            // SAFETY: the clone's work, system calls on what was prepared.
-            unsafe {
-                if write_file(c"/proc/self/setgroups", c"deny").is_err()
-                    || write_file(c"/proc/self/uid_map", &uid_map).is_err()
-                    || write_file(c"/proc/self/gid_map", &gid_map).is_err()
-                {
-                    return false;
-                }
-                *fds_at = libc::open(
-                    c"/proc/self/ns/user".as_ptr(),
-                    libc::O_RDONLY | libc::O_CLOEXEC,
-                );
-                *fds_at.add(1) = libc::open(
-                    c"/proc/self/ns/net".as_ptr(),
-                    libc::O_RDONLY | libc::O_CLOEXEC,
-                );
-                *fds_at >= 0 && *fds_at.add(1) >= 0
+            use rustix::fs::{Mode, OFlags};
+            if write_file(c"/proc/self/setgroups", c"deny").is_err()
+                || write_file(c"/proc/self/uid_map", &uid_map).is_err()
+                || write_file(c"/proc/self/gid_map", &gid_map).is_err()
+            {
+                return false;
             }
+            let flags = OFlags::RDONLY | OFlags::CLOEXEC;
+            user = rustix::fs::open(c"/proc/self/ns/user", flags, Mode::empty()).ok();
+            net = rustix::fs::open(c"/proc/self/ns/net", flags, Mode::empty()).ok();
+            user.is_some() && net.is_some()
         });
-        // SAFETY: the clone shares this process's descriptors: what it
-        // opened is ours from here on.
-        let owned = |fd: RawFd| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
-        let (user, net) = (owned(fds[0]), owned(fds[1]));
         match (made?, user, net) {
             (true, Some(user), Some(net)) => Ok(Net { user, net }),
             _ => Err(std::io::Error::other(
@@ -96,31 +86,16 @@ pub(crate) fn closed_network() -> bool {
     let Ok(dev) = std::fs::read_to_string("/proc/thread-self/net/dev") else {
         return false;
     };
-    // SAFETY: a socket of ours, closed below, only asked about interfaces.
-    let sock = unsafe { libc::socket(libc::AF_UNIX, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if sock < 0 {
+    let Ok(sock) = std::os::unix::net::UnixDatagram::unbound() else {
         return false;
-    }
-    // SAFETY: the descriptor was just opened, and is ours.
-    let sock = unsafe { OwnedFd::from_raw_fd(sock) };
+    };
     // Two header lines, then "name: counters" per interface.
     dev.lines().skip(2).all(|line| {
         let Some((name, _)) = line.split_once(':') else {
             return false;
         };
         let name = name.trim().as_bytes();
-        // SAFETY: an ifreq of ours, its name filled and NUL-terminated.
-        let mut req: libc::ifreq = unsafe { std::mem::zeroed() };
-        if name.is_empty() || name.len() >= req.ifr_name.len() {
-            return false;
-        }
-        for (to, from) in req.ifr_name.iter_mut().zip(name) {
-            *to = *from as libc::c_char;
-        }
-        // SAFETY: SIOCGIFFLAGS fills the ifreq's flags.
-        let asked = unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } == 0;
-        // SAFETY: the union's flags, which SIOCGIFFLAGS filled.
-        asked && (unsafe { req.ifr_ifru.ifru_flags } as libc::c_int & libc::IFF_UP) == 0
+        sys::interface_flags(sock.as_fd(), name).is_ok_and(|flags| flags & libc::IFF_UP == 0)
     })
 }
 

@@ -2,15 +2,19 @@
 //! and files, in a mount namespace every process of the trial joins.
 
 use std::ffi::CString;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::Arc;
 
+use rustix::thread::move_into_link_name_space;
+
 use crate::cage::absolute;
+use crate::descriptors::inherited;
 use crate::layers::Layers;
 use crate::namespaces::{in_a_clone, write_file};
 use crate::net::Net;
+use crate::sys;
 
 /// The most a trial's directory may hold, every file together (a tmpfs of
 /// its own, `Space`): twice the largest file a trial may write (256 MiB,
@@ -114,33 +118,26 @@ impl Space {
         );
         let uid_map = CString::new(format!("{uid} {uid} 1"))?;
         let gid_map = CString::new(format!("{gid} {gid} 1"))?;
-        let given_user = net.map(|n| n.user.as_raw_fd());
-        // The clone's descriptors: its user namespace (when it made one),
-        // its mount namespace, the tmpfs's root.
-        let mut fds: [RawFd; 3] = [-1, -1, -1];
-        let fds_at = fds.as_mut_ptr();
+        let given_user = net.map(|n| n.user.as_fd());
+        // The clone's descriptors (it shares this process's table): its user
+        // namespace (when it made one), its mount namespace, the tmpfs's root.
+        let (mut own_user, mut mount, mut root) = (None, None, None);
         let made = in_a_clone(0, &mut || {
-            // SAFETY: the clone's work, system calls on what was prepared.
-            unsafe {
-                let mode = hold(&c_dir, &options, &uid_map, &gid_map, given_user);
-                let open = |path: &std::ffi::CStr, flags| {
-                    libc::open(path.as_ptr(), flags | libc::O_CLOEXEC)
-                };
-                if mode == b'u' {
-                    *fds_at = open(c"/proc/self/ns/user", libc::O_RDONLY);
-                }
-                *fds_at.add(1) = open(c"/proc/self/ns/mnt", libc::O_RDONLY);
-                *fds_at.add(2) = open(&c_dir, libc::O_PATH);
-                mode != b'x'
-                    && (mode != b'u' || *fds_at >= 0)
-                    && *fds_at.add(1) >= 0
-                    && *fds_at.add(2) >= 0
+            use rustix::fs::{Mode, OFlags};
+            let open = |path: &std::ffi::CStr, flags| {
+                rustix::fs::open(path, flags | OFlags::CLOEXEC, Mode::empty()).ok()
+            };
+            let mode = hold(&c_dir, &options, &uid_map, &gid_map, given_user);
+            if mode == b'u' {
+                own_user = open(c"/proc/self/ns/user", OFlags::RDONLY);
             }
+            mount = open(c"/proc/self/ns/mnt", OFlags::RDONLY);
+            root = open(&c_dir, OFlags::PATH);
+            mode != b'x'
+                && (mode != b'u' || own_user.is_some())
+                && mount.is_some()
+                && root.is_some()
         });
-        // SAFETY: the clone shares this process's descriptors: what it
-        // opened is ours from here on.
-        let owned = |fd: RawFd| (fd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(fd) });
-        let (own_user, mount, root) = (owned(fds[0]), owned(fds[1]), owned(fds[2]));
         let (Ok(true), Some(mount), Some(root)) = (made, mount, root) else {
             return Err(std::io::Error::other(
                 "the trial's space could not be mounted",
@@ -189,57 +186,48 @@ impl Space {
 /// refuses one, the machine's), and the tmpfs on `dir`. Says which user
 /// namespace: `u` its own, `g` the given one, `m` the machine's; `x` when
 /// nothing was made.
-unsafe fn hold(
+fn hold(
     dir: &std::ffi::CStr,
     options: &std::ffi::CStr,
     uid_map: &std::ffi::CStr,
     gid_map: &std::ffi::CStr,
-    user: Option<RawFd>,
+    user: Option<BorrowedFd<'_>>,
 ) -> u8 {
-    // SAFETY: a clone of the runner's that makes namespaces and a mount, then ends:
-    // C strings prepared by the parent, no other memory.
-    unsafe {
-        let none = std::ptr::null();
-        let made = if let Some(user) = user {
-            // Its owner's: every right in it, and none outside.
-            if libc::setns(user, libc::CLONE_NEWUSER) != 0 || libc::unshare(libc::CLONE_NEWNS) != 0
-            {
-                return b'x';
-            }
-            b'g'
-        } else if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) == 0 {
-            if write_file(c"/proc/self/setgroups", c"deny").is_err()
-                || write_file(c"/proc/self/uid_map", uid_map).is_err()
-                || write_file(c"/proc/self/gid_map", gid_map).is_err()
-            {
-                return b'x';
-            }
-            b'u'
-        } else if libc::geteuid() == 0
-            && libc::unshare(libc::CLONE_NEWNS) == 0
-            && libc::mount(
-                c"none".as_ptr(),
-                c"/".as_ptr(),
-                none,
-                libc::MS_REC | libc::MS_SLAVE,
-                none.cast(),
-            ) == 0
+    use rustix::mount::{MountFlags, MountPropagationFlags};
+    use rustix::thread::{LinkNameSpaceType, UnshareFlags};
+    let made = if let Some(user) = user {
+        // Its owner's: every right in it, and none outside.
+        if move_into_link_name_space(user, Some(LinkNameSpaceType::User)).is_err()
+            || sys::unshare(UnshareFlags::NEWNS).is_err()
         {
-            b'm'
-        } else {
             return b'x';
-        };
-        // Mounts copied into a mount namespace of a user namespace below the
-        // machine's are slaves already: nothing mounted here reaches it.
-        let mounted = libc::mount(
-            c"fencelab".as_ptr(),
-            dir.as_ptr(),
-            c"tmpfs".as_ptr(),
-            libc::MS_NOSUID | libc::MS_NODEV,
-            options.as_ptr().cast(),
-        ) == 0;
-        if mounted { made } else { b'x' }
-    }
+        }
+        b'g'
+    } else if sys::unshare(UnshareFlags::NEWUSER | UnshareFlags::NEWNS).is_ok() {
+        if write_file(c"/proc/self/setgroups", c"deny").is_err()
+            || write_file(c"/proc/self/uid_map", uid_map).is_err()
+            || write_file(c"/proc/self/gid_map", gid_map).is_err()
+        {
+            return b'x';
+        }
+        b'u'
+    } else if rustix::process::geteuid().is_root()
+        && sys::unshare(UnshareFlags::NEWNS).is_ok()
+        && rustix::mount::mount_change(
+            c"/",
+            MountPropagationFlags::REC | MountPropagationFlags::DOWNSTREAM,
+        )
+        .is_ok()
+    {
+        b'm'
+    } else {
+        return b'x';
+    };
+    // Mounts copied into a mount namespace of a user namespace below the
+    // machine's are slaves already: nothing mounted here reaches it.
+    let flags = MountFlags::NOSUID | MountFlags::NODEV;
+    let mounted = rustix::mount::mount(c"fencelab", dir, c"tmpfs", flags, options).is_ok();
+    if mounted { made } else { b'x' }
 }
 
 /// Joins the trial's space `join` (from `Space::join`), in the trial's
@@ -248,28 +236,25 @@ unsafe fn hold(
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Space` is alive.
 pub unsafe fn join(join: &Join) -> std::io::Result<()> {
-    // SAFETY: the caller's contract: a child between fork and exec, while the `Space`
-    // holding these descriptors is alive.
-    unsafe {
-        if let Some(user) = join.user
-            && libc::setns(user, libc::CLONE_NEWUSER) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        // The trials' closed network (every right in its user namespace,
-        // just joined, is needed to join it).
-        if let Some(net) = join.net
-            && libc::setns(net, libc::CLONE_NEWNET) != 0
-        {
-            return Err(std::io::Error::last_os_error());
-        }
-        // It leaves the root and working directory at the namespace's root.
-        if libc::setns(join.mount, libc::CLONE_NEWNS) != 0 || libc::chdir(join.dir.as_ptr()) != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // A change of credentials may have cleared it.
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL, 0, 0, 0);
+    join_space(join)
+}
+
+/// `join`, for this crate's own children between fork and exec.
+pub(crate) fn join_space(join: &Join) -> std::io::Result<()> {
+    use rustix::thread::LinkNameSpaceType;
+    if let Some(user) = join.user {
+        move_into_link_name_space(inherited(user), Some(LinkNameSpaceType::User))?;
     }
+    // The trials' closed network (every right in its user namespace,
+    // just joined, is needed to join it).
+    if let Some(net) = join.net {
+        move_into_link_name_space(inherited(net), Some(LinkNameSpaceType::Network))?;
+    }
+    // It leaves the root and working directory at the namespace's root.
+    move_into_link_name_space(inherited(join.mount), Some(LinkNameSpaceType::Mount))?;
+    rustix::process::chdir(join.dir.as_c_str())?;
+    // A change of credentials may have cleared it.
+    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
     Ok(())
 }
 

@@ -67,9 +67,9 @@ pub fn unblock_signals() {
 pub fn die(signal: c_int) -> ! {
     let _ = set_signal(signal, Disposition::Default);
     unblock_signals();
-    if let Some(named) = rustix::process::Signal::from_named_raw(signal) {
-        let _ = rustix::process::kill_process(rustix::process::getpid(), named);
-    }
+    // Raw: rustix names no real-time signal, and a program may die by one.
+    // SAFETY: `kill` takes no pointer; a bad number is refused.
+    unsafe { libc::kill(rustix::process::getpid().as_raw_nonzero().get(), signal) };
     exit_now(128 + signal)
 }
 
@@ -136,10 +136,13 @@ mod tests {
     /// calls `exit_now` is seen to exit with its code.
     #[test]
     fn die_and_exit_now_end_as_they_say() {
-        for (end, expect) in [(0, libc::SIGTERM), (1, 7)] {
+        // A real-time signal too: rustix names none.
+        let late = libc::SIGRTMIN() + 6;
+        for (end, expect) in [(0, libc::SIGTERM), (1, 7), (2, late)] {
             // SAFETY: the child only makes async-signal-safe calls.
             match unsafe { fork() }.unwrap() {
                 Forked::Child if end == 0 => die(libc::SIGTERM),
+                Forked::Child if end == 2 => die(late),
                 Forked::Child => exit_now(7),
                 Forked::Parent(pid) => {
                     let pid = rustix::process::Pid::from_raw(pid).unwrap();
@@ -148,7 +151,7 @@ mod tests {
                             .unwrap()
                             .unwrap()
                             .1;
-                    if end == 0 {
+                    if end != 1 {
                         assert_eq!(status.terminating_signal(), Some(expect));
                     } else {
                         assert_eq!(status.exit_status(), Some(expect));
@@ -205,60 +208,291 @@ mod wait_tests {
     }
 }
 
-/// Blocks SIGCHLD in this thread and opens a descriptor (close-on-exec,
-/// non-blocking) that reads a record each time it comes: a single-threaded
-/// process's children's ends, to poll. rustix makes no signalfd.
-pub fn children_ended() -> io::Result<std::os::fd::OwnedFd> {
-    let mut children = empty_set();
-    // SAFETY: adds a signal to an initialised set of this frame.
-    unsafe { libc::sigaddset(&mut children, libc::SIGCHLD) };
-    // SAFETY: a set of this frame; the old mask is not asked for.
-    unsafe { libc::sigprocmask(libc::SIG_BLOCK, &children, std::ptr::null_mut()) };
+/// Makes the namespaces `flags` name this process's own. Refuses to unshare
+/// the descriptor table (`FILES`): another thread would lose descriptors it
+/// holds, which is why rustix calls its `unshare` unsafe.
+pub fn unshare(flags: rustix::thread::UnshareFlags) -> io::Result<()> {
+    if flags.contains(rustix::thread::UnshareFlags::FILES) {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    // SAFETY: without `FILES`, every thread keeps the descriptors it holds.
+    unsafe { rustix::thread::unshare_unsafe(flags) }?;
+    Ok(())
+}
+
+/// Blocks SIGCHLD for this thread and returns a descriptor it is read from
+/// instead (non-blocking, closed on exec): for an init that waits for a
+/// word and reaps orphans in one `poll`. The same two system calls glibc
+/// makes, on a kernel signal set (a bit per signal) of this frame.
+pub fn children_signals() -> io::Result<std::os::fd::OwnedFd> {
+    use std::os::fd::FromRawFd;
+    let set: u64 = 1 << (libc::SIGCHLD - 1);
+    let size = std::mem::size_of::<u64>();
+    // SAFETY: reads the set of this frame, of the size given; the old mask
+    // is not asked for.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigprocmask,
+            libc::SIG_BLOCK,
+            &raw const set,
+            std::ptr::null_mut::<u64>(),
+            size,
+        )
+    };
     let flags = libc::SFD_CLOEXEC | libc::SFD_NONBLOCK;
-    // SAFETY: a set of this frame; makes a new descriptor, or fails.
-    match unsafe { libc::signalfd(-1, &children, flags) } {
-        -1 => Err(io::Error::last_os_error()),
-        // SAFETY: the new descriptor, this process's alone.
-        fd => Ok(unsafe { <std::os::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) }),
+    // SAFETY: reads the set of this frame, of the size given.
+    let fd = unsafe { libc::syscall(libc::SYS_signalfd4, -1, &raw const set, size, flags) };
+    if fd < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: a descriptor just made, of this process's and no one else's.
+    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as c_int) })
+}
+
+/// Memory for the stacks of clones of this process: an anonymous private
+/// mapping of its own, which nothing else uses, kept until `unmap` (a clone
+/// running on it must have ended first: `clone`'s caller's word).
+#[derive(Debug)]
+pub struct Stacks {
+    start: *mut libc::c_void,
+    len: usize,
+}
+
+impl Stacks {
+    /// `len` bytes of new memory, readable and writable, for stacks.
+    pub fn map(len: usize) -> io::Result<Stacks> {
+        // SAFETY: a new mapping where the kernel chooses: it replaces
+        // nothing of this process's.
+        let start = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            )
+        };
+        if start == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Stacks { start, len })
+    }
+
+    /// The address of its first byte (a stack grows down, from its top).
+    pub fn start(&self) -> usize {
+        self.start as usize
+    }
+
+    /// Gives the memory back.
+    pub fn unmap(self) -> io::Result<()> {
+        // SAFETY: the mapping `map` made, whole, which only the address
+        // numbers given out refer to.
+        if unsafe { libc::munmap(self.start, self.len) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
     }
 }
 
+/// The flags (`IFF_*`) of the network interface `name` of `sock`'s
+/// network namespace, as `SIOCGIFFLAGS` says them: rustix asks none.
+pub fn interface_flags(sock: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> io::Result<c_int> {
+    use std::os::fd::AsRawFd;
+    let mut req = libc::ifreq {
+        ifr_name: [0; libc::IFNAMSIZ],
+        ifr_ifru: libc::__c_anonymous_ifr_ifru { ifru_flags: 0 },
+    };
+    if name.is_empty() || name.len() >= req.ifr_name.len() {
+        return Err(io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    for (to, from) in req.ifr_name.iter_mut().zip(name) {
+        *to = *from as libc::c_char;
+    }
+    // SAFETY: fills the flags of an ifreq of this frame, its name
+    // NUL-terminated.
+    if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: the union's flags, which SIOCGIFFLAGS filled.
+    Ok(c_int::from(unsafe { req.ifr_ifru.ifru_flags }))
+}
+
+/// Starts a clone of this process (`libc::clone` with `flags`) that runs
+/// `work` on the stack whose top is `top`, and ends with what it returns:
+/// its pid.
+///
+/// # Safety
+/// The stack and `work` (with all it borrows) must outlive the clone's use
+/// of them: the caller waits for it (`CLONE_VFORK`), or never returns before
+/// it has ended. Sharing memory (`CLONE_VM`), `work` makes system calls only.
+pub unsafe fn clone_running(
+    top: usize,
+    flags: libc::c_int,
+    work: &mut &mut dyn FnMut() -> libc::c_int,
+) -> std::io::Result<libc::pid_t> {
+    extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is `work` below, alive while the clone runs (the
+        // caller's word).
+        let work = unsafe { &mut *arg.cast::<&mut dyn FnMut() -> libc::c_int>() };
+        work()
+    }
+    let arg: *mut &mut dyn FnMut() -> libc::c_int = work;
+    // SAFETY: the child runs `trampoline` on the caller's stack, which with
+    // `work` outlives it (the caller's word).
+    let pid = unsafe { libc::clone(trampoline, top as *mut libc::c_void, flags, arg.cast()) };
+    if pid < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok(pid)
+}
+
+/// Waits for one of `fds` to be ready (`poll`, `timeout` in milliseconds,
+/// -1 for none): how many are.
+pub fn poll(fds: &mut [libc::pollfd], timeout: c_int) -> io::Result<usize> {
+    // SAFETY: the kernel writes the `revents` of these entries, as many as
+    // given, alive for the call.
+    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
+    if ready < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(ready as usize)
+}
+
 #[cfg(test)]
-mod children_ended_tests {
+mod appended_tests {
     use super::*;
 
-    /// A child's end reads on the descriptor as a SIGCHLD record: a wrapper
-    /// that left SIGCHLD unblocked, or watched another signal, fails here.
-    /// In a forked child, single-threaded as its callers are.
+    /// `FILES` is refused before any system call; other namespaces are
+    /// unshared (none asked: the call itself succeeds).
     #[test]
-    fn a_childs_end_reads_on_the_descriptor() {
-        // SAFETY: the child only makes async-signal-safe calls.
-        let tester = match unsafe { fork() }.unwrap() {
-            Forked::Parent(pid) => pid,
-            Forked::Child => {
-                let Ok(ended) = children_ended() else {
-                    exit_now(2)
-                };
-                // SAFETY: as above.
-                match unsafe { fork() } {
-                    Ok(Forked::Child) => exit_now(0),
-                    Ok(Forked::Parent(_)) => {}
-                    Err(_) => exit_now(3),
-                }
-                let mut record = [0u8; 128];
-                for _ in 0..5000 {
-                    if rustix::io::read(&ended, &mut record) == Ok(record.len()) {
-                        let signal =
-                            u32::from_ne_bytes([record[0], record[1], record[2], record[3]]);
-                        exit_now(if signal == libc::SIGCHLD as u32 { 0 } else { 4 })
-                    }
-                    std::thread::sleep(std::time::Duration::from_millis(1));
-                }
-                exit_now(5)
-            }
+    fn unshare_refuses_the_descriptor_table() {
+        use rustix::thread::UnshareFlags;
+        let refused = unshare(UnshareFlags::FILES).unwrap_err();
+        assert_eq!(refused.raw_os_error(), Some(libc::EINVAL));
+        unshare(UnshareFlags::empty()).unwrap();
+    }
+
+    /// A child's end is read from the descriptor, in a fork (a single
+    /// thread, as the init that uses it: SIGCHLD would go to another
+    /// thread): a set with the wrong bit, or a mask not blocked, reads
+    /// nothing and the fork says so.
+    #[test]
+    fn a_childs_end_is_read_from_children_signals() {
+        use crate::namespaces::in_a_fork;
+        let read = in_a_fork(|| {
+            let Ok(signals) = children_signals() else {
+                return false;
+            };
+            // A child that ends at once: its SIGCHLD stays pending here.
+            let _ = in_a_fork(|| true);
+            let mut fds = [libc::pollfd {
+                fd: std::os::fd::AsRawFd::as_raw_fd(&signals),
+                events: libc::POLLIN,
+                revents: 0,
+            }];
+            let _ = poll(&mut fds, 10_000);
+            let mut info = [0u8; 128];
+            let read = rustix::io::read(&signals, &mut info);
+            let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
+            read == Ok(128) && signo == libc::SIGCHLD as u32
+        });
+        assert!(read);
+    }
+
+    /// A stack is memory of this process's, readable and writable, of
+    /// the size asked (`/proc/self/maps` says so), until given back. In a
+    /// fork: another thread's mapping could take the address once freed.
+    #[test]
+    fn stacks_are_memory_until_unmapped() {
+        use crate::namespaces::in_a_fork;
+        let len = 64 << 10;
+        let held = in_a_fork(|| {
+            let Ok(stacks) = Stacks::map(len) else {
+                return false;
+            };
+            let (start, end) = (stacks.start(), stacks.start() + len);
+            // Covered by a writable private mapping (the kernel may merge
+            // it with a neighbour).
+            let covered = || {
+                std::fs::read_to_string("/proc/self/maps")
+                    .unwrap_or_default()
+                    .lines()
+                    .filter(|l| l.split(' ').nth(1) == Some("rw-p"))
+                    .filter_map(|l| l.split(' ').next()?.split_once('-'))
+                    .filter_map(|(a, b)| {
+                        Some((
+                            usize::from_str_radix(a, 16).ok()?,
+                            usize::from_str_radix(b, 16).ok()?,
+                        ))
+                    })
+                    .any(|(a, b)| a <= start && end <= b)
+            };
+            let before = covered();
+            stacks.unmap().is_ok() && before && !covered()
+        });
+        assert!(held);
+    }
+
+    /// The loopback interface says it is one, whether up or down; one that
+    /// does not exist, or a name too long, is an error.
+    #[test]
+    fn an_interfaces_flags_are_the_kernels() {
+        use rustix::net::{AddressFamily, SocketFlags, SocketType};
+        use std::os::fd::AsFd;
+        let sock = rustix::net::socket_with(
+            AddressFamily::UNIX,
+            SocketType::DGRAM,
+            SocketFlags::CLOEXEC,
+            None,
+        )
+        .unwrap();
+        let lo = interface_flags(sock.as_fd(), b"lo").unwrap();
+        assert_ne!(lo & libc::IFF_LOOPBACK, 0, "{lo:#x}");
+        assert!(interface_flags(sock.as_fd(), b"no-such-if").is_err());
+        assert!(interface_flags(sock.as_fd(), &[b'x'; 16]).is_err());
+    }
+
+    /// A clone that shares this memory runs its work on the stack given and
+    /// ends with what it returned: a trampoline that dropped the work, or
+    /// an exit status lost, fails here.
+    #[test]
+    fn a_clone_runs_its_work_and_ends_with_its_word() {
+        use std::sync::atomic::{AtomicI32, Ordering};
+        let stacks = Stacks::map(64 << 10).unwrap();
+        let seen = AtomicI32::new(0);
+        let mut work = || {
+            seen.store(7, Ordering::SeqCst);
+            5
         };
-        let (_, status, _) = wait_with_usage(tester, 0).unwrap().unwrap();
-        assert!(libc::WIFEXITED(status), "{status}");
-        assert_eq!(libc::WEXITSTATUS(status), 0);
+        let mut work: &mut dyn FnMut() -> c_int = &mut work;
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+        let top = (stacks.start() + (64 << 10)) & !15;
+        // SAFETY: this thread waits until the clone has ended (CLONE_VFORK);
+        // its work stores to an atomic and returns.
+        let pid = unsafe { clone_running(top, flags, &mut work) }.unwrap();
+        let pid = rustix::process::Pid::from_raw(pid).unwrap();
+        let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+        assert_eq!(status.unwrap().unwrap().1.exit_status(), Some(5));
+        assert_eq!(seen.load(Ordering::SeqCst), 7);
+        stacks.unmap().unwrap();
+    }
+
+    /// A pipe with a byte in it is ready, one without is not: a `poll`
+    /// that wrote no `revents`, or counted wrong, fails here.
+    #[test]
+    fn poll_says_which_is_ready() {
+        use std::io::Write;
+        use std::os::fd::AsRawFd;
+        let (full, mut writer) = std::io::pipe().unwrap();
+        let (empty, _other) = std::io::pipe().unwrap();
+        writer.write_all(b"x").unwrap();
+        let mut fds = [full.as_raw_fd(), empty.as_raw_fd()].map(|fd| libc::pollfd {
+            fd,
+            events: libc::POLLIN,
+            revents: 0,
+        });
+        assert_eq!(poll(&mut fds, 1000).unwrap(), 1);
+        assert_eq!((fds[0].revents, fds[1].revents), (libc::POLLIN, 0));
     }
 }

@@ -2,7 +2,7 @@
 //! runner would run it, and the processes alive on the machine.
 
 use std::io::Read;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::{Command, ExitStatus, Stdio};
 use std::sync::Arc;
@@ -29,25 +29,13 @@ impl Finished {
 
 /// `command` run in the cage `plan` (joining `space` first), to its end.
 pub(crate) fn run(mut command: Command, plan: Arc<Plan>, space: Option<Arc<Join>>) -> Finished {
-    let mut fds = [-1; 2];
-    // SAFETY: fills the two descriptors of a new pipe, ours from here on.
-    assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
-    // SAFETY: both were just opened, and are ours.
-    let (read, write) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
+    let (read, write) = rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).unwrap();
     let left = write.as_raw_fd();
     command
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: only system calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            if let Some(join) = &space {
-                crate::join(join)?;
-            }
-            crate::enter(&plan, Some(left))
-        });
-    }
+    entering(&mut command, space, Entry::Cage(plan, Some(left)));
     let output = command.output().unwrap();
     drop(write);
     let mut said = Vec::new();
@@ -98,10 +86,7 @@ pub(crate) fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Chi
     let plan = cage.plan();
     let mut command = Command::new(sh);
     command.args(["-c", script]).stdout(Stdio::piped());
-    // SAFETY: only system calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || crate::enter(&plan, None));
-    }
+    entering(&mut command, None, Entry::Cage(plan, None));
     let mut child = command.spawn().unwrap();
     let mut line = String::new();
     std::io::BufRead::read_line(
@@ -110,4 +95,34 @@ pub(crate) fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Chi
     )
     .unwrap();
     child
+}
+
+/// What a test's child enters after joining its space, if any.
+pub(crate) enum Entry {
+    /// Nothing more (a judge's process of the trial, uncaged).
+    Nothing,
+    /// The cage of a plan, saying on the descriptor what it left running.
+    Cage(Arc<Plan>, Option<RawFd>),
+    /// A server's cage, listening on the descriptor.
+    Serving(RawFd, Arc<Plan>),
+}
+
+/// Makes `command`'s child join `space` and enter `entry` between fork and
+/// exec: every test's way in, so the fork's contract is kept in one place.
+/// Each `Arc` keeps what the child enters alive until the command is dropped.
+pub(crate) fn entering(command: &mut Command, space: Option<Arc<Join>>, entry: Entry) {
+    let hook = move || {
+        if let Some(join) = &space {
+            crate::space::join_space(join)?;
+        }
+        match &entry {
+            Entry::Nothing => Ok(()),
+            Entry::Cage(plan, left) => crate::contain::contain(plan, *left, None),
+            Entry::Serving(listener, plan) => crate::contain::contain(plan, None, Some(*listener)),
+        }
+    };
+    // SAFETY: `hook` makes system calls only (it allocates nothing and takes
+    // no lock, as a child of a threaded test process must), on the plan and
+    // join its `Arc`s hold, with the `Cage` the caller holds.
+    unsafe { command.pre_exec(hook) };
 }

@@ -1,8 +1,8 @@
 //! A server that goes on with the watcher's memory: the watcher's fork, under
 //! an init that shares that memory.
 
-use crate::testing::live;
-use crate::{Cage, Layers, Need, enter_serving};
+use crate::testing::{Entry, entering, live};
+use crate::{Cage, Layers, Need};
 use std::os::fd::AsRawFd;
 use std::process::Command;
 
@@ -17,7 +17,7 @@ use std::process::Command;
 /// where orphans stay zombies, or where the watcher misreports.
 #[test]
 fn a_server_that_goes_on_as_it_is_is_the_watchers_fork_under_an_init_sharing_its_memory() {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::os::unix::process::ExitStatusExt;
     if !Layers::test_needs(&[Need::Namespaces]) {
         return;
     }
@@ -36,10 +36,7 @@ fn a_server_that_goes_on_as_it_is_is_the_watchers_fork_under_an_init_sharing_its
             .current_dir("/")
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        // SAFETY: only system calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || enter_serving(fd, &plan));
-        }
+        entering(&mut command, None, Entry::Serving(fd, plan));
         let output = command.spawn().and_then(|c| c.wait_with_output()).unwrap();
         drop(cage);
         output

@@ -1,8 +1,8 @@
 //! The init and the watcher: the program ends as it would uncaged, and nothing
 //! it started outlives it, whoever runs the cage.
 
-use crate::testing::{caged, live, started};
-use crate::{Cage, Layers, Need, enter_serving, kill_cage, others_in_cage};
+use crate::testing::{Entry, caged, entering, live, started};
+use crate::{Cage, Layers, Need, kill_cage, others_in_cage};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
 use std::process::Command;
@@ -19,8 +19,7 @@ fn cages_when_not_dumpable() {
     let Ok(trial) = std::env::var(NOT_ROOT_ENV) else {
         return;
     };
-    // SAFETY: a plain prctl on this test process.
-    unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0) };
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable).unwrap();
     let done = caged(Path::new(&trial), "echo $$; exit 7");
     println!(
         "CAGED {:?} {}",
@@ -59,16 +58,12 @@ fn cages_when_not_dumpable() {
 /// started as a judge starts its server, once it has printed its first
 /// line.
 fn started_serving(cage: &Cage, sh: &Path, listener: RawFd) -> std::process::Child {
-    use std::os::unix::process::CommandExt;
     let plan = cage.plan();
     let mut command = Command::new(sh);
     command
         .args(["-c", "echo std"])
         .stdout(std::process::Stdio::piped());
-    // SAFETY: only system calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || enter_serving(listener, &plan));
-    }
+    entering(&mut command, None, Entry::Serving(listener, plan));
     let mut child = command.spawn().unwrap();
     let mut line = String::new();
     std::io::BufRead::read_line(
@@ -83,8 +78,7 @@ fn started_serving(cage: &Cage, sh: &Path, listener: RawFd) -> std::process::Chi
 #[test]
 fn a_judge_that_is_not_dumpable_cages_as_a_user_other_than_root() {
     use std::os::unix::process::CommandExt;
-    // SAFETY: geteuid has no preconditions.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: needs root (to become another user)");
         return;
     }
@@ -148,7 +142,7 @@ fn the_program_ends_as_it_would_uncaged_exit_status_and_signal_alike() {
 /// `std` (it would say "std"), or if a failed exec went unnoticed.
 #[test]
 fn a_serving_cage_executes_its_program_from_clones_as_a_fork_would() {
-    use std::os::unix::process::{CommandExt, ExitStatusExt};
+    use std::os::unix::process::ExitStatusExt;
     if !Layers::test_needs(&[Need::Namespaces]) {
         return;
     }
@@ -169,10 +163,7 @@ fn a_serving_cage_executes_its_program_from_clones_as_a_fork_would() {
             .current_dir(&tmp)
             .stdout(std::process::Stdio::piped())
             .stderr(std::process::Stdio::piped());
-        // SAFETY: only system calls between fork and exec.
-        unsafe {
-            command.pre_exec(move || enter_serving(fd, &plan));
-        }
+        entering(&mut command, None, Entry::Serving(fd, plan));
         let output = command.spawn().and_then(|c| c.wait_with_output());
         drop(cage);
         output

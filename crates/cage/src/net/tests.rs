@@ -2,9 +2,10 @@
 //! of each other's; another implementation's trials have one of their own.
 
 use super::*;
-use crate::{Cage, Layers, Need, Space, enter, kill_cage};
+use crate::testing::{Entry, entering};
+use crate::{Cage, Layers, Need, Space, kill_cage};
 use std::io::BufRead;
-use std::os::unix::process::CommandExt;
+use std::os::fd::AsFd;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
@@ -60,13 +61,7 @@ fn caged_python(tmp: &Path, space: &Space, python: &str) -> (std::process::Child
         .current_dir(tmp)
         .env_clear()
         .stdout(Stdio::piped());
-    // SAFETY: only system calls between fork and exec.
-    unsafe {
-        command.pre_exec(move || {
-            crate::join(&join)?;
-            enter(&plan, None)
-        });
-    }
+    entering(&mut command, Some(join), Entry::Cage(plan, None));
     let mut child = command.spawn().unwrap();
     let mut line = String::new();
     std::io::BufReader::new(child.stdout.take().unwrap())
@@ -111,8 +106,7 @@ fn the_trials_of_one_net_share_it_and_reach_nothing_of_each_others() {
 
 #[test]
 fn a_net_is_closed_and_the_machines_network_is_not() {
-    // SAFETY: a plain query.
-    if unsafe { libc::geteuid() } != 0 {
+    if !rustix::process::geteuid().is_root() {
         eprintln!("skipped: joining a network from a thread needs root");
         return;
     }
@@ -124,14 +118,17 @@ fn a_net_is_closed_and_the_machines_network_is_not() {
         "this test's own network is the machine's"
     );
     let net = Net::for_trials().unwrap().unwrap();
-    let fd = net.net.as_raw_fd();
     // A thread of its own joins it (a network namespace is a thread's).
-    let inside = std::thread::spawn(move || {
-        // SAFETY: joins a namespace held open by `net`, alive meanwhile.
-        assert_eq!(unsafe { libc::setns(fd, libc::CLONE_NEWNET) }, 0);
-        closed_network()
-    })
-    .join()
-    .unwrap();
+    let inside = std::thread::scope(|scope| {
+        scope
+            .spawn(|| {
+                use rustix::thread::{LinkNameSpaceType, move_into_link_name_space};
+                move_into_link_name_space(net.net.as_fd(), Some(LinkNameSpaceType::Network))
+                    .unwrap();
+                closed_network()
+            })
+            .join()
+            .unwrap()
+    });
     assert!(inside, "a Net has no interface up");
 }

@@ -1,9 +1,8 @@
 //! A trial's space: one tmpfs for every process of the trial, bounded in total.
 
 use super::*;
-use crate::testing::caged_in;
-use crate::{Cage, Layers, Need, enter};
-use std::os::unix::process::CommandExt;
+use crate::testing::{Entry, caged_in, entering};
+use crate::{Cage, Layers, Need};
 use std::process::Command;
 
 #[test]
@@ -19,11 +18,7 @@ fn a_trials_space_is_one_tmpfs_for_all_its_processes_and_bounded_in_total() {
     // cage sees it and writes beside it; outside, the directory is empty.
     let mut judge = Command::new("sh");
     judge.args(["-c", "echo from-judge > given; pwd"]);
-    let join = space.join();
-    // SAFETY: only system calls between fork and exec.
-    unsafe {
-        judge.pre_exec(move || crate::join(&join));
-    }
+    entering(&mut judge, Some(space.join()), Entry::Nothing);
     let out = judge.output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(
@@ -41,14 +36,11 @@ fn a_trials_space_is_one_tmpfs_for_all_its_processes_and_bounded_in_total() {
     let trusted = Cage::trusted(&tmp, &sh).within(Some(&space));
     let mut server = Command::new(&sh);
     server.args(["-c", "cat mine && echo from-server > theirs"]);
-    let (join, plan) = (space.join(), trusted.plan());
-    // SAFETY: only system calls between fork and exec.
-    unsafe {
-        server.pre_exec(move || {
-            crate::join(&join)?;
-            enter(&plan, None)
-        });
-    }
+    entering(
+        &mut server,
+        Some(space.join()),
+        Entry::Cage(trusted.plan(), None),
+    );
     let out = server.output().unwrap();
     assert!(out.status.success(), "{out:?}");
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "from-cage");
