@@ -15,6 +15,7 @@ pub(crate) mod child;
 pub(crate) mod client;
 mod fds;
 mod forking;
+pub(crate) mod held;
 pub mod judge_zygote;
 pub mod protocol;
 pub mod proxy;

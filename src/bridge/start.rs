@@ -2,7 +2,7 @@
 //! call: afresh, in the cage a judge builds for a server, or, where the
 //! runner handed down a forking server, forked by it into the same cage.
 //! Either way the judge holds its standard streams and its pid, and reaps it
-//! as it exits (`client::reap_server`).
+//! as it exits (`held::reap_server`).
 //!
 //! Invariants: a server started here never holds the runner's connection;
 //! what the judge cannot start ends it with `NOT_STARTED_STATUS`, never with
@@ -16,10 +16,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 
 use super::capture::{Output, Rename};
-use super::client::{
-    FORKED, Process, SERVER_PID, Server, Spawned, not_started, python_reads, reap_server,
-    socket_path,
-};
+use super::client::{python_reads, socket_path};
+use super::held::{FORKED, Process, SERVER_PID, Server, Spawned, not_started, reap_server};
 use super::protocol::{IMPL_ENV, SERVER_ENV, SHOWN_ENV, SOCKET_ENV};
 
 pub(super) fn start() -> Server {

@@ -157,7 +157,7 @@ pub(crate) fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
 /// connection of this process's alone, made here and sent to the forking
 /// server on the runner's (`connect`): when this process ends, the forking
 /// server sees that connection end and kills the cage. The judge also kills
-/// it as it exits (`client::reap_server`, as for a server it started). The
+/// it as it exits (`held::reap_server`, as for a server it started). The
 /// runner kills it with its memory cgroup. The watcher is the forking
 /// server's child, so nothing of the cage outlives the trial.
 pub(crate) fn fork(request: &Request, fds: &[RawFd]) -> Result<libc::pid_t, String> {

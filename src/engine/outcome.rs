@@ -271,10 +271,10 @@ impl TestOutcome {
         if status.success() && passed_one(&finished.stdout) {
             return TestOutcome::Passed;
         }
-        if status.code() == Some(crate::bridge::client::LEFT_BEHIND_STATUS) {
+        if status.code() == Some(crate::bridge::held::LEFT_BEHIND_STATUS) {
             return TestOutcome::Failed {
                 kind: FailureKind::Crashed,
-                message: crate::bridge::client::LEFT_BEHIND.marked(),
+                message: crate::bridge::held::LEFT_BEHIND.marked(),
             };
         }
         let mut message = said::vouch(&failure_text(&finished.stdout, test), key);

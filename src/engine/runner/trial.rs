@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::{Runner, Shared, Trial, TrialResult, out_of_memory};
-use crate::bridge::client::{LEFT_BEHIND, NOT_STARTED_STATUS};
+use crate::bridge::held::{LEFT_BEHIND, NOT_STARTED_STATUS};
 use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::said::{self, Said, Who};
 use crate::bridge::sandbox::{Cage, MEMORY_ENV, Memory, Net, SPACE, Space};

@@ -179,7 +179,7 @@ fn an_error_the_contract_does_not_have() {
 #[test]
 fn processes_left_running_by_either_side() {
     says(
-        crate::bridge::client::LEFT_BEHIND,
+        crate::bridge::held::LEFT_BEHIND,
         "fencelab: the implementation left processes running after the test; they were killed",
         "fencelab: 実装がテストの後もプロセスを動かしたままにしていました。それらは終了させました",
     );
