@@ -2,20 +2,20 @@
 //! memory cgroup, the limits, the namespaces and the new root, then no new
 //! privileges, Landlock, and no capability. System calls only.
 
-use std::mem::ManuallyDrop;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::RawFd;
 
-use crate::cage::{Exec, Plan};
-use crate::descriptors::inherited;
-use crate::init::enter_root;
-use crate::landlock::SYS_RESTRICT_SELF;
+use rustix::process::Signal;
+
+use crate::cage::Plan;
+use crate::descriptors::close;
+use crate::forked::start_forked;
+use crate::init::{fork_again, init, report_pipe, start_cloned, watch};
+use crate::last::{Serve, restrict, serve_from};
 use crate::limits::limit;
 use crate::memory::join_memory;
-use crate::namespaces::drop_capabilities;
-
-/// Where a server's listening socket is (`enter_serving`): the bridge's
-/// `server::LISTENER_FD`, which a test of fencelab's holds equal.
-pub const LISTENER_FD: RawFd = 3;
+use crate::mounts::{Root, build_root};
+use crate::namespaces::enter_namespaces;
+use crate::sys::Forked;
 
 /// Enters the cage `plan` (from `Cage::plan`). Meant for the child between
 /// fork and exec: it only makes system calls. Where the cage has a PID
@@ -71,50 +71,53 @@ pub(crate) fn contain(
     }
 }
 
-/// The end of `enter_serving`, in the program's own process: the listening
-/// socket at `server::LISTENER_FD`, then no new privileges and the ruleset.
-pub(crate) fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result<()> {
-    use rustix::io::FdFlags;
-    let target = LISTENER_FD;
-    let mut ruleset_fd = ruleset;
-    if ruleset_fd == Some(target) && listener != target {
-        let moved = rustix::io::fcntl_dupfd_cloexec(inherited(target), target + 1)?;
-        ruleset_fd = Some(moved.into_raw_fd());
+/// The namespaces, then the new root. Child side: system calls only.
+///
+/// Three processes: this one stays outside the new PID namespace and
+/// watches (`watch`); its child is the namespace's init (`init`), which
+/// builds the root and starts the program, the grandchild, which returns
+/// from here to execute it. When the init ends, the kernel kills whatever
+/// else is in the namespace, so nothing the program started outlives it.
+/// Where the program is executed from here (`serve`), the init and the
+/// program share this process's memory until it executes
+/// (`start_cloned`); where it is a server that is not (`forked`: a Python
+/// server forked per trial, which goes on with the memory it has), the init
+/// shares it and the program is this process's fork (`start_forked`): two
+/// copies of it a cage, not three. (Its parent is then this process, the
+/// watcher, outside its namespace: `getppid()` says 0 there, where it says
+/// 1 in the others.)
+pub(crate) fn enter_root(
+    root: &Root,
+    left: Option<RawFd>,
+    serve: Option<Serve<'_>>,
+    forked: bool,
+) -> std::io::Result<()> {
+    if !enter_namespaces(&root.maps, root.own_net)? {
+        // Where the kernel has no unprivileged user namespaces, the other
+        // layers hold alone (fencelab said so at the start of the run).
+        return Ok(());
     }
-    if listener == target {
-        rustix::io::fcntl_setfd(inherited(listener), FdFlags::empty())?;
-    } else {
-        // SAFETY: the number the listener goes to, which nothing of this
-        // child owns (a ruleset there was moved above); never closed here.
-        let mut at = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(target) });
-        rustix::io::dup2(inherited(listener), &mut at)?;
+    // The init tells the watcher how the program ended.
+    let report = report_pipe()?;
+    if let Some(serve) = serve {
+        return start_cloned(root, report, left, serve);
     }
-    restrict(ruleset_fd)
-}
-
-/// What the program's process of a cage does last, when it executes the
-/// program itself (`Cage::executing`): `serve_from` (a server's cage:
-/// `enter_serving`) or `restrict` alone (`enter`), then `exec`.
-#[derive(Clone, Copy)]
-pub(crate) struct Serve<'a> {
-    pub(crate) exec: &'a Exec,
-    pub(crate) listener: Option<RawFd>,
-    pub(crate) ruleset: Option<RawFd>,
-}
-
-/// No new privileges, the Landlock ruleset, then no capability at all.
-pub(crate) fn restrict(ruleset: Option<RawFd>) -> std::io::Result<()> {
-    // Again: a change of credentials (a new user namespace) may clear it.
-    let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));
-    rustix::thread::set_no_new_privs(true)?;
-    if let Some(fd) = ruleset {
-        // SAFETY: the raw call, not the `landlock` crate's `restrict_self`:
-        // that consumes the parent's `RulesetCreated`, which the child only
-        // borrows, and `serve_from` may have moved the descriptor. It passes
-        // no memory.
-        if unsafe { libc::syscall(SYS_RESTRICT_SELF, fd, 0u32) } != 0 {
-            return Err(std::io::Error::last_os_error());
+    if forked {
+        return start_forked(root, report, left);
+    }
+    if let Forked::Parent(init_pid) = fork_again()? {
+        watch(init_pid, report[0], left);
+    }
+    // The init: PID 1 of the new namespace, killed if the watcher dies.
+    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
+    close(report[0]);
+    build_root(root)?;
+    match fork_again()? {
+        Forked::Child => {
+            // The program: on to the rest of the cage, then its own code.
+            close(report[1]);
+            Ok(())
         }
+        Forked::Parent(program) => init(program, report[1], &root.scrub),
     }
-    drop_capabilities()
 }

@@ -6,63 +6,10 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::process::{Pid, Signal, WaitOptions};
 
-use crate::contain::{Serve, restrict, serve_from};
 use crate::descriptors::{close, inherited, keep_only};
-use crate::forked::start_forked;
+use crate::last::{Serve, restrict, serve_from};
 use crate::mounts::{Root, build_root};
-use crate::namespaces::enter_namespaces;
 use crate::sys::{self, Forked, Stacks, clone_running, die, exit_now};
-
-/// The namespaces, then the new root. Child side: system calls only.
-///
-/// Three processes: this one stays outside the new PID namespace and
-/// watches (`watch`); its child is the namespace's init (`init`), which
-/// builds the root and starts the program, the grandchild, which returns
-/// from here to execute it. When the init ends, the kernel kills whatever
-/// else is in the namespace, so nothing the program started outlives it.
-/// Where the program is executed from here (`serve`), the init and the
-/// program share this process's memory until it executes
-/// (`start_cloned`); where it is a server that is not (`forked`: a Python
-/// server forked per trial, which goes on with the memory it has), the init
-/// shares it and the program is this process's fork (`start_forked`): two
-/// copies of it a cage, not three. (Its parent is then this process, the
-/// watcher, outside its namespace: `getppid()` says 0 there, where it says
-/// 1 in the others.)
-pub(crate) fn enter_root(
-    root: &Root,
-    left: Option<RawFd>,
-    serve: Option<Serve<'_>>,
-    forked: bool,
-) -> std::io::Result<()> {
-    if !enter_namespaces(&root.maps, root.own_net)? {
-        // Where the kernel has no unprivileged user namespaces, the other
-        // layers hold alone (fencelab said so at the start of the run).
-        return Ok(());
-    }
-    // The init tells the watcher how the program ended.
-    let report = report_pipe()?;
-    if let Some(serve) = serve {
-        return start_cloned(root, report, left, serve);
-    }
-    if forked {
-        return start_forked(root, report, left);
-    }
-    if let Forked::Parent(init_pid) = fork_again()? {
-        watch(init_pid, report[0], left);
-    }
-    // The init: PID 1 of the new namespace, killed if the watcher dies.
-    let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
-    close(report[0]);
-    build_root(root)?;
-    match fork_again()? {
-        Forked::Child => {
-            // The program: on to the rest of the cage, then its own code.
-            close(report[1]);
-            Ok(())
-        }
-        Forked::Parent(program) => init(program, report[1], &root.scrub),
-    }
-}
 
 /// Forks the cage's child again (for the init, the program): this crate's
 /// one fork between fork and exec, under the entries' contract (`enter`).
@@ -100,7 +47,7 @@ pub(crate) const CLONE_STACK: usize = 128 << 10;
 /// program cannot be started, the init says why (the errno) and ends, and
 /// this returns that error, as the fork of `enter_root` would have returned
 /// it to `std`'s spawn.
-fn start_cloned(
+pub(crate) fn start_cloned(
     root: &Root,
     report: [RawFd; 2],
     left: Option<RawFd>,
@@ -235,7 +182,7 @@ pub(crate) fn wipe(scrub: &[(usize, usize); 2]) {
 /// then exits, which kills them. Whatever is left dies with the namespace,
 /// however it hid: double-forked, in a session of its own, its environment
 /// cleared. Runs no code but system calls.
-fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize); 2]) -> ! {
+pub(crate) fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize); 2]) -> ! {
     keep_only(0, &mut [report, -1]);
     // Nothing of fencelab's in /proc/1: not its memory, descriptors or
     // environment (not dumpable), not its command line (wiped).
@@ -293,7 +240,7 @@ pub(crate) fn others_stay(ms: u64) -> bool {
 /// status, or killed by the same signal), so that fencelab's verdicts see the
 /// program's own end. Killed (a timeout, a flood, fencelab's death), it takes
 /// the namespace with it (the init's parent-death signal).
-fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -> ! {
+pub(crate) fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -> ! {
     keep_only(0, &mut [report, left.unwrap_or(-1)]);
     let mut message = [0u8; 5];
     let got = read_all(report, &mut message);

@@ -1,6 +1,6 @@
 //! Landlock: a ruleset built in the parent with the `landlock` crate (the
 //! places the program may read, write and execute; TCP; abstract sockets and
-//! signals), restricted in the child by one system call (`contain::restrict`).
+//! signals), restricted in the child by one system call (`last::restrict`).
 
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
