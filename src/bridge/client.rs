@@ -14,11 +14,11 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::ExitStatus;
 use std::sync::OnceLock;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
 use super::capture::{Captured, FLOOD, OUTPUT_CAP};
-use super::held::{Process, SERVER_PID, Server, not_started};
+use super::held::{Process, SERVER_PID, Server};
 use super::protocol::{Answer, Failure, Request, Response, from_line, to_line};
 use super::said::{How, Said};
 use super::start::start;
@@ -68,65 +68,6 @@ pub(crate) fn call(request: Request) -> Result<Answer, Failure> {
         }
         Err(err) => server.ended(function, err),
     }
-}
-
-/// Where the judge's socket for its implementation goes: in the trial's
-/// temporary directory `tmp`, under a name nobody can guess (another trial's
-/// code cannot list the directory, so it cannot find the socket either).
-/// A Unix socket's path must fit in 108 bytes and CI runners' temporary
-/// directories can be longer: then the path is relative to the judge's
-/// working directory `cwd` when that is `tmp`, as the runner makes it; never
-/// a shared place such as /tmp, where any process could connect to it.
-pub(super) fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
-    static COUNT: AtomicUsize = AtomicUsize::new(0);
-    let mut random = [0u8; 8];
-    let _ = rustix::rand::getrandom(&mut random, rustix::rand::GetRandomFlags::empty());
-    let name = format!(
-        "fencelab-{}-{}.sock",
-        random
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect::<String>(),
-        COUNT.fetch_add(1, Ordering::Relaxed)
-    );
-    let socket = tmp.join(&name);
-    if socket.as_os_str().len() <= 100 {
-        return socket;
-    }
-    let same = |a: &Path, b: &Path| match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => a == b,
-    };
-    if same(cwd, tmp) {
-        return PathBuf::from(name);
-    }
-    not_started(format_args!(
-        "the temporary directory's path is too long for a socket ({} bytes): {}",
-        socket.as_os_str().len(),
-        tmp.display()
-    ))
-}
-
-/// What the cage of a Python server (`fencelab_server.py`, written by
-/// fencelab's `engine::python`) reads besides the script: the interpreter's
-/// directories (listed in `reads` beside it), the table of what it hosts, and
-/// the one module it serves (`impls/<key>`). Nothing for a Rust server.
-pub(crate) fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
-    if !super::protocol::serves_python(server) {
-        return Vec::new();
-    }
-    let dir = server.parent().unwrap_or(Path::new("."));
-    let mut reads: Vec<PathBuf> = std::fs::read_to_string(dir.join("reads"))
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(PathBuf::from)
-        .collect();
-    reads.push(dir.join("hosted.json"));
-    if !key.is_empty() && !key.contains('/') && !key.starts_with('.') {
-        reads.push(dir.join("impls").join(key));
-    }
-    reads
 }
 
 thread_local! {
@@ -276,33 +217,5 @@ pub(crate) fn describe(status: ExitStatus) -> How {
         _ => How::Ended {
             status: status.to_string(),
         },
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_socket_is_in_the_trial_under_a_name_nobody_can_guess() {
-        let short = Path::new("/dev/shm/fencelab-run-x/3/tmp");
-        let a = socket_path(short, Path::new("/"));
-        let b = socket_path(short, Path::new("/"));
-        assert!(a.starts_with(short) && b.starts_with(short), "{a:?}");
-        assert_ne!(a, b);
-        assert!(
-            !a.to_string_lossy()
-                .contains(&std::process::id().to_string())
-        );
-        // Too long for a socket: relative to the working directory, which
-        // the runner makes the trial's own, never /tmp.
-        let dir = tempfile::tempdir().unwrap();
-        let long = dir.path().join("d".repeat(120));
-        std::fs::create_dir(&long).unwrap();
-        let relative = socket_path(&long, &long);
-        assert!(
-            relative.is_relative() && relative.components().count() == 1,
-            "{relative:?}"
-        );
     }
 }

@@ -22,7 +22,7 @@ pub mod proxy;
 pub mod said;
 pub use cage as sandbox;
 pub mod server;
-mod start;
+pub(crate) mod start;
 pub(crate) mod zygote;
 
 /// `dispatch.rs` compiled against the reference, as the engine compiles it

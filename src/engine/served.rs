@@ -83,7 +83,7 @@ impl Served {
         // The implementations are fencelab's (the reference, the wheats, the
         // mutants): the untrusted side is the judge, caged in full.
         // (A Python server also reads its interpreter and its one module.)
-        let reads = crate::bridge::client::python_reads(&host.program, &host.key);
+        let reads = crate::bridge::start::python_reads(&host.program, &host.key);
         let memory = Memory::for_cage().map_err(|e| cage_error("a memory cgroup", e))?;
         let cage = Cage::trusted_reading(tmp, &host.program, &reads)
             .within(space)
@@ -175,7 +175,7 @@ impl Served {
             library: library.to_path_buf(),
             tmp: std::path::absolute(tmp).unwrap_or_else(|_| tmp.to_path_buf()),
             program: host.program.clone(),
-            reads: crate::bridge::client::python_reads(&host.program, &host.key),
+            reads: crate::bridge::start::python_reads(&host.program, &host.key),
             memory: memory.as_ref().map(|m| m.path().to_path_buf()),
             env: vec![("RUST_BACKTRACE".to_string(), "0".to_string())],
         };

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use super::super::identity;
-use crate::bridge::client::python_reads;
+use crate::bridge::start::python_reads;
 use crate::error::Error;
 
 /// What the server prints once the module is imported (`--import KEY`).
