@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::landlock::{Ruleset, ruleset, scopes_abstract_sockets};
 use crate::memory::Memory;
 use crate::mounts::{Root, root_plan};
+use crate::place::{Place, absolute};
 use crate::space::Space;
 
 /// The system's programs and libraries: what any program needs to start.
@@ -145,19 +146,6 @@ pub struct Cage {
     plan: Arc<Plan>,
     ruleset: Option<Ruleset>,
     _sources: Vec<OwnedFd>,
-}
-
-/// What a place in the cage is.
-#[derive(Clone, Copy, PartialEq)]
-pub(crate) enum Place {
-    /// Read and executed (the system's, the program).
-    System,
-    /// Read, written, everything (the trial's directory).
-    Trial,
-    /// Read and written, a single file (a device, a socket).
-    Device,
-    /// Bound into the new root, with no Landlock right at all (/proc).
-    Shown,
 }
 
 impl Cage {
@@ -319,10 +307,6 @@ impl Cage {
     pub fn plan(&self) -> Arc<Plan> {
         self.plan.clone()
     }
-}
-
-pub(crate) fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
 }
 
 fn open_path(path: &Path) -> Option<OwnedFd> {

@@ -10,7 +10,7 @@ use landlock::{
     RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
-use crate::cage::Place;
+use crate::place::Place;
 
 /// `landlock_restrict_self`, the one Landlock call the child makes itself.
 pub(crate) const SYS_RESTRICT_SELF: libc::c_long = 446;

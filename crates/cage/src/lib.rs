@@ -26,6 +26,7 @@ mod memory;
 mod mounts;
 mod namespaces;
 mod net;
+mod place;
 mod space;
 pub mod sys;
 #[cfg(test)]

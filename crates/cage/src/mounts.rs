@@ -6,10 +6,10 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::cage::Place;
 use crate::landlock::scopes_abstract_sockets;
 use crate::namespaces::{Maps, write_file};
 use crate::net::closed_network;
+use crate::place::Place;
 
 /// One more than the most processes and threads a cage's PID namespace may
 /// hold at once (its `pid_max`; the kernel's least is 301).

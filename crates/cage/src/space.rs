@@ -9,11 +9,11 @@ use std::sync::Arc;
 
 use rustix::thread::move_into_link_name_space;
 
-use crate::cage::absolute;
 use crate::descriptors::inherited;
 use crate::layers::Layers;
 use crate::namespaces::{in_a_clone, write_file};
 use crate::net::Net;
+use crate::place::absolute;
 use crate::sys;
 
 /// The most a trial's directory may hold, every file together (a tmpfs of
