@@ -132,9 +132,14 @@ done
 
 # Timings masked, then a diff. JSON: each "secs" (a test's or a run's wall
 # time) and "stopped_after_secs" (when a test over budget was stopped) go.
-# Screens: the "Built ... in 12.3s" line goes whole (it shows only when the
-# build was slow enough to announce); any other "in 1.2s" or "（1.2 秒）"
-# keeps its words, the figure masked.
+# Screens: the scratch build's status lines go whole ("Building ...",
+# "Built ... in 12.3s"): whether they show depends on the cache's state and
+# the build's time. grade's progress lines ("Graded [3/18] NAME 87.50 / 100")
+# come in the order submissions finish: their counter goes and each run of
+# them is sorted. Any other "in 1.2s" or "（1.2 秒）" keeps its words, the
+# figure masked. Random names a hostile submission may print are masked too:
+# the trials' root (fencelab-run-XXXXXX), a test's database (jobs-XXXXXX), a
+# server's socket (fencelab-<16 hex>-N.sock).
 python3 - "$out" <<'PY'
 import json, pathlib, re, sys
 out = pathlib.Path(sys.argv[1])
@@ -145,15 +150,29 @@ def drop(value):
     if isinstance(value, list):
         return [drop(v) for v in value]
     return value
-built = re.compile(r"^\s*(Built|ビルド).*(in \d+\.\ds|（\d+\.\d 秒）)\s*$")
+built = re.compile(r"^\s*(Building|Built|ビルド中|ビルド完了) ")
+progress = re.compile(r"^(\s*Graded) \[\d+/\d+\]")
+RANDOM = [(r"fencelab-run-[A-Za-z0-9]{6}", "fencelab-run-XXXXXX"),
+          (r"jobs-[A-Za-z0-9]{6}\b", "jobs-XXXXXX"),
+          (r"fencelab-[0-9a-f]{16}-(\d+)\.sock", r"fencelab-<hex>-\1.sock")]
 for side in ("before", "after"):
     for f in sorted((out / side).iterdir()):
         text = f.read_bytes().decode("utf-8", "replace")
+        for pattern, mask in RANDOM:
+            text = re.sub(pattern, mask, text)
         if f.suffix == ".json":
             text = json.dumps(drop(json.loads(text)), ensure_ascii=False, indent=1) + "\n"
         elif f.suffix in (".out", ".err"):
-            lines = [l for l in text.split("\n") if not built.match(l)]
-            text = "\n".join(lines)
+            lines, run = [], []
+            for l in text.split("\n") + [""]:
+                if progress.match(l):
+                    run.append(progress.sub(r"\1", l))
+                    continue
+                lines += sorted(run)
+                run = []
+                if not built.match(l):
+                    lines.append(l)
+            text = "\n".join(lines[:-1])
             text = re.sub(r"\bin \d+\.\ds\b", "in <t>s", text)
             text = re.sub(r"（\d+\.\d 秒）", "（<t> 秒）", text)
         masked = out / f"masked-{side}" / f.name
