@@ -98,10 +98,14 @@ side() { # side (before|after) record (times file suffix or "warm")
 # Warm both: scratch builds of the batch, the lab's cache.
 side before warm
 side after warm
+# The load beside the timed runs, said with the figures: a shared machine's
+# load makes the medians noise, whatever the alternation.
+load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 for _ in $(seq "$reps"); do
   side before before
   side after after
 done
+echo "load average (1, 5, 15 min): $load_start at the timed runs' start, $(cut -d' ' -f1-3 /proc/loadavg) at their end"
 python3 - "$work/times" "$rev" "$(git rev-parse --short HEAD)" <<'PY'
 import sys, statistics
 from collections import defaultdict

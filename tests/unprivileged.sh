@@ -6,7 +6,7 @@
 #
 # It creates the user `fencelab-attacker` (FENCELAB_CI_USER to change it),
 # gives it copies of what it cannot read in root's home (the toolchain, the
-# crates of cargo's registry: copied once, kept for the next run) and a copy
+# crates of cargo's registry: kept for the next run, refreshed) and a copy
 # of this work tree (tracked and untracked files, not target/), then runs
 # `cargo test --offline --test attacks` as that user, in its own target
 # directory (the first run builds every dependency). Where it cannot create
@@ -26,18 +26,20 @@ fi
 home=$(getent passwd "$user" | cut -d: -f6)
 sysroot=$(rustc --print sysroot)
 cargo_home=${CARGO_HOME:-$HOME/.cargo}
-# The toolchain and the registry, copied once (about 1.5 GB).
-if [ ! -x "$home/toolchain/bin/cargo" ]; then
-  rm -rf "$home/toolchain.part"
+# The toolchain, copied once (about 1.4 GB), again when rustc changes.
+if [ "$("$home/toolchain/bin/rustc" --version 2>/dev/null)" != "$(rustc --version)" ]; then
+  rm -rf "$home/toolchain.part" "$home/toolchain"
   cp -a "$sysroot" "$home/toolchain.part"
   mv "$home/toolchain.part" "$home/toolchain"
 fi
-if [ ! -d "$home/cargo-home/registry" ]; then
-  mkdir -p "$home/cargo-home"
-  cp -a "$cargo_home/registry" "$home/cargo-home/registry"
-fi
-# This work tree as it is now, without its target directory.
+# The registry, brought up to date on every run: the build is offline, and
+# crates added since the last copy (the cage's `landlock`) must be there.
+mkdir -p "$home/cargo-home/registry"
+cp -a -u "$cargo_home/registry/." "$home/cargo-home/registry/"
+# This work tree as it is now, without its target directory. Files of an
+# older copy go first: one moved away (sandbox.rs) must not linger.
 mkdir -p "$home/fencelab"
+find "$home/fencelab" -mindepth 1 -maxdepth 1 ! -name target -exec rm -rf {} +
 git ls-files -z --cached --others --exclude-standard |
   tar --null -T - -cf - | tar -xf - -C "$home/fencelab"
 chown -R "$user:" "$home/toolchain" "$home/cargo-home" "$home/fencelab"
