@@ -4,7 +4,6 @@
 use std::sync::OnceLock;
 
 use crate::landlock::available;
-use crate::memory::Memory;
 use crate::namespaces::{mount_namespace_works, namespaces_work};
 
 /// The test hook that makes `Layers::probe` report a layer missing, as on a
@@ -50,7 +49,7 @@ impl Layers {
             Layers {
                 namespaces,
                 landlock: available(),
-                memory: Memory::create().is_ok(),
+                memory: crate::memory::available(),
                 space: namespaces
                     || (rustix::process::geteuid().is_root() && mount_namespace_works()),
             }

@@ -4,8 +4,6 @@
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
 
-use crate::layers::Layers;
-
 /// The most memory a cage's processes may use together, without swap (a
 /// memory cgroup of its own, `Memory`), the pages of the files they write
 /// in their trial's tmpfs included. A correct implementation uses a few MiB;
@@ -38,12 +36,19 @@ pub struct Memory {
     owned: bool,
 }
 
+/// Whether this machine gives fencelab a writable memory cgroup: one made
+/// and removed, asked once per process (`Layers::probe` reports it).
+pub(crate) fn available() -> bool {
+    static MADE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *MADE.get_or_init(|| Memory::create().is_ok())
+}
+
 impl Memory {
     /// A memory cgroup for one cage where this machine has a writable one
-    /// (`Layers::probe`), `None` where it has none; an error where it has
+    /// (`available`), `None` where it has none; an error where it has
     /// one and it could not be made.
     pub fn for_cage() -> std::io::Result<Option<Memory>> {
-        if !Layers::probe().memory {
+        if !available() {
             return Ok(None);
         }
         Memory::create().map(Some)
@@ -52,7 +57,7 @@ impl Memory {
     /// A memory cgroup for a build of untrusted code (a cargo run and every
     /// compiler it starts), limited to `limit`, where this machine has one.
     pub fn for_build(limit: u64) -> std::io::Result<Option<Memory>> {
-        if !Layers::probe().memory {
+        if !available() {
             return Ok(None);
         }
         Memory::limited_to(limit).map(Some)
