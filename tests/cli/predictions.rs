@@ -37,8 +37,8 @@ impl Progress<Update> for Quiet {
 }
 
 /// What the tests read of the eight fragments verified against the built-in
-/// reference: a `Report` is not read back, so the two forms' scorecards are
-/// stored, with the screen of the second.
+/// reference. A `Report` is not read back: the batch holds two forms'
+/// scorecards, and the screen of the second.
 #[derive(Serialize, Deserialize)]
 struct Run {
     baseline_passed: bool,

@@ -1,7 +1,7 @@
 //! The outcomes fixture's one run, stored on disk (`common::stored`) for
 //! every test of this module, in this process or another. A `Report` is not
-//! read back, so the batch holds what the tests read of it: the report as
-//! `--json` writes it, and each text they check, rendered from the run.
+//! read back: the batch holds the report as `--json` writes it, and each text
+//! the tests check, rendered from the run.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;

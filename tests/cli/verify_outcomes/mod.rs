@@ -4,7 +4,7 @@
 //! user reads is checked with snapshots (`cargo insta review` to update them).
 //!
 //! The outcomes fixture runs once (one build, one baseline), stored on disk
-//! (`batch`), and each test looks at one mutant of it; the reports written
+//! (`batch`), and each test looks at one mutant of it. The reports written
 //! from that run are in `reports`.
 //! The implementation is fencelab's own src/lease.rs, so every shipped wheat
 //! runs through the whole suite in the same run (`verify`'s check of the
