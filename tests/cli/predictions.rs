@@ -4,21 +4,24 @@
 //! reads (the form, and the predictions beside what happened) is pinned with
 //! snapshots in both languages, at 80 columns.
 //!
-//! One run of the eight fragments (through the library) serves every screen;
-//! the command line is run once more, as a learner would, for the "done when"
-//! check: a form filled in from the fragments' declarations scores full marks.
+//! One run of the eight fragments (through the library, stored on disk)
+//! serves every screen; the command line is run once more, as a learner
+//! would, for the "done when" check: a form filled in from the fragments'
+//! declarations scores full marks.
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::process::Command;
 use std::sync::OnceLock;
 
 use fencelab::commands::predict::{self, ObservationKind, Prediction, Selection};
-use fencelab::commands::verify::predictions::{Scorecard, score};
-use fencelab::commands::verify::{self, Options, Report, Update};
+use fencelab::commands::verify::predictions::score;
+use fencelab::commands::verify::{self, Options, Update};
 use fencelab::lab::lang::Lang;
 use fencelab::lab::mutant::{self, Mutant};
 use fencelab::output::printer::Layout;
 use fencelab::output::progress::Progress;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::common::root;
@@ -33,27 +36,78 @@ impl Progress<Update> for Quiet {
     fn engine(&mut self, _: &fencelab::engine::Event<'_>) {}
 }
 
-/// The eight fragments verified against the built-in reference, once.
-fn run() -> &'static Report {
-    static REPORT: OnceLock<Report> = OnceLock::new();
-    REPORT.get_or_init(|| {
-        let options = Options {
-            mutants: None,
-            implementation: None,
-            root: root().to_path_buf(),
-            filters: fragments().into_iter().map(|m| m.id).collect(),
-            exact: true,
-            timeout: None,
-            build_timeout: None,
-            jobs: fencelab::engine::runner::default_jobs(),
-            python: false,
-        };
-        let mutants = verify::load(&options).expect("the fragments load");
-        let scratch = crate::common::scratch();
-        let report = verify::run(&options, &mutants, &scratch, &mut Quiet).expect("verify runs");
-        assert!(report.baseline.passed, "the reference passes");
-        report
-    })
+/// What the tests read of the eight fragments verified against the built-in
+/// reference. A `Report` is not read back: the batch holds two forms'
+/// scorecards, and the screen of the second.
+#[derive(Serialize, Deserialize)]
+struct Run {
+    baseline_passed: bool,
+    /// A form that got every fragment right (`perfect`).
+    perfect: Card,
+    /// A form that got some right (`some_right`), and its screen by language code.
+    some_right: Card,
+    screens: BTreeMap<String, String>,
+}
+
+/// A scorecard as `verify --json` writes it, as far as the tests read it.
+#[derive(Serialize, Deserialize)]
+struct Card {
+    mutants: Vec<Scored>,
+    scored: usize,
+    points: f64,
+    max_points: f64,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Scored {
+    mutant: String,
+    observations: Vec<ObservationKind>,
+    killers: Vec<String>,
+}
+
+/// The run, built once (`common::stored`) by whichever test needs it first.
+fn run() -> &'static Run {
+    static READ: OnceLock<Run> = OnceLock::new();
+    let run = READ.get_or_init(|| crate::common::stored::stored("predictions", &[], build));
+    assert!(run.baseline_passed, "the reference passes");
+    run
+}
+
+fn build() -> Run {
+    let options = Options {
+        mutants: None,
+        implementation: None,
+        root: root().to_path_buf(),
+        filters: fragments().into_iter().map(|m| m.id).collect(),
+        exact: true,
+        timeout: None,
+        build_timeout: None,
+        jobs: fencelab::engine::runner::default_jobs(),
+        python: false,
+    };
+    let mutants = verify::load(&options).expect("the fragments load");
+    let scratch = crate::common::scratch();
+    let report = verify::run(&options, &mutants, &scratch, &mut Quiet).expect("verify runs");
+    let scored = |fill: fn(&Mutant) -> Prediction| {
+        let predictions: Vec<Prediction> = fragments().iter().map(fill).collect();
+        score(&predictions, &report.mutants)
+    };
+    let some_right = scored(some_right);
+    let card = |card| serde_json::from_value(serde_json::to_value(card).unwrap()).unwrap();
+    Run {
+        baseline_passed: report.baseline.passed,
+        perfect: card(scored(perfect)),
+        screens: Lang::ALL
+            .into_iter()
+            .map(|lang| {
+                let mut printer = Layout::plain().in_lang(lang);
+                printer.width = 80;
+                let text = verify::render_predictions(&printer, &some_right, &fragments(), lang);
+                (lang.code().to_string(), text)
+            })
+            .collect(),
+        some_right: card(some_right),
+    }
 }
 
 /// The predictions a learner who got each fragment right would write: its
@@ -207,20 +261,11 @@ fn some_right(m: &Mutant) -> Prediction {
     }
 }
 
-fn scored(fill: impl Fn(&Mutant) -> Prediction) -> Scorecard {
-    let predictions: Vec<Prediction> = fragments().iter().map(fill).collect();
-    score(&predictions, &run().mutants)
-}
-
 #[test]
 fn what_verify_says_of_the_predictions_in_both_languages() {
-    let card = scored(some_right);
-    assert_eq!(card.scored, 8);
+    assert_eq!(run().some_right.scored, 8);
     for lang in Lang::ALL {
-        let mut printer = Layout::plain().in_lang(lang);
-        printer.width = 80;
-        let text =
-            fencelab::commands::verify::render_predictions(&printer, &card, &fragments(), lang);
+        let text = &run().screens[lang.code()];
         snapshot!(format!("verify_predictions_{}", lang.code()), text);
         for line in text.lines() {
             assert!(
@@ -252,7 +297,7 @@ fn the_fragments_declare_what_happens_to_them() {
     // The form's answers are the fragments' declarations: each killer it
     // declares is its whole kill set, and its observation is one the killers
     // made. Then a perfect form scores full marks, out of eight.
-    let card = scored(perfect);
+    let card = &run().perfect;
     for s in &card.mutants {
         let m = fragments().into_iter().find(|m| m.id == s.mutant).unwrap();
         let mut declared = m.killers.clone();

@@ -24,30 +24,57 @@ mod refused;
 mod words;
 
 /// The submissions made from the reference by one change each
-/// (`tests/fixtures/submissions/*.toml`), written out as `.rs` files.
-fn made() -> &'static (tempfile::TempDir, Vec<PathBuf>) {
-    static MADE: OnceLock<(tempfile::TempDir, Vec<PathBuf>)> = OnceLock::new();
+/// (`tests/fixtures/submissions/*.toml`), written out as `.rs` files. Every
+/// test process writes them at the same paths: a stored batch's reports name
+/// them, and a test of another process looks for those names.
+fn made() -> &'static Vec<PathBuf> {
+    static MADE: OnceLock<Vec<PathBuf>> = OnceLock::new();
     MADE.get_or_init(|| {
-        let dir = tempfile::tempdir().unwrap();
+        let dir = made_dir();
         let mut files = Vec::new();
         for entry in std::fs::read_dir(fixture("")).unwrap().flatten() {
             let path = entry.path();
             if path.extension().is_some_and(|e| e == "toml") {
                 let (id, source) = changed_reference(&path);
-                let file = dir.path().join(format!("{id}.rs"));
-                std::fs::write(&file, source).unwrap();
+                let file = dir.join(format!("{id}.rs"));
+                if std::fs::read_to_string(&file).ok() != Some(source.clone()) {
+                    // Whole or not at all, for a grade another process runs.
+                    let partial = dir.join(format!("{id}.rs.{}", std::process::id()));
+                    std::fs::write(&partial, source).unwrap();
+                    std::fs::rename(&partial, &file).unwrap();
+                }
                 files.push(file);
             }
         }
-        (dir, files)
+        files
     })
+}
+
+/// Where `made` writes: the same directory for every test process of this
+/// checkout and user, outside the checkout, so grade shows its files' whole
+/// paths as it would a class's.
+fn made_dir() -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    use std::os::unix::fs::MetadataExt;
+    let me = std::fs::metadata("/proc/self").unwrap().uid();
+    let mut checkout = std::hash::DefaultHasher::new();
+    env!("CARGO_TARGET_TMPDIR").hash(&mut checkout);
+    let name = format!("fencelab-grade-made-{me}-{:016x}", checkout.finish());
+    let dir = std::env::temp_dir().join(name);
+    std::fs::create_dir_all(&dir).unwrap();
+    let owner = std::fs::symlink_metadata(&dir).unwrap();
+    assert!(
+        owner.is_dir() && owner.uid() == me,
+        "{} is not a directory of this user's",
+        dir.display()
+    );
+    dir
 }
 
 /// A submission made from `NAME.toml`, as a file.
 fn made_file(name: &str) -> String {
     let stem = name.trim_end_matches(".rs");
     made()
-        .1
         .iter()
         .find(|p| p.file_stem().unwrap() == stem)
         .unwrap()

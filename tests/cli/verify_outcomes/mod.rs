@@ -3,19 +3,20 @@
 //! files (`tests/fixtures/malformed/`) and a filter that selects nothing. What a
 //! user reads is checked with snapshots (`cargo insta review` to update them).
 //!
-//! The outcomes fixture runs once (one build, one baseline) and each test looks
-//! at one mutant of it; the reports written from that run are in `reports`.
+//! The outcomes fixture runs once (one build, one baseline), stored on disk
+//! (`batch`), and each test looks at one mutant of it. The reports written
+//! from that run are in `reports`.
 //! The implementation is fencelab's own src/lease.rs, so every shipped wheat
 //! runs through the whole suite in the same run (`verify`'s check of the
 //! wheats): each must pass every test.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::OnceLock;
 
-use fencelab::commands::verify::{self, MutantReport, Options, Report, Update};
+use fencelab::commands::verify::{self, Options, Update};
 use fencelab::engine::Event;
 use fencelab::engine::outcome::MutantOutcome;
+use fencelab::exit::ExitCode;
 use fencelab::lab::lang::Lang;
 use fencelab::lab::suite;
 use fencelab::output::printer::{Layout, Verbosity};
@@ -23,7 +24,9 @@ use fencelab::output::progress::Progress;
 use fencelab::output::width::display_width;
 
 use crate::common::root;
+use batch::{MutantJson, outcomes};
 
+mod batch;
 mod reports;
 
 fn options(mutants: &str) -> Options {
@@ -43,45 +46,18 @@ fn options(mutants: &str) -> Options {
     }
 }
 
-/// Collects the per-mutant lines as the terminal would show them.
-#[derive(Default)]
-struct Lines(Vec<String>);
-
-impl Progress<Update> for Lines {
-    fn engine(&mut self, _: &Event<'_>) {}
-    fn own(&mut self, update: &Update) {
-        if let Update::Mutant(report) = update {
-            self.0
-                .push(format!("{} {}", report.id, report.outcome.label()));
-        }
-    }
-}
-
-fn outcomes() -> &'static (Report, Vec<String>) {
-    static REPORT: OnceLock<(Report, Vec<String>)> = OnceLock::new();
-    REPORT.get_or_init(|| {
-        let options = options("tests/fixtures/outcomes");
-        let mutants = verify::load(&options).expect("the fixture mutants load");
-        let scratch = crate::common::scratch();
-        let mut lines = Lines::default();
-        let report = verify::run(&options, &mutants, &scratch, &mut lines).expect("verify runs");
-        (report, lines.0)
-    })
-}
-
-fn mutant(id: &str) -> &'static MutantReport {
+/// The report of the mutant `id`.
+fn mutant(id: &str) -> MutantJson {
     outcomes()
-        .0
-        .mutants
-        .iter()
+        .mutants()
+        .into_iter()
         .find(|m| m.id == id)
         .unwrap_or_else(|| panic!("no report for {id}"))
 }
 
-/// What a user reads about a mutant, with timings and line numbers of the suite
-/// (which move whenever it is edited) blotted out.
+/// What a user reads about the mutant `id`.
 fn details(id: &str) -> String {
-    fencelab::commands::verify::render_mutant_details(&Layout::plain(), mutant(id))
+    outcomes().details[id].clone()
 }
 
 macro_rules! snapshot {
@@ -97,16 +73,16 @@ macro_rules! snapshot {
 
 #[test]
 fn the_baseline_passes_and_only_the_crash_is_as_declared() {
-    let (report, _) = outcomes();
-    assert!(report.baseline.passed);
-    assert!(
-        report.baseline.flaky.is_empty(),
-        "{:?}",
-        report.baseline.flaky
+    let json = &outcomes().json;
+    assert_eq!(json["baseline"]["passed"], true);
+    assert_eq!(
+        json["baseline"]["flaky"],
+        serde_json::json!([]),
+        "no flaky test"
     );
-    assert_eq!(report.summary.mutants, 8);
-    let mut as_declared: Vec<&str> = report
-        .mutants
+    assert_eq!(json["summary"]["mutants"], 8);
+    let mutants = outcomes().mutants();
+    let mut as_declared: Vec<&str> = mutants
         .iter()
         .filter(|m| m.as_declared)
         .map(|m| m.id.as_str())
@@ -117,7 +93,8 @@ fn the_baseline_passes_and_only_the_crash_is_as_declared() {
         vec!["crashes", "declared-equivalent"],
         "a crash counts as a kill, a declared equivalent survives; nothing else here is as declared"
     );
-    assert_eq!(report.summary.exit_code, fencelab::exit::ExitCode::Failed);
+    let exit: ExitCode = serde_json::from_value(json["summary"]["exit_code"].clone()).unwrap();
+    assert_eq!(exit, ExitCode::Failed);
 }
 
 /// Every shipped wheat (`wheats/`) is a correct implementation: it passes
@@ -128,31 +105,27 @@ fn the_baseline_passes_and_only_the_crash_is_as_declared() {
 /// of steps 1 and 8, a subset of these trials).
 #[test]
 fn every_shipped_wheat_passes_the_whole_suite_in_the_same_run() {
-    let (report, _) = outcomes();
     let shipped = fencelab::lab::wheat::Wheats::builtin().wheats.len();
-    let wheats = report
-        .wheats
-        .as_ref()
-        .expect("the shipped wheats run beside the mutants of src/lease.rs");
-    let failing: Vec<String> = wheats
-        .failed
+    let wheats = &outcomes().json["wheats"];
+    assert!(
+        wheats.is_object(),
+        "the shipped wheats run beside the mutants of src/lease.rs"
+    );
+    let failing: Vec<String> = wheats["failed"]
+        .as_array()
+        .unwrap()
         .iter()
         .map(|w| {
             format!(
                 "{} ({}) fails {}:\n{}",
-                w.id,
-                w.path,
-                w.tests.join(", "),
-                w.detail
+                w["id"], w["path"], w["tests"], w["detail"]
             )
         })
         .collect();
     assert!(failing.is_empty(), "{}", failing.join("\n"));
-    assert_eq!((wheats.checked, wheats.passed), (shipped, shipped));
-    let json = serde_json::to_value(report).unwrap();
-    assert_eq!(json["wheats"]["checked"], shipped);
-    assert_eq!(json["wheats"]["failed"], serde_json::json!([]));
-    let text = verify::render_verify_report(&Layout::plain(), report);
+    assert_eq!(wheats["checked"], shipped);
+    assert_eq!(wheats["passed"], shipped);
+    let text = outcomes().screen(Verbosity::Normal, Lang::En);
     assert!(
         text.contains(&format!("all {shipped} wheats pass the suite")),
         "{text}"
@@ -162,7 +135,7 @@ fn every_shipped_wheat_passes_the_whole_suite_in_the_same_run() {
 #[test]
 fn a_missing_find_is_stale_with_the_nearest_lines() {
     let m = mutant("stale-missing");
-    assert_eq!(m.outcome, MutantOutcome::Stale);
+    assert_eq!(m.outcome, MutantOutcome::Stale.label());
     assert!(m.tests.is_empty(), "a stale mutant runs no test");
     let detail = m.detail.as_deref().unwrap();
     assert!(
@@ -179,7 +152,7 @@ fn a_missing_find_is_stale_with_the_nearest_lines() {
 #[test]
 fn an_ambiguous_find_is_stale_with_every_place() {
     let m = mutant("stale-ambiguous");
-    assert_eq!(m.outcome, MutantOutcome::Stale);
+    assert_eq!(m.outcome, MutantOutcome::Stale.label());
     let detail = m.detail.as_deref().unwrap();
     assert!(detail.contains("occurs 6 times"), "{detail}");
     snapshot!("stale_ambiguous", details("stale-ambiguous"));
@@ -188,7 +161,7 @@ fn an_ambiguous_find_is_stale_with_every_place() {
 #[test]
 fn a_mutant_that_does_not_compile_is_unviable_with_the_compilers_message() {
     let m = mutant("unviable");
-    assert_eq!(m.outcome, MutantOutcome::Unviable);
+    assert_eq!(m.outcome, MutantOutcome::Unviable.label());
     let detail = m.detail.as_deref().unwrap();
     assert!(detail.contains("cannot add `&str` to `i64`"), "{detail}");
     assert!(
@@ -204,7 +177,7 @@ fn a_mutant_that_does_not_compile_is_unviable_with_the_compilers_message() {
 #[test]
 fn an_equivalent_mutant_survives() {
     let m = mutant("equivalent");
-    assert_eq!(m.outcome, MutantOutcome::Survived);
+    assert_eq!(m.outcome, MutantOutcome::Survived.label());
     assert_eq!(m.tests.len(), suite::tests().len(), "every test ran");
     assert!(m.killed_by.is_empty());
     assert_eq!(m.missing_killers, vec!["step4::fence_grows_on_every_claim"]);
@@ -222,7 +195,7 @@ fn a_surviving_mutant_says_what_to_do_next() {
 #[test]
 fn a_mutant_declared_equivalent_survives_as_declared() {
     let m = mutant("declared-equivalent");
-    assert_eq!(m.outcome, MutantOutcome::Survived);
+    assert_eq!(m.outcome, MutantOutcome::Survived.label());
     assert!(m.as_declared, "{m:#?}");
     assert!(m.equivalent.as_deref().unwrap().contains("NaN included"));
     assert_eq!(m.tests.len(), suite::tests().len(), "every test ran");
@@ -231,7 +204,7 @@ fn a_mutant_declared_equivalent_survives_as_declared() {
 #[test]
 fn a_hang_is_a_timeout_and_the_other_tests_still_run() {
     let m = mutant("hangs");
-    assert_eq!(m.outcome, MutantOutcome::Timeout);
+    assert_eq!(m.outcome, MutantOutcome::Timeout.label());
     assert!(m.killed_by.iter().all(|k| k.outcome == "timeout"));
     assert!(
         m.killed_by
@@ -250,7 +223,7 @@ fn a_hang_is_a_timeout_and_the_other_tests_still_run() {
 #[test]
 fn an_abort_is_a_crash_named_as_such() {
     let m = mutant("crashes");
-    assert_eq!(m.outcome, MutantOutcome::Crashed);
+    assert_eq!(m.outcome, MutantOutcome::Crashed.label());
     let kill = m
         .killed_by
         .iter()
@@ -273,7 +246,7 @@ fn an_abort_is_a_crash_named_as_such() {
 #[test]
 fn a_kill_by_an_undeclared_test_is_not_as_declared_and_names_the_real_killers() {
     let m = mutant("undeclared-killer");
-    assert_eq!(m.outcome, MutantOutcome::Killed);
+    assert_eq!(m.outcome, MutantOutcome::Killed.label());
     assert!(!m.as_declared);
     assert_eq!(m.missing_killers, vec!["step4::held_job_is_refused"]);
     let killers: Vec<&str> = m.killed_by.iter().map(|k| k.test.as_str()).collect();
@@ -312,8 +285,7 @@ fn a_kill_by_an_undeclared_test_is_not_as_declared_and_names_the_real_killers() 
 
 #[test]
 fn every_mutant_is_reported_as_it_finishes() {
-    let (_, lines) = outcomes();
-    let mut lines = lines.clone();
+    let mut lines = outcomes().lines.clone();
     lines.sort();
     snapshot!("progress_lines", lines.join("\n"));
 }
@@ -427,20 +399,16 @@ fn parse_matrix(text: &str) -> BTreeMap<String, BTreeMap<String, char>> {
 
 #[test]
 fn the_kill_matrix_reads_back_as_the_json_report_at_every_width() {
-    let (report, _) = outcomes();
-    let json = serde_json::to_value(report).unwrap();
-    for width in [120, 100, 80, 60] {
-        let text = fencelab::commands::verify::render_kill_matrix(
-            &Layout::plain().with_width(width),
-            report,
-        );
+    let json = &outcomes().json;
+    for width in batch::WIDTHS {
+        let text = &outcomes().matrices[&width];
         for line in text.lines() {
             assert!(
                 display_width(line) <= width,
                 "{width}: {line:?} is too wide"
             );
         }
-        let matrix = parse_matrix(&text);
+        let matrix = parse_matrix(text);
         for m in json["mutants"].as_array().unwrap() {
             let id = m["id"].as_str().unwrap();
             let names = |key: &str| -> Vec<String> {
@@ -481,21 +449,15 @@ fn the_kill_matrix_reads_back_as_the_json_report_at_every_width() {
 
 #[test]
 fn no_report_of_a_run_names_a_scratch_path() {
-    let (report, _) = outcomes();
-    let mut texts = vec![serde_json::to_string_pretty(report).unwrap()];
+    let run = outcomes();
+    let mut texts = vec![serde_json::to_string_pretty(&run.json).unwrap()];
     for verbosity in [Verbosity::Quiet, Verbosity::Normal, Verbosity::Verbose] {
         for lang in Lang::ALL {
-            let printer = Layout::plain().at(verbosity).in_lang(lang);
-            texts.push(fencelab::commands::verify::render_verify_report(
-                &printer, report,
-            ));
+            texts.push(run.screen(verbosity, lang).to_string());
         }
     }
-    for m in &report.mutants {
-        texts.push(fencelab::commands::verify::render_mutant_details(
-            &Layout::plain(),
-            m,
-        ));
+    for m in run.mutants() {
+        texts.push(run.details[&m.id].clone());
     }
     for text in texts {
         for internal in ["crates/", "/fencelab/ws", "impl-", "judge-"] {
@@ -506,22 +468,16 @@ fn no_report_of_a_run_names_a_scratch_path() {
 
 #[test]
 fn what_verify_says_at_each_verbosity_and_in_japanese() {
-    let (report, _) = outcomes();
-    let quiet = fencelab::commands::verify::render_verify_report(
-        &Layout::plain().at(Verbosity::Quiet),
-        report,
-    );
-    let normal = fencelab::commands::verify::render_verify_report(&Layout::plain(), report);
-    let verbose = fencelab::commands::verify::render_verify_report(
-        &Layout::plain().at(Verbosity::Verbose),
-        report,
-    );
+    let run = outcomes();
+    let quiet = run.screen(Verbosity::Quiet, Lang::En);
+    let normal = run.screen(Verbosity::Normal, Lang::En);
+    let verbose = run.screen(Verbosity::Verbose, Lang::En);
     assert!(quiet.lines().count() < normal.lines().count());
     assert!(normal.lines().count() < verbose.lines().count());
     assert!(verbose.contains("Tests that kill no mutant"), "{verbose}");
     assert!(!normal.contains("Tests that kill no mutant"), "{normal}");
     // Summary last: the verdict, then what to rerun.
-    for text in [&quiet, &normal, &verbose] {
+    for text in [quiet, normal, verbose] {
         let verdict = text
             .rfind("\nfencelab verify: 6 of 8 mutants not as declared")
             .unwrap_or_else(|| panic!("no verdict: {text}"));
@@ -540,11 +496,7 @@ fn what_verify_says_at_each_verbosity_and_in_japanese() {
     }
     snapshot!("report_quiet", quiet);
     snapshot!("report_normal", normal);
-    let ja = fencelab::commands::verify::render_verify_report(
-        &Layout::plain().in_lang(Lang::Ja),
-        report,
-    );
-    snapshot!("report_normal_ja", ja);
+    snapshot!("report_normal_ja", run.screen(Verbosity::Normal, Lang::Ja));
 }
 
 /// What `Update::Started` says, and the lines it would show; and when

@@ -2,9 +2,10 @@
 //! fixture: Stryker's schema, the HTML page (at the scale of a real run), and
 //! GitHub's annotations and summary.
 
-use fencelab::commands::verify::{self, Report};
+use fencelab::commands::verify;
 use fencelab::lab::suite;
 
+use super::batch::COPIES;
 use super::{mutant, options, outcomes};
 use crate::common::root;
 
@@ -56,24 +57,19 @@ fn declared_keys_only(
 
 #[test]
 fn the_stryker_report_is_valid_against_the_official_schema() {
-    let (report, _) = outcomes();
     let mutants = fixture_mutants();
-    let json = fencelab::commands::verify::stryker::report(
-        report,
-        &mutants,
-        fencelab::lab::lang::Lang::En,
-    );
+    let json = &outcomes().stryker;
     let schema: serde_json::Value = serde_json::from_str(include_str!(
         "../../../schemas/mutation-testing-report-schema/mutation-testing-report-schema.json"
     ))
     .unwrap();
     let validator = jsonschema::draft7::new(&schema).expect("the official schema compiles");
     let errors: Vec<String> = validator
-        .iter_errors(&json)
+        .iter_errors(json)
         .map(|e| format!("{e} at {}", e.instance_path()))
         .collect();
     assert!(errors.is_empty(), "{errors:#?}");
-    declared_keys_only(&schema, &schema, &json, "report");
+    declared_keys_only(&schema, &schema, json, "report");
     // The validator does catch what is wrong: a status outside the enum.
     let mut broken = json.clone();
     broken["files"]["src/lease.rs"]["mutants"][0]["status"] = "Caught".into();
@@ -83,7 +79,7 @@ fn the_stryker_report_is_valid_against_the_official_schema() {
     assert_eq!(file["language"], "rust");
     assert_eq!(file["source"], fencelab::lab::reference::REFERENCE);
     let entries = file["mutants"].as_array().unwrap();
-    assert_eq!(entries.len(), report.mutants.len());
+    assert_eq!(entries.len(), outcomes().mutants().len());
     let entry = |id: &str| entries.iter().find(|e| e["id"] == id).unwrap();
     for (id, status) in [
         ("crashes", "Killed"),
@@ -169,47 +165,26 @@ fn the_stryker_report_is_valid_against_the_official_schema() {
     let mut names: Vec<String> = suite::tests().into_iter().map(|t| t.name).collect();
     names.sort();
     assert_eq!(ids, names);
-    let text = serde_json::to_string(&json).unwrap();
+    let text = serde_json::to_string(json).unwrap();
     assert!(!text.contains("crates/impl-") && !text.contains("target/fencelab"));
-}
-
-/// A report with `copies` times the fixture's mutants (renamed), for scale.
-fn scaled(copies: usize) -> (Report, Vec<fencelab::lab::mutant::Mutant>) {
-    let (report, _) = outcomes();
-    let base = fixture_mutants();
-    let mut report = report.clone();
-    let originals = std::mem::take(&mut report.mutants);
-    let mut mutants = Vec::new();
-    report.mutants = (0..copies)
-        .flat_map(|i| {
-            originals
-                .iter()
-                .map(move |m| {
-                    let mut m = m.clone();
-                    m.id = format!("{}-{i}", m.id);
-                    m
-                })
-                .collect::<Vec<_>>()
-        })
-        .collect();
-    for i in 0..copies {
-        for m in &base {
-            let mut m = m.clone();
-            m.id = format!("{}-{i}", m.id);
-            mutants.push(m);
-        }
-    }
-    (report, mutants)
 }
 
 #[test]
 fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
     use scraper::{Html, Selector};
-    let (report, mutants) = scaled(12);
-    assert!(report.mutants.len() >= 80 && suite::tests().len() >= 90);
+    let run = outcomes();
+    let base = run.mutants();
+    // The page's mutants: `COPIES` times the run's, renamed, with their titles.
+    let scaled: Vec<(String, &str)> = (0..COPIES)
+        .flat_map(|i| {
+            base.iter()
+                .map(move |m| (format!("{}-{i}", m.id), m.title.as_str()))
+        })
+        .collect();
+    assert!(scaled.len() >= 80 && suite::tests().len() >= 90);
     for lang in [fencelab::lab::lang::Lang::En, fencelab::lab::lang::Lang::Ja] {
-        let html = fencelab::commands::verify::html::render(&report, &mutants, lang);
-        let doc = Html::parse_document(&html);
+        let html = &run.html[lang.code()];
+        let doc = Html::parse_document(html);
         let select = |css: &str| Selector::parse(css).unwrap();
         let count = |css: &str| doc.select(&select(css)).count();
         assert_eq!(
@@ -235,27 +210,20 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
         assert!(!html.contains("url(") && !html.contains("@import"));
         // The matrix: a column per mutant, a row per test, a cell for each pair.
         let tests = suite::tests().len();
-        assert_eq!(count("table.matrix thead th.mut"), report.mutants.len());
+        assert_eq!(count("table.matrix thead th.mut"), scaled.len());
         assert_eq!(count("table.matrix tbody tr[data-test]"), tests);
-        assert_eq!(
-            count("table.matrix tbody td[data-m]"),
-            tests * report.mutants.len()
-        );
+        assert_eq!(count("table.matrix tbody td[data-m]"), tests * scaled.len());
         assert_eq!(count("table.matrix tbody tr.step-row"), 8);
         for row in doc.select(&select("table.matrix tbody tr[data-test]")) {
-            assert_eq!(
-                row.select(&select("td[data-m]")).count(),
-                report.mutants.len()
-            );
+            assert_eq!(row.select(&select("td[data-m]")).count(), scaled.len());
             assert!(row.select(&select("th.test")).next().is_some());
         }
         // A cell says what the test did, and a kill's cell carries its observation.
-        let undeclared = report
-            .mutants
+        let undeclared = scaled
             .iter()
-            .position(|m| m.id == "undeclared-killer-0")
+            .position(|(id, _)| id == "undeclared-killer-0")
             .unwrap();
-        let killer = &report.mutants[undeclared].killed_by[0];
+        let killer = &mutant("undeclared-killer").killed_by[0];
         let cell = doc
             .select(&select(&format!(
                 "tr[data-test=\"{}\"] td[data-m=\"{undeclared}\"]",
@@ -276,8 +244,8 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
                     element.value().attr("title").unwrap_or_default()
                 );
                 // Ids and the fixtures' titles are the author's words, not ours.
-                for m in &report.mutants {
-                    text = text.replace(&m.id, "").replace(&m.title, "");
+                for (id, title) in &scaled {
+                    text = text.replace(id, "").replace(title, "");
                 }
                 for english in [
                     "killed", "survived", "crashed", "timeout", "failed", "unviable", "stale",
@@ -299,12 +267,9 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
             html.contains("prefers-color-scheme: dark") && html.contains("[data-theme=\"dark\"]")
         );
         // Each mutant's details, with its diff (when it has one) and explanation.
-        assert_eq!(
-            count("section#mutants details.mutant"),
-            report.mutants.len()
-        );
-        assert!(count("details.mutant pre.diff") >= report.mutants.len() - 2 * 12);
-        assert!(count("details.mutant .explanation") == report.mutants.len());
+        assert_eq!(count("section#mutants details.mutant"), scaled.len());
+        assert!(count("details.mutant pre.diff") >= scaled.len() - 2 * 12);
+        assert!(count("details.mutant .explanation") == scaled.len());
         // The tests that kill nothing are listed.
         assert_eq!(count("section#idle"), 1);
         // The messages behind the cells are JSON the script can read.
@@ -315,16 +280,12 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
             .text()
             .collect::<String>();
         let data: serde_json::Value = serde_json::from_str(&data).unwrap();
-        assert_eq!(
-            data["mutants"].as_array().unwrap().len(),
-            report.mutants.len()
-        );
+        assert_eq!(data["mutants"].as_array().unwrap().len(), scaled.len());
         assert!(!html.contains("crates/impl-") && !html.contains("target/fencelab"));
         // The page stays a size a browser opens at once.
         assert!(html.len() < 8 * 1024 * 1024, "{} bytes", html.len());
     }
-    let ja =
-        fencelab::commands::verify::html::render(&report, &mutants, fencelab::lab::lang::Lang::Ja);
+    let ja = &run.html["ja"];
     assert!(ja.contains("キルマトリクス"));
     let step4 = fencelab::lab::worksheet::Worksheet::builtin()
         .step(4)
@@ -337,10 +298,10 @@ fn the_html_report_is_one_self_contained_page_with_the_whole_matrix() {
 
 #[test]
 fn github_annotations_point_at_each_mutant_not_as_declared() {
-    let (report, _) = outcomes();
+    let run = outcomes();
     let mutants = fixture_mutants();
-    let annotations = fencelab::commands::verify::github::annotations(report, &mutants);
-    let not_as_declared = report.mutants.iter().filter(|m| !m.as_declared).count();
+    let annotations = &run.annotations;
+    let not_as_declared = run.mutants().iter().filter(|m| !m.as_declared).count();
     assert_eq!(annotations.len(), not_as_declared);
     let hangs = annotations
         .iter()
@@ -365,17 +326,17 @@ fn github_annotations_point_at_each_mutant_not_as_declared() {
             .unwrap()
             .ends_with("stale-missing.toml")
     );
-    for command in fencelab::output::github::commands(&annotations) {
+    for command in &run.commands {
         assert!(command.starts_with("::error file=") || command.starts_with("::notice"));
         assert!(
             !command.contains('\n') && !command.contains('\r'),
             "{command}"
         );
     }
-    let summary = fencelab::commands::verify::github::summary(report);
+    let summary = &run.summary;
     let heading = format!(
         "## fencelab verify: {} of {} mutants killed as declared ❌",
-        report.summary.as_declared, report.summary.mutants
+        run.json["summary"]["as_declared"], run.json["summary"]["mutants"]
     );
     assert!(summary.starts_with(&heading), "{summary}");
     assert!(summary.contains("| `hangs` | "), "{summary}");
