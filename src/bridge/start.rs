@@ -299,6 +299,17 @@ pub(super) fn socket_path(tmp: &Path, cwd: &Path) -> PathBuf {
     ))
 }
 
+/// The interpreter's directories, listed by fencelab in `dir/reads` beside
+/// a Python program it wrote: what every cage of one must read.
+pub(crate) fn interpreter_reads(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_to_string(dir.join("reads"))
+        .unwrap_or_default()
+        .lines()
+        .filter(|l| !l.is_empty())
+        .map(PathBuf::from)
+        .collect()
+}
+
 /// What the cage of a Python server (`fencelab_server.py`, written by
 /// fencelab's `engine::python`) reads besides the script: the interpreter's
 /// directories (listed in `reads` beside it), the table of what it hosts, and
@@ -308,12 +319,7 @@ pub(crate) fn python_reads(server: &Path, key: &str) -> Vec<PathBuf> {
         return Vec::new();
     }
     let dir = server.parent().unwrap_or(Path::new("."));
-    let mut reads: Vec<PathBuf> = std::fs::read_to_string(dir.join("reads"))
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(PathBuf::from)
-        .collect();
+    let mut reads = interpreter_reads(dir);
     reads.push(dir.join("hosted.json"));
     if !key.is_empty() && !key.contains('/') && !key.starts_with('.') {
         reads.push(dir.join("impls").join(key));

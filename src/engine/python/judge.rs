@@ -170,12 +170,7 @@ pub(crate) fn judge_reads(judge: &Path) -> Vec<PathBuf> {
         return Vec::new();
     }
     let dir = judge.parent().unwrap_or(Path::new("."));
-    let mut reads: Vec<PathBuf> = std::fs::read_to_string(dir.join("reads"))
-        .unwrap_or_default()
-        .lines()
-        .filter(|l| !l.is_empty())
-        .map(PathBuf::from)
-        .collect();
+    let mut reads = crate::bridge::start::interpreter_reads(dir);
     reads.push(dir.to_path_buf());
     reads
 }
