@@ -40,15 +40,22 @@ pub(crate) const ROOM_ENV: &str = "FENCELAB_ZYGOTE_ROOM";
 /// What the zygote says on its control socket once it waits for trials.
 pub(crate) const READY: &[u8] = b"ready";
 
-/// A trial's request, as the runner sends it: NUL-separated fields.
+/// A trial's request, as the runner sends it: JSON, as every request to a
+/// zygote or forking server (`protocol::bytes` for its byte strings).
+#[derive(serde::Serialize, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
 pub(crate) struct Request {
     /// Where the descriptor the judge inherits goes (the runner's number).
     pub inherit: Option<RawFd>,
     pub file_size: Option<u64>,
+    #[serde(with = "super::protocol::bytes")]
     pub dir: CString,
     /// The trial's space: its directory (the namespaces come as descriptors).
+    #[serde(with = "super::protocol::bytes::option")]
     pub space: Option<CString>,
+    #[serde(with = "super::protocol::bytes::list")]
     pub args: Vec<CString>,
+    #[serde(with = "super::protocol::bytes::list")]
     pub env: Vec<CString>,
     /// Which of the namespaces came: user, mount, network.
     pub namespaces: [bool; 3],
@@ -57,83 +64,15 @@ pub(crate) struct Request {
 impl Request {
     /// The bytes the runner sends.
     pub(crate) fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::new();
-        let mut field = |bytes: &[u8]| {
-            out.extend_from_slice(bytes);
-            out.push(0);
-        };
-        field(
-            self.inherit
-                .map_or(String::new(), |fd| fd.to_string())
-                .as_bytes(),
-        );
-        field(
-            self.file_size
-                .map_or(String::new(), |s| s.to_string())
-                .as_bytes(),
-        );
-        field(self.dir.as_bytes());
-        field(self.space.as_ref().map_or(&b""[..], |s| s.as_bytes()));
-        let flags: String = self
-            .namespaces
-            .iter()
-            .map(|&n| if n { '1' } else { '0' })
-            .collect();
-        field(flags.as_bytes());
-        field(self.args.len().to_string().as_bytes());
-        for arg in &self.args {
-            field(arg.as_bytes());
-        }
-        for var in &self.env {
-            field(var.as_bytes());
-        }
-        out
+        serde_json::to_vec(self).expect("a request of byte strings always serializes")
     }
 
-    /// The request in `bytes`, or None where it is not one.
+    /// The request in `bytes`, or None where it is not one: not its JSON, a
+    /// NUL in a string, a negative descriptor, or no room for its arguments.
     pub(crate) fn decode(bytes: &[u8]) -> Option<Request> {
-        let mut fields = bytes.strip_suffix(&[0])?.split(|&b| b == 0);
-        let mut next = || fields.next();
-        let number = |b: &[u8]| std::str::from_utf8(b).ok()?.parse::<u64>().ok();
-        let inherit = match next()? {
-            b"" => None,
-            b => Some(RawFd::try_from(number(b)?).ok()?),
-        };
-        let file_size = match next()? {
-            b"" => None,
-            b => Some(number(b)?),
-        };
-        let dir = CString::new(next()?).ok()?;
-        let space = match next()? {
-            b"" => None,
-            b => Some(CString::new(b).ok()?),
-        };
-        let flags = next()?;
-        if flags.len() != 3 {
-            return None;
-        }
-        let namespaces = [flags[0] == b'1', flags[1] == b'1', flags[2] == b'1'];
-        let count = number(next()?)? as usize;
-        if count == 0 || count > ARG_SLOTS {
-            return None;
-        }
-        let mut args = Vec::with_capacity(count);
-        for _ in 0..count {
-            args.push(CString::new(next()?).ok()?);
-        }
-        let mut env = Vec::new();
-        while let Some(var) = next() {
-            env.push(CString::new(var).ok()?);
-        }
-        Some(Request {
-            inherit,
-            file_size,
-            dir,
-            space,
-            args,
-            env,
-            namespaces,
-        })
+        let request: Request = serde_json::from_slice(bytes).ok()?;
+        let fits = (1..=ARG_SLOTS).contains(&request.args.len());
+        (fits && request.inherit.is_none_or(|fd| fd >= 0)).then_some(request)
     }
 }
 
@@ -347,7 +286,7 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
             Some((read, write)) => drop((read, write)),
             None => {}
         }
-        let answer = pid.to_le_bytes();
+        let answer = super::protocol::Forked { pid }.encode();
         if super::zygote::send_with(connection, &answer, &[]).is_err() || pid < 0 {
             close(connection);
             continue;
@@ -364,16 +303,18 @@ impl Request {
 }
 
 /// Collects every ended child and tells its trial how it ended: its wait
-/// status and processor time (microseconds), little-endian.
+/// status and processor time.
 fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
     while let Ok(Some((pid, status, usage))) = sys::wait_with_usage(-1, libc::WNOHANG) {
         let micros = |t: libc::timeval| t.tv_sec as u64 * 1_000_000 + t.tv_usec as u64;
         let cpu = micros(usage.ru_utime) + micros(usage.ru_stime);
         if let Some(at) = running.iter().position(|&(p, _)| p == pid) {
             let (_, connection) = running.swap_remove(at);
-            let mut answer = status.to_le_bytes().to_vec();
-            answer.extend_from_slice(&cpu.to_le_bytes());
-            let _ = super::zygote::send_with(connection, &answer, &[]);
+            let answer = super::protocol::Ended {
+                status,
+                cpu_micros: Some(cpu),
+            };
+            let _ = super::zygote::send_with(connection, &answer.encode(), &[]);
             // The zygote's own descriptor, closed once.
             close(connection);
         }

@@ -1,6 +1,9 @@
 //! What crosses the bridge: one request per connection, one response back, each
 //! a line of JSON. Floats travel as their bits so that NaN, infinities and every
 //! fraction arrive exactly as they were sent.
+//!
+//! The runner's requests to the zygotes and forking servers are JSON too: byte
+//! strings (paths, arguments, environment) travel as `bytes` says.
 
 use serde::{Deserialize, Serialize};
 
@@ -229,6 +232,120 @@ pub(crate) enum Response {
         returned: String,
         contract: String,
     },
+}
+
+/// A byte string that may not be UTF-8 (a path, an argument, a variable),
+/// as a field of a JSON message: a string where it is UTF-8 (what Python
+/// reads), else an array of its bytes. For `#[serde(with = "bytes")]` on
+/// a `CString`; `bytes::option` and `bytes::list` for an `Option` and a `Vec`.
+pub(crate) mod bytes {
+    use serde::de::Error as _;
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+    use std::ffi::CString;
+
+    /// One byte string, either way it may come.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Wire {
+        Text(String),
+        Raw(Vec<u8>),
+    }
+
+    /// A byte string as `serialize` writes it, for the `Option` and `Vec`.
+    struct Field<'a>(&'a CString);
+
+    impl Serialize for Field<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            serialize(self.0, s)
+        }
+    }
+
+    /// A byte string as `deserialize` reads it, for the `Option` and `Vec`.
+    struct Owned(CString);
+
+    impl<'de> Deserialize<'de> for Owned {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+            deserialize(d).map(Owned)
+        }
+    }
+
+    pub(crate) fn serialize<S: Serializer>(value: &CString, s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(value.as_bytes()) {
+            Ok(text) => s.serialize_str(text),
+            Err(_) => s.collect_seq(value.as_bytes()),
+        }
+    }
+
+    /// Refuses a NUL inside: no C string holds one.
+    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CString, D::Error> {
+        let bytes = match Wire::deserialize(d)? {
+            Wire::Text(text) => text.into_bytes(),
+            Wire::Raw(bytes) => bytes,
+        };
+        CString::new(bytes).map_err(D::Error::custom)
+    }
+
+    pub(crate) mod option {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(
+            value: &Option<CString>,
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
+            value.as_ref().map(Field).serialize(s)
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<CString>, D::Error> {
+            Ok(Option::<Owned>::deserialize(d)?.map(|o| o.0))
+        }
+    }
+
+    pub(crate) mod list {
+        use super::*;
+
+        pub(crate) fn serialize<S: Serializer>(value: &[CString], s: S) -> Result<S::Ok, S::Error> {
+            s.collect_seq(value.iter().map(Field))
+        }
+
+        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+            d: D,
+        ) -> Result<Vec<CString>, D::Error> {
+            Ok(Vec::<Owned>::deserialize(d)?
+                .into_iter()
+                .map(|o| o.0)
+                .collect())
+        }
+    }
+}
+
+/// A zygote's or forking server's answer to a request: the child's pid (a
+/// judge zygote's negative: the errno of a child it could not set up).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Forked {
+    pub pid: i32,
+}
+
+/// Its word once the child ended: its wait status, and the processor time
+/// it used (microseconds) where the zygote measured it.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Ended {
+    pub status: i32,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cpu_micros: Option<u64>,
+}
+
+impl Forked {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("a number always serializes")
+    }
+}
+
+impl Ended {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("numbers always serialize")
+    }
 }
 
 /// Encodes one message as a line.

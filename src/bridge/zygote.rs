@@ -195,11 +195,7 @@ pub(crate) fn fork_on(
     let message = serde_json::to_vec(request).map_err(|e| e.to_string())?;
     send_with(fd, &message, fds).map_err(|e| format!("cannot ask the forking server: {e}"))?;
     let answer = receive(fd, None).ok_or("the forking server did not answer")?;
-    #[derive(serde::Deserialize)]
-    struct Forked {
-        pid: libc::pid_t,
-    }
-    serde_json::from_slice::<Forked>(&answer)
+    serde_json::from_slice::<super::protocol::Forked>(&answer)
         .map(|f| (ours, f.pid))
         .map_err(|_| {
             format!(
@@ -218,11 +214,7 @@ pub(crate) fn status(limit: Duration) -> Option<i32> {
     let mut status = connection.status.lock().unwrap_or_else(|e| e.into_inner());
     if status.is_none() {
         let answer = receive(connection.fd.as_raw_fd(), Some(limit))?;
-        #[derive(serde::Deserialize)]
-        struct Ended {
-            status: i32,
-        }
-        *status = serde_json::from_slice::<Ended>(&answer)
+        *status = serde_json::from_slice::<super::protocol::Ended>(&answer)
             .ok()
             .map(|e| e.status);
     }

@@ -271,12 +271,11 @@ impl Waiter {
         match self {
             Waiter::Child => wait_with_cpu(pid),
             Waiter::Zygote(connection) => {
-                let answer = crate::bridge::zygote::receive(connection.as_raw_fd(), None)
-                    .filter(|a| a.len() == 12)
+                use crate::bridge::protocol::Ended;
+                let (status, cpu) = crate::bridge::zygote::receive(connection.as_raw_fd(), None)
+                    .and_then(|answer| serde_json::from_slice::<Ended>(&answer).ok())
+                    .and_then(|ended| Some((ended.status, ended.cpu_micros?)))
                     .ok_or_else(|| std::io::Error::other("the judge's zygote ended"))?;
-                let (status, cpu) = answer.split_at(4);
-                let status = i32::from_le_bytes(status.try_into().expect("four bytes"));
-                let cpu = u64::from_le_bytes(cpu.try_into().expect("eight bytes"));
                 Ok((ExitStatus::from_raw(status), Duration::from_micros(cpu)))
             }
         }

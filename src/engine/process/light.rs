@@ -196,9 +196,9 @@ impl JudgeZygote {
         drop(theirs);
         let answer = crate::bridge::zygote::receive(ours.as_raw_fd(), None)
             .ok_or_else(|| std::io::Error::other("the judge's zygote did not fork it"))?;
-        let pid = <[u8; 4]>::try_from(answer.as_slice())
-            .map(libc::pid_t::from_le_bytes)
-            .map_err(|_| std::io::Error::other("the judge's zygote answered otherwise"))?;
+        let pid = serde_json::from_slice::<crate::bridge::protocol::Forked>(&answer)
+            .map_err(|_| std::io::Error::other("the judge's zygote answered otherwise"))?
+            .pid;
         // A child that could not be set up for its trial (its errno).
         if pid <= 0 {
             return Err(std::io::Error::from_raw_os_error(-pid));
