@@ -236,12 +236,40 @@ pub(crate) enum Response {
 
 /// A byte string that may not be UTF-8 (a path, an argument, a variable),
 /// as a field of a JSON message: a string where it is UTF-8 (what Python
-/// reads), else an array of its bytes. For `#[serde(with = "bytes")]` on
-/// a `CString`; `bytes::option` and `bytes::list` for an `Option` and a `Vec`.
+/// reads), else an array of its bytes. For `#[serde(with = "bytes")]` on a
+/// `CString` or `PathBuf`; `bytes::option` and `bytes::list` for an `Option`
+/// and a `Vec` of one.
 pub(crate) mod bytes {
     use serde::de::Error as _;
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
     use std::ffi::CString;
+    use std::os::unix::ffi::{OsStrExt, OsStringExt};
+    use std::path::PathBuf;
+
+    /// A type that is a byte string.
+    pub(crate) trait Bytes: Sized {
+        fn bytes(&self) -> &[u8];
+        /// None where `bytes` cannot be one (a NUL inside a C string).
+        fn from_bytes(bytes: Vec<u8>) -> Option<Self>;
+    }
+
+    impl Bytes for CString {
+        fn bytes(&self) -> &[u8] {
+            self.as_bytes()
+        }
+        fn from_bytes(bytes: Vec<u8>) -> Option<Self> {
+            CString::new(bytes).ok()
+        }
+    }
+
+    impl Bytes for PathBuf {
+        fn bytes(&self) -> &[u8] {
+            self.as_os_str().as_bytes()
+        }
+        fn from_bytes(bytes: Vec<u8>) -> Option<Self> {
+            Some(std::ffi::OsString::from_vec(bytes).into())
+        }
+    }
 
     /// One byte string, either way it may come.
     #[derive(Deserialize)]
@@ -252,67 +280,69 @@ pub(crate) mod bytes {
     }
 
     /// A byte string as `serialize` writes it, for the `Option` and `Vec`.
-    struct Field<'a>(&'a CString);
+    struct Field<'a, T>(&'a T);
 
-    impl Serialize for Field<'_> {
+    impl<T: Bytes> Serialize for Field<'_, T> {
         fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
             serialize(self.0, s)
         }
     }
 
     /// A byte string as `deserialize` reads it, for the `Option` and `Vec`.
-    struct Owned(CString);
+    struct Owned<T>(T);
 
-    impl<'de> Deserialize<'de> for Owned {
+    impl<'de, T: Bytes> Deserialize<'de> for Owned<T> {
         fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
             deserialize(d).map(Owned)
         }
     }
 
-    pub(crate) fn serialize<S: Serializer>(value: &CString, s: S) -> Result<S::Ok, S::Error> {
-        match std::str::from_utf8(value.as_bytes()) {
+    pub(crate) fn serialize<T: Bytes, S: Serializer>(value: &T, s: S) -> Result<S::Ok, S::Error> {
+        match std::str::from_utf8(value.bytes()) {
             Ok(text) => s.serialize_str(text),
-            Err(_) => s.collect_seq(value.as_bytes()),
+            Err(_) => s.collect_seq(value.bytes()),
         }
     }
 
-    /// Refuses a NUL inside: no C string holds one.
-    pub(crate) fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<CString, D::Error> {
+    pub(crate) fn deserialize<'de, T: Bytes, D: Deserializer<'de>>(d: D) -> Result<T, D::Error> {
         let bytes = match Wire::deserialize(d)? {
             Wire::Text(text) => text.into_bytes(),
             Wire::Raw(bytes) => bytes,
         };
-        CString::new(bytes).map_err(D::Error::custom)
+        T::from_bytes(bytes).ok_or_else(|| D::Error::custom("a NUL inside a C string"))
     }
 
     pub(crate) mod option {
         use super::*;
 
-        pub(crate) fn serialize<S: Serializer>(
-            value: &Option<CString>,
+        pub(crate) fn serialize<T: Bytes, S: Serializer>(
+            value: &Option<T>,
             s: S,
         ) -> Result<S::Ok, S::Error> {
             value.as_ref().map(Field).serialize(s)
         }
 
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        pub(crate) fn deserialize<'de, T: Bytes, D: Deserializer<'de>>(
             d: D,
-        ) -> Result<Option<CString>, D::Error> {
-            Ok(Option::<Owned>::deserialize(d)?.map(|o| o.0))
+        ) -> Result<Option<T>, D::Error> {
+            Ok(Option::<Owned<T>>::deserialize(d)?.map(|o| o.0))
         }
     }
 
     pub(crate) mod list {
         use super::*;
 
-        pub(crate) fn serialize<S: Serializer>(value: &[CString], s: S) -> Result<S::Ok, S::Error> {
+        pub(crate) fn serialize<T: Bytes, S: Serializer>(
+            value: &[T],
+            s: S,
+        ) -> Result<S::Ok, S::Error> {
             s.collect_seq(value.iter().map(Field))
         }
 
-        pub(crate) fn deserialize<'de, D: Deserializer<'de>>(
+        pub(crate) fn deserialize<'de, T: Bytes, D: Deserializer<'de>>(
             d: D,
-        ) -> Result<Vec<CString>, D::Error> {
-            Ok(Vec::<Owned>::deserialize(d)?
+        ) -> Result<Vec<T>, D::Error> {
+            Ok(Vec::<Owned<T>>::deserialize(d)?
                 .into_iter()
                 .map(|o| o.0)
                 .collect())

@@ -307,6 +307,29 @@ fn fencelabs_paths_in_what_an_implementation_says_are_renamed() {
 }
 
 /// The cage crate puts a server's listening socket where the server reads it.
+/// A forking server's request carries its paths byte for byte; one that is
+/// UTF-8 is a JSON string, which the Python forking server reads (`library`).
+#[test]
+fn a_forking_servers_request_carries_paths_that_are_not_utf8() {
+    use std::os::unix::ffi::OsStrExt;
+    let odd = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9"));
+    let request = super::zygote::Request {
+        key: "k".to_string(),
+        library: "/lib/libbridge.so".into(),
+        tmp: odd.clone(),
+        program: "/p".into(),
+        reads: vec![odd.clone(), "/r".into()],
+        memory: Some(odd.clone()),
+        env: vec![("HOME".to_string(), "/h".to_string())],
+    };
+    let text = serde_json::to_string(&request).expect("byte strings always serialize");
+    assert!(text.contains(r#""library":"/lib/libbridge.so""#), "{text}");
+    let back: super::zygote::Request = serde_json::from_str(&text).expect("a request");
+    assert_eq!((back.tmp, back.memory), (odd.clone(), Some(odd.clone())));
+    assert_eq!(back.reads, request.reads);
+    assert_eq!(back.library, request.library);
+}
+
 #[test]
 fn the_cage_and_the_server_agree_on_the_listening_socket() {
     assert_eq!(sandbox::LISTENER_FD, super::server::LISTENER_FD);

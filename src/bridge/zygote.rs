@@ -37,13 +37,18 @@ pub(crate) struct Request {
     /// The implementation to serve (the forking server serves one).
     pub key: String,
     /// The bridge's cdylib, which enters the cage (`library`).
+    #[serde(with = "super::protocol::bytes")]
     pub library: PathBuf,
     /// The trial's directory: the only writable place, where it starts.
+    #[serde(with = "super::protocol::bytes")]
     pub tmp: PathBuf,
     /// The server's program and what its cage reads besides the system's.
+    #[serde(with = "super::protocol::bytes")]
     pub program: PathBuf,
+    #[serde(with = "super::protocol::bytes::list")]
     pub reads: Vec<PathBuf>,
     /// The memory cgroup of the cage, made by the runner (`MEMORY_ENV`).
+    #[serde(with = "super::protocol::bytes::option")]
     pub memory: Option<PathBuf>,
     /// The environment a server started by the judge would have had (the
     /// child takes it on: `TMPDIR`, `HOME`, ...).
