@@ -118,32 +118,13 @@ pub(crate) const LEFT_BEHIND: Said = Said::LeftRunning {
 /// Kills and reaps the processes this judge adopted; returns how many were
 /// still running.
 fn kill_adopted() -> usize {
-    let me = std::process::id().to_string();
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return 0;
-    };
+    let me = std::process::id() as libc::pid_t;
     let mut running = 0;
-    for entry in entries.flatten() {
-        let Some(pid) = entry
-            .file_name()
-            .to_str()
-            .and_then(|n| n.parse::<i32>().ok())
-        else {
+    for pid in super::sandbox::proc::pids() {
+        let Some(stat) = super::sandbox::proc::stat(pid).filter(|s| s.ppid == me) else {
             continue;
         };
-        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
-            continue;
-        };
-        let mut fields = stat
-            .rsplit_once(')')
-            .map(|(_, rest)| rest)
-            .unwrap_or("")
-            .split_whitespace();
-        let state = fields.next().unwrap_or("");
-        if fields.next() != Some(me.as_str()) {
-            continue;
-        }
-        if state != "Z" {
+        if stat.state != 'Z' {
             running += 1;
         }
         // Our (adopted) child: killed and reaped.

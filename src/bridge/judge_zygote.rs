@@ -406,7 +406,7 @@ pub fn probe() {
     // What the kernel shows of this process (`ps`, a look at /proc), the
     // nulls after a forked judge's own left out.
     for (name, sorted) in [("cmdline", false), ("environ", true)] {
-        let bytes = std::fs::read(format!("/proc/self/{name}")).unwrap_or_default();
+        let bytes = super::sandbox::proc::read(format!("/proc/self/{name}")).unwrap_or_default();
         let mut items: Vec<String> = bytes
             .split(|&b| b == 0)
             .map(|i| String::from_utf8_lossy(i).into_owned())
@@ -453,7 +453,7 @@ pub fn probe() {
     lines.push(format!("descriptors {fds:?}"));
     // This thread's signals (libtest's main thread may be starting it), and
     // the process's ids.
-    let status = std::fs::read_to_string("/proc/thread-self/status").unwrap_or_default();
+    let status = super::sandbox::proc::read_text("/proc/thread-self/status").unwrap_or_default();
     for line in status.lines() {
         if [
             "SigBlk",

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal};
 
 use crate::bridge::child::{self, Steps};
+use crate::bridge::sandbox::proc;
 
 mod light;
 #[cfg(test)]
@@ -411,7 +412,7 @@ fn linger(group: libc::pid_t, limit: Duration) -> bool {
         // Signal 0 only asks whether the group exists.
         let exists = Pid::from_raw(group.max(0))
             .is_some_and(|group| rustix::process::test_kill_process_group(group).is_ok());
-        if !exists || live_processes(|stat| stat.pgrp == group).is_empty() {
+        if !exists || live_processes(|_, stat| stat.pgrp == group).is_empty() {
             return false;
         }
         if Instant::now() >= deadline {
@@ -420,15 +421,6 @@ fn linger(group: libc::pid_t, limit: Duration) -> bool {
         std::thread::sleep(pause);
         pause = (pause * 2).min(Duration::from_millis(10));
     }
-}
-
-/// What `/proc/PID/stat` says of a process.
-struct Stat {
-    pid: libc::pid_t,
-    state: char,
-    pgrp: libc::pid_t,
-    /// When it started, in clock ticks since boot.
-    started: u64,
 }
 
 /// Now, in the clock ticks since boot that `/proc/PID/stat` counts a
@@ -440,31 +432,10 @@ pub(crate) fn boot_ticks() -> u64 {
 }
 
 /// The pids of the live (not zombie) processes whose stat passes `select`.
-fn live_processes(select: impl Fn(&Stat) -> bool) -> Vec<libc::pid_t> {
-    let Ok(entries) = std::fs::read_dir("/proc") else {
-        return Vec::new();
-    };
-    entries
-        .flatten()
-        .filter_map(|entry| {
-            let pid = entry.file_name().to_str()?.parse::<libc::pid_t>().ok()?;
-            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
-            // The fields after the command name, which is in parentheses.
-            let mut fields = stat.rsplit_once(')')?.1.split_whitespace();
-            let state = fields.next()?.chars().next()?;
-            let _ppid = fields.next()?;
-            let pgrp = fields.next()?.parse().ok()?;
-            // Field 22 of the line; the third after the name is field 5.
-            let started = fields.nth(16)?.parse().ok()?;
-            Some(Stat {
-                pid,
-                state,
-                pgrp,
-                started,
-            })
-        })
-        .filter(|stat| stat.state != 'Z' && stat.state != 'X' && select(stat))
-        .map(|stat| stat.pid)
+fn live_processes(select: impl Fn(libc::pid_t, &proc::Stat) -> bool) -> Vec<libc::pid_t> {
+    proc::pids()
+        .into_iter()
+        .filter(|&pid| proc::stat(pid).is_some_and(|stat| stat.live() && select(pid, &stat)))
         .collect()
 }
 
@@ -484,17 +455,16 @@ pub(crate) fn kill_tagged(dir: &Path, since: u64) -> usize {
     // A tick of slack each way: the clocks are read at different moments.
     let since = since.saturating_sub(2);
     let tagged_now = || {
-        live_processes(|stat| {
-            stat.pid != me
+        live_processes(|pid, stat| {
+            pid != me
                 && stat.started >= since
-                && (std::fs::read(format!("/proc/{}/environ", stat.pid)).is_ok_and(|environ| {
-                    environ.split(|b| *b == 0).any(|var| {
+                && (proc::environ(pid).is_some_and(|environ| {
+                    environ.iter().any(|var| {
                         var.strip_prefix(b"TMPDIR=").is_some_and(|value| {
                             std::str::from_utf8(value).is_ok_and(|v| Path::new(v).starts_with(dir))
                         })
                     })
-                }) || std::fs::read_link(format!("/proc/{}/cwd", stat.pid))
-                    .is_ok_and(|cwd| cwd.starts_with(dir)))
+                }) || proc::cwd(pid).is_some_and(|cwd| cwd.starts_with(dir)))
         })
     };
     let mut killed = std::collections::BTreeSet::new();

@@ -1,6 +1,8 @@
 //! A running cage seen from outside, through `/proc`: its init found and
 //! killed, and what the program left running counted.
 
+use crate::proc;
+
 /// Kills the cage whose watcher is `watcher` (a child of this process's),
 /// so that waiting for the watcher then waits for everything in the cage to
 /// be gone: its init gets SIGKILL (the kernel kills the rest of the
@@ -8,9 +10,9 @@
 /// itself is the program: it gets SIGKILL. True if the cage had a PID
 /// namespace of its own: then nothing the program started is anywhere else.
 pub fn kill_cage(watcher: libc::pid_t) -> bool {
-    let init = std::fs::read_to_string(format!("/proc/{watcher}/task/{watcher}/children"))
-        .ok()
-        .and_then(|list| list.split_whitespace().next()?.parse::<libc::pid_t>().ok())
+    let init = proc::thread_children(watcher, watcher)
+        .first()
+        .copied()
         .filter(|&child| in_a_pid_namespace_of_its_own(child));
     // Our own child, or its only child.
     if let Some(pid) = Some(init.unwrap_or(watcher))
@@ -28,10 +30,8 @@ pub fn kill_cage(watcher: libc::pid_t) -> bool {
 /// itself not dumpable, and a user other than root may not read the link
 /// of a process that is not dumpable.
 fn in_a_pid_namespace_of_its_own(pid: libc::pid_t) -> bool {
-    std::fs::read_to_string(format!("/proc/{pid}/status")).is_ok_and(|status| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix("NSpid:"))
+    proc::status(pid).is_some_and(|s| {
+        s.field("NSpid")
             .is_some_and(|pids| pids.split_whitespace().count() > 1)
     })
 }
@@ -53,34 +53,21 @@ pub fn others_in_cage(watcher: libc::pid_t) -> usize {
 
 /// One descent of [`others_in_cage`].
 fn descend_the_cage(watcher: libc::pid_t) -> usize {
-    // The children of every thread of a process.
-    let children = |pid: libc::pid_t| -> Vec<libc::pid_t> {
-        let tasks = std::fs::read_dir(format!("/proc/{pid}/task"))
-            .into_iter()
-            .flatten();
-        tasks
-            .flatten()
-            .filter_map(|task| std::fs::read_to_string(task.path().join("children")).ok())
-            .flat_map(|list| {
-                list.split_whitespace()
-                    .filter_map(|n| n.parse().ok())
-                    .collect::<Vec<_>>()
-            })
-            .collect()
-    };
-    let mut family = children(watcher);
+    let mut family = proc::children(watcher);
     let mut others = 0;
     let mut at = 0;
     while at < family.len() {
         let pid = family[at];
         at += 1;
-        let Ok(status) = std::fs::read_to_string(format!("/proc/{pid}/status")) else {
+        let Some(status) = proc::status(pid) else {
             continue;
         };
-        let field = |name: &str| status.lines().find_map(|l| l.strip_prefix(name));
-        let alive = field("State:").is_some_and(|s| !s.trim().starts_with(['Z', 'X']));
+        let alive = status
+            .field("State")
+            .is_some_and(|s| !s.starts_with(['Z', 'X']));
         // Its pid in the innermost namespace, when that is not ours.
-        let nested: Vec<i64> = field("NSpid:")
+        let nested: Vec<i64> = status
+            .field("NSpid")
             .unwrap_or("")
             .split_whitespace()
             .filter_map(|n| n.parse().ok())
@@ -88,7 +75,7 @@ fn descend_the_cage(watcher: libc::pid_t) -> usize {
         if alive && nested.len() > 1 && nested[nested.len() - 1] > 2 {
             others += 1;
         }
-        for child in children(pid) {
+        for child in proc::children(pid) {
             if !family.contains(&child) {
                 family.push(child);
             }

@@ -27,6 +27,7 @@ mod mounts;
 mod namespaces;
 mod net;
 mod place;
+pub mod proc;
 mod space;
 pub mod sys;
 #[cfg(test)]

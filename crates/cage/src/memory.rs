@@ -228,8 +228,8 @@ fn sweep(parent: &Path) {
 /// cgroup v2: v1's memory hierarchy where it is mounted, else v2's where its
 /// memory controller is delegated to our children; `None` where neither.
 fn own_memory_cgroup() -> Option<(PathBuf, bool)> {
-    let cgroups = std::fs::read_to_string("/proc/self/cgroup").ok()?;
-    let mounts = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let cgroups = crate::proc::read_text("/proc/self/cgroup")?;
+    let mounts = crate::proc::read_text("/proc/self/mountinfo")?;
     for line in cgroups.lines() {
         let mut parts = line.splitn(3, ':');
         let (_, controllers, path) = (parts.next()?, parts.next()?, parts.next()?);

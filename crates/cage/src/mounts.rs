@@ -115,15 +115,11 @@ pub(crate) fn root_plan(
 /// Where this process's command line and environment lie in its memory
 /// (fields 48 to 51 of `/proc/self/stat`); nothing where it cannot tell.
 fn arguments_and_environment() -> [(usize, usize); 2] {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
-        .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // Field 3 (the state) is the first after the name.
-    let at = |n: usize| fields.get(n - 3).and_then(|f| f.parse().ok()).unwrap_or(0);
-    let range = |start: usize, end: usize| if start < end { (start, end) } else { (0, 0) };
-    [range(at(48), at(49)), range(at(50), at(51))]
+    let Some(stat) = crate::proc::own_stat() else {
+        return [(0, 0); 2];
+    };
+    let range = |(start, end)| if start < end { (start, end) } else { (0, 0) };
+    [range(stat.arguments), range(stat.environment)]
 }
 
 /// The init's work before the program: the new root built (a tmpfs on the

@@ -83,7 +83,7 @@ impl Net {
 /// of one implementation. Anything else (the machine's own network, an
 /// interface that cannot be asked) is not closed.
 pub(crate) fn closed_network() -> bool {
-    let Ok(dev) = std::fs::read_to_string("/proc/thread-self/net/dev") else {
+    let Some(dev) = crate::proc::read_text("/proc/thread-self/net/dev") else {
         return false;
     };
     let Ok(sock) = std::os::unix::net::UnixDatagram::unbound() else {

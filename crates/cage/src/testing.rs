@@ -50,10 +50,9 @@ pub(crate) fn run(mut command: Command, plan: Arc<Plan>, space: Option<Arc<Join>
 
 /// The command lines of the live processes that contain `pattern`.
 pub(crate) fn live(pattern: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+    crate::proc::pids()
+        .into_iter()
+        .filter_map(|pid| crate::proc::read(format!("/proc/{pid}/cmdline")))
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains(pattern))
         .collect()

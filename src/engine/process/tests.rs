@@ -315,7 +315,7 @@ fn a_light_spawn_is_killed_at_the_deadline_with_its_group_and_its_leftovers_are_
     assert!(finished.success() && finished.left_behind, "{finished:?}");
     let orphan: libc::pid_t = finished.stdout.trim().parse().unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while live_processes(|stat| stat.pid == orphan).len() == 1 {
+    while live_processes(|pid, _| pid == orphan).len() == 1 {
         assert!(Instant::now() < deadline, "the orphan is still running");
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -366,7 +366,7 @@ fn leftovers_are_killed_when_the_child_ends() {
     let orphan: libc::pid_t = finished.stdout.trim().parse().unwrap();
     // It got SIGKILL before `run` returned; wait for it to be gone.
     let deadline = Instant::now() + Duration::from_secs(30);
-    while live_processes(|stat| stat.pid == orphan).len() == 1 {
+    while live_processes(|pid, _| pid == orphan).len() == 1 {
         assert!(Instant::now() < deadline, "the orphan is still running");
         std::thread::sleep(Duration::from_millis(20));
     }
