@@ -350,6 +350,24 @@ pub(crate) mod bytes {
     }
 }
 
+/// What the runner asks of the Python forking root: a forking server for
+/// the implementation `key`, hosted by `server`, entering its cages with
+/// `library` where given (`python/fencelab_forking.py`).
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Serve {
+    pub key: String,
+    #[serde(with = "bytes")]
+    pub server: std::path::PathBuf,
+    #[serde(with = "bytes::option")]
+    pub library: Option<std::path::PathBuf>,
+}
+
+impl Serve {
+    pub(crate) fn encode(&self) -> Vec<u8> {
+        serde_json::to_vec(self).expect("byte strings always serialize")
+    }
+}
+
 /// A zygote's or forking server's answer to a request: the child's pid (a
 /// judge zygote's negative: the errno of a child it could not set up).
 #[derive(Debug, Serialize, Deserialize)]

@@ -328,6 +328,18 @@ fn a_forking_servers_request_carries_paths_that_are_not_utf8() {
     assert_eq!((back.tmp, back.memory), (odd.clone(), Some(odd.clone())));
     assert_eq!(back.reads, request.reads);
     assert_eq!(back.library, request.library);
+    // The forking root's start, as python/fencelab_forking.py reads it.
+    let serve = super::protocol::Serve {
+        key: "k".to_string(),
+        server: "/s/fencelab_server.py".into(),
+        library: None,
+    };
+    let asked: serde_json::Value = serde_json::from_slice(&serve.encode()).unwrap();
+    let python = r#"{"key":"k","server":"/s/fencelab_server.py","library":null}"#;
+    assert_eq!(
+        asked,
+        serde_json::from_str::<serde_json::Value>(python).unwrap()
+    );
 }
 
 #[test]

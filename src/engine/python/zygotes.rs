@@ -187,25 +187,23 @@ impl Zygotes {
         };
         let (ours, theirs) = crate::bridge::zygote::seqpacket_pair().map_err(failed)?;
         let control = root.control.lock().unwrap_or_else(|e| e.into_inner());
-        let asked = serde_json::json!({
-            "key": host.key,
-            "server": host.program,
-            "library": self.library,
-        });
+        let asked = crate::bridge::protocol::Serve {
+            key: host.key.clone(),
+            server: host.program.clone(),
+            library: self.library.clone(),
+        };
         crate::bridge::zygote::send_with(
             control.as_raw_fd(),
-            asked.to_string().as_bytes(),
+            &asked.encode(),
             &[theirs.as_raw_fd()],
         )
         .map_err(failed)?;
         drop(theirs);
         let answer = crate::bridge::zygote::receive(control.as_raw_fd(), Some(ROOT_ANSWERS))
             .unwrap_or_default();
-        let pid = serde_json::from_slice::<serde_json::Value>(&answer)
-            .ok()
-            .and_then(|v| v.get("pid").and_then(serde_json::Value::as_i64))
-            .and_then(|pid| libc::pid_t::try_from(pid).ok())
-            .ok_or_else(|| {
+        let pid = serde_json::from_slice::<crate::bridge::protocol::Forked>(&answer)
+            .map(|forked| forked.pid)
+            .map_err(|_| {
                 failed(std::io::Error::other(format!(
                     "its root answered {:?}",
                     String::from_utf8_lossy(&answer)
