@@ -37,6 +37,9 @@ pub(crate) const ARG_SLOTS: usize = 16;
 pub(crate) const ARG_ROOM: usize = 4096;
 pub(crate) const ENV_ROOM: usize = 16384;
 pub(crate) const ROOM_ENV: &str = "FENCELAB_ZYGOTE_ROOM";
+/// The longest request the zygote reads; the runner sends none longer (a
+/// message cut short would end the zygote).
+pub(crate) const REQUEST_ROOM: usize = 1 << 16;
 /// What the zygote says on its control socket once it waits for trials.
 pub(crate) const READY: &[u8] = b"ready";
 
@@ -325,7 +328,7 @@ fn reap(running: &mut Vec<(libc::pid_t, RawFd)>) {
 /// the control socket; None at its end.
 fn receive_with(fd: RawFd) -> Option<(Vec<u8>, Vec<RawFd>)> {
     use std::os::fd::IntoRawFd as _;
-    let mut buf = vec![0u8; 1 << 16];
+    let mut buf = vec![0u8; REQUEST_ROOM];
     let (n, fds) = super::fds::receive_with(fd, &mut buf, 8)?;
     buf.truncate(n);
     Some((buf, fds.into_iter().map(|f| f.into_raw_fd()).collect()))

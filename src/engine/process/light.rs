@@ -192,7 +192,13 @@ impl JudgeZygote {
         let mut fds = vec![theirs.as_raw_fd()];
         fds.extend(stdio);
         fds.extend(inherit.into_iter().chain(user).chain(mount).chain(net));
-        crate::bridge::zygote::send_with(self.control.as_raw_fd(), &request.encode(), &fds)?;
+        let request = request.encode();
+        if request.len() > crate::bridge::judge_zygote::REQUEST_ROOM {
+            return Err(std::io::Error::other(
+                "a judge's command line and environment longer than its zygote reads",
+            ));
+        }
+        crate::bridge::zygote::send_with(self.control.as_raw_fd(), &request, &fds)?;
         drop(theirs);
         let answer = crate::bridge::zygote::receive(ours.as_raw_fd(), None)
             .ok_or_else(|| std::io::Error::other("the judge's zygote did not fork it"))?;

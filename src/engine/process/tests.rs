@@ -159,6 +159,22 @@ fn a_judge_forked_by_its_zygote_is_given_what_an_executed_one_is() {
         let err = failed.expect_err("no judge runs");
         assert_eq!(err.kind(), std::io::ErrorKind::NotFound, "{err}");
     }
+    // A request longer than the zygote reads is refused before it is sent,
+    // and the zygote goes on forking judges.
+    let room = crate::bridge::judge_zygote::REQUEST_ROOM;
+    let long = Spawn {
+        env: vec![("LONG".into(), "x".repeat(room).into())],
+        ..spawn.clone()
+    };
+    let out = work.path().join("long");
+    std::fs::create_dir_all(&out).unwrap();
+    let refused = run_judge(&long, &out, &limits, None, Some(&zygote)).map(|f| f.status);
+    let err = refused.expect_err("no judge runs");
+    assert!(
+        err.to_string().contains("longer than its zygote reads"),
+        "{err}"
+    );
+    assert_eq!(run(Some(&zygote), "again"), forked);
 }
 
 #[test]
