@@ -130,10 +130,9 @@ mod tests {
         let received = receive_with(b.as_raw_fd(), &mut buf, 2);
         assert!(received.is_none(), "{received:?}");
         // The sender's own descriptor is the only one left on the file.
-        let open = std::fs::read_dir("/proc/self/fd")
-            .unwrap()
-            .flatten()
-            .filter(|e| std::fs::read_link(e.path()).is_ok_and(|t| t == path))
+        let open = super::super::sandbox::proc::own_descriptors()
+            .into_iter()
+            .filter(|(_, target)| *target == path)
             .count();
         assert_eq!(open, 1, "a descriptor received stayed open");
     }

@@ -432,26 +432,22 @@ pub fn probe() {
     ));
     let dumpable = rustix::process::dumpable_behavior().map(|d| d as i32);
     lines.push(format!("dumpable {}", dumpable.unwrap_or(-1)));
-    let mut fds: Vec<String> = std::fs::read_dir("/proc/self/fd")
-        .map(|dir| {
-            dir.flatten()
-                .filter_map(|e| {
-                    let target = std::fs::read_link(e.path()).ok()?;
-                    let target = target.to_string_lossy();
-                    // The directory read here has a descriptor of its own.
-                    (!target.ends_with("/fd") && !target.contains("/task/")).then(|| {
-                        let kind = target.split(':').next().unwrap_or("").to_string();
-                        let kind = if target.starts_with('/') && !target.starts_with("/dev/") {
-                            "a file".to_string()
-                        } else {
-                            kind
-                        };
-                        format!("{}={kind}", e.file_name().to_string_lossy())
-                    })
-                })
-                .collect()
+    let mut fds: Vec<String> = super::sandbox::proc::own_descriptors()
+        .into_iter()
+        .filter_map(|(fd, target)| {
+            let target = target.to_string_lossy();
+            // A directory of /proc that libtest's threads hold is not the judge's.
+            (!target.ends_with("/fd") && !target.contains("/task/")).then(|| {
+                let kind = target.split(':').next().unwrap_or("").to_string();
+                let kind = if target.starts_with('/') && !target.starts_with("/dev/") {
+                    "a file".to_string()
+                } else {
+                    kind
+                };
+                format!("{fd}={kind}")
+            })
         })
-        .unwrap_or_default();
+        .collect();
     fds.sort();
     lines.push(format!("descriptors {fds:?}"));
     // This thread's signals (libtest's main thread may be starting it), and

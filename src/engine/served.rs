@@ -162,7 +162,7 @@ impl Served {
             let user = match user {
                 Some(user) => user,
                 None => {
-                    own_user = std::fs::File::open("/proc/self/ns/user")
+                    own_user = crate::bridge::sandbox::proc::own_namespace("user")
                         .map_err(|e| cage_error("the user namespace", e))?;
                     own_user.as_raw_fd()
                 }

@@ -157,5 +157,30 @@ pub fn cwd(pid: libc::pid_t) -> Option<PathBuf> {
     std::fs::read_link(format!("/proc/{pid}/cwd")).ok()
 }
 
+/// This process's namespace `kind` (`user`, `mnt`, `net`, ...), opened: a
+/// handle to join or compare, the one link here followed, by design.
+pub fn own_namespace(kind: &str) -> std::io::Result<std::fs::File> {
+    std::fs::File::open(format!("/proc/self/ns/{kind}"))
+}
+
+/// This process's open descriptors and what each names (`pipe:[...]`, a
+/// path). The directory's own descriptor is closed before the links are
+/// read, so it is not among them.
+pub fn own_descriptors() -> Vec<(std::os::fd::RawFd, PathBuf)> {
+    let listed: Vec<(std::os::fd::RawFd, PathBuf)> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(dir) => dir
+            .flatten()
+            .filter_map(|e| Some((e.file_name().to_str()?.parse().ok()?, e.path())))
+            .collect(),
+        Err(_) => Vec::new(),
+    };
+    let mut open: Vec<_> = listed
+        .into_iter()
+        .filter_map(|(fd, path)| Some((fd, std::fs::read_link(path).ok()?)))
+        .collect();
+    open.sort();
+    open
+}
+
 #[cfg(test)]
 mod tests;

@@ -115,3 +115,21 @@ fn a_read_is_capped_and_a_link_at_its_end_is_not_followed() {
     assert_eq!(read(&link), None);
     assert_eq!(read(dir.path().join("none")), None);
 }
+
+#[test]
+fn this_processs_descriptors_and_namespaces_are_found() {
+    use std::os::fd::AsRawFd;
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("open");
+    let file = std::fs::File::create(&path).unwrap();
+    let open = own_descriptors();
+    let path = path.canonicalize().unwrap();
+    assert!(open.contains(&(file.as_raw_fd(), path)), "{open:?}");
+    // The listing's own descriptor is closed by the time its links are read.
+    assert!(!open.iter().any(|(_, p)| p.ends_with("fd")), "{open:?}");
+    let net = own_namespace("net").unwrap();
+    use std::os::unix::fs::MetadataExt;
+    let seen = std::fs::metadata("/proc/self/ns/net").unwrap();
+    assert_eq!(net.metadata().unwrap().ino(), seen.ino());
+    assert!(own_namespace("none").is_err());
+}
