@@ -1,5 +1,5 @@
 use super::*;
-use crate::bridge::sandbox::{Layers, Need};
+use crate::bridge::sandbox::{Layers, Need, proc};
 use crate::engine::builder::{self, Built, Plan};
 use crate::engine::policy::{Policy, Trust};
 use crate::engine::runner::{Runner, Trial};
@@ -12,10 +12,9 @@ static ROOTS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// The processes whose command line holds `text`.
 fn running(text: &str) -> Vec<String> {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
+    proc::pids()
+        .into_iter()
+        .filter_map(|pid| proc::read(format!("/proc/{pid}/cmdline")))
         .map(|c| String::from_utf8_lossy(&c).replace('\0', " "))
         .filter(|c| c.contains(text))
         .collect()
@@ -308,21 +307,15 @@ fn a_runs_forking_servers_are_forked_from_one_root() {
         .unwrap()
         .clone()
         .expect("a root started");
-    let root_pid = root.child.lock().unwrap().id().to_string();
+    let root_pid = root.child.lock().unwrap().id() as libc::pid_t;
     assert!(handed.iter().all(|h| Arc::ptr_eq(&h._server._root, &root)));
     // The root's forks: the two forking servers, which show the root's
     // command line.
-    let forks: Vec<(PathBuf, String)> = std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter(|e| {
-            std::fs::read_to_string(e.path().join("stat")).is_ok_and(|stat| {
-                let after = &stat[stat.rfind(')').unwrap() + 2..];
-                after.split(' ').nth(1) == Some(&root_pid)
-            })
-        })
-        .filter_map(|e| Some((e.path(), std::fs::read(e.path().join("cmdline")).ok()?)))
-        .map(|(p, c)| (p, String::from_utf8_lossy(&c).replace('\0', " ")))
+    let forks: Vec<(libc::pid_t, String)> = proc::pids()
+        .into_iter()
+        .filter(|&pid| proc::stat(pid).is_some_and(|stat| stat.ppid == root_pid))
+        .filter_map(|pid| Some((pid, proc::read(format!("/proc/{pid}/cmdline"))?)))
+        .map(|(pid, c)| (pid, String::from_utf8_lossy(&c).replace('\0', " ")))
         .collect();
     assert_eq!(forks.len(), 2, "{forks:?}");
     assert!(forks.iter().all(|(_, c)| c.contains(&cmdline)), "{forks:?}");
@@ -335,32 +328,28 @@ fn a_runs_forking_servers_are_forked_from_one_root() {
         .as_ref()
         .expect("the bridge's cdylib is built");
     let library = library.to_str().unwrap();
-    for (proc, _) in &forks {
+    for &(pid, _) in &forks {
         let deadline = std::time::Instant::now() + Duration::from_secs(30);
-        while !std::fs::read_to_string(proc.join("maps")).is_ok_and(|m| m.contains(library)) {
+        let maps = || proc::read_text(format!("/proc/{pid}/maps"));
+        while !maps().is_some_and(|m| m.contains(library)) {
             assert!(
                 std::time::Instant::now() < deadline,
-                "{proc:?} never loaded {library}"
+                "{pid} never loaded {library}"
             );
             std::thread::sleep(Duration::from_millis(20));
         }
-        let status = std::fs::read_to_string(proc.join("status")).unwrap();
-        let caught = status
-            .lines()
-            .find_map(|l| l.strip_prefix("SigCgt:"))
-            .and_then(|h| u64::from_str_radix(h.trim(), 16).ok())
+        let caught = proc::status(pid)
+            .and_then(|s| u64::from_str_radix(s.field("SigCgt")?, 16).ok())
             .unwrap();
-        assert_eq!(caught & (1 << (libc::SIGCHLD - 1)), 0, "{proc:?}: {status}");
+        assert_eq!(caught & (1 << (libc::SIGCHLD - 1)), 0, "{pid}: {caught:x}");
     }
     drop(root);
     drop(handed);
     drop(zygotes);
     // (Other tests' roots run the same command line meanwhile.)
-    let root = PathBuf::from(format!("/proc/{root_pid}"));
-    for (proc, _) in forks.iter().chain([&(root, String::new())]) {
-        let alive = std::fs::read_to_string(proc.join("stat"))
-            .is_ok_and(|stat| !stat[stat.rfind(')').unwrap()..].starts_with(") Z"));
-        assert!(!alive, "{proc:?} is still running");
+    for pid in forks.iter().map(|&(pid, _)| pid).chain([root_pid]) {
+        let alive = proc::stat(pid).is_some_and(|stat| stat.state != 'Z');
+        assert!(!alive, "{pid} is still running");
     }
 }
 
