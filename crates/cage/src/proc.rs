@@ -127,14 +127,33 @@ pub fn thread_children(pid: libc::pid_t, tid: libc::pid_t) -> Vec<libc::pid_t> {
 
 /// The children of every thread of the process `pid`.
 pub fn children(pid: libc::pid_t) -> Vec<libc::pid_t> {
+    threads(pid)
+        .into_iter()
+        .flat_map(|tid| thread_children(pid, tid))
+        .collect()
+}
+
+/// The threads of the process `pid`.
+pub fn threads(pid: libc::pid_t) -> Vec<libc::pid_t> {
     let tasks = std::fs::read_dir(format!("/proc/{pid}/task"));
     tasks
         .into_iter()
         .flatten()
         .flatten()
         .filter_map(|task| task.file_name().to_str()?.parse().ok())
-        .flat_map(|tid| thread_children(pid, tid))
         .collect()
+}
+
+/// The stat of the thread `tid` of the process `pid`.
+pub fn thread_stat(pid: libc::pid_t, tid: libc::pid_t) -> Option<Stat> {
+    Stat::parse(&read(format!("/proc/{pid}/task/{tid}/stat"))?)
+}
+
+/// How long the thread `tid` of the process `pid` has run on a processor,
+/// in nanoseconds (the first field of its `schedstat`).
+pub fn thread_run_time(pid: libc::pid_t, tid: libc::pid_t) -> Option<u64> {
+    let sched = read_text(format!("/proc/{pid}/task/{tid}/schedstat"))?;
+    sched.split_whitespace().next()?.parse().ok()
 }
 
 /// The numbers in the file at `path`, separated by white space.

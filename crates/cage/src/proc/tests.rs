@@ -92,6 +92,8 @@ fn this_process_and_its_child_read_as_they_are() {
     let seen_children = children(pid);
     let seen_cwd = cwd(child_pid);
     let seen_ppid = stat(child_pid).map(|s| s.ppid);
+    let child_threads = threads(child_pid);
+    let thread = thread_stat(child_pid, child_pid);
     child.kill().unwrap();
     child.wait().unwrap();
     assert!(environ.is_some(), "the child's environment");
@@ -101,6 +103,13 @@ fn this_process_and_its_child_read_as_they_are() {
         Some(dir.path().canonicalize().unwrap().as_path())
     );
     assert_eq!(seen_ppid, Some(pid));
+    assert_eq!(child_threads, [child_pid], "sleep has one thread");
+    assert_eq!(thread.map(|s| s.ppid), Some(pid));
+    // This thread has run, and the clock only goes forward.
+    let me = rustix::thread::gettid().as_raw_nonzero().get();
+    let ran = thread_run_time(pid, me).expect("its schedstat");
+    assert!(thread_run_time(pid, me).unwrap() >= ran && ran > 0);
+    assert!(threads(pid).contains(&me));
 }
 
 #[test]
