@@ -466,7 +466,7 @@ fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Res
     .bounded(memory.as_ref());
     let plan = cage.plan();
     // SAFETY: a single-threaded process; the cage is alive.
-    unsafe { super::sandbox::enter_serving(listener, &plan)? };
+    unsafe { super::sandbox::enter(&plan, None, Some(listener))? };
     // In the program now. What the cage was built from is not freed: every
     // page a free writes (a `CString` zeroes its first byte; the allocator
     // writes its own records) is a page the program copies from the
