@@ -67,8 +67,8 @@ pub unsafe extern "C" fn fencelab_fork_cage(
         // SAFETY: the caller's C string, as copied by the fork.
         (unsafe { CStr::from_ptr(request) }.to_string_lossy(), fds)
     };
-    // SAFETY: the caller is single-threaded; `read` reads what it gave.
-    let (pid, fds) = unsafe { fork_into_cage(None, trusted != 0, read) };
+    // The caller is single-threaded (its word); `read` reads what it gave.
+    let (pid, fds) = fork_into_cage(None, trusted != 0, read);
     std::mem::forget(fds);
     pid
 }
@@ -78,17 +78,14 @@ pub unsafe extern "C" fn fencelab_fork_cage(
 /// the child: nothing is allocated before the fork), its key is checked
 /// (where `key` says which the forking server serves) and the cage entered
 /// (`child`); where any of it fails, the cage's word says why and the
-/// child ends.
-///
-/// # Safety
-/// Only in a single-threaded process; `read`'s descriptors as
-/// `fencelab_fork_cage`'s.
-unsafe fn fork_into_cage<'a>(
+/// child ends. Called by the two entry points alone, whose callers'
+/// word is a single-threaded process and `read`'s descriptors.
+fn fork_into_cage<'a>(
     key: Option<&str>,
     trusted: bool,
     read: impl FnOnce() -> (Cow<'a, str>, Vec<RawFd>),
 ) -> (libc::pid_t, Vec<RawFd>) {
-    // SAFETY: the caller's word: a single-threaded process.
+    // SAFETY: the entry points' callers' word: a single-threaded process.
     match unsafe { sys::fork() } {
         Ok(Forked::Child) => {}
         Ok(Forked::Parent(pid)) => return (pid, Vec::new()),
@@ -104,8 +101,7 @@ unsafe fn fork_into_cage<'a>(
                 ));
             }
             child(&request, trusted, &mut fds, |setup| {
-                // SAFETY: the caller's word: the child of a single-threaded
-                // process.
+                // SAFETY: the child of a single-threaded process (above).
                 unsafe { super::child::prepare(setup) }
             })?;
             // Not freed: each page a free writes is one the program copies.
@@ -246,8 +242,8 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                         fds.iter().map(AsRawFd::as_raw_fd).collect(),
                     )
                 };
-                // SAFETY: a single-threaded process (the caller's word).
-                let (pid, raw) = unsafe { fork_into_cage(Some(&key), trusted != 0, read) };
+                // A single-threaded process (the caller's word).
+                let (pid, raw) = fork_into_cage(Some(&key), trusted != 0, read);
                 if pid == 0 {
                     let len = n.min(out_len - 1);
                     // SAFETY: the caller's buffer of `out_len` bytes.
