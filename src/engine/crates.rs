@@ -16,8 +16,7 @@ const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
 const LANDLOCK: &str = r#"landlock = "0.4.8""#;
-const NIX: &str =
-    r#"nix = { version = "0.31.3", default-features = false, features = ["signal"] }"#;
+const NIX: &str = r#"nix = { version = "0.31.3", default-features = false, features = ["sched", "signal", "socket"] }"#;
 /// The cage's own rustix: the system calls it makes between fork and exec.
 const CAGE_RUSTIX: &str =
     r#"rustix = { version = "1.1.6", features = ["event", "fs", "mount", "process", "thread"] }"#;

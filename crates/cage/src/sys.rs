@@ -8,6 +8,7 @@
 use std::io;
 
 use libc::c_int;
+use nix::sched::CloneFlags;
 use nix::sys::signal::{self, SigSet, SigmaskHow, Signal};
 use nix::sys::signalfd::{SfdFlags, SignalFd};
 
@@ -237,14 +238,22 @@ mod wait_tests {
 
 /// Makes the namespaces `flags` name this process's own. Refuses to unshare
 /// the descriptor table (`FILES`): another thread would lose descriptors it
-/// holds, which is why rustix calls its `unshare` unsafe.
+/// holds, which is why rustix calls its `unshare` unsafe (nix's, used here,
+/// leaves that to its caller).
 pub fn unshare(flags: rustix::thread::UnshareFlags) -> io::Result<()> {
     if flags.contains(rustix::thread::UnshareFlags::FILES) {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: without `FILES`, every thread keeps the descriptors it holds.
-    unsafe { rustix::thread::unshare_unsafe(flags) }?;
-    Ok(())
+    let flags = CloneFlags::from_bits_retain(flags.bits() as c_int);
+    Ok(nix::sched::unshare(flags)?)
+}
+
+/// The pid of the process at the other end of the Unix socket `sock` when
+/// it connected (`SO_PEERCRED`): 0 where there is none. rustix's
+/// `socket_peercred` cannot hold that 0.
+pub fn peer_pid(sock: std::os::fd::BorrowedFd<'_>) -> io::Result<libc::pid_t> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    Ok(getsockopt(&sock, PeerCredentials)?.pid())
 }
 
 /// Blocks SIGCHLD for this thread and returns a descriptor it is read from
@@ -461,29 +470,21 @@ mod appended_tests {
         assert!(interface_flags(sock.as_fd(), &[b'x'; 16]).is_err());
     }
 
-    /// A clone that shares this memory runs its work on the stack given and
-    /// ends with what it returned: a trampoline that dropped the work, or
-    /// an exit status lost, fails here.
+    /// A clone that shares this memory (`clone_running`, through
+    /// `in_a_clone`) runs its work and ends with its word: a trampoline
+    /// that dropped the work, or an exit status lost, fails here.
     #[test]
     fn a_clone_runs_its_work_and_ends_with_its_word() {
         use std::sync::atomic::{AtomicI32, Ordering};
-        let stacks = Stacks::map(64 << 10).unwrap();
-        let seen = AtomicI32::new(0);
-        let mut work = || {
-            seen.store(7, Ordering::SeqCst);
-            5
-        };
-        let mut work: &mut dyn FnMut() -> c_int = &mut work;
-        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-        let top = (stacks.start() + (64 << 10)) & !15;
-        // SAFETY: this thread waits until the clone has ended (CLONE_VFORK);
-        // its work stores to an atomic and returns.
-        let pid = unsafe { clone_running(top, flags, &mut work) }.unwrap();
-        let pid = rustix::process::Pid::from_raw(pid).unwrap();
-        let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
-        assert_eq!(status.unwrap().unwrap().1.exit_status(), Some(5));
-        assert_eq!(seen.load(Ordering::SeqCst), 7);
-        stacks.unmap().unwrap();
+        for word in [true, false] {
+            let seen = AtomicI32::new(0);
+            let mut work = || {
+                seen.store(7, Ordering::SeqCst);
+                word
+            };
+            let said = crate::namespaces::in_a_clone(0, &mut work).unwrap();
+            assert_eq!((said, seen.load(Ordering::SeqCst)), (word, 7));
+        }
     }
 
     /// Every signal is blocked while the guard lives, and the mask is as
@@ -499,5 +500,18 @@ mod appended_tests {
             (during, blocked(Signal::SIGUSR1))
         });
         assert_eq!(masks.join().unwrap(), (true, false));
+    }
+
+    /// A connected socket's peer is the process at its other end (here,
+    /// this one); an unconnected socket's is 0, which rustix's `Pid`
+    /// cannot hold: a wrapper that read the wrong field fails here.
+    #[test]
+    fn a_sockets_peer_is_its_pid_or_0() {
+        use std::os::fd::AsFd;
+        let (one, _other) = std::os::unix::net::UnixStream::pair().unwrap();
+        let me = std::process::id() as libc::pid_t;
+        assert_eq!(peer_pid(one.as_fd()).unwrap(), me);
+        let alone = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        assert_eq!(peer_pid(alone.as_fd()).unwrap(), 0);
     }
 }
