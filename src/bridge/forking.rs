@@ -16,7 +16,7 @@ use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
 
 use super::child::{Setup, borrowed};
-use super::sandbox::sys::{self, Forked};
+use super::sandbox::sys::{self, ForkResult};
 
 use super::fds::{receive_with, send_with};
 use super::zygote::Request;
@@ -87,8 +87,8 @@ fn fork_into_cage<'a>(
 ) -> (libc::pid_t, Vec<RawFd>) {
     // SAFETY: the entry points' callers' word: a single-threaded process.
     match unsafe { sys::fork() } {
-        Ok(Forked::Child) => {}
-        Ok(Forked::Parent(pid)) => return (pid, Vec::new()),
+        Ok(ForkResult::Child) => {}
+        Ok(ForkResult::Parent { child }) => return (child.as_raw(), Vec::new()),
         Err(_) => return (-1, Vec::new()),
     }
     let (text, mut fds) = read();

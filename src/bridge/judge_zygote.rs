@@ -23,7 +23,7 @@ use rustix::pipe::PipeFlags;
 use rustix::process::{Pid, Signal};
 
 use super::child::{borrowed, close};
-use super::sandbox::sys::{self, Forked};
+use super::sandbox::sys::{self, ForkResult};
 
 /// The first argument of a judge started as a zygote; the second is its
 /// control socket's descriptor, the third the runner's pid.
@@ -299,8 +299,8 @@ fn serve(control: RawFd, runner: libc::pid_t) -> Request {
             // SAFETY: `init`'s, before `main`: a single-threaded process, so
             // its fork's child may run on.
             Some(_) => match unsafe { sys::fork() } {
-                Ok(Forked::Child) => 0,
-                Ok(Forked::Parent(pid)) => pid,
+                Ok(ForkResult::Child) => 0,
+                Ok(ForkResult::Parent { child }) => child.as_raw(),
                 Err(_) => -1,
             },
             None => -libc::EINVAL,

@@ -15,7 +15,7 @@ use crate::limits::limit;
 use crate::memory::join_memory;
 use crate::mounts::{Root, build_root};
 use crate::namespaces::enter_namespaces;
-use crate::sys::Forked;
+use crate::sys::ForkResult;
 
 /// Enters the cage `plan` (from `Cage::plan`). Meant for the child between
 /// fork and exec: it only makes system calls. Where the cage has a PID
@@ -101,19 +101,19 @@ pub(crate) fn enter_root(
     if forked {
         return start_forked(root, report, left);
     }
-    if let Forked::Parent(init_pid) = fork_again()? {
-        watch(init_pid, report[0], left);
+    if let ForkResult::Parent { child: init } = fork_again()? {
+        watch(init.as_raw(), report[0], left);
     }
     // The init: PID 1 of the new namespace, killed if the watcher dies.
     let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
     close(report[0]);
     build_root(root)?;
     match fork_again()? {
-        Forked::Child => {
+        ForkResult::Child => {
             // The program: on to the rest of the cage, then its own code.
             close(report[1]);
             Ok(())
         }
-        Forked::Parent(program) => init(program, report[1], &root.scrub),
+        ForkResult::Parent { child: program } => init(program.as_raw(), report[1], &root.scrub),
     }
 }

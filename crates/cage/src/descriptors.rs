@@ -19,8 +19,8 @@ pub fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
 /// clone's copy of one the memory it shares names, one met by
 /// `close_all_but` on an old kernel, or one its caller gives up.
 pub fn close(fd: RawFd) {
-    // SAFETY: a number alone; what it closes is nobody's (see above).
-    unsafe { libc::close(fd) };
+    // nix's: a number alone (what it closes is nobody's, see above).
+    let _ = nix::unistd::close(fd);
 }
 
 /// Puts a duplicate of `fd` at the number `target`, open across exec,

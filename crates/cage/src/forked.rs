@@ -12,7 +12,7 @@ use crate::init::{
     CLONE_STACK, LINGER_MS, end_as, fork_again, others_stay, read_word, reap, report_pipe, wipe,
 };
 use crate::mounts::{Root, build_root};
-use crate::sys::{self, Disposition, Forked, Stacks, clone_running, die, exit_now};
+use crate::sys::{self, Disposition, ForkResult, Stacks, clone_running, die, exit_now};
 
 /// `enter_root`'s namespaces made, for a program that is not executed from
 /// here (it goes on with this process's memory: a Python server forked per
@@ -74,7 +74,7 @@ pub(crate) fn start_forked(
     // The program, once the init has built the root.
     let program = (word == Some(0)).then(fork_again);
     match program {
-        Some(Ok(Forked::Child)) => {
+        Some(Ok(ForkResult::Child)) => {
             // The program: its working directory the trial's, in the new
             // root; nothing of the watcher's and the init's.
             close(report[0]);
@@ -85,9 +85,9 @@ pub(crate) fn start_forked(
             rustix::process::chdir(root.work.as_c_str())?;
             return Ok(());
         }
-        Some(Ok(Forked::Parent(program))) => {
+        Some(Ok(ForkResult::Parent { child: program })) => {
             let _ = rustix::io::write(borrowed(telling[1]), b"S");
-            watch_forked(init_pid, program, [report[0], telling[1]], left);
+            watch_forked(init_pid, program.as_raw(), [report[0], telling[1]], left);
         }
         Some(Err(_)) | None => {}
     }

@@ -9,15 +9,16 @@ use rustix::process::{Pid, Signal, WaitOptions};
 use crate::descriptors::{borrowed, close, keep_only};
 use crate::last::{Serve, restrict, serve_from};
 use crate::mounts::{Root, build_root};
-use crate::sys::{self, Forked, Stacks, clone_running, die, exit_now};
+use crate::sys::{self, ForkResult, Stacks, clone_running, die, exit_now};
 
 /// Forks the cage's child again (for the init, the program): this crate's
 /// one fork between fork and exec, under the entries' contract (`enter`).
-pub(crate) fn fork_again() -> std::io::Result<Forked> {
+pub(crate) fn fork_again() -> std::io::Result<ForkResult> {
     // SAFETY: `enter`'s callers' word: this process
     // is single-threaded, or a child that makes system calls only until it
     // executes, and so is its fork (the watcher's, the init's code is ours).
-    unsafe { sys::fork() }
+    let forked = unsafe { sys::fork() };
+    Ok(forked?)
 }
 
 /// A pipe of two raw numbers (read, write), closed on exec: each process

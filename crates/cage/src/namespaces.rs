@@ -5,7 +5,7 @@ use std::ffi::CString;
 
 use rustix::thread::UnshareFlags;
 
-use crate::sys::{self, Forked, clone_running, exit_now};
+use crate::sys::{self, ForkResult, clone_running, exit_now};
 
 /// Runs `work` in a child that shares this process's memory and descriptor
 /// table (`CLONE_VM | CLONE_VFORK | CLONE_FILES`, with `flags`), this
@@ -57,9 +57,9 @@ pub(crate) fn fork_ending(
 ) -> Option<rustix::process::WaitStatus> {
     // SAFETY: the child runs `work`, which makes system calls only, then ends.
     match unsafe { sys::fork() } {
-        Ok(Forked::Child) => exit_now(work()),
-        Ok(Forked::Parent(pid)) => {
-            let pid = rustix::process::Pid::from_raw(pid).expect("a fork's pid");
+        Ok(ForkResult::Child) => exit_now(work()),
+        Ok(ForkResult::Parent { child }) => {
+            let pid = rustix::process::Pid::from_raw(child.as_raw()).expect("a fork's pid");
             let waited = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
             waited.ok().flatten().map(|(_, status)| status)
         }

@@ -96,29 +96,10 @@ pub fn die(signal: c_int) -> ! {
     exit_now(128 + signal)
 }
 
-/// The process this call returned in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Forked {
-    /// The new process.
-    Child,
-    /// The caller, given the child's pid.
-    Parent(libc::pid_t),
-}
-
-/// Forks this process.
-///
-/// # Safety
-///
-/// Where the caller has other threads, the child may only make
+/// Forks this process: nix's `fork`, whose contract every caller keeps:
+/// where the caller has other threads, the child makes only
 /// async-signal-safe calls (no allocation, no lock) until it execs or ends.
-pub unsafe fn fork() -> io::Result<Forked> {
-    // SAFETY: the caller's word, above.
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => Ok(Forked::Child),
-        pid => Ok(Forked::Parent(pid)),
-    }
-}
+pub use nix::unistd::{ForkResult, fork};
 
 /// A sigaction of the default action, no flag and no signal masked.
 fn empty_action() -> libc::sigaction {
