@@ -9,7 +9,7 @@
 //! the runner's clone shares its memory. The first step that fails ends it.
 
 use std::ffi::{CStr, CString, c_int};
-use std::os::fd::{BorrowedFd, IntoRawFd, RawFd};
+use std::os::fd::{IntoRawFd, RawFd};
 use std::os::unix::process::CommandExt;
 use std::process::Command;
 use std::sync::Arc;
@@ -17,8 +17,11 @@ use std::sync::Arc;
 use rustix::io::{Errno, FdFlags};
 use rustix::process::{Pid, Resource, Rlimit, Signal};
 
+use super::sandbox::duplicate_at;
 use super::sandbox::sys::{self, Disposition};
 use super::sandbox::{Join, Plan};
+/// The cage's, for the bridge's protocols too: descriptors by number.
+pub(crate) use super::sandbox::{borrowed, close};
 
 /// What a child does before it runs untrusted code: each step it is
 /// asked for, in the order of the fields.
@@ -70,7 +73,7 @@ pub(crate) enum Signals {
 pub(crate) enum Enter<'a> {
     /// A program's (`sandbox::enter`), saying on `left` what it left running.
     Cage(&'a Plan, Option<RawFd>),
-    /// A server's, listening on a descriptor (`sandbox::enter_serving`).
+    /// A server's, listening on a descriptor (`sandbox::enter` with it).
     Serving(RawFd, &'a Plan),
     /// Built and entered by the child itself, a fork that may allocate.
     Built(&'a mut dyn FnMut() -> std::io::Result<()>),
@@ -173,15 +176,15 @@ pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
             }
         }
     }
-    match setup.cage.as_mut() {
+    let entry = match setup.cage.as_mut() {
+        Some(Enter::Cage(plan, left)) => Some((*plan, *left, None)),
+        Some(Enter::Serving(listener, plan)) => Some((*plan, None, Some(*listener))),
+        Some(Enter::Built(enter)) => enter().map(|()| None)?,
+        None => None,
+    };
+    if let Some((plan, left, listener)) = entry {
         // SAFETY: the caller's word: a child, the cage alive in its parent.
-        Some(Enter::Cage(plan, left)) => unsafe { super::sandbox::enter(plan, *left)? },
-        // SAFETY: as above.
-        Some(Enter::Serving(listener, plan)) => unsafe {
-            super::sandbox::enter_serving(*listener, plan)?
-        },
-        Some(Enter::Built(enter)) => enter()?,
-        None => {}
+        unsafe { super::sandbox::enter(plan, left, listener)? };
     }
     if setup.unblock {
         sys::unblock_signals();
@@ -288,11 +291,8 @@ fn place(
         if fd == target {
             rustix::io::fcntl_setfd(borrowed(fd), FdFlags::empty())?;
         } else {
-            // SAFETY: a descriptor onto a number this child gives it; no
-            // safe wrapper names the number.
-            if unsafe { libc::dup2(fd, target) } < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
+            // A number this child gives it.
+            duplicate_at(fd, target)?;
         }
     }
     if close_from.is_some() {
@@ -308,19 +308,6 @@ fn place(
 /// A duplicate of `fd` at `above` or higher, close-on-exec, its number.
 fn moved_above(fd: RawFd, above: RawFd) -> std::io::Result<RawFd> {
     Ok(rustix::io::fcntl_dupfd_cloexec(borrowed(fd), above)?.into_raw_fd())
-}
-
-/// A descriptor by its number, as the bridge's protocols pass them: only
-/// numbers the caller holds open for the call.
-pub(crate) fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
-    // SAFETY: the caller's word; one closed meanwhile fails with EBADF.
-    unsafe { BorrowedFd::borrow_raw(fd) }
-}
-
-/// Closes a descriptor, by its number, that nothing uses any more.
-pub(crate) fn close(fd: RawFd) {
-    // SAFETY: the caller gives the number up; nothing refers to it after.
-    unsafe { libc::close(fd) };
 }
 
 #[cfg(test)]

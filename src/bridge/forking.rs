@@ -16,7 +16,7 @@ use rustix::io::Errno;
 use rustix::process::{Pid, PidfdFlags, WaitOptions, pidfd_open, waitpid};
 
 use super::child::{Setup, borrowed};
-use super::sandbox::sys::{self, Forked};
+use super::sandbox::sys::{self, ForkResult};
 
 use super::fds::{receive_with, send_with};
 use super::zygote::Request;
@@ -67,8 +67,8 @@ pub unsafe extern "C" fn fencelab_fork_cage(
         // SAFETY: the caller's C string, as copied by the fork.
         (unsafe { CStr::from_ptr(request) }.to_string_lossy(), fds)
     };
-    // SAFETY: the caller is single-threaded; `read` reads what it gave.
-    let (pid, fds) = unsafe { fork_into_cage(None, trusted != 0, read) };
+    // The caller is single-threaded (its word); `read` reads what it gave.
+    let (pid, fds) = fork_into_cage(None, trusted != 0, read);
     std::mem::forget(fds);
     pid
 }
@@ -78,20 +78,17 @@ pub unsafe extern "C" fn fencelab_fork_cage(
 /// the child: nothing is allocated before the fork), its key is checked
 /// (where `key` says which the forking server serves) and the cage entered
 /// (`child`); where any of it fails, the cage's word says why and the
-/// child ends.
-///
-/// # Safety
-/// Only in a single-threaded process; `read`'s descriptors as
-/// `fencelab_fork_cage`'s.
-unsafe fn fork_into_cage<'a>(
+/// child ends. Called by the two entry points alone, whose callers'
+/// word is a single-threaded process and `read`'s descriptors.
+fn fork_into_cage<'a>(
     key: Option<&str>,
     trusted: bool,
     read: impl FnOnce() -> (Cow<'a, str>, Vec<RawFd>),
 ) -> (libc::pid_t, Vec<RawFd>) {
-    // SAFETY: the caller's word: a single-threaded process.
+    // SAFETY: the entry points' callers' word: a single-threaded process.
     match unsafe { sys::fork() } {
-        Ok(Forked::Child) => {}
-        Ok(Forked::Parent(pid)) => return (pid, Vec::new()),
+        Ok(ForkResult::Child) => {}
+        Ok(ForkResult::Parent { child }) => return (child.as_raw(), Vec::new()),
         Err(_) => return (-1, Vec::new()),
     }
     let (text, mut fds) = read();
@@ -104,8 +101,7 @@ unsafe fn fork_into_cage<'a>(
                 ));
             }
             child(&request, trusted, &mut fds, |setup| {
-                // SAFETY: the caller's word: the child of a single-threaded
-                // process.
+                // SAFETY: the child of a single-threaded process (above).
                 unsafe { super::child::prepare(setup) }
             })?;
             // Not freed: each page a free writes is one the program copies.
@@ -246,8 +242,8 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                         fds.iter().map(AsRawFd::as_raw_fd).collect(),
                     )
                 };
-                // SAFETY: a single-threaded process (the caller's word).
-                let (pid, raw) = unsafe { fork_into_cage(Some(&key), trusted != 0, read) };
+                // A single-threaded process (the caller's word).
+                let (pid, raw) = fork_into_cage(Some(&key), trusted != 0, read);
                 if pid == 0 {
                     let len = n.min(out_len - 1);
                     // SAFETY: the caller's buffer of `out_len` bytes.
@@ -466,7 +462,7 @@ fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Res
     .bounded(memory.as_ref());
     let plan = cage.plan();
     // SAFETY: a single-threaded process; the cage is alive.
-    unsafe { super::sandbox::enter_serving(listener, &plan)? };
+    unsafe { super::sandbox::enter(&plan, None, Some(listener))? };
     // In the program now. What the cage was built from is not freed: every
     // page a free writes (a `CString` zeroes its first byte; the allocator
     // writes its own records) is a page the program copies from the

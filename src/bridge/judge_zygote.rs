@@ -23,7 +23,7 @@ use rustix::pipe::PipeFlags;
 use rustix::process::{Pid, Signal};
 
 use super::child::{borrowed, close};
-use super::sandbox::sys::{self, Forked};
+use super::sandbox::sys::{self, ForkResult};
 
 /// The first argument of a judge started as a zygote; the second is its
 /// control socket's descriptor, the third the runner's pid.
@@ -114,9 +114,9 @@ pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, envp: *mut *m
     let (Some(control), Some(runner)) = (number(2), number(3)) else {
         sys::exit_now(2)
     };
-    // SAFETY: a single-threaded process (before `main`); returns only in a
-    // child, set up.
-    let request = unsafe { serve(control, runner) };
+    // A single-threaded process (before `main`); returns only in a child,
+    // set up.
+    let request = serve(control, runner);
     if request.args.len() >= argv.len() {
         sys::exit_now(127)
     }
@@ -186,11 +186,9 @@ fn write_into(room: &mut [u8], items: &[CString]) -> Option<Vec<usize>> {
 
 /// The zygote's loop: one child per request on `control`; returns in each
 /// child, set up, its request. It dies with the runner: by its parent-death
-/// signal, and at its control socket's end.
-///
-/// # Safety
-/// Only in a single-threaded process.
-unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
+/// signal, and at its control socket's end. Called by `init` alone, before
+/// `main`: a single-threaded process.
+fn serve(control: RawFd, runner: libc::pid_t) -> Request {
     let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
     if Pid::as_raw(rustix::process::getppid()) != runner {
         sys::exit_now(0);
@@ -240,11 +238,11 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
             _ => None,
         };
         let mut pid = match &word {
-            // SAFETY: the caller's word: a single-threaded process, so its
-            // fork's child may run on.
+            // SAFETY: `init`'s, before `main`: a single-threaded process, so
+            // its fork's child may run on.
             Some(_) => match unsafe { sys::fork() } {
-                Ok(Forked::Child) => 0,
-                Ok(Forked::Parent(pid)) => pid,
+                Ok(ForkResult::Child) => 0,
+                Ok(ForkResult::Parent { child }) => child.as_raw(),
                 Err(_) => -1,
             },
             None => -libc::EINVAL,
@@ -256,8 +254,7 @@ unsafe fn serve(control: RawFd, runner: libc::pid_t) -> Request {
             drop(read);
             let mut word = write.into_raw_fd();
             let prepared = child(&request, given, me, &mut word, |setup| {
-                // SAFETY: the caller's word: the child of a single-threaded
-                // process.
+                // SAFETY: the child of a single-threaded process (above).
                 unsafe { super::child::prepare(setup) }
             });
             if let Err(err) = prepared {

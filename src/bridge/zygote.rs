@@ -111,24 +111,9 @@ pub(crate) fn connection() -> Option<RawFd> {
     if fd < 3 {
         return None;
     }
-    let mut cred = libc::ucred {
-        pid: 0,
-        uid: 0,
-        gid: 0,
-    };
-    let mut len = std::mem::size_of::<libc::ucred>() as libc::socklen_t;
-    // SAFETY: queries a descriptor into a struct of ours. Not rustix's
-    // `socket_peercred`: its `Pid` cannot hold the 0 of a peer-less socket.
-    let peer = unsafe {
-        libc::getsockopt(
-            fd,
-            libc::SOL_SOCKET,
-            libc::SO_PEERCRED,
-            (&raw mut cred).cast(),
-            &mut len,
-        )
-    };
-    if peer != 0 || cred.pid != pid {
+    // A number of the environment's: an error where it is no socket.
+    let peer = super::sandbox::sys::peer_pid(super::child::borrowed(fd));
+    if peer.ok() != Some(pid) {
         return None;
     }
     Some(*DISPENSER.get_or_init(|| fd))

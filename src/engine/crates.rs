@@ -16,9 +16,10 @@ const SERDE: &str = r#"serde = { version = "1.0.229", features = ["derive"] }"#;
 const SERDE_JSON: &str = r#"serde_json = "1.0.154""#;
 const LIBC: &str = r#"libc = "0.2.191""#;
 const LANDLOCK: &str = r#"landlock = "0.4.8""#;
+const NIX: &str = r#"nix = { version = "0.31.3", default-features = false, features = ["sched", "signal", "socket"] }"#;
 /// The cage's own rustix: the system calls it makes between fork and exec.
 const CAGE_RUSTIX: &str =
-    r#"rustix = { version = "1.1.6", features = ["fs", "mount", "process", "thread"] }"#;
+    r#"rustix = { version = "1.1.6", features = ["event", "fs", "mount", "process", "thread"] }"#;
 const RUSTIX: &str = r#"rustix = { version = "1.1.6", features = ["event", "fs", "net", "param", "pipe", "process", "rand", "stdio", "termios", "time"] }"#;
 const TEMPFILE: &str = r#"tempfile = "3.27.0""#;
 
@@ -55,7 +56,7 @@ fn write_cage(scratch: &Scratch) -> Result<CrateDir, Error> {
         manifest(
             "cage-NAME",
             lib,
-            &[LANDLOCK, LIBC, CAGE_RUSTIX].map(String::from),
+            &[LANDLOCK, LIBC, NIX, CAGE_RUSTIX].map(String::from),
         ),
     )];
     for (name, contents) in CAGE_FILES {
@@ -420,7 +421,7 @@ mod tests {
         // The scratch cage's dependencies are the cage's, features and all.
         let manifest: toml::Table = toml::from_str(cage).unwrap();
         let mut ours = toml::Table::new();
-        for line in [LANDLOCK, LIBC, CAGE_RUSTIX] {
+        for line in [LANDLOCK, LIBC, NIX, CAGE_RUSTIX] {
             ours.extend(toml::from_str::<toml::Table>(line).unwrap());
         }
         assert_eq!(

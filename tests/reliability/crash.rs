@@ -110,9 +110,11 @@ impl Rng {
 }
 
 /// Three counters in a memory-mapped file shared by the coordinator and all
-/// workers: the simulated clock, the global sequence, the stop flag.
+/// workers: the simulated clock, the global sequence, the stop flag. The
+/// mapping is never unmapped: it lives as long as the process, so no
+/// reference to it ever dangles.
 struct Shared {
-    base: NonNull<AtomicU64>,
+    slots: &'static [AtomicU64; 3],
     _file: File,
 }
 
@@ -149,39 +151,24 @@ impl Shared {
         if ptr == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
-        let base = NonNull::new(ptr.cast()).ok_or_else(io::Error::last_os_error)?;
-        Ok(Shared { base, _file: file })
-    }
-
-    fn slot(&self, i: usize) -> &AtomicU64 {
-        assert!(i < 3);
-        // SAFETY: the mapping is page-aligned, SHARED_LEN bytes long and lives
-        // as long as `self`; its memory is only ever accessed atomically.
-        let at = unsafe { self.base.add(i) };
-        // SAFETY: as above: `at` is within the mapping, aligned for a u64.
-        unsafe { at.as_ref() }
+        let base =
+            NonNull::new(ptr.cast::<[AtomicU64; 3]>()).ok_or_else(io::Error::last_os_error)?;
+        // SAFETY: the mapping is page-aligned, SHARED_LEN bytes long, never
+        // unmapped, and its memory only ever accessed atomically.
+        let slots = unsafe { base.as_ref() };
+        Ok(Shared { slots, _file: file })
     }
 
     fn clock(&self) -> &AtomicU64 {
-        self.slot(0)
+        &self.slots[0]
     }
 
     fn seq(&self) -> &AtomicU64 {
-        self.slot(1)
+        &self.slots[1]
     }
 
     fn stop(&self) -> &AtomicU64 {
-        self.slot(2)
-    }
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: unmaps exactly the mapping made in `map`; no reference to it
-        // outlives `self`.
-        unsafe {
-            libc::munmap(self.base.as_ptr().cast(), SHARED_LEN);
-        }
+        &self.slots[2]
     }
 }
 

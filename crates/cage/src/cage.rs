@@ -80,7 +80,7 @@ impl std::fmt::Debug for Exec {
 impl Exec {
     /// The program's path, its arguments and its environment, each list
     /// ended by a null: valid while this lives.
-    pub fn pointers(
+    fn pointers(
         &self,
     ) -> (
         *const libc::c_char,
@@ -220,10 +220,10 @@ impl Cage {
 
     /// This cage, for a child that ends in executing `program` (an absolute
     /// path) with `args` after it and exactly `env`, as its caller's `execve`
-    /// would: `enter_serving` then executes it itself, from a clone, where
-    /// the cage has a PID namespace (see `enter_root`), and returns as
-    /// before where it has none. Only for `enter_serving`'s callers that go
-    /// on to execute that very program.
+    /// would: `enter`, given a listener, then executes it itself, from a
+    /// clone, where the cage has a PID namespace (see `enter_root`), and
+    /// returns as before where it has none. Only for a server's `enter`
+    /// whose caller goes on to execute that very program.
     pub fn executing(
         mut self,
         program: &Path,

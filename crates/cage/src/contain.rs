@@ -15,36 +15,32 @@ use crate::limits::limit;
 use crate::memory::join_memory;
 use crate::mounts::{Root, build_root};
 use crate::namespaces::enter_namespaces;
-use crate::sys::Forked;
+use crate::sys::ForkResult;
 
 /// Enters the cage `plan` (from `Cage::plan`). Meant for the child between
 /// fork and exec: it only makes system calls. Where the cage has a PID
 /// namespace, this process stays outside as its watcher and never returns
 /// (see `watch`); the program runs in a grandchild. When `left` is given, a
 /// byte is written to it if the program left processes running when it
-/// ended (they were killed with the namespace).
+/// ended (they were killed with the namespace). A server's cage is given its
+/// `listener`, which becomes `LISTENER_FD` (a ruleset sitting there moves
+/// away); where the plan knows the program (`Cage::executing`) and the cage
+/// has a PID namespace, the program is executed from here and this returns
+/// only an error.
 ///
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent:
 /// the child forks again and closes descriptors by number.
-pub unsafe fn enter(plan: &Plan, left: Option<RawFd>) -> std::io::Result<()> {
-    contain(plan, left, None)
+pub unsafe fn enter(
+    plan: &Plan,
+    left: Option<RawFd>,
+    listener: Option<RawFd>,
+) -> std::io::Result<()> {
+    contain(plan, left, listener)
 }
 
-/// Makes `listener` the server's listening socket (`server::LISTENER_FD`) and
-/// enters the cage `plan`, keeping the ruleset out of the way when it
-/// happens to sit at that very descriptor. Where the plan knows the program
-/// (`Cage::executing`) and the cage has a PID namespace, the program is
-/// executed from here and this returns only an error.
-///
-/// # Safety
-/// As `enter`: only from a `pre_exec` hook, while the `Cage` is alive.
-pub unsafe fn enter_serving(listener: RawFd, plan: &Plan) -> std::io::Result<()> {
-    contain(plan, None, Some(listener))
-}
-
-/// `enter` (no `listener`) and `enter_serving`, for this crate's own
-/// children between fork and exec (the entries' contract, kept by them).
+/// `enter`, for this crate's own children between fork and exec (its
+/// contract, kept by them).
 pub(crate) fn contain(
     plan: &Plan,
     left: Option<RawFd>,
@@ -105,19 +101,19 @@ pub(crate) fn enter_root(
     if forked {
         return start_forked(root, report, left);
     }
-    if let Forked::Parent(init_pid) = fork_again()? {
-        watch(init_pid, report[0], left);
+    if let ForkResult::Parent { child: init } = fork_again()? {
+        watch(init.as_raw(), report[0], left);
     }
     // The init: PID 1 of the new namespace, killed if the watcher dies.
     let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
     close(report[0]);
     build_root(root)?;
     match fork_again()? {
-        Forked::Child => {
+        ForkResult::Child => {
             // The program: on to the rest of the cage, then its own code.
             close(report[1]);
             Ok(())
         }
-        Forked::Parent(program) => init(program, report[1], &root.scrub),
+        ForkResult::Parent { child: program } => init(program.as_raw(), report[1], &root.scrub),
     }
 }

@@ -3,23 +3,35 @@
 //! watcher and the init hold open would keep a pipe of the program's from
 //! ending). The only module that turns a number into a descriptor.
 
-use std::os::fd::{BorrowedFd, RawFd};
+use std::mem::ManuallyDrop;
+use std::os::fd::{BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-/// A descriptor the child inherits, held open by the parent's `Cage` or
-/// `Space` (a `Plan`'s, a `Join`'s) or by the child itself, for as long as
-/// the child can use it: the one way a number becomes a descriptor here.
-pub(crate) fn inherited(fd: RawFd) -> BorrowedFd<'static> {
-    // SAFETY: every caller passes a number its process holds open until it
-    // executes or ends (see above); none is ever closed while borrowed.
+/// A descriptor by its number: one the caller holds open for as long as it
+/// is borrowed (a child's inherited from its parent's `Cage` or `Space`, a
+/// protocol's passed for a call). The one way a number becomes one here.
+pub fn borrowed(fd: RawFd) -> BorrowedFd<'static> {
+    // SAFETY: every caller passes a number its process holds open while
+    // borrowed (see above); one closed meanwhile fails with EBADF.
     unsafe { BorrowedFd::borrow_raw(fd) }
 }
 
 /// Closes the descriptor `fd` of this process, which nothing of it owns: a
-/// clone's copy of one the memory it shares names, or one met by
-/// `close_all_but` on an old kernel.
-pub(crate) fn close(fd: RawFd) {
-    // SAFETY: a number alone; what it closes is nobody's (see above).
-    unsafe { libc::close(fd) };
+/// clone's copy of one the memory it shares names, one met by
+/// `close_all_but` on an old kernel, or one its caller gives up.
+pub fn close(fd: RawFd) {
+    // nix's: a number alone (what it closes is nobody's, see above).
+    let _ = nix::unistd::close(fd);
+}
+
+/// Puts a duplicate of `fd` at the number `target`, open across exec,
+/// closing what was there, which nothing of this process may own (a
+/// child's standard streams, a server's listening socket).
+pub fn duplicate_at(fd: RawFd, target: RawFd) -> std::io::Result<()> {
+    // SAFETY: the number the duplicate goes to, which nothing here owns
+    // (see above); never closed by this handle.
+    let mut at = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(target) });
+    rustix::io::dup2(borrowed(fd), &mut at)?;
+    Ok(())
 }
 
 /// Closes every descriptor from `first` on but those in `keep` (which it
@@ -76,7 +88,7 @@ mod tests {
         let (kept, other) = (write.as_raw_fd(), other_write.as_raw_fd());
         let closed_and_kept = crate::namespaces::in_a_fork(|| {
             super::keep_only(0, &mut [kept]);
-            let kept = super::inherited(kept);
+            let kept = super::borrowed(kept);
             let free = rustix::io::fcntl_dupfd_cloexec(kept, other)
                 .is_ok_and(|fd| fd.as_raw_fd() == other);
             free && rustix::io::write(kept, b"k") == Ok(1)

@@ -1,16 +1,18 @@
 //! A cage whose program goes on with the watcher's memory (a Python server
 //! forked per trial): the init is a clone sharing it, the program a fork.
 
-use std::os::fd::{AsRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
+
+use rustix::event::{PollFd, PollFlags};
 
 use rustix::process::{Pid, Signal, WaitOptions};
 
-use crate::descriptors::{close, inherited, keep_only};
+use crate::descriptors::{borrowed, close, keep_only};
 use crate::init::{
     CLONE_STACK, LINGER_MS, end_as, fork_again, others_stay, read_word, reap, report_pipe, wipe,
 };
 use crate::mounts::{Root, build_root};
-use crate::sys::{self, Disposition, Forked, Stacks, clone_running, die, exit_now};
+use crate::sys::{self, Disposition, ForkResult, Stacks, clone_running, die, exit_now};
 
 /// `enter_root`'s namespaces made, for a program that is not executed from
 /// here (it goes on with this process's memory: a Python server forked per
@@ -40,7 +42,7 @@ pub(crate) fn start_forked(
     // namespace's orphans until the watcher says the program ended.
     let mut init_work = || -> libc::c_int {
         let say = |errno: libc::c_int| {
-            let _ = rustix::io::write(inherited(report[1]), &errno.to_ne_bytes());
+            let _ = rustix::io::write(borrowed(report[1]), &errno.to_ne_bytes());
         };
         let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
         close(report[0]);
@@ -72,7 +74,7 @@ pub(crate) fn start_forked(
     // The program, once the init has built the root.
     let program = (word == Some(0)).then(fork_again);
     match program {
-        Some(Ok(Forked::Child)) => {
+        Some(Ok(ForkResult::Child)) => {
             // The program: its working directory the trial's, in the new
             // root; nothing of the watcher's and the init's.
             close(report[0]);
@@ -83,9 +85,9 @@ pub(crate) fn start_forked(
             rustix::process::chdir(root.work.as_c_str())?;
             return Ok(());
         }
-        Some(Ok(Forked::Parent(program))) => {
-            let _ = rustix::io::write(inherited(telling[1]), b"S");
-            watch_forked(init_pid, program, [report[0], telling[1]], left);
+        Some(Ok(ForkResult::Parent { child: program })) => {
+            let _ = rustix::io::write(borrowed(telling[1]), b"S");
+            watch_forked(init_pid, program.as_raw(), [report[0], telling[1]], left);
         }
         Some(Err(_)) | None => {}
     }
@@ -117,18 +119,15 @@ fn forked_init(report: RawFd, told: RawFd, signals: OwnedFd, scrub: &[(usize, us
     keep_only(0, &mut [report, told, signals.as_raw_fd()]);
     let _ = rustix::thread::set_name(c"init");
     loop {
-        let mut polled = [told, signals.as_raw_fd()].map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
-        });
-        if let Err(err) = sys::poll(&mut polled, -1) {
-            if err.kind() == std::io::ErrorKind::Interrupted {
-                continue;
-            }
-            break;
+        let mut polled =
+            [borrowed(told), signals.as_fd()].map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::IN));
+        match rustix::event::poll(&mut polled, None) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(_) => break,
         }
-        let (told_ready, signalled) = (polled[0].revents != 0, polled[1].revents != 0);
+        let ready = |at: usize| !polled[at].revents().is_empty();
+        let (told_ready, signalled) = (ready(0), ready(1));
         if signalled {
             let mut info = [0u8; 128];
             while rustix::io::read(&signals, &mut info).is_ok_and(|n| n > 0) {}
@@ -136,7 +135,7 @@ fn forked_init(report: RawFd, told: RawFd, signals: OwnedFd, scrub: &[(usize, us
         }
         if told_ready {
             let mut byte = [0u8];
-            match rustix::io::read(inherited(told), &mut byte) {
+            match rustix::io::read(borrowed(told), &mut byte) {
                 Ok(1) if byte[0] == b'S' => {
                     let _ = rustix::process::set_dumpable_behavior(
                         rustix::process::DumpableBehavior::NotDumpable,
@@ -150,7 +149,7 @@ fn forked_init(report: RawFd, told: RawFd, signals: OwnedFd, scrub: &[(usize, us
         }
     }
     let others = u8::from(others_stay(LINGER_MS));
-    let _ = rustix::io::write(inherited(report), &[others]);
+    let _ = rustix::io::write(borrowed(report), &[others]);
     exit_now(0)
 }
 
@@ -168,10 +167,10 @@ fn watch_forked(
     // The init may be gone (killed): its end of the pipe with it.
     let _ = sys::set_signal(libc::SIGPIPE, Disposition::Ignore);
     let ended = reap(program).unwrap_or(libc::SIGKILL);
-    let _ = rustix::io::write(inherited(telling), b"E");
+    let _ = rustix::io::write(borrowed(telling), b"E");
     let mut others = [0u8];
     let got = loop {
-        match rustix::io::read(inherited(report), &mut others) {
+        match rustix::io::read(borrowed(report), &mut others) {
             Err(rustix::io::Errno::INTR) => {}
             got => break got,
         }
@@ -184,7 +183,7 @@ fn watch_forked(
     if others[0] != 0
         && let Some(fd) = left
     {
-        let _ = rustix::io::write(inherited(fd), b"L");
+        let _ = rustix::io::write(borrowed(fd), b"L");
     }
     end_as(ended)
 }

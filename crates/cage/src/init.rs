@@ -6,18 +6,19 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::process::{Pid, Signal, WaitOptions};
 
-use crate::descriptors::{close, inherited, keep_only};
+use crate::descriptors::{borrowed, close, keep_only};
 use crate::last::{Serve, restrict, serve_from};
 use crate::mounts::{Root, build_root};
-use crate::sys::{self, Forked, Stacks, clone_running, die, exit_now};
+use crate::sys::{self, ForkResult, Stacks, clone_running, die, exit_now};
 
 /// Forks the cage's child again (for the init, the program): this crate's
 /// one fork between fork and exec, under the entries' contract (`enter`).
-pub(crate) fn fork_again() -> std::io::Result<Forked> {
-    // SAFETY: `enter`'s and `enter_serving`'s callers' word: this process
+pub(crate) fn fork_again() -> std::io::Result<ForkResult> {
+    // SAFETY: `enter`'s callers' word: this process
     // is single-threaded, or a child that makes system calls only until it
     // executes, and so is its fork (the watcher's, the init's code is ours).
-    unsafe { sys::fork() }
+    let forked = unsafe { sys::fork() };
+    Ok(forked?)
 }
 
 /// A pipe of two raw numbers (read, write), closed on exec: each process
@@ -78,7 +79,7 @@ pub(crate) fn start_cloned(
     // The init of `start_cloned`: PID 1, killed if the watcher dies.
     let mut init_work = || -> libc::c_int {
         let say = |errno: libc::c_int| {
-            let _ = rustix::io::write(inherited(report[1]), &errno.to_ne_bytes());
+            let _ = rustix::io::write(borrowed(report[1]), &errno.to_ne_bytes());
         };
         let _ = rustix::process::set_parent_process_death_signal(Some(Signal::KILL));
         close(report[0]);
@@ -146,7 +147,7 @@ pub(crate) fn reap(pid: libc::pid_t) -> Option<libc::c_int> {
 pub(crate) fn read_all(fd: RawFd, buf: &mut [u8]) -> usize {
     let mut got = 0;
     while got < buf.len() {
-        match rustix::io::read(inherited(fd), &mut buf[got..]) {
+        match rustix::io::read(borrowed(fd), &mut buf[got..]) {
             Ok(0) => break,
             Ok(n) => got += n,
             Err(rustix::io::Errno::INTR) => {}
@@ -203,7 +204,7 @@ pub(crate) fn init(program: libc::pid_t, report: RawFd, scrub: &[(usize, usize);
     let mut message = [0u8; 5];
     message[..4].copy_from_slice(&ended.to_ne_bytes());
     message[4] = u8::from(others_stay(LINGER_MS));
-    let _ = rustix::io::write(inherited(report), &message);
+    let _ = rustix::io::write(borrowed(report), &message);
     exit_now(0)
 }
 
@@ -252,7 +253,7 @@ pub(crate) fn watch(init_pid: libc::pid_t, report: RawFd, left: Option<RawFd>) -
     if message[4] != 0
         && let Some(fd) = left
     {
-        let _ = rustix::io::write(inherited(fd), b"L");
+        let _ = rustix::io::write(borrowed(fd), b"L");
     }
     end_as(i32::from_ne_bytes([
         message[0], message[1], message[2], message[3],

@@ -6,16 +6,14 @@ use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
-    ABI, Access, AccessFs, AccessNet, BitFlags, PathBeneath, Ruleset as Builder, RulesetAttr,
-    RulesetCreated, RulesetCreatedAttr, Scope,
+    ABI, Access, AccessFs, AccessNet, BitFlags, LandlockStatus, PathBeneath, RestrictSelf,
+    Ruleset as Builder, RulesetAttr, RulesetCreated, RulesetCreatedAttr, Scope,
 };
 
 use crate::place::Place;
 
 /// `landlock_restrict_self`, the one Landlock call the child makes itself.
 pub(crate) const SYS_RESTRICT_SELF: libc::c_long = 446;
-const SYS_CREATE_RULESET: libc::c_long = 444;
-const CREATE_RULESET_VERSION: u32 = 1;
 
 /// The newest ABI whose rights the cage asks for: the crate drops, best
 /// effort, what the running kernel lacks. ABI 5's `IoctlDev` is not handled:
@@ -34,18 +32,17 @@ pub(crate) fn scopes_abstract_sockets() -> bool {
 
 /// The Landlock ABI version of the running kernel, if it has Landlock
 /// (Linux 5.13+): reported, so asked of the kernel, which the crate leaves
-/// to its best effort.
+/// to its best effort. The crate's own probe: `apply`, asked nothing and
+/// not for no new privileges, restricts nothing.
 pub(crate) fn available() -> Option<i32> {
-    // SAFETY: asks the version; no memory is passed.
-    let abi = unsafe {
-        libc::syscall(
-            SYS_CREATE_RULESET,
-            std::ptr::null::<u8>(),
-            0usize,
-            CREATE_RULESET_VERSION,
-        )
-    };
-    (abi > 0).then_some(abi as i32)
+    let status = RestrictSelf::default().no_new_privs(false).apply().ok()?;
+    match status.landlock {
+        LandlockStatus::Available {
+            effective_abi,
+            kernel_abi,
+        } => Some(kernel_abi.unwrap_or(effective_abi as i32)).filter(|&abi| abi > 0),
+        _ => None,
+    }
 }
 
 /// A ruleset built in the parent: the crate's handle, which still takes

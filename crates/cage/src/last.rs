@@ -1,42 +1,40 @@
 //! What a caged program's process does last, before its own code: the
 //! listening socket placed, no new privileges, Landlock, no capability.
 
-use std::mem::ManuallyDrop;
-use std::os::fd::{FromRawFd, IntoRawFd, OwnedFd, RawFd};
+use std::os::fd::{IntoRawFd, RawFd};
 
 use crate::cage::Exec;
-use crate::descriptors::inherited;
+use crate::descriptors::{borrowed, duplicate_at};
 use crate::landlock::SYS_RESTRICT_SELF;
 use crate::namespaces::drop_capabilities;
 
-/// Where a server's listening socket is (`enter_serving`): the bridge's
+/// Where a server's listening socket is (`enter` with one): the bridge's
 /// `server::LISTENER_FD`, which a test of fencelab's holds equal.
 pub const LISTENER_FD: RawFd = 3;
 
-/// The end of `enter_serving`, in the program's own process: the listening
+/// The end of a server's `enter`, in the program's own process: the listening
 /// socket at `server::LISTENER_FD`, then no new privileges and the ruleset.
 pub(crate) fn serve_from(listener: RawFd, ruleset: Option<RawFd>) -> std::io::Result<()> {
     use rustix::io::FdFlags;
     let target = LISTENER_FD;
     let mut ruleset_fd = ruleset;
     if ruleset_fd == Some(target) && listener != target {
-        let moved = rustix::io::fcntl_dupfd_cloexec(inherited(target), target + 1)?;
+        let moved = rustix::io::fcntl_dupfd_cloexec(borrowed(target), target + 1)?;
         ruleset_fd = Some(moved.into_raw_fd());
     }
     if listener == target {
-        rustix::io::fcntl_setfd(inherited(listener), FdFlags::empty())?;
+        rustix::io::fcntl_setfd(borrowed(listener), FdFlags::empty())?;
     } else {
-        // SAFETY: the number the listener goes to, which nothing of this
-        // child owns (a ruleset there was moved above); never closed here.
-        let mut at = ManuallyDrop::new(unsafe { OwnedFd::from_raw_fd(target) });
-        rustix::io::dup2(inherited(listener), &mut at)?;
+        // Nothing of this child's owns the number (a ruleset there was
+        // moved above).
+        duplicate_at(listener, target)?;
     }
     restrict(ruleset_fd)
 }
 
 /// What the program's process of a cage does last, when it executes the
 /// program itself (`Cage::executing`): `serve_from` (a server's cage:
-/// `enter_serving`) or `restrict` alone (`enter`), then `exec`.
+/// `enter` with a listener) or `restrict` alone (`enter`), then `exec`.
 #[derive(Clone, Copy)]
 pub(crate) struct Serve<'a> {
     pub(crate) exec: &'a Exec,

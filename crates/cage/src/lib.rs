@@ -34,8 +34,8 @@ pub mod sys;
 mod testing;
 
 pub use cage::{Cage, Exec, Plan};
-pub use contain::{enter, enter_serving};
-pub use descriptors::close_all_but;
+pub use contain::enter;
+pub use descriptors::{borrowed, close, close_all_but, duplicate_at};
 pub use inspect::{kill_cage, others_in_cage};
 pub use last::LISTENER_FD;
 pub use layers::{Layers, Need, REQUIRE_CAGE_ENV};

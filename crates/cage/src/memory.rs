@@ -271,7 +271,7 @@ fn cgroup_dir(mounts: &str, is: impl Fn(&str, &str) -> bool, path: &str) -> Opti
 pub(crate) fn join_memory(cgroup: Option<RawFd>) -> std::io::Result<()> {
     let Some(fd) = cgroup else { return Ok(()) };
     // "0": the writer itself.
-    if rustix::io::write(crate::descriptors::inherited(fd), b"0")? != 1 {
+    if rustix::io::write(crate::descriptors::borrowed(fd), b"0")? != 1 {
         return Err(std::io::Error::from(std::io::ErrorKind::WriteZero));
     }
     Ok(())

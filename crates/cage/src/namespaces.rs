@@ -5,7 +5,7 @@ use std::ffi::CString;
 
 use rustix::thread::UnshareFlags;
 
-use crate::sys::{self, Forked, clone_running, exit_now};
+use crate::sys::{self, ForkResult, clone_running, exit_now};
 
 /// Runs `work` in a child that shares this process's memory and descriptor
 /// table (`CLONE_VM | CLONE_VFORK | CLONE_FILES`, with `flags`), this
@@ -45,17 +45,25 @@ pub(crate) fn in_a_clone(
 /// said so. For probing what the kernel allows a child, from a parent that
 /// may have threads: `work` makes system calls only.
 pub(crate) fn in_a_fork(work: impl FnOnce() -> bool) -> bool {
+    let ended = fork_ending(|| if work() { 0 } else { 1 });
+    ended.is_some_and(|status| status.exit_status() == Some(0))
+}
+
+/// Runs `work` in a fork of this process, which ends with the exit status
+/// `work` returns, or as `work` ends it (`die`): its wait status, None
+/// where there was no fork to wait for. `work` makes system calls only.
+pub(crate) fn fork_ending(
+    work: impl FnOnce() -> libc::c_int,
+) -> Option<rustix::process::WaitStatus> {
     // SAFETY: the child runs `work`, which makes system calls only, then ends.
     match unsafe { sys::fork() } {
-        Ok(Forked::Child) => exit_now(if work() { 0 } else { 1 }),
-        Ok(Forked::Parent(pid)) => {
-            let pid = rustix::process::Pid::from_raw(pid).expect("a fork's pid");
-            matches!(
-                rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty()),
-                Ok(Some((_, status))) if status.exit_status() == Some(0)
-            )
+        Ok(ForkResult::Child) => exit_now(work()),
+        Ok(ForkResult::Parent { child }) => {
+            let pid = rustix::process::Pid::from_raw(child.as_raw()).expect("a fork's pid");
+            let waited = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
+            waited.ok().flatten().map(|(_, status)| status)
         }
-        Err(_) => false,
+        Err(_) => None,
     }
 }
 

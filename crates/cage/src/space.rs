@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use rustix::thread::move_into_link_name_space;
 
-use crate::descriptors::inherited;
+use crate::descriptors::borrowed;
 use crate::layers::Layers;
 use crate::namespaces::{in_a_clone, write_file};
 use crate::net::Net;
@@ -243,15 +243,15 @@ pub unsafe fn join(join: &Join) -> std::io::Result<()> {
 pub(crate) fn join_space(join: &Join) -> std::io::Result<()> {
     use rustix::thread::LinkNameSpaceType;
     if let Some(user) = join.user {
-        move_into_link_name_space(inherited(user), Some(LinkNameSpaceType::User))?;
+        move_into_link_name_space(borrowed(user), Some(LinkNameSpaceType::User))?;
     }
     // The trials' closed network (every right in its user namespace,
     // just joined, is needed to join it).
     if let Some(net) = join.net {
-        move_into_link_name_space(inherited(net), Some(LinkNameSpaceType::Network))?;
+        move_into_link_name_space(borrowed(net), Some(LinkNameSpaceType::Network))?;
     }
     // It leaves the root and working directory at the namespace's root.
-    move_into_link_name_space(inherited(join.mount), Some(LinkNameSpaceType::Mount))?;
+    move_into_link_name_space(borrowed(join.mount), Some(LinkNameSpaceType::Mount))?;
     rustix::process::chdir(join.dir.as_c_str())?;
     // A change of credentials may have cleared it.
     let _ = rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL));

@@ -1,5 +1,6 @@
-//! The few system calls no safe wrapper offers (rustix leaves signals and
-//! `_exit` to its unstable runtime), wrapped once so callers need no `unsafe`.
+//! The few system calls rustix offers no safe wrapper for (it leaves signals
+//! and `_exit` to its unstable runtime), wrapped once so callers need no
+//! `unsafe`: signal masks and signalfd through `nix`, the rest raw.
 //!
 //! Every function here is async-signal-safe and allocates nothing: callers
 //! run them between fork and exec of a multi-threaded parent.
@@ -7,6 +8,9 @@
 use std::io;
 
 use libc::c_int;
+use nix::sched::CloneFlags;
+use nix::sys::signal::{self, SigSet, SigmaskHow, Signal};
+use nix::sys::signalfd::{SfdFlags, SignalFd};
 
 /// Ends this process at once: no destructors, no `atexit`, no flushing.
 /// Between fork and exec, the only safe way out.
@@ -56,10 +60,29 @@ pub fn signal_disposition(signal: c_int) -> Option<Disposition> {
 
 /// Unblocks every signal of this thread: a child inherits its parent's mask.
 pub fn unblock_signals() {
-    let none = empty_set();
-    // SAFETY: `none` is an initialised set of this frame; the old mask is
-    // not asked for.
-    unsafe { libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) };
+    let none = SigSet::empty();
+    let _ = signal::sigprocmask(SigmaskHow::SIG_SETMASK, Some(&none), None);
+}
+
+/// Every signal of this thread blocked until it is dropped, which puts the
+/// mask back as it was: no handler of this process's runs meanwhile.
+#[derive(Debug)]
+pub struct AllBlocked {
+    old: SigSet,
+}
+
+impl AllBlocked {
+    /// Blocks every signal of this thread.
+    pub fn new() -> io::Result<AllBlocked> {
+        let old = SigSet::all().thread_swap_mask(SigmaskHow::SIG_SETMASK)?;
+        Ok(AllBlocked { old })
+    }
+}
+
+impl Drop for AllBlocked {
+    fn drop(&mut self) {
+        let _ = self.old.thread_set_mask();
+    }
 }
 
 /// Ends this process by `signal`, with its default action, so that a
@@ -73,41 +96,19 @@ pub fn die(signal: c_int) -> ! {
     exit_now(128 + signal)
 }
 
-/// The process this call returned in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Forked {
-    /// The new process.
-    Child,
-    /// The caller, given the child's pid.
-    Parent(libc::pid_t),
-}
-
-/// Forks this process.
-///
-/// # Safety
-///
-/// Where the caller has other threads, the child may only make
+/// Forks this process: nix's `fork`, whose contract every caller keeps:
+/// where the caller has other threads, the child makes only
 /// async-signal-safe calls (no allocation, no lock) until it execs or ends.
-pub unsafe fn fork() -> io::Result<Forked> {
-    // SAFETY: the caller's word, above.
-    match unsafe { libc::fork() } {
-        -1 => Err(io::Error::last_os_error()),
-        0 => Ok(Forked::Child),
-        pid => Ok(Forked::Parent(pid)),
-    }
-}
+pub use nix::unistd::{ForkResult, fork};
 
+/// A sigaction of the default action, no flag and no signal masked.
 fn empty_action() -> libc::sigaction {
-    // SAFETY: sigaction is plain data; all zeroes is a valid value.
-    unsafe { std::mem::zeroed() }
-}
-
-fn empty_set() -> libc::sigset_t {
-    let mut set = std::mem::MaybeUninit::<libc::sigset_t>::uninit();
-    // SAFETY: sigemptyset initialises the set it is given.
-    unsafe { libc::sigemptyset(set.as_mut_ptr()) };
-    // SAFETY: initialised by sigemptyset just above.
-    unsafe { set.assume_init() }
+    libc::sigaction {
+        sa_sigaction: libc::SIG_DFL,
+        sa_mask: *SigSet::empty().as_ref(),
+        sa_flags: 0,
+        sa_restorer: None,
+    }
 }
 
 #[cfg(test)]
@@ -139,24 +140,16 @@ mod tests {
         // A real-time signal too: rustix names none.
         let late = libc::SIGRTMIN() + 6;
         for (end, expect) in [(0, libc::SIGTERM), (1, 7), (2, late)] {
-            // SAFETY: the child only makes async-signal-safe calls.
-            match unsafe { fork() }.unwrap() {
-                Forked::Child if end == 0 => die(libc::SIGTERM),
-                Forked::Child if end == 2 => die(late),
-                Forked::Child => exit_now(7),
-                Forked::Parent(pid) => {
-                    let pid = rustix::process::Pid::from_raw(pid).unwrap();
-                    let status =
-                        rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty())
-                            .unwrap()
-                            .unwrap()
-                            .1;
-                    if end != 1 {
-                        assert_eq!(status.terminating_signal(), Some(expect));
-                    } else {
-                        assert_eq!(status.exit_status(), Some(expect));
-                    }
-                }
+            let status = crate::namespaces::fork_ending(|| match end {
+                0 => die(libc::SIGTERM),
+                2 => die(late),
+                _ => 7,
+            })
+            .unwrap();
+            if end != 1 {
+                assert_eq!(status.terminating_signal(), Some(expect));
+            } else {
+                assert_eq!(status.exit_status(), Some(expect));
             }
         }
     }
@@ -170,14 +163,34 @@ pub fn wait_with_usage(
     options: c_int,
 ) -> io::Result<Option<(libc::pid_t, c_int, libc::rusage)>> {
     let mut status = 0;
-    let mut usage = std::mem::MaybeUninit::<libc::rusage>::zeroed();
+    let never = libc::timeval {
+        tv_sec: 0,
+        tv_usec: 0,
+    };
+    let mut usage = libc::rusage {
+        ru_utime: never,
+        ru_stime: never,
+        ru_maxrss: 0,
+        ru_ixrss: 0,
+        ru_idrss: 0,
+        ru_isrss: 0,
+        ru_minflt: 0,
+        ru_majflt: 0,
+        ru_nswap: 0,
+        ru_inblock: 0,
+        ru_oublock: 0,
+        ru_msgsnd: 0,
+        ru_msgrcv: 0,
+        ru_nsignals: 0,
+        ru_nvcsw: 0,
+        ru_nivcsw: 0,
+    };
     // SAFETY: writes a status and a rusage of this frame.
-    let waited = unsafe { libc::wait4(pid, &mut status, options, usage.as_mut_ptr()) };
+    let waited = unsafe { libc::wait4(pid, &mut status, options, &mut usage) };
     match waited {
         -1 => Err(io::Error::last_os_error()),
         0 => Ok(None),
-        // SAFETY: plain integers, zeroed, then written by `wait4`.
-        pid => Ok(Some((pid, status, unsafe { usage.assume_init() }))),
+        pid => Ok(Some((pid, status, usage))),
     }
 }
 
@@ -189,16 +202,12 @@ mod wait_tests {
     /// wrapper that dropped the usage, or the status, fails here.
     #[test]
     fn a_child_is_waited_for_with_its_usage() {
-        // SAFETY: the child only makes async-signal-safe calls.
-        let child = match unsafe { fork() }.unwrap() {
-            Forked::Child => {
-                // Busy a while: its time is more than nothing.
-                let start = std::time::Instant::now();
-                while start.elapsed() < std::time::Duration::from_millis(20) {}
-                exit_now(5)
-            }
-            Forked::Parent(pid) => pid,
-        };
+        // Busy a while: its time is more than nothing.
+        let busy = "i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; exit 5";
+        let spawned = std::process::Command::new("/bin/sh")
+            .args(["-c", busy])
+            .spawn();
+        let child = spawned.unwrap().id() as libc::pid_t;
         let (pid, status, usage) = wait_with_usage(child, 0).unwrap().unwrap();
         assert_eq!(pid, child);
         assert!(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 5);
@@ -210,43 +219,32 @@ mod wait_tests {
 
 /// Makes the namespaces `flags` name this process's own. Refuses to unshare
 /// the descriptor table (`FILES`): another thread would lose descriptors it
-/// holds, which is why rustix calls its `unshare` unsafe.
+/// holds, which is why rustix calls its `unshare` unsafe (nix's, used here,
+/// leaves that to its caller).
 pub fn unshare(flags: rustix::thread::UnshareFlags) -> io::Result<()> {
     if flags.contains(rustix::thread::UnshareFlags::FILES) {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    // SAFETY: without `FILES`, every thread keeps the descriptors it holds.
-    unsafe { rustix::thread::unshare_unsafe(flags) }?;
-    Ok(())
+    let flags = CloneFlags::from_bits_retain(flags.bits() as c_int);
+    Ok(nix::sched::unshare(flags)?)
+}
+
+/// The pid of the process at the other end of the Unix socket `sock` when
+/// it connected (`SO_PEERCRED`): 0 where there is none. rustix's
+/// `socket_peercred` cannot hold that 0.
+pub fn peer_pid(sock: std::os::fd::BorrowedFd<'_>) -> io::Result<libc::pid_t> {
+    use nix::sys::socket::{getsockopt, sockopt::PeerCredentials};
+    Ok(getsockopt(&sock, PeerCredentials)?.pid())
 }
 
 /// Blocks SIGCHLD for this thread and returns a descriptor it is read from
 /// instead (non-blocking, closed on exec): for an init that waits for a
-/// word and reaps orphans in one `poll`. The same two system calls glibc
-/// makes, on a kernel signal set (a bit per signal) of this frame.
+/// word and reaps orphans in one `poll`.
 pub fn children_signals() -> io::Result<std::os::fd::OwnedFd> {
-    use std::os::fd::FromRawFd;
-    let set: u64 = 1 << (libc::SIGCHLD - 1);
-    let size = std::mem::size_of::<u64>();
-    // SAFETY: reads the set of this frame, of the size given; the old mask
-    // is not asked for.
-    unsafe {
-        libc::syscall(
-            libc::SYS_rt_sigprocmask,
-            libc::SIG_BLOCK,
-            &raw const set,
-            std::ptr::null_mut::<u64>(),
-            size,
-        )
-    };
-    let flags = libc::SFD_CLOEXEC | libc::SFD_NONBLOCK;
-    // SAFETY: reads the set of this frame, of the size given.
-    let fd = unsafe { libc::syscall(libc::SYS_signalfd4, -1, &raw const set, size, flags) };
-    if fd < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: a descriptor just made, of this process's and no one else's.
-    Ok(unsafe { std::os::fd::OwnedFd::from_raw_fd(fd as c_int) })
+    let set = SigSet::from(Signal::SIGCHLD);
+    let _ = signal::sigprocmask(SigmaskHow::SIG_BLOCK, Some(&set), None);
+    let flags = SfdFlags::SFD_CLOEXEC | SfdFlags::SFD_NONBLOCK;
+    Ok(SignalFd::with_flags(&set, flags)?.into())
 }
 
 /// Memory for the stacks of clones of this process: an anonymous private
@@ -299,23 +297,32 @@ impl Stacks {
 /// network namespace, as `SIOCGIFFLAGS` says them: rustix asks none.
 pub fn interface_flags(sock: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> io::Result<c_int> {
     use std::os::fd::AsRawFd;
-    let mut req = libc::ifreq {
-        ifr_name: [0; libc::IFNAMSIZ],
-        ifr_ifru: libc::__c_anonymous_ifr_ifru { ifru_flags: 0 },
+    /// `struct ifreq` as `SIOCGIFFLAGS` fills it: the name, then the flags
+    /// where its union begins (a plain struct: no union to read).
+    #[repr(C)]
+    struct FlagsRequest {
+        name: [libc::c_char; libc::IFNAMSIZ],
+        flags: libc::c_short,
+        rest: [u8; 22],
+    }
+    const _: () = assert!(size_of::<FlagsRequest>() == size_of::<libc::ifreq>());
+    let mut req = FlagsRequest {
+        name: [0; libc::IFNAMSIZ],
+        flags: 0,
+        rest: [0; 22],
     };
-    if name.is_empty() || name.len() >= req.ifr_name.len() {
+    if name.is_empty() || name.len() >= req.name.len() {
         return Err(io::Error::from_raw_os_error(libc::EINVAL));
     }
-    for (to, from) in req.ifr_name.iter_mut().zip(name) {
+    for (to, from) in req.name.iter_mut().zip(name) {
         *to = *from as libc::c_char;
     }
-    // SAFETY: fills the flags of an ifreq of this frame, its name
-    // NUL-terminated.
+    // SAFETY: fills the flags of an ifreq of this frame (its layout), its
+    // name NUL-terminated.
     if unsafe { libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) } != 0 {
         return Err(io::Error::last_os_error());
     }
-    // SAFETY: the union's flags, which SIOCGIFFLAGS filled.
-    Ok(c_int::from(unsafe { req.ifr_ifru.ifru_flags }))
+    Ok(c_int::from(req.flags))
 }
 
 /// Starts a clone of this process (`libc::clone` with `flags`) that runs
@@ -347,18 +354,6 @@ pub unsafe fn clone_running(
     Ok(pid)
 }
 
-/// Waits for one of `fds` to be ready (`poll`, `timeout` in milliseconds,
-/// -1 for none): how many are.
-pub fn poll(fds: &mut [libc::pollfd], timeout: c_int) -> io::Result<usize> {
-    // SAFETY: the kernel writes the `revents` of these entries, as many as
-    // given, alive for the call.
-    let ready = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, timeout) };
-    if ready < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    Ok(ready as usize)
-}
-
 #[cfg(test)]
 mod appended_tests {
     use super::*;
@@ -386,12 +381,15 @@ mod appended_tests {
             };
             // A child that ends at once: its SIGCHLD stays pending here.
             let _ = in_a_fork(|| true);
-            let mut fds = [libc::pollfd {
-                fd: std::os::fd::AsRawFd::as_raw_fd(&signals),
-                events: libc::POLLIN,
-                revents: 0,
-            }];
-            let _ = poll(&mut fds, 10_000);
+            use rustix::event::{PollFd, PollFlags, Timespec};
+            let mut fds = [PollFd::new(&signals, PollFlags::IN)];
+            let _ = rustix::event::poll(
+                &mut fds,
+                Some(&Timespec {
+                    tv_sec: 10,
+                    tv_nsec: 0,
+                }),
+            );
             let mut info = [0u8; 128];
             let read = rustix::io::read(&signals, &mut info);
             let signo = u32::from_ne_bytes([info[0], info[1], info[2], info[3]]);
@@ -453,46 +451,48 @@ mod appended_tests {
         assert!(interface_flags(sock.as_fd(), &[b'x'; 16]).is_err());
     }
 
-    /// A clone that shares this memory runs its work on the stack given and
-    /// ends with what it returned: a trampoline that dropped the work, or
-    /// an exit status lost, fails here.
+    /// A clone that shares this memory (`clone_running`, through
+    /// `in_a_clone`) runs its work and ends with its word: a trampoline
+    /// that dropped the work, or an exit status lost, fails here.
     #[test]
     fn a_clone_runs_its_work_and_ends_with_its_word() {
         use std::sync::atomic::{AtomicI32, Ordering};
-        let stacks = Stacks::map(64 << 10).unwrap();
-        let seen = AtomicI32::new(0);
-        let mut work = || {
-            seen.store(7, Ordering::SeqCst);
-            5
-        };
-        let mut work: &mut dyn FnMut() -> c_int = &mut work;
-        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
-        let top = (stacks.start() + (64 << 10)) & !15;
-        // SAFETY: this thread waits until the clone has ended (CLONE_VFORK);
-        // its work stores to an atomic and returns.
-        let pid = unsafe { clone_running(top, flags, &mut work) }.unwrap();
-        let pid = rustix::process::Pid::from_raw(pid).unwrap();
-        let status = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
-        assert_eq!(status.unwrap().unwrap().1.exit_status(), Some(5));
-        assert_eq!(seen.load(Ordering::SeqCst), 7);
-        stacks.unmap().unwrap();
+        for word in [true, false] {
+            let seen = AtomicI32::new(0);
+            let mut work = || {
+                seen.store(7, Ordering::SeqCst);
+                word
+            };
+            let said = crate::namespaces::in_a_clone(0, &mut work).unwrap();
+            assert_eq!((said, seen.load(Ordering::SeqCst)), (word, 7));
+        }
     }
 
-    /// A pipe with a byte in it is ready, one without is not: a `poll`
-    /// that wrote no `revents`, or counted wrong, fails here.
+    /// Every signal is blocked while the guard lives, and the mask is as
+    /// it was after: a guard that blocked nothing, or restored nothing,
+    /// fails here. In a thread of its own, whose mask is its own.
     #[test]
-    fn poll_says_which_is_ready() {
-        use std::io::Write;
-        use std::os::fd::AsRawFd;
-        let (full, mut writer) = std::io::pipe().unwrap();
-        let (empty, _other) = std::io::pipe().unwrap();
-        writer.write_all(b"x").unwrap();
-        let mut fds = [full.as_raw_fd(), empty.as_raw_fd()].map(|fd| libc::pollfd {
-            fd,
-            events: libc::POLLIN,
-            revents: 0,
+    fn all_blocked_blocks_until_dropped() {
+        let masks = std::thread::spawn(|| {
+            let blocked = |signal| SigSet::thread_get_mask().unwrap().contains(signal);
+            let guard = AllBlocked::new().unwrap();
+            let during = blocked(Signal::SIGUSR1) && blocked(Signal::SIGTERM);
+            drop(guard);
+            (during, blocked(Signal::SIGUSR1))
         });
-        assert_eq!(poll(&mut fds, 1000).unwrap(), 1);
-        assert_eq!((fds[0].revents, fds[1].revents), (libc::POLLIN, 0));
+        assert_eq!(masks.join().unwrap(), (true, false));
+    }
+
+    /// A connected socket's peer is the process at its other end (here,
+    /// this one); an unconnected socket's is 0, which rustix's `Pid`
+    /// cannot hold: a wrapper that read the wrong field fails here.
+    #[test]
+    fn a_sockets_peer_is_its_pid_or_0() {
+        use std::os::fd::AsFd;
+        let (one, _other) = std::os::unix::net::UnixStream::pair().unwrap();
+        let me = std::process::id() as libc::pid_t;
+        assert_eq!(peer_pid(one.as_fd()).unwrap(), me);
+        let alone = std::os::unix::net::UnixDatagram::unbound().unwrap();
+        assert_eq!(peer_pid(alone.as_fd()).unwrap(), 0);
     }
 }

@@ -82,10 +82,19 @@ pub(crate) fn caged_in(
 /// `script` started by `sh` in `cage`, once it has printed its first
 /// line (it says so when what it starts is running).
 pub(crate) fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Child {
-    let plan = cage.plan();
+    started_entering(sh, script, Entry::Cage(cage.plan(), None)).0
+}
+
+/// `sh -c script`, its child entering `entry`, once it has printed its
+/// first line: the child, and that line.
+pub(crate) fn started_entering(
+    sh: &Path,
+    script: &str,
+    entry: Entry,
+) -> (std::process::Child, String) {
     let mut command = Command::new(sh);
     command.args(["-c", script]).stdout(Stdio::piped());
-    entering(&mut command, None, Entry::Cage(plan, None));
+    entering(&mut command, None, entry);
     let mut child = command.spawn().unwrap();
     let mut line = String::new();
     std::io::BufRead::read_line(
@@ -93,7 +102,25 @@ pub(crate) fn started(cage: &Cage, sh: &Path, script: &str) -> std::process::Chi
         &mut line,
     )
     .unwrap();
-    child
+    (child, line)
+}
+
+/// `sh -c script` in `dir`, its child entering `entry`, run to its end
+/// with its output read (the spawn's error where its cage failed it).
+pub(crate) fn output_entering(
+    sh: &Path,
+    script: &str,
+    dir: &Path,
+    entry: Entry,
+) -> std::io::Result<std::process::Output> {
+    let mut command = Command::new(sh);
+    command
+        .args(["-c", script])
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    entering(&mut command, None, entry);
+    command.spawn().and_then(|c| c.wait_with_output())
 }
 
 /// What a test's child enters after joining its space, if any.

@@ -6,12 +6,14 @@
 use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::path::Path;
+use std::sync::atomic::{AtomicI32, Ordering};
 use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitOptions};
 
 use super::{Finished, Limits, Spawn, Waiter, finish, passed_on};
 use crate::bridge::child::{self, Enter, Setup, Signals};
+use crate::bridge::sandbox::sys;
 
 /// `run` for an uncaged `spawn` (`limits.cage` must be `None`; an error
 /// otherwise), started by a clone that shares this process's memory and
@@ -231,7 +233,7 @@ const ZYGOTE_START: Duration = Duration::from_secs(60);
 /// Starts `spawn` as `run_light` does (a clone sharing this process's
 /// memory, leading a group of its own, in the trial's `space`), with `stdio`
 /// as its standard streams, a server in the cage `plan` listening on
-/// `listener` (`sandbox::enter_serving`, which must start no process: a cage
+/// `listener` (`sandbox::enter`, which must start no process: a cage
 /// without namespaces, `Cage::trusted_reading`); its pid, once it has
 /// executed its program. The caller kills its group and reaps it.
 pub(crate) fn start_light_serving(
@@ -286,11 +288,8 @@ impl Prepared {
 
     /// Clones the child and waits for it to execute (`Child::spawn`).
     fn start(&self, started: Started<'_>) -> std::io::Result<libc::pid_t> {
-        let (program, argv, envp) = self.exec.pointers();
         Child {
-            program,
-            argv,
-            envp,
+            exec: &self.exec,
             dir: &self.dir,
             stdio: started.stdio,
             inherit: started.inherit,
@@ -298,7 +297,6 @@ impl Prepared {
             space: started.space,
             serving: started.serving,
             parent: rustix::process::getpid(),
-            failed: 0,
         }
         .spawn()
     }
@@ -307,9 +305,7 @@ impl Prepared {
 /// What the child of `run_light` needs, prepared before the clone: it only
 /// reads it, and makes system calls.
 struct Child<'a> {
-    program: *const libc::c_char,
-    argv: *const *const libc::c_char,
-    envp: *const *const libc::c_char,
+    exec: &'a crate::bridge::sandbox::Exec,
     dir: &'a std::ffi::CStr,
     stdio: [libc::c_int; 3],
     /// A descriptor to keep open across the exec (-1: none).
@@ -318,44 +314,40 @@ struct Child<'a> {
     space: Option<&'a crate::bridge::sandbox::Join>,
     serving: Option<(libc::c_int, &'a crate::bridge::sandbox::Plan)>,
     parent: rustix::process::Pid,
-    /// The child's errno where it could not execute its program (it shares
-    /// this memory): 0 when it did.
-    failed: libc::c_int,
 }
 
 impl Child<'_> {
-    /// Clones the child, which runs `trampoline` and executes the program;
+    /// Clones the child, which sets itself up and executes the program;
     /// returns its pid once it has (or an error if it could not).
-    fn spawn(mut self) -> std::io::Result<libc::pid_t> {
-        /// The child: set up (`child::prepare`: death with fencelab, its own
-        /// process group, signals at their defaults, the limits, the trial's
-        /// space, its standard streams and inherited descriptor, its directory,
-        /// a server's cage), then its program. `arg` is the `Child`: only
-        /// `spawn` names this function.
-        extern "C" fn trampoline(arg: *mut libc::c_void) -> libc::c_int {
-            // SAFETY: `arg` is the `Child` of `spawn`, alive until the clone has
-            // executed its program or ended (its parent waits, CLONE_VFORK).
-            let this = unsafe { &mut *arg.cast::<Child>() };
+    fn spawn(self) -> std::io::Result<libc::pid_t> {
+        // The child's errno where it could not execute its program (it
+        // shares this memory): 0 when it did.
+        let failed = AtomicI32::new(0);
+        // The child: set up (`child::prepare`: death with fencelab, its own
+        // process group, signals at their defaults, the limits, the trial's
+        // space, its standard streams and inherited descriptor, its
+        // directory, a server's cage), then its program.
+        let mut work = || -> libc::c_int {
             let mut place = [
-                (this.stdio[0], 0),
-                (this.stdio[1], 1),
-                (this.stdio[2], 2),
+                (self.stdio[0], 0),
+                (self.stdio[1], 1),
+                (self.stdio[2], 2),
                 // The clone has a table of descriptors of its own (no
                 // CLONE_FILES): the flag is cleared for its program alone.
-                (this.inherit, this.inherit),
+                (self.inherit, self.inherit),
             ];
-            let places = if this.inherit >= 0 { 4 } else { 3 };
+            let places = if self.inherit >= 0 { 4 } else { 3 };
             let mut setup = Setup {
-                parent: Some(this.parent),
+                parent: Some(self.parent),
                 own_group: true,
                 // As a fresh process has them (as std's spawn leaves them).
                 signals: Signals::Handled,
-                limits: Some(this.file_size),
-                space: this.space,
+                limits: Some(self.file_size),
+                space: self.space,
                 place: &mut place[..places],
-                dir: Some(this.dir),
+                dir: Some(self.dir),
                 // A cage without namespaces: system calls on this process alone.
-                cage: this
+                cage: self
                     .serving
                     .map(|(listener, plan)| Enter::Serving(listener, plan)),
                 unblock: true,
@@ -363,57 +355,45 @@ impl Child<'_> {
             };
             // SAFETY: the clone of `spawn`, before it executes; only system
             // calls, on what the parent prepared.
-            if let Err(err) = unsafe { child::prepare(&mut setup) } {
-                fail(&mut this.failed, err.raw_os_error())
-            }
-            // SAFETY: what `Prepared` made, alive until the clone has executed.
-            unsafe { libc::execve(this.program, this.argv, this.envp) };
-            fail(&mut this.failed, None)
-        }
+            let errno = match unsafe { child::prepare(&mut setup) } {
+                Ok(()) => self.exec.execute(),
+                // Where it carries none, the last one.
+                Err(err) => (err.raw_os_error())
+                    .or_else(|| std::io::Error::last_os_error().raw_os_error())
+                    .unwrap_or(0),
+            };
+            fail(&failed, errno)
+        };
+        let mut work: &mut dyn FnMut() -> libc::c_int = &mut work;
         // Enough for the system calls the child makes (and a signal, should
         // one come before its handlers are reset: none is installed).
         let mut stack = vec![0u8; 64 << 10];
         let top = (stack.as_mut_ptr() as usize + stack.len()) & !15;
         // Every signal blocked in this thread until the child has executed:
         // no handler of this process's runs on the child's stack.
-        let mut all = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
-        let mut old = std::mem::MaybeUninit::<libc::sigset_t>::zeroed();
-        // SAFETY: fills a set of this frame.
-        unsafe { libc::sigfillset(all.as_mut_ptr()) };
-        // SAFETY: sets of this frame, `old` written before it is read below.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, all.as_ptr(), old.as_mut_ptr()) };
-        // SAFETY: the clone runs `trampoline` on `stack` while this thread
-        // is suspended, and `self` outlives it (CLONE_VFORK). No safe
-        // wrapper clones.
-        let pid = unsafe {
-            libc::clone(
-                trampoline,
-                top as *mut libc::c_void,
-                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD,
-                (&raw mut self).cast(),
-            )
-        };
-        // SAFETY: the mask `pthread_sigmask` saved above.
-        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, old.as_ptr(), std::ptr::null_mut()) };
+        let blocked = sys::AllBlocked::new()?;
+        let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD;
+        // SAFETY: this thread is suspended until the clone has executed or
+        // ended (CLONE_VFORK); `stack` and `work` live on this frame.
+        let started = unsafe { sys::clone_running(top, flags, &mut work) };
+        drop(blocked);
         drop(stack);
-        if pid < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        if self.failed != 0 {
+        let pid = started?;
+        let failed = failed.load(Ordering::SeqCst);
+        if failed != 0 {
             // Our own child, ended: reaped.
             let _ = rustix::process::waitpid(Pid::from_raw(pid), WaitOptions::empty());
-            return Err(std::io::Error::from_raw_os_error(self.failed));
+            return Err(std::io::Error::from_raw_os_error(failed));
         }
         Ok(pid)
     }
 }
 
 /// Ends `run_light`'s child that could not execute its program, its errno
-/// (`errno`, else the last one) left in `failed` for the parent.
-fn fail(failed: &mut libc::c_int, errno: Option<libc::c_int>) -> ! {
-    let last = || std::io::Error::last_os_error().raw_os_error();
-    *failed = errno.or_else(last).unwrap_or(0).max(1);
+/// left in `failed` for the parent.
+fn fail(failed: &AtomicI32, errno: libc::c_int) -> ! {
+    failed.store(errno.max(1), Ordering::SeqCst);
     // The clone shares its parent's memory: nothing of the process's own
     // exit may run.
-    crate::bridge::sandbox::sys::exit_now(127)
+    sys::exit_now(127)
 }

@@ -419,21 +419,19 @@ mod tests {
         // descriptor, the lock's too; the child here stays in that state.
         let (_target, scratch, _) = workspace(0, 1);
         let lock = scratch.lock().unwrap();
-        use crate::bridge::sandbox::sys::{Forked, fork};
-        // SAFETY: the child of this multi-threaded process calls only
-        // pause, which is async-signal-safe, and is killed below.
-        let child = match unsafe { fork() }.expect("fork") {
-            Forked::Child => loop {
-                rustix::event::pause();
-            },
-            Forked::Parent(pid) => pid,
-        };
+        // A copy of the lock's open file in a child that lives on, as that
+        // fork's: a duplicate open across exec, inherited by `sleep`.
+        let copy = rustix::io::dup(&lock.file).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("1000")
+            .spawn()
+            .unwrap();
+        drop(copy);
         drop(lock);
         let free = scratch.try_lock().is_some();
         // Our own child: killed, reaped.
-        let child = rustix::process::Pid::from_raw(child);
-        let _ = rustix::process::kill_process(child.unwrap(), rustix::process::Signal::KILL);
-        let _ = rustix::process::waitpid(child, rustix::process::WaitOptions::empty());
+        let _ = child.kill();
+        let _ = child.wait();
         assert!(
             free,
             "the lock is held by the child's copy of the descriptor"

@@ -1,10 +1,9 @@
 //! A server that goes on with the watcher's memory: the watcher's fork, under
 //! an init that shares that memory.
 
-use crate::testing::{Entry, entering, live};
+use crate::testing::{Entry, live, output_entering};
 use crate::{Cage, Layers, Need};
 use std::os::fd::AsRawFd;
-use std::process::Command;
 
 /// A server's cage whose program is not executed from it (a Python
 /// server forked per trial goes on as it is: here `std` executes `sh`
@@ -28,16 +27,8 @@ fn a_server_that_goes_on_as_it_is_is_the_watchers_fork_under_an_init_sharing_its
     let listener = std::os::unix::net::UnixListener::bind(tmp.join("s")).unwrap();
     let serve = |script: &str| {
         let cage = Cage::new(&tmp, sh, &[]);
-        let plan = cage.plan();
-        let fd = listener.as_raw_fd();
-        let mut command = Command::new(sh);
-        command
-            .args(["-c", script])
-            .current_dir("/")
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        entering(&mut command, None, Entry::Serving(fd, plan));
-        let output = command.spawn().and_then(|c| c.wait_with_output()).unwrap();
+        let entry = Entry::Serving(listener.as_raw_fd(), cage.plan());
+        let output = output_entering(sh, script, "/".as_ref(), entry).unwrap();
         drop(cage);
         output
     };

@@ -1,7 +1,7 @@
 //! The init and the watcher: the program ends as it would uncaged, and nothing
 //! it started outlives it, whoever runs the cage.
 
-use crate::testing::{Entry, caged, entering, live, started};
+use crate::testing::{Entry, caged, live, output_entering, started, started_entering};
 use crate::{Cage, Layers, Need, kill_cage, others_in_cage};
 use std::os::fd::{AsRawFd, RawFd};
 use std::path::Path;
@@ -58,19 +58,7 @@ fn cages_when_not_dumpable() {
 /// started as a judge starts its server, once it has printed its first
 /// line.
 fn started_serving(cage: &Cage, sh: &Path, listener: RawFd) -> std::process::Child {
-    let plan = cage.plan();
-    let mut command = Command::new(sh);
-    command
-        .args(["-c", "echo std"])
-        .stdout(std::process::Stdio::piped());
-    entering(&mut command, None, Entry::Serving(listener, plan));
-    let mut child = command.spawn().unwrap();
-    let mut line = String::new();
-    std::io::BufRead::read_line(
-        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
-        &mut line,
-    )
-    .unwrap();
+    let (child, line) = started_entering(sh, "echo std", Entry::Serving(listener, cage.plan()));
     assert_eq!(line, "started\n");
     child
 }
@@ -155,16 +143,8 @@ fn a_serving_cage_executes_its_program_from_clones_as_a_fork_would() {
         let env = [("CAGED".into(), "yes".into())];
         let cage =
             Cage::new(&tmp, sh, &[]).executing(program, &["-c".as_ref(), script.as_ref()], &env);
-        let plan = cage.plan();
-        let fd = listener.as_raw_fd();
-        let mut command = Command::new(sh);
-        command
-            .args(["-c", "echo std"])
-            .current_dir(&tmp)
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped());
-        entering(&mut command, None, Entry::Serving(fd, plan));
-        let output = command.spawn().and_then(|c| c.wait_with_output());
+        let entry = Entry::Serving(listener.as_raw_fd(), cage.plan());
+        let output = output_entering(sh, "echo std", &tmp, entry);
         drop(cage);
         output
     };
