@@ -420,8 +420,9 @@ impl Runner {
         let rules = Rules::for_limit(trial.limit);
         let group = self.confirmation_group(trial);
         let stop = shared.watch.begin(index, &group, rules, confirming);
-        let caged =
-            |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);
+        let caged = |cage: &std::path::Path, also: Vec<PathBuf>, helpers: Vec<libc::pid_t>| {
+            shared.watch.caged(index, cage, also, helpers)
+        };
         let ran = self.run_one(trial, &dir, net.as_deref(), &caged, &stop, shared);
         let rule = shared.watch.end(index);
         let mut result = ran?;

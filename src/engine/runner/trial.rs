@@ -24,7 +24,7 @@ impl Runner {
         trial: &Trial,
         dir: &std::path::Path,
         net: Option<&Net>,
-        caged: &dyn Fn(&std::path::Path, Vec<PathBuf>),
+        caged: &dyn Fn(&std::path::Path, Vec<PathBuf>, Vec<libc::pid_t>),
         stop: &Arc<process::Stop>,
         shared: &Shared,
     ) -> Result<TrialResult, Error> {
@@ -117,10 +117,11 @@ impl Runner {
         };
         // The untrusted side's processes, and the processor time they use,
         // are what `hangs` looks at; a server the runner started is looked
-        // at too.
+        // at too, and the forking server the judge asks for its own.
         if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
             let also = server.iter().filter_map(Served::cgroup).collect();
-            caged(memory.path(), also);
+            let helpers = _zygote.iter().map(|h| h.forking_pid()).collect();
+            caged(memory.path(), also, helpers);
         }
         // The cage executes the judge itself, from clones of the process
         // the runner forks (`Cage::executing`): two forks a trial fewer.
