@@ -241,7 +241,7 @@ fn a_late_look_counts_all_the_waiting_it_saw() {
         asleep,
         ran,
     };
-    let waited = |last, next| waited_between(last, next);
+    let waited = waited_between;
     assert_eq!(
         waited(look(0, true, 7), look(1000, true, 7)),
         Duration::from_secs(1)

@@ -17,6 +17,10 @@ use crate::engine::process::{self, Limits, cage_error};
 use crate::engine::served::Served;
 use crate::error::Error;
 
+/// Tells `hangs` where a trial's processes are, once its cage is made
+/// (`Watch::caged`).
+pub(super) type Caged<'a> = dyn Fn(&std::path::Path, Vec<PathBuf>, Vec<libc::pid_t>) + 'a;
+
 impl Runner {
     /// Runs one trial in `dir` (created here, removed afterwards).
     pub(super) fn run_one(
@@ -24,7 +28,7 @@ impl Runner {
         trial: &Trial,
         dir: &std::path::Path,
         net: Option<&Net>,
-        caged: &dyn Fn(&std::path::Path, Vec<PathBuf>, Vec<libc::pid_t>),
+        caged: &Caged<'_>,
         stop: &Arc<process::Stop>,
         shared: &Shared,
     ) -> Result<TrialResult, Error> {
