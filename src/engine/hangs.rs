@@ -8,11 +8,11 @@
 //! Load slows a process that runs, never one that sleeps, and adds no
 //! processor time to it. So the first two rules are the code's own doing.
 //!
-//! A stopped trial is not a verdict yet. After the run's other trials it runs
-//! again alone, under the same rules (`Runner::run`). Only a trial stopped
-//! again fails for time, as confirmed. Confirmations spend their
-//! implementation's budget (`grade --budget`); past it, the rest fail
-//! unconfirmed (`TestOutcome::OverBudget`).
+//! A stopped trial is not a verdict yet. After the others it runs again alone,
+//! its limit counted only while load left it a processor (`Runner::run`).
+//! Only a trial stopped again fails for time, as confirmed. Confirmations
+//! spend their implementation's budget (`grade --budget`); past it, the rest
+//! fail unconfirmed (`TestOutcome::OverBudget`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -35,6 +35,9 @@ const MIN_WAIT: Duration = Duration::from_secs(1);
 const LOOK_AFTER: Duration = Duration::from_millis(200);
 /// At most so many processes of a trial are looked at.
 const MAX_PROCESSES: usize = 64;
+/// How much longer than its limit a trial run again alone may take by the
+/// wall clock, while a loaded machine keeps it from a processor.
+pub(super) const STARVED_LIMIT: u32 = 4;
 
 /// What stops one trial before its limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -102,6 +105,11 @@ struct Watched {
     stopped_by: Option<(TimeRule, Duration)>,
     /// How long it has waited with nothing running, in all.
     waited: Duration,
+    /// A run again alone: its limit, kept here on the time it was not
+    /// kept from a processor (`STARVED_LIMIT` times it is the process's).
+    limit: Option<Duration>,
+    /// How long it was ready to run but kept from a processor, in all.
+    starved: Duration,
     last: Option<Look>,
 }
 
@@ -115,6 +123,8 @@ struct Look {
     /// (those gone since the last look too, where `cpu.stat` says), in
     /// nanoseconds: compared between looks.
     ran: u64,
+    /// How long the threads seen waited for a processor, in nanoseconds.
+    queued: u64,
 }
 
 impl Watch {
@@ -141,6 +151,8 @@ impl Watch {
                 helpers: Vec::new(),
                 stopped_by: None,
                 waited: Duration::ZERO,
+                limit: None,
+                starved: Duration::ZERO,
                 last: None,
             },
         );
@@ -162,6 +174,14 @@ impl Watch {
             w.cage = Some(cage.to_path_buf());
             w.also = also;
             w.helpers = helpers;
+        }
+    }
+
+    /// Trial `id` (run again alone) is stopped at `limit` of the time it was
+    /// not kept from a processor: load cannot make its limit stop it first.
+    pub(super) fn keep_limit(&self, id: usize, limit: Duration) {
+        if let Some(w) = self.lock().trials.get_mut(&id) {
+            w.limit = Some(limit);
         }
     }
 
@@ -197,7 +217,7 @@ impl Watch {
         type Due = (
             usize,
             Option<libc::pid_t>,
-            PathBuf,
+            Option<PathBuf>,
             Vec<PathBuf>,
             Vec<libc::pid_t>,
         );
@@ -206,14 +226,16 @@ impl Watch {
             .trials
             .iter()
             .filter(|(_, w)| w.stopped_by.is_none() && now - w.started >= LOOK_AFTER)
-            .filter_map(|(id, w)| {
-                let cage = w.cage.clone()?;
-                Some((*id, w.stop.pid(), cage, w.also.clone(), w.helpers.clone()))
+            .filter(|(_, w)| w.cage.is_some() || w.limit.is_some())
+            .map(|(id, w)| {
+                let (also, helpers) = (w.also.clone(), w.helpers.clone());
+                (*id, w.stop.pid(), w.cage.clone(), also, helpers)
             })
             .collect();
         for (id, judge, cage, also, helpers) in due {
-            let spent = processor_time(&cage);
-            let (asleep, ran) = look_at(judge, std::iter::once(&cage).chain(&also));
+            // Without a memory cgroup, only its limit applies.
+            let spent = cage.as_deref().map_or(Duration::ZERO, processor_time);
+            let (asleep, ran, queued) = look_at(judge, cage.iter().chain(&also));
             let (idle, helped) = threads_of(&helpers);
             let mut state = self.lock();
             let State { trials, hanging } = &mut *state;
@@ -228,19 +250,24 @@ impl Watch {
             // waits on fencelab, not on itself.
             let look = Look {
                 at: Instant::now(),
-                asleep: asleep && idle && judge.is_some(),
+                asleep: asleep && idle && judge.is_some() && cage.is_some(),
                 ran: ran.wrapping_add(helped),
+                queued,
             };
-            w.waited += w
-                .last
-                .map_or(Duration::ZERO, |last| waited_between(last, look));
+            if let Some(last) = w.last {
+                w.waited += waited_between(last, look);
+                w.starved += starved_between(last, look);
+            }
             w.last = Some(look);
+            let ran_for = (look.at - w.started).saturating_sub(w.starved);
             let broken = if spent >= rules.spin {
                 Some((TimeRule::Spins, rules.spin))
             } else if w.waited >= rules.wait {
                 Some((TimeRule::Waits, rules.wait))
             } else {
-                None
+                w.limit
+                    .filter(|limit| ran_for >= *limit)
+                    .map(|limit| (TimeRule::Limit, limit))
             };
             if let Some(rule) = broken {
                 w.stopped_by = Some(rule);
@@ -257,6 +284,13 @@ impl Watch {
     }
 }
 
+/// How long a trial was kept from a processor between two looks: what
+/// its threads waited for one, at most the whole interval.
+fn starved_between(last: Look, look: Look) -> Duration {
+    let queued = Duration::from_nanos(look.queued.saturating_sub(last.queued));
+    queued.min(look.at.saturating_duration_since(last.at))
+}
+
 /// How long a trial waited between two looks: all of it, if it was asleep
 /// at both and nothing of it ran between. A look that came late (a loaded
 /// watcher) then says as much as one on time.
@@ -267,19 +301,23 @@ fn waited_between(last: Look, look: Look) -> Duration {
     }
 }
 
-/// `outcome` of a trial, with the rule that stopped it (None: its limit,
-/// if it timed out), `confirmed` when it was a run of its own.
+/// `outcome` of a trial whose limit is `limit`, with the rule that stopped
+/// it (None: its limit, if it timed out), `confirmed` when it was a run of
+/// its own.
 pub(super) fn stopped(
     outcome: TestOutcome,
+    limit: Duration,
     rule: Option<(TimeRule, Duration)>,
     confirmed: bool,
 ) -> TestOutcome {
-    let TestOutcome::TimedOut { limit_secs, .. } = outcome else {
+    let TestOutcome::TimedOut { .. } = outcome else {
         return outcome;
     };
-    let (stopped_by, rule_secs) = rule.map_or((TimeRule::Limit, None), |(rule, secs)| {
-        (rule, Some(secs.as_secs_f64()))
-    });
+    let limit_secs = limit.as_secs_f64();
+    let (stopped_by, rule_secs) = match rule {
+        None | Some((TimeRule::Limit, _)) => (TimeRule::Limit, None),
+        Some((rule, secs)) => (rule, Some(secs.as_secs_f64())),
+    };
     TestOutcome::TimedOut {
         limit_secs,
         stopped_by,
@@ -429,9 +467,9 @@ fn after_name(stat: &str) -> &str {
 fn look_at<'a>(
     judge: Option<libc::pid_t>,
     cgroups: impl Iterator<Item = &'a PathBuf>,
-) -> (bool, u64) {
+) -> (bool, u64, u64) {
     let mut pending: Vec<u32> = judge.iter().map(|&p| p as u32).collect();
-    let (mut asleep, mut ran) = (true, 0u64);
+    let (mut asleep, mut ran, mut queued) = (true, 0u64, 0u64);
     for cgroup in cgroups {
         pending.extend(pids_of(cgroup));
         ran = ran.wrapping_add(cgroup_usage(cgroup).saturating_mul(1000));
@@ -446,9 +484,10 @@ fn look_at<'a>(
         };
         for task in tasks.flatten() {
             let path = task.path();
-            let (idle, time) = task_seen(&path);
+            let (idle, time, waited) = task_seen(&path);
             asleep &= idle;
             ran = ran.wrapping_add(time);
+            queued = queued.wrapping_add(waited);
             if let Ok(children) = std::fs::read_to_string(path.join("children")) {
                 pending.extend(
                     children
@@ -458,7 +497,7 @@ fn look_at<'a>(
             }
         }
     }
-    (asleep, ran)
+    (asleep, ran, queued)
 }
 
 /// The threads of the processes `pids` alone (their children are not
@@ -471,7 +510,7 @@ fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
             continue;
         };
         for task in tasks.flatten() {
-            let (idle, time) = task_seen(&task.path());
+            let (idle, time, _) = task_seen(&task.path());
             asleep &= idle;
             ran = ran.wrapping_add(time);
         }
@@ -481,19 +520,20 @@ fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
 
 /// The thread whose /proc directory is `task`: whether it was neither
 /// running, ready to run, nor in an uninterruptible wait (which ends by
-/// itself), and its processor time, in nanoseconds. A thread gone, or a
-/// kernel without schedstat, reads as awake: what it did is unknown.
-fn task_seen(task: &Path) -> (bool, u64) {
+/// itself), its processor time and its time waiting for a processor, in
+/// nanoseconds. A thread gone, or a kernel without schedstat, reads as
+/// awake: what it did is unknown.
+fn task_seen(task: &Path) -> (bool, u64, u64) {
     let state = std::fs::read_to_string(task.join("stat")).ok().map(|stat| {
         let state = after_name(&stat).trim_start().chars().next();
         !matches!(state, Some('R' | 'D'))
     });
-    let ran = std::fs::read_to_string(task.join("schedstat"))
-        .ok()
-        .and_then(|sched| sched.split_whitespace().next()?.parse::<u64>().ok());
-    match (state, ran) {
-        (Some(asleep), Some(ran)) => (asleep, ran),
-        _ => (false, 0),
+    let sched = std::fs::read_to_string(task.join("schedstat")).ok();
+    let mut fields = sched.iter().flat_map(|s| s.split_whitespace());
+    let mut next = || fields.next().and_then(|n| n.parse::<u64>().ok());
+    match (state, next(), next()) {
+        (Some(asleep), Some(ran), Some(queued)) => (asleep, ran, queued),
+        _ => (false, 0, 0),
     }
 }
 

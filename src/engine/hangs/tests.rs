@@ -240,6 +240,7 @@ fn a_late_look_counts_all_the_waiting_it_saw() {
         at: at + Duration::from_millis(after_ms),
         asleep,
         ran,
+        queued: 0,
     };
     let waited = waited_between;
     assert_eq!(
@@ -272,7 +273,7 @@ fn a_cgroup_counts_the_processor_time_of_processes_gone() {
     )
     .unwrap();
     assert_eq!(cgroup_usage(dir.path()), 1234);
-    let (_, ran) = look_at(None, std::iter::once(&dir.path().to_path_buf()));
+    let (_, ran, _) = look_at(None, std::iter::once(&dir.path().to_path_buf()));
     assert_eq!(ran, 1_234_000, "in nanoseconds, with no process left");
 }
 
@@ -296,6 +297,7 @@ fn confirmations_go_to_likely_passes_first_and_stop_at_the_budget() {
     let stopped = |rule| {
         stopped(
             TestOutcome::timed_out(10.0),
+            Duration::from_secs(10),
             Some((rule, Duration::from_secs(1))),
             false,
         )
@@ -331,7 +333,8 @@ fn confirmations_go_to_likely_passes_first_and_stop_at_the_budget() {
 #[test]
 fn a_stopped_trial_says_which_rule_and_whether_it_was_confirmed() {
     let rule = Some((TimeRule::Waits, Duration::from_secs(2)));
-    let outcome = stopped(TestOutcome::timed_out(10.0), rule, true);
+    let ten = Duration::from_secs(10);
+    let outcome = stopped(TestOutcome::timed_out(10.0), ten, rule, true);
     assert_eq!(
         outcome.message().unwrap(),
         "the test waited 2.0 s in all with none of its processes running \
@@ -340,9 +343,66 @@ fn a_stopped_trial_says_which_rule_and_whether_it_was_confirmed() {
     );
     // A trial that ended on its own as it was stopped keeps its verdict.
     assert_eq!(
-        stopped(TestOutcome::Passed, rule, true),
+        stopped(TestOutcome::Passed, ten, rule, true),
         TestOutcome::Passed
     );
-    let at_limit = stopped(TestOutcome::timed_out(10.0), None, false);
+    let at_limit = stopped(TestOutcome::timed_out(10.0), ten, None, false);
     assert_eq!(at_limit, TestOutcome::timed_out(10.0));
+    // Run again alone, the process's limit is longer (`STARVED_LIMIT`): the
+    // watch's stop at the trial's own limit reads as that limit.
+    let limit = Some((TimeRule::Limit, ten));
+    let kept = stopped(TestOutcome::timed_out(40.0), ten, limit, true);
+    assert_eq!(kept, stopped(TestOutcome::timed_out(10.0), ten, None, true));
+    assert_eq!(kept.label(), TestOutcome::timed_out(10.0).label());
+}
+
+#[test]
+fn a_trial_kept_from_the_processor_is_not_stopped_by_its_limit_for_it() {
+    // A spinner looked at 1 s apart, which waited 0.9 s of it for a
+    // processor (a loaded machine): 0.1 s of its limit went by.
+    let at = Instant::now();
+    let look = |after_ms: u64, queued_ms: u64| Look {
+        at: at + Duration::from_millis(after_ms),
+        asleep: false,
+        ran: after_ms,
+        queued: queued_ms * 1_000_000,
+    };
+    assert_eq!(
+        starved_between(look(0, 0), look(1000, 900)),
+        Duration::from_millis(900)
+    );
+    // Never more than the interval (threads queued side by side).
+    assert_eq!(
+        starved_between(look(0, 0), look(1000, 2500)),
+        Duration::from_secs(1)
+    );
+    assert_eq!(
+        starved_between(look(0, 500), look(1000, 500)),
+        Duration::ZERO
+    );
+}
+
+#[test]
+fn a_trial_run_again_alone_is_stopped_at_its_limit_by_the_watch() {
+    let rules = Rules {
+        spin: Duration::from_secs(60),
+        wait: Duration::from_secs(60),
+    };
+    let mut child = sh("while :; do :; done");
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    watched(&watch, 0, "g", rules, &child, cages.path());
+    watch.keep_limit(0, Duration::from_millis(500));
+    let started = Instant::now();
+    while watch.lock().trials[&0].stopped_by.is_none()
+        && started.elapsed() < Duration::from_secs(120)
+    {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let limit = Duration::from_millis(500);
+    assert_eq!(watch.end(0), Some((TimeRule::Limit, limit)));
 }
