@@ -3,16 +3,16 @@
 //!
 //! Three rules stop a trial (`TimeRule`). It spins: its untrusted side's cage
 //! has used `Rules::spin` of processor time. It waits: for `Rules::wait` in
-//! all, none of its processes ran or was ready to run, and none used the
-//! processor. Or it reaches its wall-clock limit. Load slows a process that
-//! runs, never one that sleeps, and adds no processor time to it. So the first
-//! two rules are the code's own doing.
+//! all since its judge started, none of its processes ran or was ready to
+//! run, nor the forking server it asks (fencelab's). Or it reaches its limit.
+//! Load slows a process that runs, never one that sleeps, and adds no
+//! processor time to it. So the first two rules are the code's own doing.
 //!
-//! A stopped trial is not a verdict yet. After the run's other trials it runs
-//! again alone, under the same rules (`Runner::run`). Only a trial stopped
-//! again fails for time, as confirmed. Confirmations spend their
-//! implementation's budget (`grade --budget`); past it, the rest fail
-//! unconfirmed (`TestOutcome::OverBudget`).
+//! A stopped trial is not a verdict yet. After the others it runs again alone,
+//! its limit counted only while load left it a processor (`Runner::run`).
+//! Only a trial stopped again fails for time, as confirmed. Confirmations
+//! spend their implementation's budget (`grade --budget`); past it, the rest
+//! fail unconfirmed (`TestOutcome::OverBudget`).
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
@@ -31,13 +31,13 @@ const WAIT_PER_10S: Duration = Duration::from_secs(2);
 /// The least waiting that stops a trial (or half its limit, if less): a
 /// short `--timeout` must not stop a test for a database's busy waits.
 const MIN_WAIT: Duration = Duration::from_secs(1);
-/// The most one interval between two looks adds to a trial's waiting: a
-/// look that came late (a loaded machine) says little of what happened.
-const MAX_WAIT_STEP: Duration = Duration::from_millis(100);
 /// How young a trial is when first looked at: most have ended by then.
 const LOOK_AFTER: Duration = Duration::from_millis(200);
 /// At most so many processes of a trial are looked at.
 const MAX_PROCESSES: usize = 64;
+/// How much longer than its limit a trial run again alone may take by the
+/// wall clock, while a loaded machine keeps it from a processor.
+pub(super) const STARVED_LIMIT: u32 = 4;
 
 /// What stops one trial before its limit.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -98,10 +98,18 @@ struct Watched {
     /// Other cgroups whose processes belong to the trial (a server the
     /// runner started for an untrusted judge).
     also: Vec<PathBuf>,
+    /// fencelab's processes the trial may wait on (a forking server): while
+    /// they run, it does not wait.
+    helpers: Vec<libc::pid_t>,
     /// The rule that stopped it, if one did.
     stopped_by: Option<(TimeRule, Duration)>,
     /// How long it has waited with nothing running, in all.
     waited: Duration,
+    /// A run again alone: its limit, kept here on the time it was not
+    /// kept from a processor (`STARVED_LIMIT` times it is the process's).
+    limit: Option<Duration>,
+    /// How long it was ready to run but kept from a processor, in all.
+    starved: Duration,
     last: Option<Look>,
 }
 
@@ -111,8 +119,12 @@ struct Look {
     at: Instant,
     /// No thread was running or ready to run.
     asleep: bool,
-    /// The processor time of the threads seen, in nanoseconds.
+    /// The processor time of the threads seen, and of the cgroups' processes
+    /// (those gone since the last look too, where `cpu.stat` says), in
+    /// nanoseconds: compared between looks.
     ran: u64,
+    /// How long the threads seen waited for a processor, in nanoseconds.
+    queued: u64,
 }
 
 impl Watch {
@@ -136,8 +148,11 @@ impl Watch {
                 stop: stop.clone(),
                 cage: None,
                 also: Vec::new(),
+                helpers: Vec::new(),
                 stopped_by: None,
                 waited: Duration::ZERO,
+                limit: None,
+                starved: Duration::ZERO,
                 last: None,
             },
         );
@@ -145,13 +160,28 @@ impl Watch {
     }
 
     /// Trial `id`'s untrusted side runs in the memory cgroup `cage`, and
-    /// other processes of it in `also`. The spin and wait rules find a
-    /// trial's processes only so: without a memory cgroup, only its limit
-    /// applies.
-    pub(super) fn caged(&self, id: usize, cage: &Path, also: Vec<PathBuf>) {
+    /// other processes of it in `also`; `helpers` are fencelab's processes
+    /// it may wait on. The spin and wait rules find a trial's processes
+    /// only so: without a memory cgroup, only its limit applies.
+    pub(super) fn caged(
+        &self,
+        id: usize,
+        cage: &Path,
+        also: Vec<PathBuf>,
+        helpers: Vec<libc::pid_t>,
+    ) {
         if let Some(w) = self.lock().trials.get_mut(&id) {
             w.cage = Some(cage.to_path_buf());
             w.also = also;
+            w.helpers = helpers;
+        }
+    }
+
+    /// Trial `id` (run again alone) is stopped at `limit` of the time it was
+    /// not kept from a processor: load cannot make its limit stop it first.
+    pub(super) fn keep_limit(&self, id: usize, limit: Duration) {
+        if let Some(w) = self.lock().trials.get_mut(&id) {
+            w.limit = Some(limit);
         }
     }
 
@@ -184,16 +214,29 @@ impl Watch {
     /// that spin or wait past their rules.
     pub(super) fn look(&self) {
         let now = Instant::now();
-        let due: Vec<(usize, Option<libc::pid_t>, PathBuf, Vec<PathBuf>)> = self
+        type Due = (
+            usize,
+            Option<libc::pid_t>,
+            Option<PathBuf>,
+            Vec<PathBuf>,
+            Vec<libc::pid_t>,
+        );
+        let due: Vec<Due> = self
             .lock()
             .trials
             .iter()
             .filter(|(_, w)| w.stopped_by.is_none() && now - w.started >= LOOK_AFTER)
-            .filter_map(|(id, w)| Some((*id, w.stop.pid(), w.cage.clone()?, w.also.clone())))
+            .filter(|(_, w)| w.cage.is_some() || w.limit.is_some())
+            .map(|(id, w)| {
+                let (also, helpers) = (w.also.clone(), w.helpers.clone());
+                (*id, w.stop.pid(), w.cage.clone(), also, helpers)
+            })
             .collect();
-        for (id, judge, cage, also) in due {
-            let spent = processor_time(&cage);
-            let seen = look_at(judge, std::iter::once(&cage).chain(&also));
+        for (id, judge, cage, also, helpers) in due {
+            // Without a memory cgroup, only its limit applies.
+            let spent = cage.as_deref().map_or(Duration::ZERO, processor_time);
+            let (asleep, ran, queued) = look_at(judge, cage.iter().chain(&also));
+            let (idle, helped) = threads_of(&helpers);
             let mut state = self.lock();
             let State { trials, hanging } = &mut *state;
             let Some(w) = trials.get_mut(&id) else {
@@ -203,26 +246,28 @@ impl Watch {
                 true => w.rules.known_to_hang(),
                 false => w.rules,
             };
+            // Before its judge has started, and after it ended, a trial
+            // waits on fencelab, not on itself.
             let look = Look {
                 at: Instant::now(),
-                asleep: seen.0,
-                ran: seen.1,
+                asleep: asleep && idle && judge.is_some() && cage.is_some(),
+                ran: ran.wrapping_add(helped),
+                queued,
             };
-            // Asleep at both ends and nothing ran between: it waited.
-            if let Some(last) = w.last
-                && last.asleep
-                && look.asleep
-                && last.ran == look.ran
-            {
-                w.waited += (look.at - last.at).min(MAX_WAIT_STEP);
+            if let Some(last) = w.last {
+                w.waited += waited_between(last, look);
+                w.starved += starved_between(last, look);
             }
             w.last = Some(look);
+            let ran_for = (look.at - w.started).saturating_sub(w.starved);
             let broken = if spent >= rules.spin {
                 Some((TimeRule::Spins, rules.spin))
             } else if w.waited >= rules.wait {
                 Some((TimeRule::Waits, rules.wait))
             } else {
-                None
+                w.limit
+                    .filter(|limit| ran_for >= *limit)
+                    .map(|limit| (TimeRule::Limit, limit))
             };
             if let Some(rule) = broken {
                 w.stopped_by = Some(rule);
@@ -239,19 +284,40 @@ impl Watch {
     }
 }
 
-/// `outcome` of a trial, with the rule that stopped it (None: its limit,
-/// if it timed out), `confirmed` when it was a run of its own.
+/// How long a trial was kept from a processor between two looks: what
+/// its threads waited for one, at most the whole interval.
+fn starved_between(last: Look, look: Look) -> Duration {
+    let queued = Duration::from_nanos(look.queued.saturating_sub(last.queued));
+    queued.min(look.at.saturating_duration_since(last.at))
+}
+
+/// How long a trial waited between two looks: all of it, if it was asleep
+/// at both and nothing of it ran between. A look that came late (a loaded
+/// watcher) then says as much as one on time.
+fn waited_between(last: Look, look: Look) -> Duration {
+    match last.asleep && look.asleep && last.ran == look.ran {
+        true => look.at.saturating_duration_since(last.at),
+        false => Duration::ZERO,
+    }
+}
+
+/// `outcome` of a trial whose limit is `limit`, with the rule that stopped
+/// it (None: its limit, if it timed out), `confirmed` when it was a run of
+/// its own.
 pub(super) fn stopped(
     outcome: TestOutcome,
+    limit: Duration,
     rule: Option<(TimeRule, Duration)>,
     confirmed: bool,
 ) -> TestOutcome {
-    let TestOutcome::TimedOut { limit_secs, .. } = outcome else {
+    let TestOutcome::TimedOut { .. } = outcome else {
         return outcome;
     };
-    let (stopped_by, rule_secs) = rule.map_or((TimeRule::Limit, None), |(rule, secs)| {
-        (rule, Some(secs.as_secs_f64()))
-    });
+    let limit_secs = limit.as_secs_f64();
+    let (stopped_by, rule_secs) = match rule {
+        None | Some((TimeRule::Limit, _)) => (TimeRule::Limit, None),
+        Some((rule, secs)) => (rule, Some(secs.as_secs_f64())),
+    };
     TestOutcome::TimedOut {
         limit_secs,
         stopped_by,
@@ -366,6 +432,18 @@ fn processor_time(dir: &Path) -> Duration {
     Duration::from_millis(ticks * 1000 / hz)
 }
 
+/// The processor time, in microseconds, of every process that has been in
+/// the cgroup `dir`, those gone included: cgroup v2's `cpu.stat` (0 in v1,
+/// where a memory cgroup has none).
+fn cgroup_usage(dir: &Path) -> u64 {
+    std::fs::read_to_string(dir.join("cpu.stat"))
+        .unwrap_or_default()
+        .lines()
+        .find_map(|line| line.strip_prefix("usage_usec "))
+        .and_then(|n| n.trim().parse().ok())
+        .unwrap_or_default()
+}
+
 /// The processes in the cgroup `dir`.
 fn pids_of(dir: &Path) -> impl Iterator<Item = u32> {
     std::fs::read_to_string(dir.join("cgroup.procs"))
@@ -385,15 +463,18 @@ fn after_name(stat: &str) -> &str {
 /// Looks at the judge `judge`, every process it started, and every process
 /// of the cgroups `cgroups`: whether none of their threads was running or
 /// ready to run (nor in an uninterruptible wait, which ends by itself), and
-/// the processor time of the threads seen, in nanoseconds.
+/// the processor time of the threads seen and of the cgroups, in nanoseconds.
 fn look_at<'a>(
     judge: Option<libc::pid_t>,
     cgroups: impl Iterator<Item = &'a PathBuf>,
-) -> (bool, u64) {
+) -> (bool, u64, u64) {
     let mut pending: Vec<u32> = judge.iter().map(|&p| p as u32).collect();
-    pending.extend(cgroups.flat_map(|c| pids_of(c)));
+    let (mut asleep, mut ran, mut queued) = (true, 0u64, 0u64);
+    for cgroup in cgroups {
+        pending.extend(pids_of(cgroup));
+        ran = ran.wrapping_add(cgroup_usage(cgroup).saturating_mul(1000));
+    }
     let mut seen = HashSet::new();
-    let (mut asleep, mut ran) = (true, 0u64);
     while let Some(pid) = pending.pop() {
         if !seen.insert(pid) || seen.len() > MAX_PROCESSES {
             continue;
@@ -403,17 +484,10 @@ fn look_at<'a>(
         };
         for task in tasks.flatten() {
             let path = task.path();
-            if let Ok(stat) = std::fs::read_to_string(path.join("stat")) {
-                let state = after_name(&stat).trim_start().chars().next();
-                asleep &= !matches!(state, Some('R' | 'D'));
-            }
-            if let Ok(sched) = std::fs::read_to_string(path.join("schedstat")) {
-                ran += sched
-                    .split_whitespace()
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-                    .unwrap_or_default();
-            }
+            let (idle, time, waited) = task_seen(&path);
+            asleep &= idle;
+            ran = ran.wrapping_add(time);
+            queued = queued.wrapping_add(waited);
             if let Ok(children) = std::fs::read_to_string(path.join("children")) {
                 pending.extend(
                     children
@@ -423,7 +497,44 @@ fn look_at<'a>(
             }
         }
     }
+    (asleep, ran, queued)
+}
+
+/// The threads of the processes `pids` alone (their children are not
+/// looked at): whether none was running or ready to run, and their
+/// processor time, in nanoseconds.
+fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
+    let (mut asleep, mut ran) = (true, 0u64);
+    for pid in pids {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+            continue;
+        };
+        for task in tasks.flatten() {
+            let (idle, time, _) = task_seen(&task.path());
+            asleep &= idle;
+            ran = ran.wrapping_add(time);
+        }
+    }
     (asleep, ran)
+}
+
+/// The thread whose /proc directory is `task`: whether it was neither
+/// running, ready to run, nor in an uninterruptible wait (which ends by
+/// itself), its processor time and its time waiting for a processor, in
+/// nanoseconds. A thread gone, or a kernel without schedstat, reads as
+/// awake: what it did is unknown.
+fn task_seen(task: &Path) -> (bool, u64, u64) {
+    let state = std::fs::read_to_string(task.join("stat")).ok().map(|stat| {
+        let state = after_name(&stat).trim_start().chars().next();
+        !matches!(state, Some('R' | 'D'))
+    });
+    let sched = std::fs::read_to_string(task.join("schedstat")).ok();
+    let mut fields = sched.iter().flat_map(|s| s.split_whitespace());
+    let mut next = || fields.next().and_then(|n| n.parse::<u64>().ok());
+    match (state, next(), next()) {
+        (Some(asleep), Some(ran), Some(queued)) => (asleep, ran, queued),
+        _ => (false, 0, 0),
+    }
 }
 
 #[cfg(test)]

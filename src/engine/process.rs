@@ -108,6 +108,12 @@ impl Stop {
         state.wake = Some(wake);
     }
 
+    /// As if the child `pid` had started (`engine::hangs`' tests).
+    #[cfg(test)]
+    pub(crate) fn started_as(&self, pid: libc::pid_t) {
+        self.lock().pid = Some(pid);
+    }
+
     /// The child is gone: nothing more to stop.
     fn detach(&self) {
         let mut state = self.lock();

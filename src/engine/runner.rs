@@ -420,12 +420,22 @@ impl Runner {
         let rules = Rules::for_limit(trial.limit);
         let group = self.confirmation_group(trial);
         let stop = shared.watch.begin(index, &group, rules, confirming);
-        let caged =
-            |cage: &std::path::Path, also: Vec<PathBuf>| shared.watch.caged(index, cage, also);
+        // Run again alone, its verdict: its limit is kept by the watch, on
+        // the time load did not keep it from a processor.
+        let limit = trial.limit;
+        let mut kept = trial.clone();
+        if confirming {
+            shared.watch.keep_limit(index, trial.limit);
+            kept.limit = trial.limit * hangs::STARVED_LIMIT;
+        }
+        let trial = &kept;
+        let caged = |cage: &std::path::Path, also: Vec<PathBuf>, helpers: Vec<libc::pid_t>| {
+            shared.watch.caged(index, cage, also, helpers)
+        };
         let ran = self.run_one(trial, &dir, net.as_deref(), &caged, &stop, shared);
         let rule = shared.watch.end(index);
         let mut result = ran?;
-        result.outcome = hangs::stopped(result.outcome, rule, confirming);
+        result.outcome = hangs::stopped(result.outcome, limit, rule, confirming);
         Ok(result)
     }
 

@@ -13,30 +13,55 @@ fn cage_of(dir: &Path, name: &str, child: &std::process::Child) -> PathBuf {
     cage
 }
 
+/// `script` run by sh, its output closed: nothing it leaves behind holds
+/// the test's output open.
+fn sh(script: &str) -> std::process::Child {
+    std::process::Command::new("sh")
+        .args(["-c", script])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+/// Trial `id` of `group` watched by `watch`, its judge `child` (started),
+/// in a cage of its own under `dir`.
+fn watched(
+    watch: &Watch,
+    id: usize,
+    group: &str,
+    rules: Rules,
+    child: &std::process::Child,
+    dir: &Path,
+) {
+    watch
+        .begin(id, group, rules, false)
+        .started_as(child.id() as libc::pid_t);
+    watch.caged(
+        id,
+        &cage_of(dir, &format!("c{id}"), child),
+        Vec::new(),
+        Vec::new(),
+    );
+}
+
 #[test]
 fn a_trial_that_spins_or_sleeps_is_stopped_and_one_that_works_is_not() {
     let rules = Rules {
         spin: Duration::from_millis(300),
         wait: Duration::from_millis(600),
     };
-    let sh = |script: &str| {
-        std::process::Command::new("sh")
-            .args(["-c", script])
-            .spawn()
-            .unwrap()
-    };
     // Spins; sleeps; and works: wakes every 10 ms, as a busy wait for
     // a lock does (SQLite's), using little of the processor.
     let mut children = [
         sh("while :; do :; done"),
-        sh("sleep 60"),
+        sh("exec sleep 60"),
         sh("while :; do sleep 0.01; done"),
     ];
     let cages = tempfile::tempdir().unwrap();
     let watch = Watch::default();
-    for (id, name) in ["spins", "sleeps", "works"].iter().enumerate() {
-        watch.begin(id, &format!("g{id}"), rules, false);
-        watch.caged(id, &cage_of(cages.path(), name, &children[id]), Vec::new());
+    for (id, child) in children.iter().enumerate() {
+        watched(&watch, id, &format!("g{id}"), rules, child, cages.path());
     }
     // However loaded the machine, until both are stopped, and at least
     // 2 s: the waiter's rule thrice over.
@@ -82,23 +107,11 @@ fn a_busy_machine_stops_no_trial_that_waits_on_the_processor() {
         spin: Duration::from_secs(60),
         wait: Duration::from_millis(300),
     };
-    let mut spinners: Vec<_> = (0..6)
-        .map(|_| {
-            std::process::Command::new("sh")
-                .args(["-c", "while :; do :; done"])
-                .spawn()
-                .unwrap()
-        })
-        .collect();
+    let mut spinners: Vec<_> = (0..6).map(|_| sh("while :; do :; done")).collect();
     let cages = tempfile::tempdir().unwrap();
     let watch = Watch::default();
     for (id, child) in spinners.iter().enumerate() {
-        watch.begin(id, &format!("g{id}"), rules, false);
-        watch.caged(
-            id,
-            &cage_of(cages.path(), &format!("c{id}"), child),
-            Vec::new(),
-        );
+        watched(&watch, id, &format!("g{id}"), rules, child, cages.path());
     }
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(2) {
@@ -126,10 +139,13 @@ fn an_implementation_that_hangs_is_stopped_sooner_in_first_runs_only() {
             .arg("60")
             .spawn()
             .unwrap();
-        watch.begin(id, group, rules, confirming);
+        watch
+            .begin(id, group, rules, confirming)
+            .started_as(child.id() as libc::pid_t);
         watch.caged(
             id,
             &cage_of(cages.path(), &format!("c{id}"), &child),
+            Vec::new(),
             Vec::new(),
         );
         let started = Instant::now();
@@ -148,6 +164,117 @@ fn an_implementation_that_hangs_is_stopped_sooner_in_first_runs_only() {
     // Run again alone, or another implementation: the full rule.
     assert_eq!(sleep(2, "g", true), Some(rules.wait));
     assert_eq!(sleep(3, "h", false), Some(rules.wait));
+}
+
+#[test]
+fn a_trial_waits_only_once_its_judge_has_started() {
+    // Before, it waits on fencelab (a starved runner forking its judge),
+    // which the old watch counted: load then stopped trials that never slept.
+    let rules = Rules {
+        spin: Duration::from_secs(60),
+        wait: Duration::from_millis(300),
+    };
+    let mut child = sh("exec sleep 60");
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    let stop = watch.begin(0, "g", rules, false);
+    watch.caged(
+        0,
+        &cage_of(cages.path(), "c0", &child),
+        Vec::new(),
+        Vec::new(),
+    );
+    let stopped = || watch.lock().trials[&0].stopped_by;
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert_eq!(stopped(), None, "waited before its judge started");
+    assert_eq!(watch.asleep(), 0);
+    stop.started_as(child.id() as libc::pid_t);
+    let started = Instant::now();
+    while stopped().is_none() && started.elapsed() < Duration::from_secs(120) {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_eq!(watch.end(0), Some((TimeRule::Waits, rules.wait)));
+}
+
+#[test]
+fn a_trial_does_not_wait_while_fencelab_works_for_it() {
+    // Its judge asleep, waiting on a forking server (fencelab's) that
+    // runs: a starved forking server made a trial wait under load.
+    let rules = Rules {
+        spin: Duration::from_secs(60),
+        wait: Duration::from_millis(300),
+    };
+    let (mut judge, mut helper) = (sh("exec sleep 60"), sh("while :; do :; done"));
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    watch
+        .begin(0, "g", rules, false)
+        .started_as(judge.id() as libc::pid_t);
+    let helpers = vec![helper.id() as libc::pid_t];
+    watch.caged(0, &cage_of(cages.path(), "c0", &judge), Vec::new(), helpers);
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(2) {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    for child in [&mut judge, &mut helper] {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    assert_eq!(watch.end(0), None);
+}
+
+#[test]
+fn a_late_look_counts_all_the_waiting_it_saw() {
+    // A starved watcher looks 1 s late: asleep at both looks with nothing
+    // run between, the trial waited all of it (the old watch counted 0.1 s).
+    let at = Instant::now();
+    let look = |after_ms, asleep, ran| Look {
+        at: at + Duration::from_millis(after_ms),
+        asleep,
+        ran,
+        queued: 0,
+    };
+    let waited = waited_between;
+    assert_eq!(
+        waited(look(0, true, 7), look(1000, true, 7)),
+        Duration::from_secs(1)
+    );
+    // Something of it ran between (a process gone since, counted by its
+    // cgroup), or it was awake at either look: no waiting.
+    assert_eq!(
+        waited(look(0, true, 7), look(1000, true, 8)),
+        Duration::ZERO
+    );
+    assert_eq!(
+        waited(look(0, false, 7), look(1000, true, 7)),
+        Duration::ZERO
+    );
+    assert_eq!(
+        waited(look(0, true, 7), look(1000, false, 7)),
+        Duration::ZERO
+    );
+}
+
+#[test]
+fn a_cgroup_counts_the_processor_time_of_processes_gone() {
+    let dir = tempfile::tempdir().unwrap();
+    assert_eq!(cgroup_usage(dir.path()), 0, "cgroup v1: no cpu.stat");
+    std::fs::write(
+        dir.path().join("cpu.stat"),
+        "usage_usec 1234\nuser_usec 1000\nsystem_usec 234\n",
+    )
+    .unwrap();
+    assert_eq!(cgroup_usage(dir.path()), 1234);
+    let (_, ran, _) = look_at(None, std::iter::once(&dir.path().to_path_buf()));
+    assert_eq!(ran, 1_234_000, "in nanoseconds, with no process left");
 }
 
 #[test]
@@ -170,6 +297,7 @@ fn confirmations_go_to_likely_passes_first_and_stop_at_the_budget() {
     let stopped = |rule| {
         stopped(
             TestOutcome::timed_out(10.0),
+            Duration::from_secs(10),
             Some((rule, Duration::from_secs(1))),
             false,
         )
@@ -205,7 +333,8 @@ fn confirmations_go_to_likely_passes_first_and_stop_at_the_budget() {
 #[test]
 fn a_stopped_trial_says_which_rule_and_whether_it_was_confirmed() {
     let rule = Some((TimeRule::Waits, Duration::from_secs(2)));
-    let outcome = stopped(TestOutcome::timed_out(10.0), rule, true);
+    let ten = Duration::from_secs(10);
+    let outcome = stopped(TestOutcome::timed_out(10.0), ten, rule, true);
     assert_eq!(
         outcome.message().unwrap(),
         "the test waited 2.0 s in all with none of its processes running \
@@ -214,9 +343,66 @@ fn a_stopped_trial_says_which_rule_and_whether_it_was_confirmed() {
     );
     // A trial that ended on its own as it was stopped keeps its verdict.
     assert_eq!(
-        stopped(TestOutcome::Passed, rule, true),
+        stopped(TestOutcome::Passed, ten, rule, true),
         TestOutcome::Passed
     );
-    let at_limit = stopped(TestOutcome::timed_out(10.0), None, false);
+    let at_limit = stopped(TestOutcome::timed_out(10.0), ten, None, false);
     assert_eq!(at_limit, TestOutcome::timed_out(10.0));
+    // Run again alone, the process's limit is longer (`STARVED_LIMIT`): the
+    // watch's stop at the trial's own limit reads as that limit.
+    let limit = Some((TimeRule::Limit, ten));
+    let kept = stopped(TestOutcome::timed_out(40.0), ten, limit, true);
+    assert_eq!(kept, stopped(TestOutcome::timed_out(10.0), ten, None, true));
+    assert_eq!(kept.label(), TestOutcome::timed_out(10.0).label());
+}
+
+#[test]
+fn a_trial_kept_from_the_processor_is_not_stopped_by_its_limit_for_it() {
+    // A spinner looked at 1 s apart, which waited 0.9 s of it for a
+    // processor (a loaded machine): 0.1 s of its limit went by.
+    let at = Instant::now();
+    let look = |after_ms: u64, queued_ms: u64| Look {
+        at: at + Duration::from_millis(after_ms),
+        asleep: false,
+        ran: after_ms,
+        queued: queued_ms * 1_000_000,
+    };
+    assert_eq!(
+        starved_between(look(0, 0), look(1000, 900)),
+        Duration::from_millis(900)
+    );
+    // Never more than the interval (threads queued side by side).
+    assert_eq!(
+        starved_between(look(0, 0), look(1000, 2500)),
+        Duration::from_secs(1)
+    );
+    assert_eq!(
+        starved_between(look(0, 500), look(1000, 500)),
+        Duration::ZERO
+    );
+}
+
+#[test]
+fn a_trial_run_again_alone_is_stopped_at_its_limit_by_the_watch() {
+    let rules = Rules {
+        spin: Duration::from_secs(60),
+        wait: Duration::from_secs(60),
+    };
+    let mut child = sh("while :; do :; done");
+    let cages = tempfile::tempdir().unwrap();
+    let watch = Watch::default();
+    watched(&watch, 0, "g", rules, &child, cages.path());
+    watch.keep_limit(0, Duration::from_millis(500));
+    let started = Instant::now();
+    while watch.lock().trials[&0].stopped_by.is_none()
+        && started.elapsed() < Duration::from_secs(120)
+    {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert!(started.elapsed() >= Duration::from_millis(300));
+    let limit = Duration::from_millis(500);
+    assert_eq!(watch.end(0), Some((TimeRule::Limit, limit)));
 }

@@ -49,6 +49,7 @@ pub(crate) struct Root {
 /// the runner's end of its control socket, on which each trial's connection
 /// is sent; and the root it was forked from, which lives as long.
 pub(crate) struct Zygote {
+    pid: libc::pid_t,
     pidfd: Option<OwnedFd>,
     control: OwnedFd,
     pub(super) _root: Arc<Root>,
@@ -216,6 +217,7 @@ impl Zygotes {
         });
         drop(control);
         Ok(Zygote {
+            pid,
             pidfd,
             control: ours,
             _root: root,
@@ -313,6 +315,12 @@ impl Drop for Zygote {
 }
 
 impl Handed {
+    /// The forking server's pid: a judge waits on it for its server, and
+    /// its work then is not the trial's waiting (`engine::hangs`).
+    pub(crate) fn forking_pid(&self) -> libc::pid_t {
+        self._server.pid
+    }
+
     /// Hands the connection down to the judge `spawn` starts: named in
     /// `ZYGOTE_ENV`; the descriptor returned is to be inherited by the judge
     /// alone (`process::run_judge` clears its close-on-exec flag

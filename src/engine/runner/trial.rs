@@ -17,6 +17,10 @@ use crate::engine::process::{self, Limits, cage_error};
 use crate::engine::served::Served;
 use crate::error::Error;
 
+/// Tells `hangs` where a trial's processes are, once its cage is made
+/// (`Watch::caged`).
+pub(super) type Caged<'a> = dyn Fn(&std::path::Path, Vec<PathBuf>, Vec<libc::pid_t>) + 'a;
+
 impl Runner {
     /// Runs one trial in `dir` (created here, removed afterwards).
     pub(super) fn run_one(
@@ -24,7 +28,7 @@ impl Runner {
         trial: &Trial,
         dir: &std::path::Path,
         net: Option<&Net>,
-        caged: &dyn Fn(&std::path::Path, Vec<PathBuf>),
+        caged: &Caged<'_>,
         stop: &Arc<process::Stop>,
         shared: &Shared,
     ) -> Result<TrialResult, Error> {
@@ -117,10 +121,11 @@ impl Runner {
         };
         // The untrusted side's processes, and the processor time they use,
         // are what `hangs` looks at; a server the runner started is looked
-        // at too.
+        // at too, and the forking server the judge asks for its own.
         if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
             let also = server.iter().filter_map(Served::cgroup).collect();
-            caged(memory.path(), also);
+            let helpers = _zygote.iter().map(|h| h.forking_pid()).collect();
+            caged(memory.path(), also, helpers);
         }
         // The cage executes the judge itself, from clones of the process
         // the runner forks (`Cage::executing`): two forks a trial fewer.
