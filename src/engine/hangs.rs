@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::bridge::sandbox::proc;
 use crate::engine::outcome::{TestOutcome, TimeRule};
 use crate::engine::process::Stop;
 
@@ -417,17 +418,8 @@ impl Confirmations {
 fn processor_time(dir: &Path) -> Duration {
     let hz = rustix::param::clock_ticks_per_second().max(1);
     let ticks: u64 = pids_of(dir)
-        .filter_map(|pid| std::fs::read_to_string(format!("/proc/{pid}/stat")).ok())
-        .map(|stat| {
-            // utime, stime, cutime, cstime: fields 14 to 17, the 12th to the
-            // 15th after the name (which is in parentheses).
-            after_name(&stat)
-                .split_whitespace()
-                .skip(11)
-                .take(4)
-                .filter_map(|f| f.parse::<u64>().ok())
-                .sum::<u64>()
-        })
+        .filter_map(proc::stat)
+        .map(|stat| stat.times.iter().sum::<u64>())
         .sum();
     Duration::from_millis(ticks * 1000 / hz)
 }
@@ -445,19 +437,13 @@ fn cgroup_usage(dir: &Path) -> u64 {
 }
 
 /// The processes in the cgroup `dir`.
-fn pids_of(dir: &Path) -> impl Iterator<Item = u32> {
+fn pids_of(dir: &Path) -> impl Iterator<Item = libc::pid_t> {
     std::fs::read_to_string(dir.join("cgroup.procs"))
         .unwrap_or_default()
         .lines()
         .filter_map(|pid| pid.trim().parse().ok())
-        .collect::<Vec<u32>>()
+        .collect::<Vec<libc::pid_t>>()
         .into_iter()
-}
-
-/// What follows a `/proc` stat's name (which is in parentheses and may hold
-/// anything, parentheses included).
-fn after_name(stat: &str) -> &str {
-    stat.rsplit_once(')').map_or("", |(_, rest)| rest)
 }
 
 /// Looks at the judge `judge`, every process it started, and every process
@@ -468,7 +454,7 @@ fn look_at<'a>(
     judge: Option<libc::pid_t>,
     cgroups: impl Iterator<Item = &'a PathBuf>,
 ) -> (bool, u64, u64) {
-    let mut pending: Vec<u32> = judge.iter().map(|&p| p as u32).collect();
+    let mut pending: Vec<libc::pid_t> = judge.into_iter().collect();
     let (mut asleep, mut ran, mut queued) = (true, 0u64, 0u64);
     for cgroup in cgroups {
         pending.extend(pids_of(cgroup));
@@ -479,22 +465,12 @@ fn look_at<'a>(
         if !seen.insert(pid) || seen.len() > MAX_PROCESSES {
             continue;
         }
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let path = task.path();
-            let (idle, time, waited) = task_seen(&path);
+        for tid in proc::threads(pid) {
+            let (idle, time, waited) = task_seen(pid, tid);
             asleep &= idle;
             ran = ran.wrapping_add(time);
             queued = queued.wrapping_add(waited);
-            if let Ok(children) = std::fs::read_to_string(path.join("children")) {
-                pending.extend(
-                    children
-                        .split_whitespace()
-                        .filter_map(|c| c.parse::<u32>().ok()),
-                );
-            }
+            pending.extend(proc::thread_children(pid, tid));
         }
     }
     (asleep, ran, queued)
@@ -505,12 +481,9 @@ fn look_at<'a>(
 /// processor time, in nanoseconds.
 fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
     let (mut asleep, mut ran) = (true, 0u64);
-    for pid in pids {
-        let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
-            continue;
-        };
-        for task in tasks.flatten() {
-            let (idle, time, _) = task_seen(&task.path());
+    for &pid in pids {
+        for tid in proc::threads(pid) {
+            let (idle, time, _) = task_seen(pid, tid);
             asleep &= idle;
             ran = ran.wrapping_add(time);
         }
@@ -518,21 +491,15 @@ fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
     (asleep, ran)
 }
 
-/// The thread whose /proc directory is `task`: whether it was neither
-/// running, ready to run, nor in an uninterruptible wait (which ends by
-/// itself), its processor time and its time waiting for a processor, in
-/// nanoseconds. A thread gone, or a kernel without schedstat, reads as
-/// awake: what it did is unknown.
-fn task_seen(task: &Path) -> (bool, u64, u64) {
-    let state = std::fs::read_to_string(task.join("stat")).ok().map(|stat| {
-        let state = after_name(&stat).trim_start().chars().next();
-        !matches!(state, Some('R' | 'D'))
-    });
-    let sched = std::fs::read_to_string(task.join("schedstat")).ok();
-    let mut fields = sched.iter().flat_map(|s| s.split_whitespace());
-    let mut next = || fields.next().and_then(|n| n.parse::<u64>().ok());
-    match (state, next(), next()) {
-        (Some(asleep), Some(ran), Some(queued)) => (asleep, ran, queued),
+/// The thread `tid` of `pid`: whether it was neither running, ready to
+/// run, nor in an uninterruptible wait (which ends by itself), its
+/// processor time and its time waiting for a processor, in nanoseconds. A
+/// thread gone, or a kernel without schedstat, reads as awake: what it did
+/// is unknown.
+fn task_seen(pid: libc::pid_t, tid: libc::pid_t) -> (bool, u64, u64) {
+    let state = proc::thread_stat(pid, tid).map(|stat| !matches!(stat.state, 'R' | 'D'));
+    match (state, proc::thread_run_time(pid, tid)) {
+        (Some(asleep), Some((ran, queued))) => (asleep, ran, queued),
         _ => (false, 0, 0),
     }
 }

@@ -150,10 +150,11 @@ pub fn thread_stat(pid: libc::pid_t, tid: libc::pid_t) -> Option<Stat> {
 }
 
 /// How long the thread `tid` of the process `pid` has run on a processor,
-/// in nanoseconds (the first field of its `schedstat`).
-pub fn thread_run_time(pid: libc::pid_t, tid: libc::pid_t) -> Option<u64> {
+/// and waited for one, in nanoseconds (its `schedstat`).
+pub fn thread_run_time(pid: libc::pid_t, tid: libc::pid_t) -> Option<(u64, u64)> {
     let sched = read_text(format!("/proc/{pid}/task/{tid}/schedstat"))?;
-    sched.split_whitespace().next()?.parse().ok()
+    let mut fields = sched.split_whitespace().map(|n| n.parse().ok());
+    Some((fields.next()??, fields.next()??))
 }
 
 /// The numbers in the file at `path`, separated by white space.

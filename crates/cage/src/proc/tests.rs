@@ -107,8 +107,9 @@ fn this_process_and_its_child_read_as_they_are() {
     assert_eq!(thread.map(|s| s.ppid), Some(pid));
     // This thread has run, and the clock only goes forward.
     let me = rustix::thread::gettid().as_raw_nonzero().get();
-    let ran = thread_run_time(pid, me).expect("its schedstat");
-    assert!(thread_run_time(pid, me).unwrap() >= ran && ran > 0);
+    let (ran, queued) = thread_run_time(pid, me).expect("its schedstat");
+    let (later, queued_later) = thread_run_time(pid, me).unwrap();
+    assert!(later >= ran && ran > 0 && queued_later >= queued);
     assert!(threads(pid).contains(&me));
 }
 
