@@ -191,7 +191,7 @@ fn start_forked(
     // The trial's space, as this judge is in it (opened before the judge
     // makes itself not dumpable).
     let namespace = |kind: &str| {
-        std::fs::File::open(format!("/proc/self/ns/{kind}"))
+        super::sandbox::proc::own_namespace(kind)
             .map(std::os::fd::OwnedFd::from)
             .unwrap_or_else(|e| not_started(format_args!("cannot open its {kind} namespace: {e}")))
     };
