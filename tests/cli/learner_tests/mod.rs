@@ -28,17 +28,9 @@ mod screen;
 /// A lab crate named `lab` whose own tests are `main` (and `modules`).
 fn lab(main: &str, modules: &[(&str, &str)]) -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
-    let mine = dir.path().join("tests/mine");
-    std::fs::create_dir_all(&mine).unwrap();
-    std::fs::write(
-        dir.path().join("Cargo.toml"),
-        "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
-    )
-    .unwrap();
-    std::fs::write(mine.join("main.rs"), main).unwrap();
-    for (name, text) in modules {
-        std::fs::write(mine.join(name), text).unwrap();
-    }
+    let mut files = vec![("main.rs", main)];
+    files.extend_from_slice(modules);
+    crate::common::lab::write_lab(dir.path(), &files);
     dir
 }
 
@@ -74,24 +66,10 @@ fn judge(dir: &Path, timeout: Option<Duration>) -> TestsReport {
 
 /// Judges the tests of the lab crate at `dir` against `judges`.
 fn judge_against(dir: &Path, timeout: Option<Duration>, judges: &Judges) -> TestsReport {
-    judge_with(
-        dir,
-        timeout,
-        judges,
-        fencelab::engine::runner::default_jobs(),
-    )
-}
-
-/// `judge_against`, `jobs` trials at a time.
-fn judge_with_jobs(dir: &Path, judges: &Judges, jobs: usize) -> TestsReport {
-    judge_with(dir, None, judges, jobs)
-}
-
-fn judge_with(dir: &Path, timeout: Option<Duration>, judges: &Judges, jobs: usize) -> TestsReport {
     let tests = mine::read(dir).unwrap_or_else(|e| panic!("{e}"));
     let scratch = crate::common::scratch();
     let options = mine::Options {
-        jobs,
+        jobs: fencelab::engine::runner::default_jobs(),
         timeout,
         build_timeout: None,
         weights: Default::default(),
