@@ -12,8 +12,11 @@
 //! the predictions tests). Every other mutant is an ignored trial, run by
 //! `.ci/run`'s second step (`cargo test -- --ignored`), so that each `.ci/run`
 //! checks every mutant and `cargo test` stays quick.
+//!
+//! cargo-nextest runs each trial in a process of its own: there, one trial
+//! judges its whole group (the sample, or the rest) once, stored on disk.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -26,6 +29,9 @@ use fencelab::lab::suite;
 use fencelab::output::printer::{Layout, indent};
 use fencelab::output::progress::Progress;
 use libtest_mimic::{Arguments, Failed, Trial};
+
+#[path = "common/stored.rs"]
+mod stored;
 
 const REFERENCE: &str = "reference";
 
@@ -104,40 +110,90 @@ fn main() -> ExitCode {
         .filter(|t| !args.is_filtered_out(t) && !args.is_ignored(t))
         .map(Trial::name)
         .collect();
-    let report = if selected.is_empty() {
+    if selected.is_empty() {
         eprintln!(
             "note: no trial matches {:?}; the trials are `{REFERENCE}` and `mutant::<id>` for the files in mutants/ (see --list)",
             args.filter.as_deref().unwrap_or("")
         );
-        None
-    } else {
-        let chosen: Vec<mutant::Mutant> = mutants
-            .iter()
-            .filter(|m| selected.contains(&format!("mutant::{}", m.id).as_str()))
-            .cloned()
-            .collect();
-        // Named, as `verify --exact` names them: the shipped wheats run only
-        // in a whole run, and this harness checks mutants (the wheats are
-        // checked by tests/cli/verify_outcomes and instructor_content.rs).
-        let options = verify::Options {
-            filters: chosen.iter().map(|m| m.id.clone()).collect(),
-            ..options
-        };
-        let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
-        Some(verify::run(&options, &chosen, &scratch, &mut Status).map_err(|e| e.to_string()))
+    }
+    let judge = |names: &[&str]| judge(&options, &mutants, names, root);
+    // A trial alone in its process (cargo-nextest) would pay for the
+    // baseline again: it reads its group's verdicts, judged once on disk.
+    let alone = std::env::var("NEXTEST_EXECUTION_MODE").is_ok_and(|m| m == "process-per-test");
+    let verdicts = match selected.as_slice() {
+        [] => BTreeMap::new(),
+        [one] if alone => {
+            let slow = names.iter().any(|(n, slow)| n == one && *slow);
+            let group: Vec<&str> = (names.iter())
+                .filter(|(_, s)| *s == slow)
+                .map(|(n, _)| n.as_str())
+                .collect();
+            let name = if slow {
+                "mutants-rest"
+            } else {
+                "mutants-sample"
+            };
+            let inputs = [root.join("mutants"), root.join(mutant::DEFAULT_FILE)];
+            let inputs: Vec<&Path> = inputs.iter().map(|p| p.as_path()).collect();
+            stored::stored(name, &inputs, || {
+                let verdicts = judge(&group);
+                // Not kept when fencelab could not verify: the next trial tries again.
+                if let Some(Err(err)) = verdicts.values().find(|v| v.is_err())
+                    && err.starts_with(COULD_NOT)
+                {
+                    panic!("{err}");
+                }
+                verdicts
+            })
+        }
+        _ => judge(&selected),
     };
-    let report = Arc::new(report);
+    let verdicts = Arc::new(verdicts);
     let trials = names
         .into_iter()
         .map(|(name, slow)| {
-            let report = Arc::clone(&report);
-            Trial::test(name.clone(), move || {
-                verdict(report.as_ref().as_ref(), &name)
+            let verdicts = Arc::clone(&verdicts);
+            Trial::test(name.clone(), move || match verdicts.get(&name) {
+                Some(verdict) => verdict.clone().map_err(Failed::from),
+                None => Err("not run".into()),
             })
             .with_ignored_flag(slow)
         })
         .collect();
     libtest_mimic::run(&args, trials).exit_code()
+}
+
+/// How a verdict begins when the engine failed rather than a trial.
+const COULD_NOT: &str = "fencelab could not verify";
+
+/// The verdicts of the trials `names`, from one engine run of their mutants.
+fn judge(
+    options: &verify::Options,
+    mutants: &[mutant::Mutant],
+    names: &[&str],
+    root: &Path,
+) -> BTreeMap<String, Result<(), String>> {
+    let chosen: Vec<mutant::Mutant> = mutants
+        .iter()
+        .filter(|m| names.contains(&format!("mutant::{}", m.id).as_str()))
+        .cloned()
+        .collect();
+    // Named, as `verify --exact` names them: the shipped wheats run only
+    // in a whole run, and this harness checks mutants (the wheats are
+    // checked by tests/cli/verify_outcomes and instructor_content.rs).
+    let options = verify::Options {
+        filters: chosen.iter().map(|m| m.id.clone()).collect(),
+        ..options.clone()
+    };
+    let scratch = Scratch::locate(&root.join("target")).expect("the scratch workspace");
+    let report = verify::run(&options, &chosen, &scratch, &mut Status).map_err(|e| e.to_string());
+    names
+        .iter()
+        .map(|name| {
+            let verdict = verdict(&report, name).map_err(|f| f.message().unwrap_or("").to_string());
+            (name.to_string(), verdict)
+        })
+        .collect()
 }
 
 /// The mutants `cargo test` runs: per step, the first by id that is not a
@@ -159,11 +215,10 @@ fn sample(mutants: &[mutant::Mutant]) -> BTreeSet<String> {
 }
 
 /// The trial `name` passes when the engine says so.
-fn verdict(report: Option<&Result<Report, String>>, name: &str) -> Result<(), Failed> {
+fn verdict(report: &Result<Report, String>, name: &str) -> Result<(), Failed> {
     let report = match report {
-        Some(Ok(report)) => report,
-        Some(Err(err)) => return Err(format!("fencelab could not verify: {err}").into()),
-        None => return Err("not run".into()),
+        Ok(report) => report,
+        Err(err) => return Err(format!("{COULD_NOT}: {err}").into()),
     };
     let printer = Layout::plain();
     if name == REFERENCE || !report.baseline.passed {

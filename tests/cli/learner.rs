@@ -109,23 +109,24 @@ fn check_step(dir: &Path, step: Option<u32>) -> Checked {
     .unwrap()
 }
 
-/// Three stages of the lab: nothing written, half, all.
-const QUICK_STAGES: [usize; 3] = [0, 4, 8];
+/// The quick form's stage: half the lab written, so that `check` says some
+/// steps complete and the others not started in one build.
+const QUICK_STAGE: usize = 4;
 
-/// The quick form: [`QUICK_STAGES`]. The other six stages are `.ci/run`'s
+/// The quick form: [`QUICK_STAGE`]. The other eight stages are `.ci/run`'s
 /// second step, below, so that every `.ci/run` checks all nine (a stage is a
 /// build and a run of `check` and of `cargo test`) and none twice.
 #[test]
-fn check_turns_steps_green_and_cargo_test_agrees_at_three_stages() {
-    steps_green_in_turn(&QUICK_STAGES);
+fn check_and_cargo_test_agree_on_a_half_written_lab() {
+    steps_green_in_turn(&[QUICK_STAGE]);
 }
 
 /// The stages the quick form above leaves out: with it, each of the nine.
 #[test]
 #[ignore = "slow: .ci/run step 2"]
 fn check_turns_each_step_green_in_turn_and_cargo_test_agrees() {
-    let others: Vec<usize> = (0..=8).filter(|s| !QUICK_STAGES.contains(s)).collect();
-    assert_eq!(others, [1, 2, 3, 5, 6, 7]);
+    let others: Vec<usize> = (0..=8).filter(|s| *s != QUICK_STAGE).collect();
+    assert_eq!(others, [0, 1, 2, 3, 5, 6, 7, 8]);
     steps_green_in_turn(&others);
 }
 

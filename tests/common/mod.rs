@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub mod lab;
 pub mod stored;
 
 use std::path::{Path, PathBuf};

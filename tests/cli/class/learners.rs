@@ -121,44 +121,9 @@ fn single(name: &str, text: String) -> Member {
 /// fencelab's own suite's step `step` as a learner's lab crate: valid, and
 /// it catches every mutant of its step.
 fn own_step(step: u32) -> Member {
-    let suite = fencelab::lab::suite::SuiteFiles::builtin();
-    let kept = |path: &str| {
-        let module = path
-            .trim_start_matches("behaviour/")
-            .trim_end_matches(".rs");
-        module
-            .strip_prefix("step")
-            .and_then(|n| n.parse::<u32>().ok())
-            .is_none_or(|n| n == step)
-    };
-    let root = &suite
-        .files
-        .iter()
-        .find(|(p, _)| *p == suite.root)
-        .unwrap()
-        .1;
-    let main: Vec<String> = (root.lines())
-        .filter(|l| !l.trim_start().starts_with("#[path"))
-        .filter(|l| (l.strip_prefix("mod ").and_then(|m| m.strip_suffix(';'))).is_none_or(kept))
-        .map(|l| match l.trim() == suite.binding {
-            true => "use lab as lease;".to_string(),
-            false => l.to_string(),
-        })
-        .collect();
-    let mut files = vec![("main.rs".to_string(), main.join("\n"))];
-    for (path, text) in suite
-        .files
-        .iter()
-        .filter(|(p, _)| *p != suite.root && kept(p))
-    {
-        files.push((
-            path.trim_start_matches("behaviour/").to_string(),
-            text.to_string(),
-        ));
-    }
     Member {
         name: format!("valid-step{step}"),
-        files,
+        files: crate::common::lab::own_suite_files(&[step]),
     }
 }
 
@@ -171,16 +136,7 @@ fn grade_tests(dir: &Path, members: &[Member], judges: Option<&Path>) -> PathBuf
         if let [(_, text)] = m.files.as_slice() {
             std::fs::write(dir.join(&m.name), text).unwrap();
         } else {
-            let mine = dir.join(&m.name).join("tests/mine");
-            std::fs::create_dir_all(&mine).unwrap();
-            std::fs::write(
-                dir.join(&m.name).join("Cargo.toml"),
-                "[package]\nname = \"lab\"\nversion = \"0.1.0\"\nedition = \"2024\"\n",
-            )
-            .unwrap();
-            for (file, text) in &m.files {
-                std::fs::write(mine.join(file), text).unwrap();
-            }
+            crate::common::lab::write_lab(&dir.join(&m.name), &m.files);
         }
         paths.push(m.name.clone());
     }
