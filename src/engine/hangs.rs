@@ -1,12 +1,13 @@
 //! When a trial loses to time, and how that is confirmed before it costs a
 //! point. A verdict must depend on the code, never on the machine's load.
 //!
-//! Three rules stop a trial (`TimeRule`). It spins: its untrusted side's cage
-//! has used `Rules::spin` of processor time. It waits: for `Rules::wait` in
-//! all since its judge started, none of its processes ran or was ready to
-//! run, nor the forking server it asks (fencelab's). Or it reaches its limit.
+//! Three rules stop a trial (`TimeRule`). It spins: its untrusted side has
+//! used `Rules::spin` of processor time. It waits: for `Rules::wait` in all
+//! since its judge started, none of its processes ran or was ready to run,
+//! nor the forking server it asks (fencelab's). Or it reaches its limit.
 //! Load slows a process that runs, never one that sleeps, and adds no
 //! processor time to it. So the first two rules are the code's own doing.
+//! They hold with or without a memory cgroup (`Whereabouts`).
 //!
 //! A stopped trial is not a verdict yet. After the others it runs again alone,
 //! its limit counted only while load left it a processor (`Runner::run`).
@@ -93,15 +94,8 @@ struct Watched {
     /// A run again alone: always under the full rules.
     confirming: bool,
     stop: Arc<Stop>,
-    /// The memory cgroup of the untrusted side's cage: its processor time
-    /// is what spins.
-    cage: Option<PathBuf>,
-    /// Other cgroups whose processes belong to the trial (a server the
-    /// runner started for an untrusted judge).
-    also: Vec<PathBuf>,
-    /// fencelab's processes the trial may wait on (a forking server): while
-    /// they run, it does not wait.
-    helpers: Vec<libc::pid_t>,
+    /// Where its processes are, once its runner has said (`Watch::sees`).
+    whereabouts: Option<Whereabouts>,
     /// The rule that stopped it, if one did.
     stopped_by: Option<(TimeRule, Duration)>,
     /// How long it has waited with nothing running, in all.
@@ -112,6 +106,28 @@ struct Watched {
     /// How long it was ready to run but kept from a processor, in all.
     starved: Duration,
     last: Option<Look>,
+}
+
+/// Where a trial's processes are, besides its judge's tree. Without a memory
+/// cgroup, the same things are measured through the processes' own
+/// accounts: the verdict must not depend on the machine.
+#[derive(Debug, Clone, Default)]
+pub(super) struct Whereabouts {
+    /// The memory cgroup of the untrusted side's cage, where the machine
+    /// gives one: its processor time is what spins.
+    pub cage: Option<PathBuf>,
+    /// Other cgroups whose processes belong to the trial (a server the
+    /// runner started for an untrusted judge).
+    pub also: Vec<PathBuf>,
+    /// Servers of fencelab's implementations started for the trial (by the
+    /// runner, or forked for it): it does not wait while they work.
+    pub servers: Vec<libc::pid_t>,
+    /// fencelab's processes the trial may wait on (a forking server): while
+    /// they run, it does not wait.
+    pub helpers: Vec<libc::pid_t>,
+    /// The judge is the untrusted side (a learner's test): without a
+    /// cgroup, its whole tree spins; else only what it cages.
+    pub judge_untrusted: bool,
 }
 
 /// What one look at a trial's processes saw.
@@ -147,9 +163,7 @@ impl Watch {
                 rules,
                 confirming,
                 stop: stop.clone(),
-                cage: None,
-                also: Vec::new(),
-                helpers: Vec::new(),
+                whereabouts: None,
                 stopped_by: None,
                 waited: Duration::ZERO,
                 limit: None,
@@ -160,21 +174,11 @@ impl Watch {
         stop
     }
 
-    /// Trial `id`'s untrusted side runs in the memory cgroup `cage`, and
-    /// other processes of it in `also`; `helpers` are fencelab's processes
-    /// it may wait on. The spin and wait rules find a trial's processes
-    /// only so: without a memory cgroup, only its limit applies.
-    pub(super) fn caged(
-        &self,
-        id: usize,
-        cage: &Path,
-        also: Vec<PathBuf>,
-        helpers: Vec<libc::pid_t>,
-    ) {
+    /// Trial `id`'s processes are `whereabouts` and its judge's tree: the
+    /// spin and wait rules look at it from now on.
+    pub(super) fn sees(&self, id: usize, whereabouts: Whereabouts) {
         if let Some(w) = self.lock().trials.get_mut(&id) {
-            w.cage = Some(cage.to_path_buf());
-            w.also = also;
-            w.helpers = helpers;
+            w.whereabouts = Some(whereabouts);
         }
     }
 
@@ -215,29 +219,24 @@ impl Watch {
     /// that spin or wait past their rules.
     pub(super) fn look(&self) {
         let now = Instant::now();
-        type Due = (
-            usize,
-            Option<libc::pid_t>,
-            Option<PathBuf>,
-            Vec<PathBuf>,
-            Vec<libc::pid_t>,
-        );
-        let due: Vec<Due> = self
+        let due: Vec<(usize, Option<libc::pid_t>, Option<Whereabouts>)> = self
             .lock()
             .trials
             .iter()
             .filter(|(_, w)| w.stopped_by.is_none() && now - w.started >= LOOK_AFTER)
-            .filter(|(_, w)| w.cage.is_some() || w.limit.is_some())
-            .map(|(id, w)| {
-                let (also, helpers) = (w.also.clone(), w.helpers.clone());
-                (*id, w.stop.pid(), w.cage.clone(), also, helpers)
-            })
+            .filter(|(_, w)| w.whereabouts.is_some() || w.limit.is_some())
+            .map(|(id, w)| (*id, w.stop.pid(), w.whereabouts.clone()))
             .collect();
-        for (id, judge, cage, also, helpers) in due {
-            // Without a memory cgroup, only its limit applies.
-            let spent = cage.as_deref().map_or(Duration::ZERO, processor_time);
-            let (asleep, ran, queued) = look_at(judge, cage.iter().chain(&also));
-            let (idle, helped) = threads_of(&helpers);
+        for (id, judge, whereabouts) in due {
+            let known = whereabouts.is_some();
+            let whereabouts = whereabouts.unwrap_or_default();
+            let seen = look_at(judge, &whereabouts);
+            let spent = match (&whereabouts.cage, known) {
+                (Some(cage), _) => processor_time(cage),
+                (None, true) => seen.spent,
+                (None, false) => Duration::ZERO,
+            };
+            let (idle, helped) = threads_of(&whereabouts.helpers);
             let mut state = self.lock();
             let State { trials, hanging } = &mut *state;
             let Some(w) = trials.get_mut(&id) else {
@@ -251,9 +250,9 @@ impl Watch {
             // waits on fencelab, not on itself.
             let look = Look {
                 at: Instant::now(),
-                asleep: asleep && idle && judge.is_some() && cage.is_some(),
-                ran: ran.wrapping_add(helped),
-                queued,
+                asleep: seen.asleep && idle && judge.is_some() && known,
+                ran: seen.ran.wrapping_add(helped),
+                queued: seen.queued,
             };
             if let Some(last) = w.last {
                 w.waited += waited_between(last, look);
@@ -416,12 +415,25 @@ impl Confirmations {
 /// The processor time the processes of the cgroup `dir` have used, their
 /// reaped children's included (a process that is gone by now is not).
 fn processor_time(dir: &Path) -> Duration {
+    from_ticks(pids_of(dir).map(own_ticks).sum())
+}
+
+/// The processor time of the process `pid` and of its reaped children, in
+/// clock ticks (`proc::stat`'s times; 0 for a process gone).
+fn own_ticks(pid: libc::pid_t) -> u64 {
+    proc::stat(pid).map_or(0, |stat| stat.times.iter().sum())
+}
+
+fn from_ticks(ticks: u64) -> Duration {
     let hz = rustix::param::clock_ticks_per_second().max(1);
-    let ticks: u64 = pids_of(dir)
-        .filter_map(proc::stat)
-        .map(|stat| stat.times.iter().sum::<u64>())
-        .sum();
     Duration::from_millis(ticks * 1000 / hz)
+}
+
+/// How deep in nested PID namespaces the process `pid` is (`NSpid`'s
+/// count); None where unknown.
+fn pid_depth(pid: libc::pid_t) -> Option<usize> {
+    let status = proc::status(pid)?;
+    Some(status.field("NSpid")?.split_whitespace().count())
 }
 
 /// The processor time, in microseconds, of every process that has been in
@@ -446,34 +458,92 @@ fn pids_of(dir: &Path) -> impl Iterator<Item = libc::pid_t> {
         .into_iter()
 }
 
-/// Looks at the judge `judge`, every process it started, and every process
-/// of the cgroups `cgroups`: whether none of their threads was running or
-/// ready to run (nor in an uninterruptible wait, which ends by itself), and
-/// the processor time of the threads seen and of the cgroups, in nanoseconds.
-fn look_at<'a>(
-    judge: Option<libc::pid_t>,
-    cgroups: impl Iterator<Item = &'a PathBuf>,
-) -> (bool, u64, u64) {
-    let mut pending: Vec<libc::pid_t> = judge.into_iter().collect();
-    let (mut asleep, mut ran, mut queued) = (true, 0u64, 0u64);
-    for cgroup in cgroups {
-        pending.extend(pids_of(cgroup));
+/// What one walk through a trial's processes found.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Seen {
+    /// None of their threads was running or ready to run (nor in an
+    /// uninterruptible wait, which ends by itself).
+    asleep: bool,
+    /// The processor time of the threads seen and of the cgroups, and their
+    /// time waiting for a processor, in nanoseconds.
+    ran: u64,
+    queued: u64,
+    /// Without a cage's cgroup: the processor time of the untrusted side's
+    /// processes seen, their reaped children's included.
+    spent: Duration,
+}
+
+/// Looks at the judge `judge` and every process it started, and at
+/// `whereabouts`: the processes of its cgroups, its servers, and, without a
+/// cage's cgroup, every process its helpers started (whose trial is unknown:
+/// one that works keeps every trial it may serve from waiting).
+///
+/// Without a cage's cgroup, the untrusted side is what spins: the judge's
+/// whole tree when it is untrusted, else what it started in a PID namespace
+/// of its own (its caged server); never fencelab's own judge.
+fn look_at(judge: Option<libc::pid_t>, whereabouts: &Whereabouts) -> Seen {
+    let uncaged = whereabouts.cage.is_none();
+    // What a process is to the trial: its children are the same to it.
+    #[derive(Clone, Copy)]
+    enum Part {
+        Other,
+        TrustedJudge,
+        Spins,
+    }
+    let mut pending: Vec<(libc::pid_t, Part)> = Vec::new();
+    if uncaged {
+        for &helper in &whereabouts.helpers {
+            let children = proc::threads(helper)
+                .into_iter()
+                .flat_map(|tid| proc::thread_children(helper, tid));
+            pending.extend(children.map(|pid| (pid, Part::Other)));
+        }
+    }
+    let judge_part = match (uncaged, whereabouts.judge_untrusted) {
+        (true, true) => Part::Spins,
+        (true, false) => Part::TrustedJudge,
+        (false, _) => Part::Other,
+    };
+    pending.extend(judge.map(|pid| (pid, judge_part)));
+    let (mut asleep, mut ran, mut queued, mut spent) = (true, 0u64, 0u64, 0u64);
+    for cgroup in whereabouts.cage.iter().chain(&whereabouts.also) {
+        pending.extend(pids_of(cgroup).map(|pid| (pid, Part::Other)));
         ran = ran.wrapping_add(cgroup_usage(cgroup).saturating_mul(1000));
     }
+    pending.extend(whereabouts.servers.iter().map(|&pid| (pid, Part::Other)));
+    // A trusted judge's caged server is deeper than the judge.
+    let judge_depth = judge
+        .filter(|_| matches!(judge_part, Part::TrustedJudge))
+        .and_then(pid_depth);
     let mut seen = HashSet::new();
-    while let Some(pid) = pending.pop() {
+    while let Some((pid, part)) = pending.pop() {
         if !seen.insert(pid) || seen.len() > MAX_PROCESSES {
             continue;
+        }
+        let part = match part {
+            Part::TrustedJudge if pid_depth(pid) > judge_depth && judge_depth.is_some() => {
+                Part::Spins
+            }
+            part => part,
+        };
+        if let Part::Spins = part {
+            spent = spent.wrapping_add(own_ticks(pid));
         }
         for tid in proc::threads(pid) {
             let (idle, time, waited) = task_seen(pid, tid);
             asleep &= idle;
             ran = ran.wrapping_add(time);
             queued = queued.wrapping_add(waited);
-            pending.extend(proc::thread_children(pid, tid));
+            let children = proc::thread_children(pid, tid);
+            pending.extend(children.into_iter().map(|child| (child, part)));
         }
     }
-    (asleep, ran, queued)
+    Seen {
+        asleep,
+        ran,
+        queued,
+        spent: from_ticks(spent),
+    }
 }
 
 /// The threads of the processes `pids` alone (their children are not

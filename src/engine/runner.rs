@@ -429,10 +429,8 @@ impl Runner {
             kept.limit = trial.limit * hangs::STARVED_LIMIT;
         }
         let trial = &kept;
-        let caged = |cage: &std::path::Path, also: Vec<PathBuf>, helpers: Vec<libc::pid_t>| {
-            shared.watch.caged(index, cage, also, helpers)
-        };
-        let ran = self.run_one(trial, &dir, net.as_deref(), &caged, &stop, shared);
+        let sees = |whereabouts| shared.watch.sees(index, whereabouts);
+        let ran = self.run_one(trial, &dir, net.as_deref(), &sees, &stop, shared);
         let rule = shared.watch.end(index);
         let mut result = ran?;
         result.outcome = hangs::stopped(result.outcome, limit, rule, confirming);

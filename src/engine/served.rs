@@ -36,6 +36,9 @@ enum ServedProcess {
     Forked {
         connection: std::os::fd::OwnedFd,
         _hold: crate::engine::python::Handed,
+        /// The server itself (a trusted cage has no PID namespace, so no
+        /// watcher: python/fencelab_forking.py `start_child`).
+        pid: libc::pid_t,
     },
 }
 
@@ -43,6 +46,14 @@ impl Served {
     /// Its cage's memory cgroup, where it has one.
     pub(super) fn cgroup(&self) -> Option<PathBuf> {
         self.memory.as_ref().map(|m| m.path().to_path_buf())
+    }
+
+    /// Its process, which `hangs` looks at with all it starts where no
+    /// cgroup holds them.
+    pub(super) fn pid(&self) -> libc::pid_t {
+        match self.process {
+            ServedProcess::Started(pid) | ServedProcess::Forked { pid, .. } => pid,
+        }
     }
 
     /// Listens on `socket` (in the trial's directory `dir`).
@@ -187,7 +198,7 @@ impl Served {
             told_w.as_raw_fd(),
         ];
         fds.extend(namespaces);
-        let (connection, _pid) =
+        let (connection, pid) =
             crate::bridge::zygote::fork_on(handed.fd.as_raw_fd(), &request, &fds)
                 .map_err(|e| not_started(host, std::io::Error::other(e)))?;
         drop((listener, stdin_r, stdout, stderr, told_w));
@@ -195,6 +206,7 @@ impl Served {
             process: ServedProcess::Forked {
                 connection,
                 _hold: handed,
+                pid,
             },
             _stdin: std::fs::File::from(OwnedFd::from(stdin_w)),
             memory,

@@ -37,12 +37,16 @@ fn watched(
     watch
         .begin(id, group, rules, false)
         .started_as(child.id() as libc::pid_t);
-    watch.caged(
-        id,
-        &cage_of(dir, &format!("c{id}"), child),
-        Vec::new(),
-        Vec::new(),
-    );
+    watch.sees(id, in_cage(cage_of(dir, &format!("c{id}"), child)));
+}
+
+/// A trial's processes as a machine with memory cgroups has them: its
+/// untrusted side in `cage`.
+fn in_cage(cage: PathBuf) -> Whereabouts {
+    Whereabouts {
+        cage: Some(cage),
+        ..Whereabouts::default()
+    }
 }
 
 #[test]
@@ -142,11 +146,9 @@ fn an_implementation_that_hangs_is_stopped_sooner_in_first_runs_only() {
         watch
             .begin(id, group, rules, confirming)
             .started_as(child.id() as libc::pid_t);
-        watch.caged(
+        watch.sees(
             id,
-            &cage_of(cages.path(), &format!("c{id}"), &child),
-            Vec::new(),
-            Vec::new(),
+            in_cage(cage_of(cages.path(), &format!("c{id}"), &child)),
         );
         let started = Instant::now();
         let stopped = || watch.lock().trials[&id].stopped_by.is_some();
@@ -178,12 +180,7 @@ fn a_trial_waits_only_once_its_judge_has_started() {
     let cages = tempfile::tempdir().unwrap();
     let watch = Watch::default();
     let stop = watch.begin(0, "g", rules, false);
-    watch.caged(
-        0,
-        &cage_of(cages.path(), "c0", &child),
-        Vec::new(),
-        Vec::new(),
-    );
+    watch.sees(0, in_cage(cage_of(cages.path(), "c0", &child)));
     let stopped = || watch.lock().trials[&0].stopped_by;
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(2) {
@@ -217,8 +214,11 @@ fn a_trial_does_not_wait_while_fencelab_works_for_it() {
     watch
         .begin(0, "g", rules, false)
         .started_as(judge.id() as libc::pid_t);
-    let helpers = vec![helper.id() as libc::pid_t];
-    watch.caged(0, &cage_of(cages.path(), "c0", &judge), Vec::new(), helpers);
+    let whereabouts = Whereabouts {
+        helpers: vec![helper.id() as libc::pid_t],
+        ..in_cage(cage_of(cages.path(), "c0", &judge))
+    };
+    watch.sees(0, whereabouts);
     let started = Instant::now();
     while started.elapsed() < Duration::from_secs(2) {
         watch.look();
@@ -273,8 +273,8 @@ fn a_cgroup_counts_the_processor_time_of_processes_gone() {
     )
     .unwrap();
     assert_eq!(cgroup_usage(dir.path()), 1234);
-    let (_, ran, _) = look_at(None, std::iter::once(&dir.path().to_path_buf()));
-    assert_eq!(ran, 1_234_000, "in nanoseconds, with no process left");
+    let seen = look_at(None, &in_cage(dir.path().to_path_buf()));
+    assert_eq!(seen.ran, 1_234_000, "in nanoseconds, with no process left");
 }
 
 #[test]
@@ -405,4 +405,87 @@ fn a_trial_run_again_alone_is_stopped_at_its_limit_by_the_watch() {
     assert!(started.elapsed() >= Duration::from_millis(300));
     let limit = Duration::from_millis(500);
     assert_eq!(watch.end(0), Some((TimeRule::Limit, limit)));
+}
+
+#[test]
+fn without_a_cgroup_the_rules_hold_on_the_trials_own_processes() {
+    // A machine without memory cgroups (an unprivileged user's) judges as
+    // root's does: the old watch let these trials run to their limit.
+    let rules = Rules {
+        spin: Duration::from_millis(300),
+        wait: Duration::from_millis(600),
+    };
+    let spin = "while :; do :; done";
+    // 0 sleeps; 1, an untrusted judge, spins; 2, fencelab's own judge,
+    // computes (its random calls); 3 sleeps on a server of the runner's
+    // that works; 4 on a forking server's child that works.
+    let mut judges = [
+        sh("exec sleep 60"),
+        sh(spin),
+        sh(spin),
+        sh("exec sleep 60"),
+        sh("exec sleep 60"),
+    ];
+    let mut server = sh(spin);
+    let mut forking = sh(&format!("{spin} & wait"));
+    let watch = Watch::default();
+    for (id, judge) in judges.iter().enumerate() {
+        let pid = |child: &std::process::Child| child.id() as libc::pid_t;
+        let group = format!("g{id}");
+        watch.begin(id, &group, rules, false).started_as(pid(judge));
+        let whereabouts = match id {
+            1 => Whereabouts {
+                judge_untrusted: true,
+                ..Whereabouts::default()
+            },
+            3 => Whereabouts {
+                servers: vec![pid(&server)],
+                ..Whereabouts::default()
+            },
+            4 => Whereabouts {
+                helpers: vec![pid(&forking)],
+                ..Whereabouts::default()
+            },
+            _ => Whereabouts::default(),
+        };
+        watch.sees(id, whereabouts);
+    }
+    let stopped = |id| watch.lock().trials[&id].stopped_by.is_some();
+    // However loaded the machine: until the first two are stopped, and
+    // fencelab's judge and the working servers have computed twice the
+    // spin rule (it would have stopped them), for at least the wait rule
+    // thrice over.
+    let computed = |child: &std::process::Child| {
+        let pid = child.id() as libc::pid_t;
+        let ticks = proc::children(pid).into_iter().map(own_ticks).sum::<u64>();
+        from_ticks(own_ticks(pid) + ticks) >= rules.spin * 2
+    };
+    let started = Instant::now();
+    while started.elapsed() < Duration::from_secs(120)
+        && (started.elapsed() < rules.wait * 3
+            || !(stopped(0) && stopped(1))
+            || !(computed(&judges[2]) && computed(&server) && computed(&forking)))
+    {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let ended: Vec<_> = (0..5).map(|id| watch.end(id)).collect();
+    for pid in proc::children(forking.id() as libc::pid_t) {
+        let pid = rustix::process::Pid::from_raw(pid).expect("a child's pid");
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+    for child in judges.iter_mut().chain([&mut server, &mut forking]) {
+        child.kill().unwrap();
+        child.wait().unwrap();
+    }
+    assert_eq!(
+        ended,
+        [
+            Some((TimeRule::Waits, rules.wait)),
+            Some((TimeRule::Spins, rules.spin)),
+            None,
+            None,
+            None
+        ]
+    );
 }

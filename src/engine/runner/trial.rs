@@ -11,6 +11,7 @@ use crate::bridge::held::{LEFT_BEHIND, NOT_STARTED_STATUS};
 use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::said::{self, Said, Who};
 use crate::bridge::sandbox::{Cage, MEMORY_ENV, Memory, Net, SPACE, Space};
+use crate::engine::hangs::Whereabouts;
 use crate::engine::outcome::TestOutcome;
 use crate::engine::policy::Launch;
 use crate::engine::process::{self, Limits, cage_error};
@@ -18,8 +19,8 @@ use crate::engine::served::Served;
 use crate::error::Error;
 
 /// Tells `hangs` where a trial's processes are, once its cage is made
-/// (`Watch::caged`).
-pub(super) type Caged<'a> = dyn Fn(&std::path::Path, Vec<PathBuf>, Vec<libc::pid_t>) + 'a;
+/// (`Watch::sees`).
+pub(super) type Sees<'a> = dyn Fn(Whereabouts) + 'a;
 
 impl Runner {
     /// Runs one trial in `dir` (created here, removed afterwards).
@@ -28,7 +29,7 @@ impl Runner {
         trial: &Trial,
         dir: &std::path::Path,
         net: Option<&Net>,
-        caged: &Caged<'_>,
+        sees: &Sees<'_>,
         stop: &Arc<process::Stop>,
         shared: &Shared,
     ) -> Result<TrialResult, Error> {
@@ -122,11 +123,14 @@ impl Runner {
         // The untrusted side's processes, and the processor time they use,
         // are what `hangs` looks at; a server the runner started is looked
         // at too, and the forking server the judge asks for its own.
-        if let Some(memory) = server_memory.as_ref().or(judge_memory.as_ref()) {
-            let also = server.iter().filter_map(Served::cgroup).collect();
-            let helpers = _zygote.iter().map(|h| h.forking_pid()).collect();
-            caged(memory.path(), also, helpers);
-        }
+        let cage = server_memory.as_ref().or(judge_memory.as_ref());
+        sees(Whereabouts {
+            cage: cage.map(|memory| memory.path().to_path_buf()),
+            also: server.iter().filter_map(Served::cgroup).collect(),
+            servers: server.iter().map(Served::pid).collect(),
+            helpers: _zygote.iter().map(|h| h.forking_pid()).collect(),
+            judge_untrusted: self.judge_caged,
+        });
         // The cage executes the judge itself, from clones of the process
         // the runner forks (`Cage::executing`): two forks a trial fewer.
         let cage = self.judge_caged.then(|| {
