@@ -1,13 +1,12 @@
 //! When a trial loses to time, and how that is confirmed before it costs a
 //! point. A verdict must depend on the code, never on the machine's load.
 //!
-//! Three rules stop a trial (`TimeRule`). It spins: its untrusted side has
-//! used `Rules::spin` of processor time. It waits: for `Rules::wait` in all
-//! since its judge started, none of its processes ran or was ready to run,
-//! nor the forking server it asks (fencelab's). Or it reaches its limit.
-//! Load slows a process that runs, never one that sleeps, and adds no
-//! processor time to it. So the first two rules are the code's own doing.
-//! They hold with or without a memory cgroup (`Whereabouts`).
+//! Three rules stop a trial (`TimeRule`), memory cgroup or not (`Whereabouts`).
+//! It spins: its untrusted side has used `Rules::spin` of processor time. It
+//! waits: for `Rules::wait` in all since its judge started, none of its
+//! processes ran or was ready to run, nor the forking server it asks. Or it
+//! reaches its limit. Load slows a process that runs, never one that sleeps,
+//! and adds no processor time to it: the first two rules are the code's own.
 //!
 //! A stopped trial is not a verdict yet. After the others it runs again alone,
 //! its limit counted only while load left it a processor (`Runner::run`).
@@ -521,7 +520,7 @@ fn look_at(judge: Option<libc::pid_t>, whereabouts: &Whereabouts) -> Seen {
             continue;
         }
         let part = match part {
-            Part::TrustedJudge if pid_depth(pid) > judge_depth && judge_depth.is_some() => {
+            Part::TrustedJudge if judge_depth.is_some() && pid_depth(pid) > judge_depth => {
                 Part::Spins
             }
             part => part,

@@ -489,3 +489,43 @@ fn without_a_cgroup_the_rules_hold_on_the_trials_own_processes() {
         ]
     );
 }
+
+#[test]
+fn without_a_cgroup_a_trusted_judges_caged_server_spins() {
+    // fencelab's own judge starts the implementation's server in a cage
+    // with a PID namespace of its own: its processor time is the trial's.
+    use crate::bridge::sandbox::{Layers, Need};
+    if !Layers::test_needs(&[Need::Namespaces]) {
+        return;
+    }
+    let rules = Rules {
+        spin: Duration::from_millis(300),
+        wait: Duration::from_secs(60),
+    };
+    let mut judge = sh("unshare --user --map-root-user --pid --fork sh -c 'while :; do :; done'");
+    let watch = Watch::default();
+    watch
+        .begin(0, "g", rules, false)
+        .started_as(judge.id() as libc::pid_t);
+    watch.sees(0, Whereabouts::default());
+    let started = Instant::now();
+    while watch.lock().trials[&0].stopped_by.is_none()
+        && started.elapsed() < Duration::from_secs(120)
+    {
+        watch.look();
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The judge's sh, then unshare, then the server: killed from the top.
+    let mut tree = vec![judge.id() as libc::pid_t];
+    while let Some(&last) = tree.last()
+        && let Some(&child) = proc::children(last).first()
+    {
+        tree.push(child);
+    }
+    for pid in tree.into_iter().rev() {
+        let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+    judge.wait().unwrap();
+    assert_eq!(watch.end(0), Some((TimeRule::Spins, rules.spin)));
+}
