@@ -15,11 +15,10 @@
 //! fail unconfirmed (`TestOutcome::OverBudget`).
 
 use std::collections::{HashMap, HashSet};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use crate::bridge::sandbox::proc;
 use crate::engine::outcome::{TestOutcome, TimeRule};
 use crate::engine::process::Stop;
 
@@ -75,6 +74,8 @@ impl Rules {
 #[derive(Default)]
 pub(super) struct Watch {
     state: Mutex<State>,
+    /// The servers forking servers forked, placed by trial (`look`'s alone).
+    forked: Mutex<forked::Forked>,
 }
 
 #[derive(Default)]
@@ -124,6 +125,9 @@ pub(super) struct Whereabouts {
     /// fencelab's processes the trial may wait on (a forking server): while
     /// they run, it does not wait.
     pub helpers: Vec<libc::pid_t>,
+    /// Where the trial's space is mounted (`forked::mount_point`): without a
+    /// cgroup, the servers its helpers fork for it are found by it.
+    pub space: Option<String>,
     /// The judge is the untrusted side (a learner's test): without a
     /// cgroup, its whole tree spins; else only what it cages.
     pub judge_untrusted: bool,
@@ -226,10 +230,11 @@ impl Watch {
             .filter(|(_, w)| w.whereabouts.is_some() || w.limit.is_some())
             .map(|(id, w)| (*id, w.stop.pid(), w.whereabouts.clone()))
             .collect();
+        let forked = self.place_forked(due.iter().map(|(id, _, w)| (*id, w)));
         for (id, judge, whereabouts) in due {
             let known = whereabouts.is_some();
             let whereabouts = whereabouts.unwrap_or_default();
-            let seen = look_at(judge, &whereabouts);
+            let seen = look_at(judge, &whereabouts, &forked.of(id));
             let spent = match (&whereabouts.cage, known) {
                 (Some(cage), _) => processor_time(cage),
                 (None, true) => seen.spent,
@@ -276,6 +281,29 @@ impl Watch {
                 }
             }
         }
+    }
+
+    /// Places the servers forked for `trials` (id, whereabouts) that no
+    /// cgroup holds (`forked`): what the forking servers now serve.
+    fn place_forked<'a>(
+        &self,
+        trials: impl Iterator<Item = (usize, &'a Option<Whereabouts>)>,
+    ) -> std::sync::MutexGuard<'_, forked::Forked> {
+        let (mut helpers, mut spaces) = (Vec::new(), Vec::new());
+        for (id, whereabouts) in trials {
+            let Some(w) = whereabouts.as_ref().filter(|w| w.cage.is_none()) else {
+                continue;
+            };
+            if let Some(space) = w.space.as_ref().filter(|_| !w.helpers.is_empty()) {
+                helpers.extend(w.helpers.iter().copied());
+                spaces.push((id, space.clone()));
+            }
+        }
+        helpers.sort_unstable();
+        helpers.dedup();
+        let mut forked = self.forked.lock().unwrap_or_else(|e| e.into_inner());
+        forked.place(&helpers, &spaces);
+        forked
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
@@ -411,167 +439,10 @@ impl Confirmations {
     }
 }
 
-/// The processor time the processes of the cgroup `dir` have used, their
-/// reaped children's included (a process that is gone by now is not).
-fn processor_time(dir: &Path) -> Duration {
-    from_ticks(pids_of(dir).map(own_ticks).sum())
-}
-
-/// The processor time of the process `pid` and of its reaped children, in
-/// clock ticks (`proc::stat`'s times; 0 for a process gone).
-fn own_ticks(pid: libc::pid_t) -> u64 {
-    proc::stat(pid).map_or(0, |stat| stat.times.iter().sum())
-}
-
-fn from_ticks(ticks: u64) -> Duration {
-    let hz = rustix::param::clock_ticks_per_second().max(1);
-    Duration::from_millis(ticks * 1000 / hz)
-}
-
-/// How deep in nested PID namespaces the process `pid` is (`NSpid`'s
-/// count); None where unknown.
-fn pid_depth(pid: libc::pid_t) -> Option<usize> {
-    let status = proc::status(pid)?;
-    Some(status.field("NSpid")?.split_whitespace().count())
-}
-
-/// The processor time, in microseconds, of every process that has been in
-/// the cgroup `dir`, those gone included: cgroup v2's `cpu.stat` (0 in v1,
-/// where a memory cgroup has none).
-fn cgroup_usage(dir: &Path) -> u64 {
-    std::fs::read_to_string(dir.join("cpu.stat"))
-        .unwrap_or_default()
-        .lines()
-        .find_map(|line| line.strip_prefix("usage_usec "))
-        .and_then(|n| n.trim().parse().ok())
-        .unwrap_or_default()
-}
-
-/// The processes in the cgroup `dir`.
-fn pids_of(dir: &Path) -> impl Iterator<Item = libc::pid_t> {
-    std::fs::read_to_string(dir.join("cgroup.procs"))
-        .unwrap_or_default()
-        .lines()
-        .filter_map(|pid| pid.trim().parse().ok())
-        .collect::<Vec<libc::pid_t>>()
-        .into_iter()
-}
-
-/// What one walk through a trial's processes found.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct Seen {
-    /// None of their threads was running or ready to run (nor in an
-    /// uninterruptible wait, which ends by itself).
-    asleep: bool,
-    /// The processor time of the threads seen and of the cgroups, and their
-    /// time waiting for a processor, in nanoseconds.
-    ran: u64,
-    queued: u64,
-    /// Without a cage's cgroup: the processor time of the untrusted side's
-    /// processes seen, their reaped children's included.
-    spent: Duration,
-}
-
-/// Looks at the judge `judge` and every process it started, and at
-/// `whereabouts`: the processes of its cgroups, its servers, and, without a
-/// cage's cgroup, every process its helpers started (whose trial is unknown:
-/// one that works keeps every trial it may serve from waiting).
-///
-/// Without a cage's cgroup, the untrusted side is what spins: the judge's
-/// whole tree when it is untrusted, else what it started in a PID namespace
-/// of its own (its caged server); never fencelab's own judge.
-fn look_at(judge: Option<libc::pid_t>, whereabouts: &Whereabouts) -> Seen {
-    let uncaged = whereabouts.cage.is_none();
-    // What a process is to the trial: its children are the same to it.
-    #[derive(Clone, Copy)]
-    enum Part {
-        Other,
-        TrustedJudge,
-        Spins,
-    }
-    let mut pending: Vec<(libc::pid_t, Part)> = Vec::new();
-    if uncaged {
-        for &helper in &whereabouts.helpers {
-            let children = proc::threads(helper)
-                .into_iter()
-                .flat_map(|tid| proc::thread_children(helper, tid));
-            pending.extend(children.map(|pid| (pid, Part::Other)));
-        }
-    }
-    let judge_part = match (uncaged, whereabouts.judge_untrusted) {
-        (true, true) => Part::Spins,
-        (true, false) => Part::TrustedJudge,
-        (false, _) => Part::Other,
-    };
-    pending.extend(judge.map(|pid| (pid, judge_part)));
-    let (mut asleep, mut ran, mut queued, mut spent) = (true, 0u64, 0u64, 0u64);
-    for cgroup in whereabouts.cage.iter().chain(&whereabouts.also) {
-        pending.extend(pids_of(cgroup).map(|pid| (pid, Part::Other)));
-        ran = ran.wrapping_add(cgroup_usage(cgroup).saturating_mul(1000));
-    }
-    pending.extend(whereabouts.servers.iter().map(|&pid| (pid, Part::Other)));
-    // A trusted judge's caged server is deeper than the judge.
-    let judge_depth = judge
-        .filter(|_| matches!(judge_part, Part::TrustedJudge))
-        .and_then(pid_depth);
-    let mut seen = HashSet::new();
-    while let Some((pid, part)) = pending.pop() {
-        if !seen.insert(pid) || seen.len() > MAX_PROCESSES {
-            continue;
-        }
-        let part = match part {
-            Part::TrustedJudge if judge_depth.is_some() && pid_depth(pid) > judge_depth => {
-                Part::Spins
-            }
-            part => part,
-        };
-        if let Part::Spins = part {
-            spent = spent.wrapping_add(own_ticks(pid));
-        }
-        for tid in proc::threads(pid) {
-            let (idle, time, waited) = task_seen(pid, tid);
-            asleep &= idle;
-            ran = ran.wrapping_add(time);
-            queued = queued.wrapping_add(waited);
-            let children = proc::thread_children(pid, tid);
-            pending.extend(children.into_iter().map(|child| (child, part)));
-        }
-    }
-    Seen {
-        asleep,
-        ran,
-        queued,
-        spent: from_ticks(spent),
-    }
-}
-
-/// The threads of the processes `pids` alone (their children are not
-/// looked at): whether none was running or ready to run, and their
-/// processor time, in nanoseconds.
-fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
-    let (mut asleep, mut ran) = (true, 0u64);
-    for &pid in pids {
-        for tid in proc::threads(pid) {
-            let (idle, time, _) = task_seen(pid, tid);
-            asleep &= idle;
-            ran = ran.wrapping_add(time);
-        }
-    }
-    (asleep, ran)
-}
-
-/// The thread `tid` of `pid`: whether it was neither running, ready to
-/// run, nor in an uninterruptible wait (which ends by itself), its
-/// processor time and its time waiting for a processor, in nanoseconds. A
-/// thread gone, or a kernel without schedstat, reads as awake: what it did
-/// is unknown.
-fn task_seen(pid: libc::pid_t, tid: libc::pid_t) -> (bool, u64, u64) {
-    let state = proc::thread_stat(pid, tid).map(|stat| !matches!(stat.state, 'R' | 'D'));
-    match (state, proc::thread_run_time(pid, tid)) {
-        (Some(asleep), Some((ran, queued))) => (asleep, ran, queued),
-        _ => (false, 0, 0),
-    }
-}
+mod forked;
+mod processes;
+pub(super) use forked::mount_point;
+use processes::{look_at, processor_time, threads_of};
 
 #[cfg(test)]
 mod tests;

@@ -1,8 +1,11 @@
 //! The time rules tested on real processes (spinning, sleeping, working) seen
-//! through cgroup directories the tests make; the rules' scaling, the
-//! confirmations' order and budget, and a stopped trial's words.
+//! through cgroup directories the tests make, or without one; the rules'
+//! scaling, the confirmations' order and budget, and a stopped trial's words.
 
+use super::processes::{cgroup_usage, from_ticks, own_ticks};
 use super::*;
+use crate::bridge::sandbox::proc;
+use std::path::Path;
 
 /// A cage's memory cgroup as `hangs` reads it: a directory whose
 /// `cgroup.procs` lists `child`.
@@ -273,7 +276,7 @@ fn a_cgroup_counts_the_processor_time_of_processes_gone() {
     )
     .unwrap();
     assert_eq!(cgroup_usage(dir.path()), 1234);
-    let seen = look_at(None, &in_cage(dir.path().to_path_buf()));
+    let seen = look_at(None, &in_cage(dir.path().to_path_buf()), &[]);
     assert_eq!(seen.ran, 1_234_000, "in nanoseconds, with no process left");
 }
 
@@ -418,16 +421,9 @@ fn without_a_cgroup_the_rules_hold_on_the_trials_own_processes() {
     let spin = "while :; do :; done";
     // 0 sleeps; 1, an untrusted judge, spins; 2, fencelab's own judge,
     // computes (its random calls); 3 sleeps on a server of the runner's
-    // that works; 4 on a forking server's child that works.
-    let mut judges = [
-        sh("exec sleep 60"),
-        sh(spin),
-        sh(spin),
-        sh("exec sleep 60"),
-        sh("exec sleep 60"),
-    ];
+    // that works.
+    let mut judges = [sh("exec sleep 60"), sh(spin), sh(spin), sh("exec sleep 60")];
     let mut server = sh(spin);
-    let mut forking = sh(&format!("{spin} & wait"));
     let watch = Watch::default();
     for (id, judge) in judges.iter().enumerate() {
         let pid = |child: &std::process::Child| child.id() as libc::pid_t;
@@ -440,10 +436,6 @@ fn without_a_cgroup_the_rules_hold_on_the_trials_own_processes() {
             },
             3 => Whereabouts {
                 servers: vec![pid(&server)],
-                ..Whereabouts::default()
-            },
-            4 => Whereabouts {
-                helpers: vec![pid(&forking)],
                 ..Whereabouts::default()
             },
             _ => Whereabouts::default(),
@@ -464,17 +456,13 @@ fn without_a_cgroup_the_rules_hold_on_the_trials_own_processes() {
     while started.elapsed() < Duration::from_secs(120)
         && (started.elapsed() < rules.wait * 3
             || !(stopped(0) && stopped(1))
-            || !(computed(&judges[2]) && computed(&server) && computed(&forking)))
+            || !(computed(&judges[2]) && computed(&server)))
     {
         watch.look();
         std::thread::sleep(Duration::from_millis(20));
     }
-    let ended: Vec<_> = (0..5).map(|id| watch.end(id)).collect();
-    for pid in proc::children(forking.id() as libc::pid_t) {
-        let pid = rustix::process::Pid::from_raw(pid).expect("a child's pid");
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    }
-    for child in judges.iter_mut().chain([&mut server, &mut forking]) {
+    let ended: Vec<_> = (0..4).map(|id| watch.end(id)).collect();
+    for child in judges.iter_mut().chain([&mut server]) {
         child.kill().unwrap();
         child.wait().unwrap();
     }
@@ -484,48 +472,88 @@ fn without_a_cgroup_the_rules_hold_on_the_trials_own_processes() {
             Some((TimeRule::Waits, rules.wait)),
             Some((TimeRule::Spins, rules.spin)),
             None,
-            None,
             None
         ]
     );
 }
 
+/// Kills `pid` and its first descendants, deepest first: a PID namespace's
+/// init takes its namespace with it.
+fn kill_down(pid: libc::pid_t) {
+    let mut line = vec![pid];
+    while let Some(&last) = line.last()
+        && let Some(&child) = proc::children(last).first()
+    {
+        line.push(child);
+    }
+    for pid in line.into_iter().rev() {
+        let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+    }
+}
+
 #[test]
-fn without_a_cgroup_a_trusted_judges_caged_server_spins() {
-    // fencelab's own judge starts the implementation's server in a cage
-    // with a PID namespace of its own: its processor time is the trial's.
+fn without_a_cgroup_a_trusted_judges_caged_or_forked_server_spins() {
     use crate::bridge::sandbox::{Layers, Need};
     if !Layers::test_needs(&[Need::Namespaces]) {
         return;
     }
     let rules = Rules {
         spin: Duration::from_millis(300),
-        wait: Duration::from_secs(60),
+        wait: Duration::from_millis(600),
     };
-    let mut judge = sh("unshare --user --map-root-user --pid --fork sh -c 'while :; do :; done'");
+    let spin = "while :; do :; done";
+    // 0: fencelab's own judge starts the server in a cage with a PID
+    // namespace of its own. 1 and 2 sleep, while a forking server's child
+    // spins, in 1's space (a tmpfs on its directory): the server forked for
+    // 1, whose pid only its judge learns. 2 waits.
+    let spaces = tempfile::tempdir().unwrap();
+    let (one, two) = (spaces.path().join("1"), spaces.path().join("2"));
+    std::fs::create_dir(&one).unwrap();
+    std::fs::create_dir(&two).unwrap();
+    let mut judges = [
+        sh(&format!(
+            "unshare --user --map-root-user --pid --fork sh -c '{spin}'"
+        )),
+        sh("exec sleep 60"),
+        sh("exec sleep 60"),
+    ];
+    let mut forking = sh(&format!(
+        "unshare --user --map-root-user --mount sh -c \
+         'mount -t tmpfs none {} && {spin}' & wait",
+        one.display()
+    ));
     let watch = Watch::default();
-    watch
-        .begin(0, "g", rules, false)
-        .started_as(judge.id() as libc::pid_t);
-    watch.sees(0, Whereabouts::default());
+    for (id, judge) in judges.iter().enumerate() {
+        let group = format!("g{id}");
+        watch
+            .begin(id, &group, rules, false)
+            .started_as(judge.id() as libc::pid_t);
+        let space = [&one, &two].get(id.wrapping_sub(1)).copied();
+        let whereabouts = Whereabouts {
+            helpers: vec![forking.id() as libc::pid_t],
+            space: space.map(|dir| forked::mount_point(dir)),
+            ..Whereabouts::default()
+        };
+        watch.sees(id, whereabouts);
+    }
+    let stopped = |id| watch.lock().trials[&id].stopped_by.is_some();
     let started = Instant::now();
-    while watch.lock().trials[&0].stopped_by.is_none()
-        && started.elapsed() < Duration::from_secs(120)
-    {
+    while !(0..3).all(stopped) && started.elapsed() < Duration::from_secs(120) {
         watch.look();
         std::thread::sleep(Duration::from_millis(20));
     }
-    // The judge's sh, then unshare, then the server: killed from the top.
-    let mut tree = vec![judge.id() as libc::pid_t];
-    while let Some(&last) = tree.last()
-        && let Some(&child) = proc::children(last).first()
-    {
-        tree.push(child);
+    let ended: Vec<_> = (0..3).map(|id| watch.end(id)).collect();
+    for child in judges.iter_mut().chain([&mut forking]) {
+        kill_down(child.id() as libc::pid_t);
+        child.wait().unwrap();
     }
-    for pid in tree.into_iter().rev() {
-        let pid = rustix::process::Pid::from_raw(pid).expect("a pid");
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-    }
-    judge.wait().unwrap();
-    assert_eq!(watch.end(0), Some((TimeRule::Spins, rules.spin)));
+    assert_eq!(
+        ended,
+        [
+            Some((TimeRule::Spins, rules.spin)),
+            Some((TimeRule::Spins, rules.spin)),
+            Some((TimeRule::Waits, rules.wait)),
+        ]
+    );
 }

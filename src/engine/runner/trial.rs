@@ -11,7 +11,7 @@ use crate::bridge::held::{LEFT_BEHIND, NOT_STARTED_STATUS};
 use crate::bridge::protocol::SOCKET_ENV;
 use crate::bridge::said::{self, Said, Who};
 use crate::bridge::sandbox::{Cage, MEMORY_ENV, Memory, Net, SPACE, Space};
-use crate::engine::hangs::Whereabouts;
+use crate::engine::hangs::{Whereabouts, mount_point};
 use crate::engine::outcome::TestOutcome;
 use crate::engine::policy::Launch;
 use crate::engine::process::{self, Limits, cage_error};
@@ -129,6 +129,8 @@ impl Runner {
             also: server.iter().filter_map(Served::cgroup).collect(),
             servers: server.iter().map(Served::pid).collect(),
             helpers: _zygote.iter().map(|h| h.forking_pid()).collect(),
+            // Where no cgroup holds it, a forked server is found by its space.
+            space: (space.is_some() && _zygote.is_some()).then(|| mount_point(&tmp)),
             judge_untrusted: self.judge_caged,
         });
         // The cage executes the judge itself, from clones of the process
