@@ -130,7 +130,8 @@ impl Runner {
             servers: server.iter().map(Served::pid).collect(),
             helpers: _zygote.iter().map(|h| h.forking_pid()).collect(),
             // Where no cgroup holds it, a forked server is found by its space.
-            space: (space.is_some() && _zygote.is_some()).then(|| mount_point(&tmp)),
+            space: (cage.is_none() && space.is_some() && _zygote.is_some())
+                .then(|| mount_point(&tmp)),
             judge_untrusted: self.judge_caged,
         });
         // The cage executes the judge itself, from clones of the process
