@@ -14,7 +14,7 @@
 //! - Workers are separate OS processes: this test binary re-executed with
 //!   `--exact crash::worker --ignored`, configured through `FENCELAB_CRASH_*`
 //!   environment variables.
-//! - Time is simulated, shared through a memory-mapped file: every call a
+//! - Time is simulated, shared through a file (each change under its lock): every call a
 //!   worker makes advances the clock by one tick, so leases expire as work goes
 //!   on, whatever the speed of the machine. A stalling worker sleeps and then
 //!   finds the clock moved to its lease's end or a little past it (exactly at
@@ -31,12 +31,9 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fs::{self, File, OpenOptions};
 use std::io;
-use std::os::fd::AsRawFd;
 use std::os::unix::process::ExitStatusExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU64, Ordering::SeqCst};
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -109,16 +106,16 @@ impl Rng {
     }
 }
 
-/// Three counters in a memory-mapped file shared by the coordinator and all
-/// workers: the simulated clock, the global sequence, the stop flag. The
-/// mapping is never unmapped: it lives as long as the process, so no
-/// reference to it ever dangles.
+/// Three counters in a file shared by the coordinator and all workers: the
+/// simulated clock, the global sequence, the stop flag. Each change is made
+/// under the file's lock, which a killed worker's end lets go; the mutex
+/// orders the threads of one process, which share the lock.
 struct Shared {
-    slots: &'static [AtomicU64; 3],
-    _file: File,
+    file: File,
+    threads: std::sync::Mutex<()>,
 }
 
-const SHARED_LEN: usize = 4096;
+const SHARED_LEN: u64 = 3 * 8;
 
 impl Shared {
     fn create(path: &Path) -> io::Result<Shared> {
@@ -127,48 +124,73 @@ impl Shared {
             .write(true)
             .create_new(true)
             .open(path)?;
-        file.set_len(SHARED_LEN as u64)?;
-        Shared::map(file)
+        file.set_len(SHARED_LEN)?;
+        Ok(Shared::of(file))
     }
 
     fn open(path: &Path) -> io::Result<Shared> {
-        Shared::map(OpenOptions::new().read(true).write(true).open(path)?)
+        Ok(Shared::of(
+            OpenOptions::new().read(true).write(true).open(path)?,
+        ))
     }
 
-    fn map(file: File) -> io::Result<Shared> {
-        // SAFETY: a fresh shared mapping of a file we keep open; the kernel
-        // picks the (page-aligned) address.
-        let ptr = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                SHARED_LEN,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if ptr == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
+    fn of(file: File) -> Shared {
+        Shared {
+            file,
+            threads: std::sync::Mutex::new(()),
         }
-        let base =
-            NonNull::new(ptr.cast::<[AtomicU64; 3]>()).ok_or_else(io::Error::last_os_error)?;
-        // SAFETY: the mapping is page-aligned, SHARED_LEN bytes long, never
-        // unmapped, and its memory only ever accessed atomically.
-        let slots = unsafe { base.as_ref() };
-        Ok(Shared { slots, _file: file })
     }
 
-    fn clock(&self) -> &AtomicU64 {
-        &self.slots[0]
+    fn clock(&self) -> Counter<'_> {
+        Counter(self, 0)
     }
 
-    fn seq(&self) -> &AtomicU64 {
-        &self.slots[1]
+    fn seq(&self) -> Counter<'_> {
+        Counter(self, 1)
     }
 
-    fn stop(&self) -> &AtomicU64 {
-        &self.slots[2]
+    fn stop(&self) -> Counter<'_> {
+        Counter(self, 2)
+    }
+}
+
+/// One of `Shared`'s counters, by its slot.
+struct Counter<'a>(&'a Shared, u64);
+
+impl Counter<'_> {
+    /// Sets the counter to `change` of its value, under the lock: its value
+    /// before.
+    fn update(&self, change: impl FnOnce(u64) -> u64) -> u64 {
+        use std::os::unix::fs::FileExt;
+        let Counter(shared, slot) = self;
+        let _threads = shared.threads.lock().unwrap_or_else(|e| e.into_inner());
+        shared.file.lock().expect("lock the shared counters");
+        let mut bytes = [0u8; 8];
+        (shared.file.read_exact_at(&mut bytes, slot * 8)).expect("read a shared counter");
+        let old = u64::from_le_bytes(bytes);
+        let new = change(old);
+        if new != old {
+            (shared.file.write_all_at(&new.to_le_bytes(), slot * 8))
+                .expect("write a shared counter");
+        }
+        shared.file.unlock().expect("unlock the shared counters");
+        old
+    }
+
+    fn load(&self) -> u64 {
+        self.update(|v| v)
+    }
+
+    fn fetch_add(&self, n: u64) -> u64 {
+        self.update(|v| v + n)
+    }
+
+    fn fetch_max(&self, n: u64) -> u64 {
+        self.update(|v| v.max(n))
+    }
+
+    fn store(&self, n: u64) {
+        self.update(|_| n);
     }
 }
 
@@ -313,7 +335,7 @@ fn sigkilled_workers_keep_the_contract() {
     let began = Instant::now();
     let mut next_sample = began;
     loop {
-        let seq = shared.seq().load(SeqCst);
+        let seq = shared.seq().load();
         if seq >= BUDGET || began.elapsed() > WALL_CLOCK_CAP {
             break;
         }
@@ -330,16 +352,16 @@ fn sigkilled_workers_keep_the_contract() {
             coord.spawn();
         }
         if Instant::now() >= next_sample {
-            let start = shared.seq().fetch_add(1, SeqCst);
+            let start = shared.seq().fetch_add(1);
             let rows = crate::read_rows(&sampler).expect("sample the table");
-            let end = shared.seq().fetch_add(1, SeqCst);
+            let end = shared.seq().fetch_add(1);
             samples.push(Sample { start, end, rows });
             next_sample = Instant::now() + Duration::from_millis(5);
         }
         thread::sleep(Duration::from_micros(300));
     }
     let elapsed = began.elapsed();
-    shared.stop().store(1, SeqCst);
+    shared.stop().store(1);
     let deadline = Instant::now() + EXIT_GRACE;
     while !coord.alive.is_empty() && Instant::now() < deadline {
         coord.reap();
@@ -415,7 +437,7 @@ fn sigkilled_workers_keep_the_contract() {
         elapsed,
         coord.spawned,
         run.samples.len(),
-        shared.clock().load(SeqCst),
+        shared.clock().load(),
     );
     if !violations.is_empty() {
         let shown: Vec<&String> = violations.iter().take(25).collect();

@@ -7,7 +7,6 @@
 use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::sync::atomic::Ordering::SeqCst;
 use std::thread;
 use std::time::Duration;
 
@@ -63,12 +62,12 @@ impl Worker {
     /// The coordinator's stop flag; the backstop on the sequence ends the
     /// worker should the coordinator die without setting it.
     fn stopping(&self) -> bool {
-        self.shared.stop().load(SeqCst) != 0 || self.shared.seq().load(SeqCst) > 4 * BUDGET
+        self.shared.stop().load() != 0 || self.shared.seq().load() > 4 * BUDGET
     }
 
     /// Reads the simulated clock, advancing it by one tick.
     fn tick(&self) -> f64 {
-        (self.shared.clock().fetch_add(1, SeqCst) + 1) as f64
+        (self.shared.clock().fetch_add(1) + 1) as f64
     }
 
     /// The worker freezes (a long GC pause, a stopped VM); when it wakes, the
@@ -77,7 +76,7 @@ impl Worker {
         thread::sleep(Duration::from_micros(300 + self.rng.below(3000)));
         if self.rng.chance(75) {
             let target = until as u64 + [0, 0, 0, 1, 4][self.rng.below(5) as usize];
-            let before = self.shared.clock().fetch_max(target, SeqCst);
+            let before = self.shared.clock().fetch_max(target);
             before.max(target) as f64
         } else {
             self.tick()
@@ -90,10 +89,10 @@ impl Worker {
         call: Call,
         run: impl FnOnce(&Path) -> Result<Answer, LeaseError>,
     ) -> Answer {
-        let start = self.shared.seq().fetch_add(1, SeqCst);
+        let start = self.shared.seq().fetch_add(1);
         self.write(&history::start_line(start, &call));
         let answer = run(&self.db).unwrap_or_else(|err| Answer::Error(err.to_string()));
-        let end = self.shared.seq().fetch_add(1, SeqCst);
+        let end = self.shared.seq().fetch_add(1);
         self.write(&history::end_line(end, &answer));
         if let Answer::Error(msg) = &answer {
             panic!("{}: {call} failed: {msg}", self.name);
@@ -182,7 +181,7 @@ impl Worker {
         let me = self.name.clone();
         let alias = format!("{me}x");
         while !self.stopping() {
-            let first = (self.shared.clock().load(SeqCst) / TICKS_PER_JOB).min(JOBS - WINDOW);
+            let first = (self.shared.clock().load() / TICKS_PER_JOB).min(JOBS - WINDOW);
             let job = job_name(first + self.rng.below(WINDOW));
             let roll = self.rng.below(100);
             if roll < 20 && self.state(&job).is_some_and(|row| row.done) {
