@@ -92,7 +92,7 @@ pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, envp: *mut *m
         return;
     }
     // The C library's lists and their strings, which nothing else reads
-    // before `main`: `argc` in `argv`, and `envp` counted to its null.
+    // before `main`: `argc` in `argv`, and in `envp` at most its count.
     let list = |at: *mut *mut c_char, count: usize| -> &'static mut [*mut c_char] {
         // SAFETY: the caller's word, for either list.
         unsafe { std::slice::from_raw_parts_mut(at, count) }
@@ -114,6 +114,9 @@ pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, envp: *mut *m
     let (Some(control), Some(runner)) = (number(2), number(3)) else {
         sys::exit_now(2)
     };
+    // How many strings `envp` holds, at most: the variables the standard
+    // library reads from it (it skips one without a `=`).
+    let env_count = std::env::vars_os().count();
     // A single-threaded process (before `main`); returns only in a child,
     // set up.
     let request = serve(control, runner);
@@ -154,11 +157,8 @@ pub unsafe extern "C" fn init(argc: c_int, argv: *mut *mut c_char, envp: *mut *m
     }
     argv[count] = std::ptr::null_mut();
     if !envp.is_null() {
-        // SAFETY: `envp` is ended by a null, read up to it.
-        let set = |i: usize| !unsafe { envp.wrapping_add(i).read() }.is_null();
-        let count = (0..).take_while(|&i| set(i)).count();
         // The C library's environment is the child's own by now.
-        if let Some(room) = area(list(envp, count)) {
+        if let Some(room) = area(list(envp, env_count)) {
             write_into(room, &request.env);
         }
     }
