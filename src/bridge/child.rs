@@ -19,7 +19,7 @@ use rustix::process::{Pid, Resource, Rlimit, Signal};
 
 use super::sandbox::duplicate_at;
 use super::sandbox::sys::{self, Disposition};
-use super::sandbox::{Join, Plan};
+use super::sandbox::{Join, Plan, Stacks};
 /// The cage's, for the bridge's protocols too: descriptors by number.
 pub(crate) use super::sandbox::{borrowed, close};
 
@@ -69,12 +69,12 @@ pub(crate) enum Signals {
     These(&'static [c_int]),
 }
 
-/// The cage a child enters, last.
+/// The cage a child enters, last, with the stacks its parent made for it.
 pub(crate) enum Enter<'a> {
     /// A program's (`sandbox::enter`), saying on `left` what it left running.
-    Cage(&'a Plan, Option<RawFd>),
+    Cage(&'a Plan, Option<RawFd>, &'a mut Stacks),
     /// A server's, listening on a descriptor (`sandbox::enter` with it).
-    Serving(RawFd, &'a Plan),
+    Serving(RawFd, &'a Plan, &'a mut Stacks),
     /// Built and entered by the child itself, a fork that may allocate.
     Built(&'a mut dyn FnMut() -> std::io::Result<()>),
 }
@@ -97,10 +97,15 @@ pub(crate) struct Steps {
 /// fencelab's one `pre_exec`: `command`'s child runs `steps` (`prepare`)
 /// before it executes.
 pub(crate) fn before_exec(command: &mut Command, mut steps: Steps) {
+    // Made here: the child may not allocate.
+    let mut stacks = match (&steps.cage, &steps.serving) {
+        (Some((plan, _)), _) | (None, Some((_, plan))) => Stacks::for_plan(plan),
+        (None, None) => Stacks::default(),
+    };
     let hook = move || {
         let cage = match (&steps.cage, &steps.serving) {
-            (Some((plan, left)), _) => Some(Enter::Cage(plan, *left)),
-            (None, Some((listener, plan))) => Some(Enter::Serving(*listener, plan)),
+            (Some((plan, left)), _) => Some(Enter::Cage(plan, *left, &mut stacks)),
+            (None, Some((listener, plan))) => Some(Enter::Serving(*listener, plan, &mut stacks)),
             (None, None) => None,
         };
         let mut setup = Setup {
@@ -177,14 +182,16 @@ pub(crate) unsafe fn prepare(setup: &mut Setup<'_>) -> std::io::Result<()> {
         }
     }
     let entry = match setup.cage.as_mut() {
-        Some(Enter::Cage(plan, left)) => Some((*plan, *left, None)),
-        Some(Enter::Serving(listener, plan)) => Some((*plan, None, Some(*listener))),
+        Some(Enter::Cage(plan, left, stacks)) => Some((*plan, *left, None, stacks)),
+        Some(Enter::Serving(listener, plan, stacks)) => {
+            Some((*plan, None, Some(*listener), stacks))
+        }
         Some(Enter::Built(enter)) => enter().map(|()| None)?,
         None => None,
     };
-    if let Some((plan, left, listener)) = entry {
+    if let Some((plan, left, listener, stacks)) = entry {
         // SAFETY: the caller's word: a child, the cage alive in its parent.
-        unsafe { super::sandbox::enter(plan, left, listener)? };
+        unsafe { super::sandbox::enter(plan, left, listener, stacks)? };
     }
     if setup.unblock {
         sys::unblock_signals();

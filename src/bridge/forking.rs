@@ -461,8 +461,9 @@ fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Res
     }
     .bounded(memory.as_ref());
     let plan = cage.plan();
+    let mut stacks = super::sandbox::Stacks::for_plan(&plan);
     // SAFETY: a single-threaded process; the cage is alive.
-    unsafe { super::sandbox::enter(&plan, None, Some(listener))? };
+    unsafe { super::sandbox::enter(&plan, None, Some(listener), &mut stacks)? };
     // In the program now. What the cage was built from is not freed: every
     // page a free writes (a `CString` zeroes its first byte; the allocator
     // writes its own records) is a page the program copies from the
@@ -470,6 +471,7 @@ fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Res
     // ruleset, cgroup.procs) are still closed before anything of the
     // implementation runs: the caller closes every descriptor above the
     // listening socket's first thing (`fencelab_fork_cage`).
+    std::mem::forget(stacks);
     std::mem::forget(plan);
     std::mem::forget(cage);
     std::mem::forget(memory);

@@ -9,7 +9,7 @@ use rustix::process::Signal;
 use crate::cage::Plan;
 use crate::descriptors::close;
 use crate::forked::start_forked;
-use crate::init::{fork_again, init, report_pipe, start_cloned, watch};
+use crate::init::{Stacks, fork_again, init, report_pipe, start_cloned, watch};
 use crate::last::{Serve, restrict, serve_from};
 use crate::limits::limit;
 use crate::memory::join_memory;
@@ -26,7 +26,7 @@ use crate::sys::ForkResult;
 /// `listener`, which becomes `LISTENER_FD` (a ruleset sitting there moves
 /// away); where the plan knows the program (`Cage::executing`) and the cage
 /// has a PID namespace, the program is executed from here and this returns
-/// only an error.
+/// only an error. `stacks`: the parent's, for `plan` (`Stacks::for_plan`).
 ///
 /// # Safety
 /// Call only from a `pre_exec` hook, while the `Cage` is alive in the parent:
@@ -35,8 +35,9 @@ pub unsafe fn enter(
     plan: &Plan,
     left: Option<RawFd>,
     listener: Option<RawFd>,
+    stacks: &mut Stacks,
 ) -> std::io::Result<()> {
-    contain(plan, left, listener)
+    contain(plan, left, listener, stacks)
 }
 
 /// `enter`, for this crate's own children between fork and exec (its
@@ -45,6 +46,7 @@ pub(crate) fn contain(
     plan: &Plan,
     left: Option<RawFd>,
     listener: Option<RawFd>,
+    stacks: &mut Stacks,
 ) -> std::io::Result<()> {
     join_memory(plan.cgroup)?;
     limit();
@@ -59,7 +61,7 @@ pub(crate) fn contain(
         });
         // A server not executed from here goes on with this memory (a
         // Python server forked per trial): `start_forked`.
-        enter_root(root, left, serve, listener.is_some())?;
+        enter_root(root, left, serve, listener.is_some(), stacks)?;
     }
     match listener {
         Some(listener) => serve_from(listener, plan.ruleset),
@@ -87,6 +89,7 @@ pub(crate) fn enter_root(
     left: Option<RawFd>,
     serve: Option<Serve<'_>>,
     forked: bool,
+    stacks: &mut Stacks,
 ) -> std::io::Result<()> {
     if !enter_namespaces(&root.maps, root.own_net)? {
         // Where the kernel has no unprivileged user namespaces, the other
@@ -96,10 +99,10 @@ pub(crate) fn enter_root(
     // The init tells the watcher how the program ended.
     let report = report_pipe()?;
     if let Some(serve) = serve {
-        return start_cloned(root, report, left, serve);
+        return start_cloned(root, report, left, serve, stacks);
     }
     if forked {
-        return start_forked(root, report, left);
+        return start_forked(root, report, left, stacks);
     }
     if let ForkResult::Parent { child: init } = fork_again()? {
         watch(init.as_raw(), report[0], left);

@@ -9,10 +9,10 @@ use rustix::process::{Pid, Signal, WaitOptions};
 
 use crate::descriptors::{borrowed, close, keep_only};
 use crate::init::{
-    CLONE_STACK, LINGER_MS, end_as, fork_again, others_stay, read_word, reap, report_pipe, wipe,
+    LINGER_MS, Stacks, end_as, fork_again, others_stay, read_word, reap, report_pipe, wipe,
 };
 use crate::mounts::{Root, build_root};
-use crate::sys::{self, Disposition, ForkResult, Stacks, clone_running, die, exit_now};
+use crate::sys::{self, Disposition, ForkResult, clone_running, die, exit_now};
 
 /// `enter_root`'s namespaces made, for a program that is not executed from
 /// here (it goes on with this process's memory: a Python server forked per
@@ -32,11 +32,12 @@ pub(crate) fn start_forked(
     root: &Root,
     report: [RawFd; 2],
     left: Option<RawFd>,
+    stacks: &mut Stacks,
 ) -> std::io::Result<()> {
     // The watcher's word to the init: "S" the program started, "E" it
     // ended.
     let telling = report_pipe()?;
-    let stack = Stacks::map(CLONE_STACK)?;
+    let [top, _] = stacks.tops()?;
     // The init of `start_forked`: PID 1, killed if the watcher dies. Builds
     // the root, says so (a word of 0, or the errno), then reaps the
     // namespace's orphans until the watcher says the program ended.
@@ -63,10 +64,9 @@ pub(crate) fn start_forked(
         forked_init(report[1], telling[0], signals, &root.scrub)
     };
     let mut init_work: &mut dyn FnMut() -> libc::c_int = &mut init_work;
-    let top = (stack.start() + CLONE_STACK) & !15;
-    // SAFETY: the stack is mapped above and `init_work` (with all it
-    // borrows) lives on this frame, which outlives the init: it ends in
-    // `watch_forked`, or kills and reaps the init first.
+    // SAFETY: the stacks are the caller's, held until this returns, and
+    // `init_work` (with all it borrows) lives on this frame, which outlives
+    // the init: it ends in `watch_forked`, or kills and reaps the init first.
     let init_pid = unsafe { clone_running(top, libc::CLONE_VM | libc::SIGCHLD, &mut init_work) }?;
     close(report[1]);
     close(telling[0]);
@@ -79,9 +79,6 @@ pub(crate) fn start_forked(
             // root; nothing of the watcher's and the init's.
             close(report[0]);
             close(telling[1]);
-            // The init's stack: it runs in the watcher's memory, not in
-            // this copy of it.
-            let _ = stack.unmap();
             rustix::process::chdir(root.work.as_c_str())?;
             return Ok(());
         }

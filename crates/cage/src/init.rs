@@ -6,10 +6,11 @@ use std::sync::atomic::{AtomicI32, Ordering};
 
 use rustix::process::{Pid, Signal, WaitOptions};
 
+use crate::cage::Plan;
 use crate::descriptors::{borrowed, close, keep_only};
 use crate::last::{Serve, restrict, serve_from};
 use crate::mounts::{Root, build_root};
-use crate::sys::{self, ForkResult, Stacks, clone_running, die, exit_now};
+use crate::sys::{self, ForkResult, clone_running, die, exit_now};
 
 /// Forks the cage's child again (for the init, the program): this crate's
 /// one fork between fork and exec, under the entries' contract (`enter`).
@@ -32,6 +33,34 @@ pub(crate) fn report_pipe() -> std::io::Result<[RawFd; 2]> {
 /// program's until it executes): what their system calls need, many times.
 pub(crate) const CLONE_STACK: usize = 128 << 10;
 
+/// Memory for the stacks of a cage's clones (`start_cloned`,
+/// `start_forked`), made by the parent before it forks: its child may not
+/// allocate. Empty where the plan starts no PID namespace.
+#[derive(Debug, Default)]
+pub struct Stacks(Vec<u8>);
+
+impl Stacks {
+    /// What entering `plan` needs (`enter`).
+    pub fn for_plan(plan: &Plan) -> Stacks {
+        let len = if plan.root.is_some() {
+            2 * CLONE_STACK
+        } else {
+            0
+        };
+        Stacks(vec![0; len])
+    }
+
+    /// The tops of its two stacks, each aligned to 16 bytes (a stack grows
+    /// down from its top): an error where it has no room for them.
+    pub(crate) fn tops(&mut self) -> std::io::Result<[usize; 2]> {
+        if self.0.len() < 2 * CLONE_STACK {
+            return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+        }
+        let start = self.0.as_mut_ptr() as usize;
+        Ok([start + CLONE_STACK, start + 2 * CLONE_STACK].map(|top| top & !15))
+    }
+}
+
 /// `enter_root`'s namespaces made, the watcher (this process) starts the
 /// init and the init the program as clones that share this process's
 /// memory (`CLONE_VM`, each on a stack of its own), not as forks: a fork
@@ -53,12 +82,10 @@ pub(crate) fn start_cloned(
     report: [RawFd; 2],
     left: Option<RawFd>,
     serve: Serve<'_>,
+    stacks: &mut Stacks,
 ) -> std::io::Result<()> {
-    let stacks = Stacks::map(2 * CLONE_STACK)?;
-    // The init's stack above, the program's below; each grows down from
-    // its top, aligned to 16 bytes.
-    let program_top = (stacks.start() + CLONE_STACK) & !15;
-    let init_top = (stacks.start() + 2 * CLONE_STACK) & !15;
+    // The init's stack above, the program's below.
+    let [program_top, init_top] = stacks.tops()?;
     // The program's errno where it could not be executed (0: it was).
     let failed = AtomicI32::new(0);
     // The program of `start_cloned`: the rest of the cage, then its program.
@@ -110,9 +137,9 @@ pub(crate) fn start_cloned(
         init(program_pid, report[1], &root.scrub)
     };
     let mut init_work: &mut dyn FnMut() -> libc::c_int = &mut init_work;
-    // SAFETY: the stacks are mapped above and `init_work` (with all it
-    // borrows) lives on this frame, which outlives the init: it ends in
-    // `watch`, or reaps the init first.
+    // SAFETY: the stacks are the caller's, held until this returns, and
+    // `init_work` (with all it borrows) lives on this frame, which outlives
+    // the init: it ends in `watch`, or reaps the init first.
     let init_pid =
         unsafe { clone_running(init_top, libc::CLONE_VM | libc::SIGCHLD, &mut init_work) }?;
     // The init's word: only the init holds the pipe's other end now.

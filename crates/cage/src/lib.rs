@@ -36,6 +36,7 @@ mod testing;
 pub use cage::{Cage, Exec, Plan};
 pub use contain::enter;
 pub use descriptors::{borrowed, close, close_all_but, duplicate_at};
+pub use init::Stacks;
 pub use inspect::{kill_cage, others_in_cage};
 pub use last::LISTENER_FD;
 pub use layers::{Layers, Need, REQUIRE_CAGE_ENV};

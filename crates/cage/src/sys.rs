@@ -30,31 +30,39 @@ pub enum Disposition {
 
 /// Sets what `signal` does.
 pub fn set_signal(signal: c_int, to: Disposition) -> io::Result<()> {
-    let mut action = empty_action();
-    action.sa_sigaction = match to {
-        Disposition::Default => libc::SIG_DFL,
-        Disposition::Ignore => libc::SIG_IGN,
-    };
-    // SAFETY: `action` is a valid sigaction of this frame with no handler
-    // function; the old action is not asked for.
-    let done = unsafe { libc::sigaction(signal, &action, std::ptr::null_mut()) };
-    if done == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
-    }
+    sigaction(signal, Some(to)).map(drop)
 }
 
 /// What `signal` does now: `None` where a handler of the process's own is
 /// installed (or the signal is not one).
 pub fn signal_disposition(signal: c_int) -> Option<Disposition> {
-    let mut action = empty_action();
-    // SAFETY: writes the current action into a sigaction of this frame.
-    let done = unsafe { libc::sigaction(signal, std::ptr::null(), &mut action) };
-    match (done, action.sa_sigaction) {
-        (0, libc::SIG_DFL) => Some(Disposition::Default),
-        (0, libc::SIG_IGN) => Some(Disposition::Ignore),
+    match sigaction(signal, None).ok()? {
+        libc::SIG_DFL => Some(Disposition::Default),
+        libc::SIG_IGN => Some(Disposition::Ignore),
         _ => None,
+    }
+}
+
+/// Sets what `signal` does where `to` says: what it did before (its
+/// handler, or `SIG_DFL` or `SIG_IGN`).
+fn sigaction(signal: c_int, to: Option<Disposition>) -> io::Result<libc::sighandler_t> {
+    let mut action = empty_action();
+    action.sa_sigaction = match to {
+        Some(Disposition::Ignore) => libc::SIG_IGN,
+        Some(Disposition::Default) | None => libc::SIG_DFL,
+    };
+    let new: *const libc::sigaction = match to {
+        Some(_) => &action,
+        None => std::ptr::null(),
+    };
+    let mut old = empty_action();
+    // SAFETY: `new` is null or a sigaction of this frame with no handler
+    // function; the old one is written into another of this frame.
+    let done = unsafe { libc::sigaction(signal, new, &mut old) };
+    if done == 0 {
+        Ok(old.sa_sigaction)
+    } else {
+        Err(io::Error::last_os_error())
     }
 }
 
@@ -247,52 +255,6 @@ pub fn children_signals() -> io::Result<std::os::fd::OwnedFd> {
     Ok(SignalFd::with_flags(&set, flags)?.into())
 }
 
-/// Memory for the stacks of clones of this process: an anonymous private
-/// mapping of its own, which nothing else uses, kept until `unmap` (a clone
-/// running on it must have ended first: `clone`'s caller's word).
-#[derive(Debug)]
-pub struct Stacks {
-    start: *mut libc::c_void,
-    len: usize,
-}
-
-impl Stacks {
-    /// `len` bytes of new memory, readable and writable, for stacks.
-    pub fn map(len: usize) -> io::Result<Stacks> {
-        // SAFETY: a new mapping where the kernel chooses: it replaces
-        // nothing of this process's.
-        let start = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                len,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
-                -1,
-                0,
-            )
-        };
-        if start == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Stacks { start, len })
-    }
-
-    /// The address of its first byte (a stack grows down, from its top).
-    pub fn start(&self) -> usize {
-        self.start as usize
-    }
-
-    /// Gives the memory back.
-    pub fn unmap(self) -> io::Result<()> {
-        // SAFETY: the mapping `map` made, whole, which only the address
-        // numbers given out refer to.
-        if unsafe { libc::munmap(self.start, self.len) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
-    }
-}
-
 /// The flags (`IFF_*`) of the network interface `name` of `sock`'s
 /// network namespace, as `SIOCGIFFLAGS` says them: rustix asks none.
 pub fn interface_flags(sock: std::os::fd::BorrowedFd<'_>, name: &[u8]) -> io::Result<c_int> {
@@ -396,40 +358,6 @@ mod appended_tests {
             read == Ok(128) && signo == libc::SIGCHLD as u32
         });
         assert!(read);
-    }
-
-    /// A stack is memory of this process's, readable and writable, of
-    /// the size asked (`/proc/self/maps` says so), until given back. In a
-    /// fork: another thread's mapping could take the address once freed.
-    #[test]
-    fn stacks_are_memory_until_unmapped() {
-        use crate::namespaces::in_a_fork;
-        let len = 64 << 10;
-        let held = in_a_fork(|| {
-            let Ok(stacks) = Stacks::map(len) else {
-                return false;
-            };
-            let (start, end) = (stacks.start(), stacks.start() + len);
-            // Covered by a writable private mapping (the kernel may merge
-            // it with a neighbour).
-            let covered = || {
-                std::fs::read_to_string("/proc/self/maps")
-                    .unwrap_or_default()
-                    .lines()
-                    .filter(|l| l.split(' ').nth(1) == Some("rw-p"))
-                    .filter_map(|l| l.split(' ').next()?.split_once('-'))
-                    .filter_map(|(a, b)| {
-                        Some((
-                            usize::from_str_radix(a, 16).ok()?,
-                            usize::from_str_radix(b, 16).ok()?,
-                        ))
-                    })
-                    .any(|(a, b)| a <= start && end <= b)
-            };
-            let before = covered();
-            stacks.unmap().is_ok() && before && !covered()
-        });
-        assert!(held);
     }
 
     /// The loopback interface says it is one, whether up or down; one that

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use std::path::Path;
 
-use crate::{Cage, Join, Memory, Plan, Space};
+use crate::{Cage, Join, Memory, Plan, Space, Stacks};
 
 /// How a caged program ended, and what it printed.
 #[derive(Debug)]
@@ -137,14 +137,20 @@ pub(crate) enum Entry {
 /// exec: every test's way in, so the fork's contract is kept in one place.
 /// Each `Arc` keeps what the child enters alive until the command is dropped.
 pub(crate) fn entering(command: &mut Command, space: Option<Arc<Join>>, entry: Entry) {
+    let mut stacks = match &entry {
+        Entry::Nothing => Stacks::default(),
+        Entry::Cage(plan, _) | Entry::Serving(_, plan) => Stacks::for_plan(plan),
+    };
     let hook = move || {
         if let Some(join) = &space {
             crate::space::join_space(join)?;
         }
         match &entry {
             Entry::Nothing => Ok(()),
-            Entry::Cage(plan, left) => crate::contain::contain(plan, *left, None),
-            Entry::Serving(listener, plan) => crate::contain::contain(plan, None, Some(*listener)),
+            Entry::Cage(plan, left) => crate::contain::contain(plan, *left, None, &mut stacks),
+            Entry::Serving(listener, plan) => {
+                crate::contain::contain(plan, None, Some(*listener), &mut stacks)
+            }
         }
     };
     // SAFETY: `hook` makes system calls only (it allocates nothing and takes

@@ -323,6 +323,12 @@ impl Child<'_> {
         // The child's errno where it could not execute its program (it
         // shares this memory): 0 when it did.
         let failed = AtomicI32::new(0);
+        // Made here: the clone may not allocate (empty: a cage without
+        // namespaces starts no clone of its own).
+        let mut stacks = match self.serving {
+            Some((_, plan)) => crate::bridge::sandbox::Stacks::for_plan(plan),
+            None => crate::bridge::sandbox::Stacks::default(),
+        };
         // The child: set up (`child::prepare`: death with fencelab, its own
         // process group, signals at their defaults, the limits, the trial's
         // space, its standard streams and inherited descriptor, its
@@ -349,7 +355,7 @@ impl Child<'_> {
                 // A cage without namespaces: system calls on this process alone.
                 cage: self
                     .serving
-                    .map(|(listener, plan)| Enter::Serving(listener, plan)),
+                    .map(|(listener, plan)| Enter::Serving(listener, plan, &mut stacks)),
                 unblock: true,
                 ..Setup::default()
             };

@@ -252,3 +252,26 @@ fn a_cages_processes_are_bounded_whoever_runs_fencelab() {
     assert!(done.stderr.contains("fork"), "{done:?}");
     assert!(live("sleep 60").len() < 10, "they died with the namespace");
 }
+
+/// A cage that starts a PID namespace gets two stacks of `CLONE_STACK`
+/// from its parent, each top inside them and aligned; one that starts none
+/// gets nothing, and asking it for stacks is an error, not memory out of
+/// bounds (a `tops` that skipped its check, or sizes swapped, fail here).
+#[test]
+fn a_cages_stacks_are_its_parents_and_only_where_it_clones() {
+    use crate::init::{CLONE_STACK, Stacks};
+    let tmp = tempfile::tempdir().unwrap();
+    let sh = std::fs::canonicalize("/bin/sh").unwrap();
+    let plan = Cage::new(tmp.path(), &sh, &[]).plan();
+    let mut stacks = Stacks::for_plan(&plan);
+    if plan.root.is_some() {
+        let [program, init] = stacks.tops().unwrap();
+        let start = stacks.0.as_ptr() as usize;
+        assert_eq!((program % 16, init % 16), (0, 0));
+        assert_eq!(init - program, CLONE_STACK);
+        assert!(start + CLONE_STACK - 16 < program && init <= start + stacks.0.len());
+    } else {
+        assert!(stacks.tops().is_err());
+    }
+    assert!(Stacks::default().tops().is_err());
+}
