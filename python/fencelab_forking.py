@@ -9,14 +9,15 @@ started afresh would (standard library only; run by fencelab, not by hand).
 Usage: fencelab_forking.py root --forking | --forking-trusted, from a
 directory of fencelab's own (`pyroot-<hash>/`: this script and the server,
 nothing of any implementation), with a control socket (SOCK_SEQPACKET) at
-LISTENER_FD. On it the runner sends a JSON object, an implementation's key
-and the server hosting it (the script in its own directory, beside its
-`hosted.json` and `impls/`), with one descriptor, the forking server's own
-control socket; the root forks the forking server and answers with its pid.
-The root holds nothing of any implementation (it never reads one: the
-forking server it forks reads its own directory), is single-threaded, not
-dumpable, and dies with the runner (its parent-death signal, and the
-control socket's end); each forking server dies with the root.
+LISTENER_FD. On it the runner sends a JSON object, an implementation's key,
+the server hosting it (the script in its own directory, beside its
+`hosted.json` and `impls/`) and the bridge's cdylib, with one descriptor,
+the forking server's own control socket; the root forks the forking server
+and answers with its pid. The root holds nothing of any implementation (it
+never reads one: the forking server it forks reads its own directory), is
+single-threaded, not dumpable, and dies with the runner (its parent-death
+signal, and the control socket's end); each forking server dies with the
+root.
 
 A forking server's control socket (at LISTENER_FD in it) carries, from the
 runner, one connection per trial: the trial's dispenser.
@@ -31,27 +32,25 @@ compiled it already to know it viable), and each child runs that code, in
 its cage, where a server started afresh would compile the file itself. The
 server's own code, compiled by the root, is named after the forking
 server's own script before it runs: each frame of it is a frame of that
-script, as in a server started afresh from it.
-Before each fork it freezes its objects (`gc.freeze`; the root froze its
-own before it forked), so that the child's collector does not write to
-them, which would copy every page they sit on. Where the runner names the
-bridge's cdylib, the forking server's loop is the bridge's
-(`fencelab_forking_loop`), which runs no Python between two forks and
-returns only in a child; else it is `forking`'s, in Python. On a connection, the trial's judge
-(src/bridge/zygote.rs) sends one request, a JSON object (the cage's strings:
-the trial's directory, the program and what it reads, the memory cgroup, the
-environment) with descriptors: the listening socket, the server's standard
-input, output and error, a pipe for the word "ok" (or why the cage failed),
-and the trial's namespaces. The cage is the one a judge gives a learner's
-implementation, or, with --forking-trusted (the runner's root for
-fencelab's own implementations that a learner's tests talk to), the one the
-runner gives those (the request's own word on that is never taken). The
-child enters the cage with fencelab's own
-code (the bridge's cdylib, through ctypes: `fencelab_fork_cage`), whose
-watcher stays the child of the forking server; the connection is answered with the
-watcher's pid, then with its exit status when it ends, and closed. When the
-connection closes first (its judge process ended or was killed), the cage is
-killed.
+script, as in a server started afresh from it. It freezes its objects
+(`gc.freeze`; the root froze its own before it forked), so that a child's
+collector does not write to them, which would copy every page they sit on.
+
+Its loop is the bridge's (`fencelab_forking_loop`, in the cdylib, through
+ctypes), which runs no Python between two forks and returns only in a
+child. On a connection, the trial's judge (src/bridge/zygote.rs) sends one
+request, a JSON object (the cage's strings: the trial's directory, the
+program and what it reads, the memory cgroup, the environment) with
+descriptors: the listening socket, the server's standard input, output and
+error, a pipe for the word "ok" (or why the cage failed), and the trial's
+namespaces. The cage is the one a judge gives a learner's implementation,
+or, with --forking-trusted (the runner's root for fencelab's own
+implementations that a learner's tests talk to), the one the runner gives
+those (the request's own word on that is never taken). The child enters
+the cage with fencelab's own code; its watcher stays the child of the
+forking server. The connection is answered with the watcher's pid, then
+with its exit status when it ends, and closed. When the connection closes
+first (its judge process ended or was killed), the cage is killed.
 """
 
 import json
@@ -68,8 +67,6 @@ SERVER_FILE = "fencelab_server.py"
 #: What the contract's implementations import, imported once here.
 PRELOADED = ("__future__", "sqlite3", "concurrent.futures", "concurrent.futures.thread",
              "threading", "linecache", "pathlib", "ctypes", "fcntl")
-#: The descriptors of a request, in order (the trial's namespaces optional).
-REQUEST_FDS = ("listener", "stdin", "stdout", "stderr", "told", "user", "mount", "net")
 
 
 def prctl(option, value):
@@ -97,7 +94,6 @@ def root(here, trusted):
     it (`forking`). Nothing of an implementation is read here."""
     import gc
     import importlib
-    import selectors  # noqa: F401 (what each forking server's loop uses)
     import signal
 
     for name in PRELOADED:
@@ -128,9 +124,9 @@ def root(here, trusted):
             os._exit(0)
         try:
             asked = json.loads(message)
-            key, script, library = asked["key"], asked["server"], asked.get("library")
+            key, script, library = asked["key"], asked["server"], asked["library"]
             if not (isinstance(key, str) and isinstance(script, str) and len(fds) == 1
-                    and (library is None or isinstance(library, str))):
+                    and isinstance(library, str)):
                 raise ValueError
         except (ValueError, KeyError, TypeError):
             for fd in fds:
@@ -217,13 +213,12 @@ def server_definitions(script, compiled):
     return server, code
 
 
-def forking(script, key, trusted, compiled, root_pid, library=None):
+def forking(script, key, trusted, compiled, root_pid, library):
     """A forking server: the root's fork (the root: `root_pid`) for the
     implementation `key`, hosted by the server `script`, forking a child per
-    trial: from the bridge's own loop where the runner named its cdylib
-    (`library`: `served_by_the_bridge`), else from the loop below."""
+    trial from the bridge's loop (in its cdylib `library`:
+    `served_by_the_bridge`)."""
     import gc
-    import selectors
     import signal
 
     server, code = server_definitions(script, compiled)
@@ -247,101 +242,9 @@ def forking(script, key, trusted, compiled, root_pid, library=None):
     # page each child's fork copies the mapping of and its exit unmaps.
     gc.collect()
     ctypes_trim()
-    if library is not None:
-        served_by_the_bridge(library, key, trusted, (code, server, module))
-    control = socket.socket(fileno=LISTENER_FD)
-    wake_r, wake_w = os.pipe()
-    os.set_blocking(wake_r, False)
-    os.set_blocking(wake_w, False)
-    signal.set_wakeup_fd(wake_w)
-    signal.signal(signal.SIGCHLD, lambda *_: None)
-    libraries = {}
-    watchers = {}  # connection -> the watcher's pid
-    selector = selectors.DefaultSelector()
-    selector.register(control, selectors.EVENT_READ, "control")
-    selector.register(wake_r, selectors.EVENT_READ, "wake")
-
-    def close(conn):
-        if conn.fileno() != -1:
-            selector.unregister(conn)
-            conn.close()
-        watchers.pop(conn, None)
-
-    while True:
-        for event, _ in selector.select():
-            what = event.data
-            if what == "wake":
-                try:
-                    while os.read(wake_r, 512):
-                        pass
-                except BlockingIOError:
-                    pass
-                reap(watchers, close)
-            elif what == "control":
-                try:
-                    _, fds, _, _ = socket.recv_fds(control, 16, 1)
-                except OSError:
-                    fds = []
-                if not fds:
-                    # The runner is gone, or done with this implementation.
-                    for pid in watchers.values():
-                        kill_cage(pid)
-                    os._exit(0)
-                for fd in fds[1:]:
-                    os.close(fd)
-                dispenser = socket.socket(fileno=fds[0])
-                selector.register(dispenser, selectors.EVENT_READ, "dispenser")
-            elif what == "dispenser":
-                dispenser = event.fileobj
-                if dispenser.fileno() == -1:
-                    continue
-                try:
-                    message, fds, _, _ = socket.recv_fds(dispenser, 64, 1)
-                except OSError:
-                    message, fds = b"", []
-                if message == b"connect" and len(fds) == 1:
-                    conn = socket.socket(fileno=fds[0])
-                    selector.register(conn, selectors.EVENT_READ, "trial")
-                    continue
-                # Every judge of the trial has ended (or one broke the
-                # protocol): no more connections from it.
-                for fd in fds:
-                    os.close(fd)
-                selector.unregister(dispenser)
-                dispenser.close()
-            else:
-                conn = event.fileobj
-                if conn.fileno() == -1:
-                    continue  # closed earlier in this round
-                try:
-                    message, fds, _, _ = socket.recv_fds(conn, 1 << 16, len(REQUEST_FDS))
-                except OSError:
-                    message, fds = b"", []
-                if not message or conn in watchers:
-                    # The judge went away (or broke the protocol): its cage goes.
-                    for fd in fds:
-                        os.close(fd)
-                    pid = watchers.get(conn)
-                    if pid is not None:
-                        kill_cage(pid)
-                    close(conn)
-                    continue
-                # What the children's collector would otherwise write to (and
-                # so copy, page by page): this process's objects, every one
-                # alive for good.
-                gc.freeze()
-                pid = start_child(key, trusted, (code, server, module), message, fds, libraries)
-                for fd in fds:
-                    os.close(fd)
-                if pid is None:
-                    close(conn)
-                    continue
-                watchers[conn] = pid
-                try:
-                    conn.send(json.dumps({"pid": pid}).encode())
-                except OSError:
-                    kill_cage(pid)
-        reap(watchers, close)
+    served_by_the_bridge(library, key, trusted, (code, server, module))
+    print(f"fencelab forking server: cannot serve from {library!r}", file=sys.stderr)
+    return 2
 
 
 def precompiled(script, key, table):
@@ -359,112 +262,40 @@ def precompiled(script, key, table):
         return None
 
 
-def reap(watchers, close):
-    """Collects every ended watcher and tells its judge how it ended."""
-    for pid, status in ended_children():
-        for conn, watcher in list(watchers.items()):
-            if watcher == pid:
-                try:
-                    conn.send(json.dumps({"status": status}).encode())
-                except OSError:
-                    pass
-                close(conn)
-
-
-def kill_cage(watcher):
-    """Kills the cage whose watcher is `watcher`: its init first (the kernel
-    then kills the rest of its PID namespace), then the watcher."""
-    import signal
-
-    try:
-        with open(f"/proc/{watcher}/task/{watcher}/children", encoding="ascii") as f:
-            children = [int(c) for c in f.read().split()]
-    except (OSError, ValueError):
-        children = []
-    for pid in children[:1] + [watcher]:
-        try:
-            os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-
-
-def start_child(key, trusted, codes, message, fds, libraries):
-    """Forks the child of one trial; its pid (the cage's watcher, or, in the
-    cage of a trusted implementation, which has no PID namespace, the
-    server itself), or None when the request is not one.
-
-    The fork is fencelab's own code's (`fencelab_fork_cage`, the bridge's
-    cdylib), and so is everything the child does until it is the cage's
-    program: the child is the cage's watcher, and each page it wrote would
-    be a copy of this process's, so it runs no Python. The interpreter is
-    told of the fork as `os.fork` tells it, the program's side in the
-    program (where its hooks run: the watcher runs none)."""
-    import ctypes
-    import signal
-
-    try:
-        request = json.loads(message)
-        if request.get("key") != key or len(fds) < 5:
-            return None
-        path = request["library"]
-        library = libraries.get(path)
-        if library is None:
-            library = ctypes.PyDLL(path)
-            library.fencelab_fork_cage.argtypes = [
-                ctypes.c_char_p, ctypes.c_int, ctypes.POINTER(ctypes.c_int), ctypes.c_size_t]
-            library.fencelab_fork_cage.restype = ctypes.c_int
-            libraries[path] = library
-        told = fds[4]
-        # The request as it came (the child reads it), with this process's
-        # word on its cage and the descriptors that came with it.
-        descriptors = (ctypes.c_int * len(fds))(*fds)
-        # This interpreter's own (the child's is reset to the default).
-        interrupt = signal.getsignal(signal.SIGINT)
-    except (ValueError, KeyError, TypeError, AttributeError, OSError):
-        return None
-    ctypes.pythonapi.PyOS_BeforeFork()
-    pid = library.fencelab_fork_cage(message, int(trusted), descriptors, len(fds))
-    if pid != 0:
-        ctypes.pythonapi.PyOS_AfterFork_Parent()
-        return pid if pid > 0 else None
-    in_child(key, codes, message, told, interrupt, trusted)
-
-
 def served_by_the_bridge(library, key, trusted, codes):
     """Serves every trial from the bridge's loop (`fencelab_forking_loop`, in
     its cdylib `library`), which returns only in a child, in its cage: this
-    process then runs no Python between two forks, and writes to a few
-    pages of its own, where `forking`'s loop wrote to about 115 after each
-    fork (each page a copy). Returns where the bridge's loop cannot start
-    (`forking`'s serves then)."""
+    process runs no Python between two forks, and writes to a few pages of
+    its own (a loop in Python wrote to about 115 after each fork, each page
+    a copy). Returns where the bridge's loop cannot start."""
     import ctypes
     import gc
     import signal
 
     try:
-        bridge = ctypes.PyDLL(library)
-        loop = bridge.fencelab_forking_loop
+        loop = ctypes.PyDLL(library).fencelab_forking_loop
     except (OSError, AttributeError):
         return
-    loop.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
-                     ctypes.c_size_t, ctypes.POINTER(ctypes.c_int)]
+    loop.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p,
+                     ctypes.c_char_p, ctypes.c_size_t]
     loop.restype = ctypes.c_int
-    request = ctypes.create_string_buffer(1 << 16)
-    told = ctypes.c_int(-1)
+    # The implementation's key, then each message the loop receives.
+    buffer = ctypes.create_string_buffer(key.encode(), 1 << 16)
+    hooks = (ctypes.pythonapi.PyOS_BeforeFork, ctypes.pythonapi.PyOS_AfterFork_Parent)
     # This interpreter's own (the child's is reset to the default).
     interrupt = signal.getsignal(signal.SIGINT)
     gc.freeze()
-    if loop(LISTENER_FD, key.encode(), int(trusted), request, len(request),
-            ctypes.byref(told)) != 0:
+    told = loop(LISTENER_FD, int(trusted), *hooks, buffer, len(buffer))
+    if told < 0:
         return
-    in_child(key, codes, request.value, told.value, interrupt, trusted)
+    in_child(key, codes, buffer.value, told, interrupt, trusted)
 
 
 def in_child(key, codes, message, told, interrupt, trusted):
     """The child of a trial, in its cage (this is its program now): the
     signals as a server started afresh has them, nothing else of the
     forking server's open (the cage's own descriptors included, which
-    `fencelab_fork_cage` leaves to this), and the environment a server
+    `fencelab_forking_loop` leaves to this), and the environment a server
     started by the judge would have had (the request's); then the server.
     Never returns."""
     import ctypes

@@ -1,14 +1,13 @@
 //! The forking server's side of a Python server forked per trial (`zygote`
 //! is the judge's side): its loop between two forks, the fork itself, and
-//! the child's way into the cage. python/fencelab_forking.py calls the two
-//! entry points through `ctypes`, by their symbols in the bridge's cdylib.
+//! the child's way into the cage. python/fencelab_forking.py calls the loop
+//! through `ctypes`, by its symbol in the bridge's cdylib.
 //!
 //! Invariants: between two forks nothing is allocated but what the loop's
 //! lists grow by; the child enters the very cage a judge gives a server it
 //! starts, and any failure ends the child before the implementation runs.
 
-use std::borrow::Cow;
-use std::ffi::{CStr, c_char, c_int};
+use std::ffi::{CStr, c_int};
 use std::os::fd::{AsFd, AsRawFd, OwnedFd, RawFd};
 
 use rustix::event::{PollFd, PollFlags};
@@ -21,81 +20,25 @@ use super::sandbox::sys::{self, ForkResult};
 use super::fds::{receive_with, send_with};
 use super::zygote::Request;
 
-/// The forking server's fork of one trial (python/fencelab_forking.py,
-/// `start_child`, through `ctypes.PyDLL`, so with the interpreter's lock
-/// held as `os.fork` holds it, between `PyOS_BeforeFork` and
-/// `PyOS_AfterFork_Parent` or `_Child`), given the judge's `Request` as
-/// JSON, as it came, whether the cage is the one the runner gives
-/// fencelab's own implementations (`Cage::trusted_reading`: the forking
-/// server's word, from how the runner started it, `--forking-trusted`;
-/// never the request's, so whoever holds a connection cannot ask for the
-/// looser cage), and the descriptors that came with the request
-/// (`zygote::fork`'s `fds`, at their numbers in the forking server): the
-/// child's pid in the forking server (-1 where the descriptors are too few
-/// or the fork failed); 0 in the cage's program, which serves. Nothing of the child
-/// runs Python before that: it is the cage's watcher (where the cage has a
-/// PID namespace; the program itself where it has none), and every page it
-/// writes is a copy of the forking server's. Nothing is allocated here
-/// before the fork either: a page the forking server writes while the
-/// child lives is a copy too, so the request is read in the child. Where
-/// the child cannot enter the cage, it says why on the request's pipe for
-/// the cage's word and exits 1.
-///
-/// In the program, the descriptors 0, 1 and 2 are the server's standard
-/// streams, `server::LISTENER_FD` its listening socket, and the cage's word
-/// and the cage's own descriptors are still open: the caller writes that
-/// word ("ok") and closes every descriptor above `LISTENER_FD` before it
-/// runs anything else. The signals of the forking server's own handlers
-/// (SIGCHLD, SIGINT) are at their defaults.
-///
-/// # Safety
-/// `request` is a C string; `fds` holds `nfds` descriptors. Call only in a
-/// single-threaded process.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn fencelab_fork_cage(
-    request: *const c_char,
-    trusted: c_int,
-    fds: *const c_int,
-    nfds: usize,
-) -> libc::pid_t {
-    if request.is_null() || fds.is_null() || nfds < 5 {
-        return -1;
-    }
-    let read = || {
-        // SAFETY: the caller's descriptors, as copied by the fork.
-        let fds = unsafe { std::slice::from_raw_parts(fds, nfds) }.to_vec();
-        // SAFETY: the caller's C string, as copied by the fork.
-        (unsafe { CStr::from_ptr(request) }.to_string_lossy(), fds)
-    };
-    // The caller is single-threaded (its word); `read` reads what it gave.
-    let (pid, fds) = fork_into_cage(None, trusted != 0, read);
-    std::mem::forget(fds);
-    pid
-}
-
-/// Forks. In the forking server: the child's pid (-1: none). In the child:
-/// 0 and the descriptors, once `read` has read the request and them (in
-/// the child: nothing is allocated before the fork), its key is checked
-/// (where `key` says which the forking server serves) and the cage entered
-/// (`child`); where any of it fails, the cage's word says why and the
-/// child ends. Called by the two entry points alone, whose callers'
-/// word is a single-threaded process and `read`'s descriptors.
-fn fork_into_cage<'a>(
-    key: Option<&str>,
-    trusted: bool,
-    read: impl FnOnce() -> (Cow<'a, str>, Vec<RawFd>),
-) -> (libc::pid_t, Vec<RawFd>) {
-    // SAFETY: the entry points' callers' word: a single-threaded process.
+/// Forks the trial that `request` (its JSON, as it came) asks for, with
+/// its descriptors `fds`. In the forking server: the child's pid (-1:
+/// none). In the child: 0, once the request is read, its key checked and
+/// the cage entered (`child`); where any of it fails, the cage's word says
+/// why and the child ends. The request is read in the child: nothing is
+/// allocated before the fork. Called by the loop alone, whose caller's word
+/// is a single-threaded process.
+fn fork_into_cage(key: &str, trusted: bool, request: &[u8], fds: &[RawFd]) -> libc::pid_t {
+    // SAFETY: the loop's caller's word: a single-threaded process.
     match unsafe { sys::fork() } {
         Ok(ForkResult::Child) => {}
-        Ok(ForkResult::Parent { child }) => return (child.as_raw(), Vec::new()),
-        Err(_) => return (-1, Vec::new()),
+        Ok(ForkResult::Parent { child }) => return child.as_raw(),
+        Err(_) => return -1,
     }
-    let (text, mut fds) = read();
-    let entered = serde_json::from_str::<Request>(&text)
+    let mut fds = fds.to_vec();
+    let entered = serde_json::from_slice::<Request>(request)
         .map_err(|e| std::io::Error::other(format!("a malformed request: {e}")))
         .and_then(|request| {
-            if key.is_some_and(|key| key != request.key) {
+            if key != request.key {
                 return Err(std::io::Error::other(
                     "a request for another implementation",
                 ));
@@ -114,7 +57,7 @@ fn fork_into_cage<'a>(
         let _ = rustix::io::write(borrowed(fds[4]), message.as_bytes());
         sys::exit_now(1)
     }
-    (0, fds)
+    0
 }
 
 /// The descriptors a request comes with, at most (`Request`'s order: the
@@ -123,53 +66,58 @@ fn fork_into_cage<'a>(
 const REQUEST_FDS: usize = 8;
 
 /// The forking server's loop, run by python/fencelab_forking.py's forking
-/// server (`forking`) where the bridge's cdylib is known before its first
-/// trial, instead of its loop in Python: between two forks it runs only
-/// this, which writes to a few pages of its own (a loop in Python wrote to
-/// about 115 after each fork, each a copy, as the child's writes are).
-/// `control`: the runner's control socket (a trial's dispenser each
-/// message, with its descriptor; its end ends the forking server, each
-/// cage it still watches killed); on a dispenser, "connect" with a
-/// connection's end; on a connection, one request with its descriptors
-/// (`Request`, `REQUEST_FDS`), answered with the watcher's pid, then with
-/// its wait status when it ends; a connection that ends first has its
-/// cage killed. Each fork is the interpreter's as `os.fork` makes it
-/// (`PyOS_BeforeFork`, `PyOS_AfterFork_Parent`; the child's after-fork is
-/// the caller's, in Python). Nothing is allocated between forks but what
-/// the loop's lists grow by.
+/// server (`forking`, through `ctypes.PyDLL`, so holding the interpreter's
+/// lock): between two forks it runs only this, which writes to a few pages
+/// of its own (a loop in Python wrote to about 115 after each fork, each a
+/// copy, as the child's writes are). `control`: the runner's control socket
+/// (a trial's dispenser each message, with its descriptor; its end ends the
+/// forking server, each cage it still watches killed); on a dispenser,
+/// "connect" with a connection's end; on a connection, one request with its
+/// descriptors (`Request`, `REQUEST_FDS`), answered with the watcher's pid,
+/// then with its wait status when it ends; a connection that ends first has
+/// its cage killed. Each fork is the interpreter's as `os.fork` makes it
+/// (`before` and `after`: `PyOS_BeforeFork`, `PyOS_AfterFork_Parent`; the
+/// child's after-fork is the caller's, in Python). Nothing is allocated
+/// between forks but what the loop's lists grow by. `trusted`: the cage is
+/// the one the runner gives fencelab's own implementations
+/// (`Cage::trusted_reading`), the forking server's word from how the runner
+/// started it, never a request's.
 ///
-/// Returns only in a child, in its cage (as `fencelab_fork_cage` returns
-/// 0): 0, with the request copied to `request_out` (NUL-terminated, at most
-/// `out_len` bytes with the NUL) and the descriptor of the cage's word at
-/// `told_out`; or -1, at once, where the interpreter's fork hooks cannot be
-/// found (the caller serves from Python then).
+/// `buffer` holds `len` bytes: the key of the implementation served, ended
+/// by a NUL, then every message received. Returns only in a child, in its
+/// cage: the descriptor of the cage's word, with the request in `buffer`,
+/// ended by a NUL; or -1, at once, where an argument is missing. In the
+/// program, 0, 1 and 2 are the server's standard streams, `LISTENER_FD` its
+/// listening socket, and the cage's own descriptors are still open: the
+/// caller writes "ok" to the cage's word and closes every descriptor above
+/// `LISTENER_FD` before it runs anything else. The signals of the forking
+/// server's own handlers (SIGCHLD, SIGINT) are at their defaults.
 ///
 /// # Safety
-/// `key` is a C string; `request_out` holds `out_len` bytes; `told_out`
-/// one int. Call only in a single-threaded process, holding the
-/// interpreter's lock (`ctypes.PyDLL`).
+/// `buffer` holds `len` bytes that nothing else uses meanwhile. Call only
+/// in a single-threaded process.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn fencelab_forking_loop(
     control: c_int,
-    key: *const c_char,
     trusted: c_int,
-    request_out: *mut c_char,
-    out_len: usize,
-    told_out: *mut c_int,
+    before: Option<extern "C" fn()>,
+    after: Option<extern "C" fn()>,
+    buffer: *mut u8,
+    len: usize,
 ) -> c_int {
-    let hooks = fork_hooks();
-    if key.is_null() || request_out.is_null() || told_out.is_null() || out_len == 0 {
-        return -1;
-    }
-    let Some((before, after)) = hooks else {
+    let (Some(before), Some(after)) = (before, after) else {
         return -1;
     };
-    // SAFETY: the caller's C string.
-    let key = unsafe { CStr::from_ptr(key) }
-        .to_string_lossy()
-        .into_owned();
+    if buffer.is_null() || len == 0 {
+        return -1;
+    }
+    // SAFETY: the caller's `len` bytes, for this alone until it returns.
+    let buf = unsafe { std::slice::from_raw_parts_mut(buffer, len) };
+    let Ok(key) = CStr::from_bytes_until_nul(buf) else {
+        return -1;
+    };
+    let key = key.to_string_lossy().into_owned();
     let mut forking = Forking::default();
-    let mut buf = vec![0u8; 1 << 16];
     let mut polled: Vec<PollFd<'static>> = Vec::with_capacity(64);
     loop {
         polled.clear();
@@ -193,7 +141,7 @@ pub unsafe extern "C" fn fencelab_forking_loop(
         };
         {
             if fd == control {
-                match receive_with(control, &mut buf, 1) {
+                match receive_with(control, buf, 1) {
                     Some((_, fds)) if !fds.is_empty() => {
                         let mut fds = fds.into_iter();
                         forking.dispensers.extend(fds.next());
@@ -202,7 +150,7 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     _ => forking.end(),
                 }
             } else if let Some(at) = forking.dispensers.iter().position(|d| d.as_raw_fd() == fd) {
-                match receive_with(fd, &mut buf, 1) {
+                match receive_with(fd, buf, 1) {
                     Some((n, fds)) if &buf[..n] == b"connect" && fds.len() == 1 => {
                         let conn = fds.into_iter().next().expect("one");
                         forking.trials.push(Trial {
@@ -217,7 +165,7 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     }
                 }
             } else if let Some(at) = forking.trials.iter().position(|t| t.conn.as_raw_fd() == fd) {
-                let received = receive_with(fd, &mut buf, REQUEST_FDS);
+                let received = receive_with(fd, buf, REQUEST_FDS);
                 let asked = match received {
                     Some((n, fds))
                         if n > 0
@@ -235,31 +183,22 @@ pub unsafe extern "C" fn fencelab_forking_loop(
                     continue;
                 };
                 before();
-                let read = || {
-                    let text = String::from_utf8_lossy(&buf[..n]).into_owned();
-                    (
-                        Cow::Owned(text),
-                        fds.iter().map(AsRawFd::as_raw_fd).collect(),
-                    )
-                };
+                let mut raw = [-1; REQUEST_FDS];
+                for (to, fd) in raw.iter_mut().zip(&fds) {
+                    *to = fd.as_raw_fd();
+                }
                 // A single-threaded process (the caller's word).
-                let (pid, raw) = fork_into_cage(Some(&key), trusted != 0, read);
+                let pid = fork_into_cage(&key, trusted != 0, &buf[..n], &raw[..fds.len()]);
                 if pid == 0 {
-                    let len = n.min(out_len - 1);
-                    // SAFETY: the caller's buffer of `out_len` bytes.
-                    let out =
-                        unsafe { std::slice::from_raw_parts_mut(request_out.cast(), out_len) };
-                    out[..len].copy_from_slice(&buf[..len]);
-                    out[len] = 0;
-                    // SAFETY: the caller's int.
-                    unsafe { told_out.write(raw[4]) };
+                    // The request for the caller, ended by a NUL (`n` is
+                    // less than the buffer's length).
+                    buf[n] = 0;
                     // The descriptors stay open (the caller closes what it
                     // does not serve with); nothing of the loop is freed.
                     std::mem::forget(fds);
                     std::mem::forget(forking);
-                    std::mem::forget(buf);
                     std::mem::forget(polled);
-                    return 0;
+                    return raw[4];
                 }
                 after();
                 drop(fds);
@@ -286,20 +225,6 @@ pub unsafe extern "C" fn fencelab_forking_loop(
             }
         }
     }
-}
-
-/// The interpreter's hooks around a fork (`PyOS_BeforeFork`,
-/// `PyOS_AfterFork_Parent`), where the process has them.
-fn fork_hooks() -> Option<(extern "C" fn(), extern "C" fn())> {
-    let hook = |name: &CStr| {
-        // SAFETY: looks up a symbol of the process by a C string.
-        let found = unsafe { libc::dlsym(libc::RTLD_DEFAULT, name.as_ptr()) };
-        // SAFETY: both are `void f(void)` in the C API.
-        (!found.is_null())
-            .then(|| unsafe { std::mem::transmute::<*mut libc::c_void, extern "C" fn()>(found) })
-    };
-    let before = hook(c"PyOS_BeforeFork");
-    Some((before?, hook(c"PyOS_AfterFork_Parent")?))
 }
 
 /// A trial's connection and, once forked, its watcher (pid and pidfd).
@@ -470,7 +395,7 @@ fn enter_cage(request: &Request, trusted: bool, listener: RawFd) -> std::io::Res
     // watcher, which made it. The cage's own descriptors (its places, its
     // ruleset, cgroup.procs) are still closed before anything of the
     // implementation runs: the caller closes every descriptor above the
-    // listening socket's first thing (`fencelab_fork_cage`).
+    // listening socket's first thing (`fencelab_forking_loop`).
     std::mem::forget(stacks);
     std::mem::forget(plan);
     std::mem::forget(cage);

@@ -351,15 +351,15 @@ pub(crate) mod bytes {
 }
 
 /// What the runner asks of the Python forking root: a forking server for
-/// the implementation `key`, hosted by `server`, entering its cages with
-/// `library` where given (`python/fencelab_forking.py`).
+/// the implementation `key`, hosted by `server`, forking its trials with the
+/// bridge's cdylib `library` (`python/fencelab_forking.py`).
 #[derive(Debug, Serialize, Deserialize)]
 pub(crate) struct Serve {
     pub key: String,
     #[serde(with = "bytes")]
     pub server: std::path::PathBuf,
-    #[serde(with = "bytes::option")]
-    pub library: Option<std::path::PathBuf>,
+    #[serde(with = "bytes")]
+    pub library: std::path::PathBuf,
 }
 
 impl Serve {

@@ -57,19 +57,8 @@ pub(super) fn start() -> Server {
     ));
     // The implementation may write only in the test's temporary directory.
     let reads = python_reads(Path::new(&exe), &key);
-    if forking
-        && !reads.is_empty()
-        && let Some(library) = super::zygote::library()
-    {
-        return start_forked(
-            Path::new(&exe),
-            &key,
-            socket,
-            listener,
-            reads,
-            library,
-            rename,
-        );
+    if forking && !reads.is_empty() {
+        return start_forked(Path::new(&exe), &key, socket, listener, reads, rename);
     }
     // A server this judge starts itself never holds that connection.
     super::zygote::keep_to_self();
@@ -177,7 +166,6 @@ fn start_forked(
     socket: PathBuf,
     listener: UnixListener,
     reads: Vec<PathBuf>,
-    library: PathBuf,
     rename: Arc<Rename>,
 ) -> Server {
     let pipe = || {
@@ -206,7 +194,6 @@ fn start_forked(
     let (told_r, told_w) = pipe();
     let request = super::zygote::Request {
         key: key.to_string(),
-        library,
         tmp: std::env::temp_dir(),
         program: exe.to_path_buf(),
         reads,

@@ -308,14 +308,13 @@ fn fencelabs_paths_in_what_an_implementation_says_are_renamed() {
 
 /// The cage crate puts a server's listening socket where the server reads it.
 /// A forking server's request carries its paths byte for byte; one that is
-/// UTF-8 is a JSON string, which the Python forking server reads (`library`).
+/// UTF-8 is a JSON string, as the Python forking root reads its `library`.
 #[test]
 fn a_forking_servers_request_carries_paths_that_are_not_utf8() {
     use std::os::unix::ffi::OsStrExt;
     let odd = std::path::PathBuf::from(std::ffi::OsStr::from_bytes(b"/tmp/caf\xe9"));
     let request = super::zygote::Request {
         key: "k".to_string(),
-        library: "/lib/libbridge.so".into(),
         tmp: odd.clone(),
         program: "/p".into(),
         reads: vec![odd.clone(), "/r".into()],
@@ -323,19 +322,18 @@ fn a_forking_servers_request_carries_paths_that_are_not_utf8() {
         env: vec![("HOME".to_string(), "/h".to_string())],
     };
     let text = serde_json::to_string(&request).expect("byte strings always serialize");
-    assert!(text.contains(r#""library":"/lib/libbridge.so""#), "{text}");
+    assert!(text.contains(r#""program":"/p""#), "{text}");
     let back: super::zygote::Request = serde_json::from_str(&text).expect("a request");
     assert_eq!((back.tmp, back.memory), (odd.clone(), Some(odd.clone())));
-    assert_eq!(back.reads, request.reads);
-    assert_eq!(back.library, request.library);
+    assert_eq!((back.reads, back.program), (request.reads, request.program));
     // The forking root's start, as python/fencelab_forking.py reads it.
     let serve = super::protocol::Serve {
         key: "k".to_string(),
         server: "/s/fencelab_server.py".into(),
-        library: None,
+        library: "/lib/libbridge.so".into(),
     };
     let asked: serde_json::Value = serde_json::from_slice(&serve.encode()).unwrap();
-    let python = r#"{"key":"k","server":"/s/fencelab_server.py","library":null}"#;
+    let python = r#"{"key":"k","server":"/s/fencelab_server.py","library":"/lib/libbridge.so"}"#;
     assert_eq!(
         asked,
         serde_json::from_str::<serde_json::Value>(python).unwrap()

@@ -4,9 +4,9 @@
 //! (`bench/RESULTS.md`). The runner uses it only where the cage has a PID
 //! namespace.
 //!
-//! The judge's side (`connection`, `fork`, `status`) is here; the child's way
-//! into the cage (`fencelab_fork_cage`) and the forking server's loop
-//! (`fencelab_forking_loop`) are in `forking.rs`. The child enters the very
+//! The judge's side (`connection`, `fork`, `status`) is here; the forking
+//! server's loop and the child's way into the cage (`fencelab_forking_loop`)
+//! are in `forking.rs`. The child enters the very
 //! cage a judge gives a server it starts: the same code, not a second cage.
 //! So the cage stays one piece of Rust, rather than a Python port of it.
 //!
@@ -29,16 +29,12 @@ pub(crate) use super::fds::send_with;
 /// Never a path, so no caged program can find it.
 pub(crate) const ZYGOTE_ENV: &str = "FENCELAB_ZYGOTE";
 
-/// What a judge asks of the forking server (python/fencelab_forking.py
-/// reads `key` and `library`, and hands all of it to `fencelab_fork_cage`,
-/// with the descriptors' numbers filled in).
+/// What a judge asks of the forking server (`fencelab_forking_loop`, with
+/// the request's descriptors).
 #[derive(serde::Serialize, serde::Deserialize, Debug)]
 pub(crate) struct Request {
     /// The implementation to serve (the forking server serves one).
     pub key: String,
-    /// The bridge's cdylib, which enters the cage (`library`).
-    #[serde(with = "super::protocol::bytes")]
-    pub library: PathBuf,
     /// The trial's directory: the only writable place, where it starts.
     #[serde(with = "super::protocol::bytes")]
     pub tmp: PathBuf,
@@ -67,17 +63,6 @@ pub(crate) fn server_env() -> Vec<(String, String)> {
             )
         })
         .collect()
-}
-
-/// The bridge's cdylib beside the judge that runs this code: cargo writes a
-/// dependency's cdylib where it writes the judge, under the bridge crate's
-/// own (content-addressed) name.
-pub(crate) fn library() -> Option<PathBuf> {
-    let exe = std::env::current_exe().ok()?;
-    let path = exe
-        .parent()?
-        .join(format!("lib{}.so", env!("CARGO_CRATE_NAME")));
-    path.exists().then_some(path)
 }
 
 /// The judge's connection to its forking server, once asked for.

@@ -141,14 +141,13 @@ impl Served {
     /// `start` for a Python server forked for this trial by its forking
     /// server (`handed`), which the runner asks itself: the child enters the
     /// cage `start` gives a server (`Cage::trusted_reading`, built by the
-    /// bridge's own code in `library`), in the trial's space and its own
+    /// bridge's own code), in the trial's space and its own
     /// memory cgroup, with the same listening socket, streams and
     /// environment; it serves the implementation its key names, which comes
     /// in the request (no judge sees that: the learner's tests are caged in
     /// a PID namespace of their own).
     pub(super) fn forked(
         handed: crate::engine::python::Handed,
-        library: &std::path::Path,
         host: &Host,
         socket: &std::path::Path,
         dir: &std::path::Path,
@@ -183,7 +182,6 @@ impl Served {
         }
         let request = crate::bridge::zygote::Request {
             key: host.key.clone(),
-            library: library.to_path_buf(),
             tmp: std::path::absolute(tmp).unwrap_or_else(|_| tmp.to_path_buf()),
             program: host.program.clone(),
             reads: crate::bridge::start::python_reads(&host.program, &host.key),

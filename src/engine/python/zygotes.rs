@@ -20,7 +20,7 @@ pub(crate) struct Zygotes {
     /// The root's script (`Forking::root`), where the servers fork.
     root_script: Option<PathBuf>,
     /// The bridge's cdylib (`Forking::library`): each forking server forks
-    /// from its loop (`fencelab_forking_loop`) where it is named.
+    /// from its loop (`fencelab_forking_loop`).
     library: Option<PathBuf>,
     /// The run's root interpreter, started on the first forking server's
     /// start, and shared with them.
@@ -77,7 +77,7 @@ impl Zygotes {
         forking: Option<&Forking>,
     ) -> Zygotes {
         let mut waiting: HashMap<(PathBuf, String), usize> = HashMap::new();
-        let forks = forking.is_some_and(|f| launch == Launch::ByJudge || f.library.is_some())
+        let forks = forking.is_some_and(|f| f.library.is_some())
             && crate::bridge::sandbox::Layers::probe().namespaces;
         if forks {
             for host in hosts {
@@ -191,7 +191,8 @@ impl Zygotes {
         let asked = crate::bridge::protocol::Serve {
             key: host.key.clone(),
             server: host.program.clone(),
-            library: self.library.clone(),
+            library: (self.library.clone())
+                .ok_or_else(|| failed(std::io::Error::other("no cdylib to fork it with")))?,
         };
         crate::bridge::zygote::send_with(
             control.as_raw_fd(),

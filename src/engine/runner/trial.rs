@@ -89,18 +89,11 @@ impl Runner {
                 let socket = dir.join("impl.sock");
                 // A Python server forked for this trial by the runner itself,
                 // where it can (`python::Zygotes`), else started afresh.
-                let library = self.forking.as_ref().and_then(|f| f.library.as_ref());
-                let server = match (zygotes.hand(&trial.host)?, library) {
-                    (Some(handed), Some(library)) => Served::forked(
-                        handed,
-                        library,
-                        &trial.host,
-                        &socket,
-                        dir,
-                        &tmp,
-                        space.as_ref(),
-                    )?,
-                    _ => Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?,
+                let server = match zygotes.hand(&trial.host)? {
+                    Some(handed) => {
+                        Served::forked(handed, &trial.host, &socket, dir, &tmp, space.as_ref())?
+                    }
+                    None => Served::start(&trial.host, &socket, dir, &tmp, space.as_ref())?,
                 };
                 // A path too long for a socket is given relative to the
                 // judge's working directory, `tmp`.
