@@ -5,6 +5,7 @@
 # machine's load falls on both alike: medians of REPS runs each, and ratios.
 #
 #   bench/cage-cost.sh BEFORE [REPS]        (REPS defaults to 3)
+#   ONLY="mine" bench/cage-cost.sh BEFORE 7 (some of one, batch, mine)
 #
 # BEFORE is built in a temporary worktree with a target directory of its own
 # (seeded with this tree's release build: same dependencies, not rebuilt).
@@ -16,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rev=${1:?give the revision to compare with, e.g. ab09b17}
 reps=${2:-3}
+only=${ONLY:-one batch mine}
 work=$(mktemp -d)
 trap 'git worktree remove --force "$work/before" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 git worktree add --quiet --detach "$work/before" "$rev"
@@ -67,13 +69,27 @@ root = pathlib.Path("tests/behaviour.rs").read_text()
 root = "\n".join(l for l in root.splitlines() if not l.strip().startswith("#[path"))
 root = root.replace("use fencelab::lease;", "use lab as lease;")
 (mine / "main.rs").write_text(root + "\n")
-(mine / "support.rs").write_text((suite / "support.rs").read_text())
+for helper in ("support.rs", "random.rs"):
+    if (suite / helper).exists():
+        (mine / helper).write_text((suite / helper).read_text())
+def split(text):
+    # Each test with the doc comment and attributes above it.
+    lines = text.split("\n")
+    starts = []
+    for i, line in enumerate(lines):
+        if line.startswith("#[test]"):
+            while i > 0 and lines[i - 1].startswith(("///", "#[")):
+                i -= 1
+            starts.append(i)
+    ends = starts[1:] + [len(lines)]
+    return "\n".join(lines[:starts[0]]), ["\n".join(lines[a:b]) for a, b in zip(starts, ends)]
+def ignored(test):
+    attributes = test.split("\nfn ", 1)[0]
+    return "#[ignore" in attributes
 per_step = {1: 3, 2: 2, 3: 2, 4: 4, 5: 3, 6: 2, 7: 2, 8: 2}   # 20 tests
 for step, keep in per_step.items():
-    text = (suite / f"step{step}.rs").read_text()
-    parts = re.split(r"\n(?=#\[test\]\n)", text)
-    head, tests = parts[0], parts[1:]
-    kept = [t for t in tests if "#[ignore" in t.split("\n", 2)[1] or "#[ignore" in t[:80]]
+    head, tests = split((suite / f"step{step}.rs").read_text())
+    kept = [t for t in tests if ignored(t)]
     plain = [t for t in tests if t not in kept][:keep]
     (mine / f"step{step}.rs").write_text("\n".join([head] + plain + kept) + "\n")
 PY
@@ -91,9 +107,9 @@ timed() { # name dir command...
 side() { # side (before|after) record (times file suffix or "warm")
   local bin="$work/$1-fencelab" tag=$2
   export FENCELAB_CACHE="$work/cache-$1"
-  timed "one_$tag" "$work/$1" "$bin" grade "$work/one.rs"
-  timed "batch_$tag" "$work/$1" "$bin" grade "$work"/class/*.rs
-  timed "mine_$tag" "$work/lab-$1" "$bin" check --mine
+  case " $only " in *" one "*) timed "one_$tag" "$work/$1" "$bin" grade "$work/one.rs";; esac
+  case " $only " in *" batch "*) timed "batch_$tag" "$work/$1" "$bin" grade "$work"/class/*.rs;; esac
+  case " $only " in *" mine "*) timed "mine_$tag" "$work/lab-$1" "$bin" check --mine;; esac
 }
 # Warm both: scratch builds of the batch, the lab's cache.
 side before warm
@@ -113,9 +129,12 @@ t = defaultdict(list)
 for line in open(sys.argv[1]):
     k, v = line.split()
     t[k].append(float(v))
-print(f"warm, medians of {len(t['one_after'])} alternating runs; before {sys.argv[2]}, after {sys.argv[3]} + work tree")
+runs = max(len(v) for k, v in t.items() if k.endswith("_after"))
+print(f"warm, medians of {runs} alternating runs; before {sys.argv[2]}, after {sys.argv[3]} + work tree")
 print(f"{'':34}{'before s':>10}{'after s':>10}{'ratio':>8}")
 for key, what in [("one", "grade, one submission"), ("batch", "grade, batch of 100"), ("mine", "check --mine, 20 tests")]:
+    if f"{key}_before" not in t:
+        continue
     b, a = statistics.median(t[f"{key}_before"]), statistics.median(t[f"{key}_after"])
     print(f"{what:34}{b:10.2f}{a:10.2f}{a / b:8.2f}")
 for k in sorted(t):
