@@ -37,7 +37,7 @@ enum ServedProcess {
         connection: std::os::fd::OwnedFd,
         _hold: crate::engine::python::Handed,
         /// The server itself (a trusted cage has no PID namespace, so no
-        /// watcher: python/fencelab_forking.py `start_child`).
+        /// watcher: `bridge::forking`'s loop answers with its pid).
         pid: libc::pid_t,
     },
 }
