@@ -25,6 +25,10 @@ use crate::engine::process::Stop;
 /// How much processor time a trial's untrusted side may use, per 10 s of
 /// its limit. A trial of the reference uses 2 to 20 ms (bench/RESULTS.md).
 const SPIN_PER_10S: Duration = Duration::from_millis(300);
+/// The least processor time that stops a trial (or half its limit, if
+/// less): a step's random calls take about 0.1 s quiet, and more on a
+/// loaded machine, which a short `--timeout` must not stop.
+const MIN_SPIN: Duration = Duration::from_millis(300);
 /// How long a trial may wait with nothing running, per 10 s of its limit.
 /// The suite's own waits (a lock held 400 ms) are shorter.
 const WAIT_PER_10S: Duration = Duration::from_secs(2);
@@ -64,7 +68,7 @@ impl Rules {
     pub(super) fn for_limit(limit: Duration) -> Rules {
         let per_10s = limit.as_secs_f64() / 10.0;
         Rules {
-            spin: SPIN_PER_10S.mul_f64(per_10s),
+            spin: SPIN_PER_10S.mul_f64(per_10s).max(MIN_SPIN.min(limit / 2)),
             wait: WAIT_PER_10S.mul_f64(per_10s).max(MIN_WAIT.min(limit / 2)),
         }
     }

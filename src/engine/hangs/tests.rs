@@ -288,10 +288,14 @@ fn the_rules_grow_with_the_limit() {
     let long = Rules::for_limit(Duration::from_secs(60));
     assert_eq!(long.spin, Duration::from_millis(1800));
     assert_eq!(long.wait, Duration::from_secs(12));
-    // A short limit waits at least a second, or half the limit.
+    // A short limit waits at least a second, and computes at least 0.3 s
+    // (a step's random calls), or half the limit.
+    let short = Rules::for_limit(Duration::from_secs(5));
+    assert_eq!((short.spin, short.wait), (MIN_SPIN, MIN_WAIT));
     assert_eq!(Rules::for_limit(Duration::from_secs(2)).wait, MIN_WAIT);
     let tiny = Rules::for_limit(Duration::from_millis(500));
     assert_eq!(tiny.wait, Duration::from_millis(250));
+    assert_eq!(tiny.spin, Duration::from_millis(250));
 }
 
 #[test]
