@@ -6,7 +6,7 @@
 //! waits: for `Rules::wait` in all since its judge started, none of its
 //! processes ran or was ready to run, nor the forking server it asks. Or it
 //! reaches its limit. Load slows a process that runs, never one that sleeps,
-//! and adds no processor time to it: the first two rules are the code's own.
+//! and adds little processor time to it: the first two rules are the code's own.
 //!
 //! A stopped trial is not a verdict yet. After the others it runs again alone,
 //! its limit counted only while load left it a processor (`Runner::run`).
