@@ -21,16 +21,20 @@ fn running(text: &str) -> Vec<String> {
 }
 
 /// Runs `tests` on `host` (60 s each), one trial each, and asserts that
-/// every one passed.
-fn passes_on(runner: &Runner, host: &Host, tests: &[&str]) {
-    let trials: Vec<Trial> = tests
-        .iter()
+/// A trial of each of `tests` against `host`, within 60 s.
+fn trials_of(host: &Host, tests: &[&str]) -> Vec<Trial> {
+    (tests.iter())
         .map(|test| Trial {
             host: host.clone(),
             test: test.to_string(),
             limit: Duration::from_secs(60),
         })
-        .collect();
+        .collect()
+}
+
+/// every one passed.
+fn passes_on(runner: &Runner, host: &Host, tests: &[&str]) {
+    let trials = trials_of(host, tests);
     let mut outcomes = Vec::new();
     runner
         .run(&trials, |i, result| outcomes.push((i, result.outcome)))
@@ -144,13 +148,7 @@ fn a_python_trial_is_served_by_a_caged_fork_that_holds_nothing_of_the_forking_se
     // which this implementation refuses (a runner that forked all the same
     // passes here).
     runner.forking = (hosted.forking.clone()).map(|f| Forking { library: None, ..f });
-    let trials: Vec<Trial> = (tests.iter().take(1))
-        .map(|test| Trial {
-            host: host.clone(),
-            test: test.to_string(),
-            limit: Duration::from_secs(60),
-        })
-        .collect();
+    let trials = trials_of(host, &tests[..1]);
     let mut outcomes = Vec::new();
     runner
         .run(&trials, |_, result| outcomes.push(result.outcome))
