@@ -20,7 +20,6 @@ fn running(text: &str) -> Vec<String> {
         .collect()
 }
 
-/// Runs `tests` on `host` (60 s each), one trial each, and asserts that
 /// A trial of each of `tests` against `host`, within 60 s.
 fn trials_of(host: &Host, tests: &[&str]) -> Vec<Trial> {
     (tests.iter())
@@ -32,6 +31,7 @@ fn trials_of(host: &Host, tests: &[&str]) -> Vec<Trial> {
         .collect()
 }
 
+/// Runs `tests` on `host` (60 s each), one trial each, and asserts that
 /// every one passed.
 fn passes_on(runner: &Runner, host: &Host, tests: &[&str]) {
     let trials = trials_of(host, tests);
