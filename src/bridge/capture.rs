@@ -23,6 +23,9 @@ use super::protocol::PYTHON_SERVER;
 pub(super) const OUTPUT_CAP: usize = 4 * 1024;
 /// How much it may print in all (each stream) before it is killed for flooding.
 pub(super) const FLOOD: usize = 4 * 1024 * 1024;
+/// The name of the judge's threads that read it: their work is the
+/// implementation's, never the test moving on (`engine::hangs`).
+pub(crate) const OUTPUT_THREAD: &str = "fencelab-output";
 
 /// The paths fencelab keeps the implementation's code at, each with what the
 /// learner is shown instead: the path rustc saw for a Rust implementation's
@@ -131,7 +134,8 @@ impl Output {
             rename,
         });
         let reader = Arc::clone(&output);
-        std::thread::spawn(move || {
+        let reading = std::thread::Builder::new().name(OUTPUT_THREAD.to_string());
+        let started = reading.spawn(move || {
             loop {
                 // Waits without the lock.
                 let mut poll = [PollFd::new(&reader.pipe, PollFlags::IN)];
@@ -143,6 +147,8 @@ impl Output {
                 }
             }
         });
+        // As `std::thread::spawn` does where no thread can be made.
+        started.expect("a thread to read the implementation's output");
         output
     }
 

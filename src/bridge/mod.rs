@@ -10,7 +10,7 @@
 //! verbatim into the scratch crates the engine builds, which is why they refer
 //! to each other only through `super::`.
 
-mod capture;
+pub(crate) mod capture;
 pub(crate) mod child;
 pub(crate) mod client;
 mod fds;

@@ -45,7 +45,7 @@ pub enum Said {
     OutputDropped { bytes: u64 },
     /// The wall-clock limit.
     TimedOut { secs: f64 },
-    /// Processor time in a test (it spins).
+    /// Processor time before an answer (it spins).
     Spun { secs: f64 },
     /// Waiting with none of its processes running.
     Waited { secs: f64 },
@@ -298,8 +298,8 @@ impl std::fmt::Display for Said {
             ),
             Said::Spun { secs } => write!(
                 f,
-                "the implementation used more than {secs:.1} s of processor time in this \
-                 test (it spins) and was stopped"
+                "the implementation used more than {secs:.1} s of processor time before it \
+                 answered (it spins) and was stopped"
             ),
             Said::Waited { secs } => write!(
                 f,

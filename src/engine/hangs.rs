@@ -2,8 +2,9 @@
 //! point. A verdict must depend on the code, never on the machine's load.
 //!
 //! Three rules stop a trial (`TimeRule`), memory cgroup or not (`Whereabouts`).
-//! It spins: its untrusted side has used `Rules::spin` of processor time. It
-//! waits: for `Rules::wait` in all since its judge started, none of its
+//! It spins: its untrusted side has used `Rules::spin` of processor time
+//! while fencelab's own judge waited for one answer (a learner's test: in
+//! all). A step's random calls compute much, but little a call. It waits: for `Rules::wait` in all since its judge started, none of its
 //! processes ran or was ready to run, nor the forking server it asks. Or it
 //! reaches its limit. Load slows a process that runs, never one that sleeps,
 //! and adds little processor time to it: the first two rules are the code's own.
@@ -26,8 +27,8 @@ use crate::engine::process::Stop;
 /// its limit. A trial of the reference uses 2 to 20 ms (bench/RESULTS.md).
 const SPIN_PER_10S: Duration = Duration::from_millis(300);
 /// The least processor time that stops a trial (or half its limit, if
-/// less): a step's random calls take about 0.1 s quiet, and more on a
-/// loaded machine, which a short `--timeout` must not stop.
+/// less): a learner's test is counted whole, and a short `--timeout` must
+/// not stop one that computes a little.
 const MIN_SPIN: Duration = Duration::from_millis(300);
 /// How long a trial may wait with nothing running, per 10 s of its limit.
 /// The suite's own waits (a lock held 400 ms) are shorter.
@@ -109,6 +110,9 @@ struct Watched {
     limit: Option<Duration>,
     /// How long it was ready to run but kept from a processor, in all.
     starved: Duration,
+    /// The untrusted side's processor time when fencelab's own judge last
+    /// ran: what it used since is one call's.
+    spin_from: Duration,
     last: Option<Look>,
 }
 
@@ -149,6 +153,8 @@ struct Look {
     ran: u64,
     /// How long the threads seen waited for a processor, in nanoseconds.
     queued: u64,
+    /// fencelab's own judge's processor time (`Seen::judge_ran`).
+    judge_ran: Option<u64>,
 }
 
 impl Watch {
@@ -175,6 +181,7 @@ impl Watch {
                 waited: Duration::ZERO,
                 limit: None,
                 starved: Duration::ZERO,
+                spin_from: Duration::ZERO,
                 last: None,
             },
         );
@@ -261,14 +268,24 @@ impl Watch {
                 asleep: seen.asleep && idle && judge.is_some() && known,
                 ran: seen.ran.wrapping_add(helped),
                 queued: seen.queued,
+                judge_ran: seen.judge_ran,
             };
-            if let Some(last) = w.last {
-                w.waited += waited_between(last, look);
-                w.starved += starved_between(last, look);
+            match w.last {
+                Some(last) => {
+                    w.waited += waited_between(last, look);
+                    w.starved += starved_between(last, look);
+                }
+                // The judge has started: it ran since.
+                None if look.judge_ran.is_some() => w.spin_from = spent,
+                None => {}
+            }
+            // The judge ran: the calls before were answered.
+            if w.last.is_some_and(|last| last.judge_ran != look.judge_ran) {
+                w.spin_from = spent;
             }
             w.last = Some(look);
             let ran_for = (look.at - w.started).saturating_sub(w.starved);
-            let broken = if spent >= rules.spin {
+            let broken = if spent.saturating_sub(w.spin_from) >= rules.spin {
                 Some((TimeRule::Spins, rules.spin))
             } else if w.waited >= rules.wait {
                 Some((TimeRule::Waits, rules.wait))

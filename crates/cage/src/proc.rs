@@ -45,6 +45,8 @@ pub fn pids() -> Vec<libc::pid_t> {
 /// numbers them).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Stat {
+    /// Field 2, between its parentheses: the thread's name, any bytes.
+    pub name: Vec<u8>,
     /// Field 3: `R` running, `Z` a zombie, `X` dead, ...
     pub state: char,
     /// Fields 4 and 5.
@@ -66,6 +68,7 @@ impl Stat {
     /// after the last `)`, since the name may hold any byte, `)` included.
     pub fn parse(bytes: &[u8]) -> Option<Stat> {
         let close = bytes.iter().rposition(|&b| b == b')')?;
+        let open = bytes[..close].iter().position(|&b| b == b'(')?;
         let rest = std::str::from_utf8(&bytes[close + 1..]).ok()?;
         let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
         // Field 3 (the state) is the first after the name.
@@ -74,6 +77,7 @@ impl Stat {
         let place = |n: usize| number(n).and_then(|v| usize::try_from(v).ok()).unwrap_or(0);
         let times = [number(14)?, number(15)?, number(16)?, number(17)?];
         Some(Stat {
+            name: bytes[open + 1..close].to_vec(),
             state: field(3)?.chars().next()?,
             ppid: field(4)?.parse().ok()?,
             pgrp: field(5)?.parse().ok()?,

@@ -50,7 +50,7 @@ pub(crate) struct GradeArgs {
     /// Print GitHub Actions annotations and append a summary to $GITHUB_STEP_SUMMARY [default: when GITHUB_ACTIONS=true].
     #[arg(long)]
     pub github: bool,
-    /// A time limit per test, in seconds [default: 10]. A test also stops when its implementation spins (uses 3% of the limit in processor time) or waits with nothing running (for a fifth of it), and fails for time only if it stops again when run alone after the others: a busy machine costs no test its verdict.
+    /// A time limit per test, in seconds [default: 10]. A test also stops when its implementation spins (uses 3% of the limit in processor time before it answers a call, at least 0.3 s) or waits with nothing running (for a fifth of it, at least 1 s), and fails for time only if it stops again when run alone after the others: a busy machine costs no test its verdict.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// How long the confirmations of one submission's tests that stop for time may take, in seconds: each stopped again spends what stopped it (the processor time, the waiting or the limit); past the budget, its other stopped tests fail unconfirmed ("over budget") [default: 15]

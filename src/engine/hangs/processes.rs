@@ -6,6 +6,7 @@ use std::path::Path;
 use std::time::Duration;
 
 use super::{MAX_PROCESSES, Whereabouts};
+use crate::bridge::capture::OUTPUT_THREAD;
 use crate::bridge::sandbox::proc;
 
 /// The processor time the processes of the cgroup `dir` have used, their
@@ -67,6 +68,10 @@ pub(super) struct Seen {
     /// Without a cage's cgroup: the processor time of the untrusted side's
     /// processes seen, their reaped children's included.
     pub(super) spent: Duration,
+    /// fencelab's own judge: the processor time of its threads, in
+    /// nanoseconds, those reading the implementation's output aside. While
+    /// it does not change, the test waits for an answer.
+    pub(super) judge_ran: Option<u64>,
 }
 
 /// Looks at the judge `judge` and every process it started, and at
@@ -102,10 +107,15 @@ pub(super) fn look_at(
     };
     pending.extend(judge.map(|pid| (pid, judge_part)));
     let (mut asleep, mut ran, mut queued, mut spent) = (true, 0u64, 0u64, 0u64);
+    // A judge in the cage (a learner's test) is the untrusted side.
+    let mut trusted_judge = judge.filter(|_| !whereabouts.judge_untrusted);
     for cgroup in whereabouts.cage.iter().chain(&whereabouts.also) {
-        pending.extend(pids_of(cgroup).map(|pid| (pid, Part::Other)));
+        let pids: Vec<libc::pid_t> = pids_of(cgroup).collect();
+        trusted_judge = trusted_judge.filter(|judge| !pids.contains(judge));
+        pending.extend(pids.into_iter().map(|pid| (pid, Part::Other)));
         ran = ran.wrapping_add(cgroup_usage(cgroup).saturating_mul(1000));
     }
+    let mut judge_ran = trusted_judge.map(|_| 0u64);
     pending.extend(whereabouts.servers.iter().map(|&pid| (pid, Part::Other)));
     // A trusted judge's caged server is deeper than the judge.
     let judge_depth = judge
@@ -126,10 +136,13 @@ pub(super) fn look_at(
             spent = spent.wrapping_add(own_ticks(pid));
         }
         for tid in proc::threads(pid) {
-            let (idle, time, waited) = task_seen(pid, tid);
+            let (idle, time, waited, name) = task_seen(pid, tid);
             asleep &= idle;
             ran = ran.wrapping_add(time);
             queued = queued.wrapping_add(waited);
+            if Some(pid) == trusted_judge && name != OUTPUT_THREAD.as_bytes() {
+                judge_ran = judge_ran.map(|sum| sum.wrapping_add(time));
+            }
             let children = proc::thread_children(pid, tid);
             pending.extend(children.into_iter().map(|child| (child, part)));
         }
@@ -139,6 +152,7 @@ pub(super) fn look_at(
         ran,
         queued,
         spent: from_ticks(spent),
+        judge_ran,
     }
 }
 
@@ -149,7 +163,7 @@ pub(super) fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
     let (mut asleep, mut ran) = (true, 0u64);
     for &pid in pids {
         for tid in proc::threads(pid) {
-            let (idle, time, _) = task_seen(pid, tid);
+            let (idle, time, _, _) = task_seen(pid, tid);
             asleep &= idle;
             ran = ran.wrapping_add(time);
         }
@@ -159,13 +173,16 @@ pub(super) fn threads_of(pids: &[libc::pid_t]) -> (bool, u64) {
 
 /// The thread `tid` of `pid`: whether it was neither running, ready to
 /// run, nor in an uninterruptible wait (which ends by itself), its
-/// processor time and its time waiting for a processor, in nanoseconds. A
-/// thread gone, or a kernel without schedstat, reads as awake: what it did
-/// is unknown.
-fn task_seen(pid: libc::pid_t, tid: libc::pid_t) -> (bool, u64, u64) {
-    let state = proc::thread_stat(pid, tid).map(|stat| !matches!(stat.state, 'R' | 'D'));
+/// processor time and its time waiting for a processor, in nanoseconds,
+/// and its name. A thread gone, or a kernel without schedstat, reads as
+/// awake: what it did is unknown.
+fn task_seen(pid: libc::pid_t, tid: libc::pid_t) -> (bool, u64, u64, Vec<u8>) {
+    let stat = proc::thread_stat(pid, tid);
+    let state = stat.as_ref().map(|stat| !matches!(stat.state, 'R' | 'D'));
     match (state, proc::thread_run_time(pid, tid)) {
-        (Some(asleep), Some((ran, queued))) => (asleep, ran, queued),
-        _ => (false, 0, 0),
+        (Some(asleep), Some((ran, queued))) => {
+            (asleep, ran, queued, stat.map(|s| s.name).unwrap_or_default())
+        }
+        _ => (false, 0, 0, Vec::new()),
     }
 }

@@ -244,6 +244,7 @@ fn a_late_look_counts_all_the_waiting_it_saw() {
         asleep,
         ran,
         queued: 0,
+        judge_ran: None,
     };
     let waited = waited_between;
     assert_eq!(
@@ -373,6 +374,7 @@ fn a_trial_kept_from_the_processor_is_not_stopped_by_its_limit_for_it() {
         asleep: false,
         ran: after_ms,
         queued: queued_ms * 1_000_000,
+        judge_ran: None,
     };
     assert_eq!(
         starved_between(look(0, 0), look(1000, 900)),
@@ -561,3 +563,5 @@ fn without_a_cgroup_a_trusted_judges_caged_or_forked_server_spins() {
         ]
     );
 }
+
+mod calls;

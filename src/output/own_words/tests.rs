@@ -227,7 +227,7 @@ fn a_test_stopped_for_time_by_each_rule() {
     );
     assert_eq!(
         ja(stopped(TimeRule::Spins, Some(0.5), true)),
-        "実装がこのテストで CPU 時間を 0.5 秒を超えて使ったため（終わらない計算）、停止させました\n\
+        "実装が答えを返すまでに CPU を 0.5 秒を超えて使ったため（終わらない計算）、停止させました\n\
          確認済み: ほかのテストの後に単独で実行し直しても、同じく停止しました"
     );
     assert_eq!(
