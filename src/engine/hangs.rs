@@ -270,18 +270,18 @@ impl Watch {
                 queued: seen.queued,
                 judge_ran: seen.judge_ran,
             };
-            match w.last {
-                Some(last) => {
-                    w.waited += waited_between(last, look);
-                    w.starved += starved_between(last, look);
-                }
-                // The judge has started: it ran since.
-                None if look.judge_ran.is_some() => w.spin_from = spent,
-                None => {}
-            }
-            // The judge ran: the calls before were answered.
-            if w.last.is_some_and(|last| last.judge_ran != look.judge_ran) {
+            // fencelab's judge ran since the last look (or it started): the
+            // calls before were answered.
+            let judge_ran = match w.last {
+                Some(last) => last.judge_ran != look.judge_ran,
+                None => look.judge_ran.is_some(),
+            };
+            if judge_ran {
                 w.spin_from = spent;
+            }
+            if let Some(last) = w.last {
+                w.waited += waited_between(last, look);
+                w.starved += starved_between(last, look);
             }
             w.last = Some(look);
             let ran_for = (look.at - w.started).saturating_sub(w.starved);

@@ -716,7 +716,8 @@ fn a_submission_that_spins_fails_the_tests_that_call_it_each_confirmed_and_no_ot
     let said = stdout.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         said.contains("(timeout)")
-            && said.contains("used more than 0.3 s of processor time before it answered (it spins)")
+            && said
+                .contains("used more than 0.3 s of processor time before it answered (it spins)")
             && said.contains("confirmed: run again alone")
             && !said.contains("crashed"),
         "{stdout}"

@@ -180,9 +180,12 @@ fn task_seen(pid: libc::pid_t, tid: libc::pid_t) -> (bool, u64, u64, Vec<u8>) {
     let stat = proc::thread_stat(pid, tid);
     let state = stat.as_ref().map(|stat| !matches!(stat.state, 'R' | 'D'));
     match (state, proc::thread_run_time(pid, tid)) {
-        (Some(asleep), Some((ran, queued))) => {
-            (asleep, ran, queued, stat.map(|s| s.name).unwrap_or_default())
-        }
+        (Some(asleep), Some((ran, queued))) => (
+            asleep,
+            ran,
+            queued,
+            stat.map(|s| s.name).unwrap_or_default(),
+        ),
         _ => (false, 0, 0, Vec::new()),
     }
 }
