@@ -24,7 +24,7 @@ pub(crate) struct CheckArgs {
     /// ja or en [default: the crate's, then the locale's].
     #[arg(long, value_parser = parse_lang)]
     pub lang: Option<Lang>,
-    /// A time limit per test, in seconds [default: 10]. A test also stops when its implementation spins (uses 3% of the limit in processor time) or waits with nothing running (for a fifth of it), and fails for time only if it stops again when run alone after the others: a busy machine costs no test its verdict.
+    /// A time limit per test, in seconds [default: 10]. A test also stops when its implementation spins (uses 3% of the limit in processor time before it answers a call, at least 0.3 s) or waits with nothing running (for a fifth of it, at least 1 s), and fails for time only if it stops again when run alone after the others: a busy machine costs no test its verdict.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     /// How many tests run at once [default: four per CPU].
