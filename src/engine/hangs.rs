@@ -1,19 +1,18 @@
-//! When a trial loses to time, and how that is confirmed before it costs a
-//! point. A verdict must depend on the code, never on the machine's load.
+//! When a trial loses to time: a verdict depends on the code, never on the load.
 //!
 //! Three rules stop a trial (`TimeRule`), memory cgroup or not (`Whereabouts`).
-//! It spins: its untrusted side has used `Rules::spin` of processor time
-//! while fencelab's own judge waited for one answer (a learner's test: in
-//! all). A step's random calls compute much, but little a call. It waits: for `Rules::wait` in all since its judge started, none of its
-//! processes ran or was ready to run, nor the forking server it asks. Or it
-//! reaches its limit. Load slows a process that runs, never one that sleeps,
-//! and adds little processor time to it: the first two rules are the code's own.
+//! It spins: its untrusted side used `Rules::spin` of processor time while
+//! fencelab's judge waited for one answer (a learner's test: in all). It waits:
+//! for `Rules::wait` in all since its judge started, none of its processes ran
+//! or was ready to run, nor the forking server it asks. Or it reaches its limit.
+//! Load slows what runs, never what sleeps, and adds little processor time: the
+//! first two rules are the code's own.
 //!
-//! A stopped trial is not a verdict yet. After the others it runs again alone,
-//! its limit counted only while load left it a processor (`Runner::run`).
-//! Only a trial stopped again fails for time, as confirmed. Confirmations
-//! spend their implementation's budget (`grade --budget`); past it, the rest
-//! fail unconfirmed (`TestOutcome::OverBudget`).
+//! A stopped trial is not a verdict yet: it runs again alone after the others,
+//! its limit counted only while load left it a processor (`Runner::run`). Only a
+//! trial stopped again fails for time (confirmed). Confirmations spend their
+//! implementation's budget (`grade --budget`); past it, the rest fail
+//! unconfirmed.
 
 use std::collections::{HashMap, HashSet};
 use std::path::PathBuf;
