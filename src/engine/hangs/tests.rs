@@ -19,7 +19,12 @@ fn cage_of(dir: &Path, name: &str, child: &std::process::Child) -> PathBuf {
 /// `script` run by sh, its output closed: nothing it leaves behind holds
 /// the test's output open.
 fn sh(script: &str) -> std::process::Child {
-    std::process::Command::new("sh")
+    quiet("sh", script)
+}
+
+/// `program -c script`, its output closed.
+fn quiet(program: &str, script: &str) -> std::process::Child {
+    std::process::Command::new(program)
         .args(["-c", script])
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())

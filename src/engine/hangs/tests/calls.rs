@@ -6,12 +6,7 @@ use super::*;
 
 /// A judge of fencelab's own: `python3` running `script`, its output closed.
 fn judge(script: &str) -> std::process::Child {
-    std::process::Command::new("python3")
-        .args(["-c", script])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap()
+    quiet("python3", script)
 }
 
 /// A thread named as the judge's output readers are, spinning: what a
